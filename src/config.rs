@@ -1,0 +1,209 @@
+//! Thresholds and preferences: defaults < config file < flags, validated once.
+//!
+//! The file is TOML at `$GPUWATCH_CONFIG`, else `$XDG_CONFIG_HOME/gpuwatch/config.toml`, else
+//! `~/.config/gpuwatch/config.toml`. Every key is optional; `docs/diagnoses.md` explains each.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// Durations are written as humantime strings ("30s", "2m") in the file.
+mod dur {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&humantime::format_duration(*d).to_string())
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let s = String::deserialize(d)?;
+        humantime::parse_duration(&s).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Every threshold and window the rules use. Percentages are 0–100.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Thresholds {
+    /// Assumed idle-with-context power as a share of TDP until the GPU shows its own floor.
+    pub floor_fallback_pct_of_tdp: f32,
+    /// "Near the floor" means within this share of TDP above it…
+    pub floor_margin_pct_of_tdp: f32,
+    /// …or within this many watts, whichever is larger.
+    pub floor_margin_min_w: f32,
+
+    #[serde(with = "dur")]
+    pub hang_window: Duration,
+    /// Utilization at or above this for the whole window counts as pinned.
+    pub hang_util_min_pct: f32,
+    /// GPM SM activity below this is not real work (NVIDIA: < 50 % is ineffective use; a hung
+    /// collective spins on a few SMs, so this is set well above one kernel's ~1 %).
+    pub hang_sm_max_pct: f32,
+
+    #[serde(with = "dur")]
+    pub starved_window: Duration,
+    pub starved_util_max_median_pct: f32,
+    /// Power above the floor that starvation may still draw (bursts), as a share of TDP.
+    pub starved_power_margin_pct_of_tdp: f32,
+    /// The owning process (or one of its workers) counts as busy on the host above this CPU %.
+    pub starved_host_cpu_min_pct: f32,
+
+    #[serde(with = "dur")]
+    pub sync_window: Duration,
+    /// GPM SM activity below this share of utilization means kernels too small to fill the GPU.
+    pub sync_sm_to_util_max: f32,
+
+    #[serde(with = "dur")]
+    pub powercap_window: Duration,
+    #[serde(with = "dur")]
+    pub thermal_window: Duration,
+    #[serde(with = "dur")]
+    pub pcie_window: Duration,
+    /// Work counts as "busy" for the power-cap, thermal and PCIe rules above this utilization.
+    pub busy_util_min_pct: f32,
+
+    #[serde(with = "dur")]
+    pub idle_mem_window: Duration,
+    pub idle_mem_min_gib: f32,
+
+    #[serde(with = "dur")]
+    pub mem_full_window: Duration,
+    pub mem_full_pct: f32,
+    #[serde(with = "dur")]
+    pub mem_growth_window: Duration,
+    /// Growth over the window, as a share of total memory, that counts as a leak.
+    pub mem_growth_min_pct: f32,
+
+    /// A finding clears only after its condition has been false this long (hysteresis).
+    #[serde(with = "dur")]
+    pub clear_after: Duration,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            floor_fallback_pct_of_tdp: 17.0,
+            floor_margin_pct_of_tdp: 8.0,
+            floor_margin_min_w: 25.0,
+            hang_window: Duration::from_secs(30),
+            hang_util_min_pct: 95.0,
+            hang_sm_max_pct: 25.0,
+            starved_window: Duration::from_secs(20),
+            starved_util_max_median_pct: 50.0,
+            starved_power_margin_pct_of_tdp: 15.0,
+            starved_host_cpu_min_pct: 70.0,
+            sync_window: Duration::from_secs(20),
+            sync_sm_to_util_max: 0.25,
+            powercap_window: Duration::from_secs(15),
+            thermal_window: Duration::from_secs(15),
+            pcie_window: Duration::from_secs(15),
+            busy_util_min_pct: 50.0,
+            idle_mem_window: Duration::from_secs(120),
+            idle_mem_min_gib: 2.0,
+            mem_full_window: Duration::from_secs(15),
+            mem_full_pct: 95.0,
+            mem_growth_window: Duration::from_secs(120),
+            mem_growth_min_pct: 5.0,
+            clear_after: Duration::from_secs(10),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub thresholds: Thresholds,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("config file {path} is not valid: {reason}")]
+    Invalid { path: PathBuf, reason: String },
+}
+
+impl Config {
+    /// The config file to read: `explicit`, else `$GPUWATCH_CONFIG`, else the XDG location.
+    pub fn path(explicit: Option<&Path>) -> Option<PathBuf> {
+        if let Some(p) = explicit {
+            return Some(p.to_path_buf());
+        }
+        if let Some(p) = std::env::var_os("GPUWATCH_CONFIG") {
+            return Some(PathBuf::from(p));
+        }
+        let base = std::env::var_os("XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+        Some(base.join("gpuwatch").join("config.toml"))
+    }
+
+    /// Loads `path`; a missing file means defaults unless it was named explicitly.
+    pub fn load(path: Option<&Path>, explicit: bool) -> Result<Config, ConfigError> {
+        let Some(path) = path else { return Ok(Config::default()) };
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => return Ok(Config::default()),
+            Err(source) => return Err(ConfigError::Read { path: path.to_path_buf(), source }),
+        };
+        let cfg: Config = toml::from_str(&text).map_err(|e| ConfigError::Invalid { path: path.to_path_buf(), reason: e.to_string() })?;
+        cfg.validate().map_err(|reason| ConfigError::Invalid { path: path.to_path_buf(), reason })?;
+        Ok(cfg)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        let t = &self.thresholds;
+        let pcts = [
+            ("hang_util_min_pct", t.hang_util_min_pct),
+            ("hang_sm_max_pct", t.hang_sm_max_pct),
+            ("starved_util_max_median_pct", t.starved_util_max_median_pct),
+            ("busy_util_min_pct", t.busy_util_min_pct),
+            ("mem_full_pct", t.mem_full_pct),
+            ("floor_fallback_pct_of_tdp", t.floor_fallback_pct_of_tdp),
+        ];
+        for (name, v) in pcts {
+            if !(0.0..=100.0).contains(&v) {
+                return Err(format!("thresholds.{name} = {v} must be between 0 and 100"));
+            }
+        }
+        if t.hang_window.is_zero() || t.starved_window.is_zero() || t.sync_window.is_zero() {
+            return Err("rule windows must be longer than 0s".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_overrides_only_the_keys_it_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.toml");
+        std::fs::write(&p, "[thresholds]\nhang_window = \"2m\"\nhang_sm_max_pct = 10\n").unwrap();
+        let cfg = Config::load(Some(&p), true).unwrap();
+        assert_eq!(cfg.thresholds.hang_window, Duration::from_secs(120));
+        assert_eq!(cfg.thresholds.hang_sm_max_pct, 10.0);
+        assert_eq!(cfg.thresholds.starved_window, Thresholds::default().starved_window);
+    }
+
+    #[test]
+    fn unknown_key_and_bad_value_are_errors_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.toml");
+        std::fs::write(&p, "[thresholds]\nhang_windw = \"2m\"\n").unwrap();
+        let e = Config::load(Some(&p), true).unwrap_err().to_string();
+        assert!(e.contains("c.toml") && e.contains("hang_windw"), "{e}");
+        std::fs::write(&p, "[thresholds]\nmem_full_pct = 140\n").unwrap();
+        let e = Config::load(Some(&p), true).unwrap_err().to_string();
+        assert!(e.contains("mem_full_pct"), "{e}");
+    }
+
+    #[test]
+    fn missing_default_file_means_defaults_but_missing_named_file_is_an_error() {
+        let p = Path::new("/nonexistent/gpuwatch.toml");
+        assert_eq!(Config::load(Some(p), false).unwrap(), Config::default());
+        assert!(Config::load(Some(p), true).is_err());
+    }
+}

@@ -1,0 +1,183 @@
+//! Per-device ring buffers of samples: fixed capacity, no allocation per pushed sample, window
+//! queries by time.
+//!
+//! A `DeviceSample` is `Copy` and fixed-size (`DeviceSample::BYTES`), so a full buffer costs
+//! `capacity * BYTES`. Processes are kept only for the latest tick: their history is what the
+//! process view draws from `ProcessTrail`.
+
+use crate::model::{DeviceInfo, DeviceReading, DeviceSample, DeviceStatus, ProcessSample, Tick};
+
+/// A fixed-capacity ring of samples ordered by time (oldest first).
+#[derive(Debug, Clone)]
+pub struct Ring<T> {
+    buf: Vec<T>,
+    capacity: usize,
+    /// Index of the oldest element once the ring is full.
+    head: usize,
+}
+
+impl<T: Copy> Ring<T> {
+    pub fn with_capacity(capacity: usize) -> Self {
+        let capacity = capacity.max(1);
+        Ring { buf: Vec::with_capacity(capacity), capacity, head: 0 }
+    }
+
+    /// Appends `item`, overwriting the oldest once full. Never allocates after construction.
+    pub fn push(&mut self, item: T) {
+        if self.buf.len() < self.capacity {
+            self.buf.push(item);
+        } else {
+            self.buf[self.head] = item;
+            self.head = (self.head + 1) % self.capacity;
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
+    }
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// The `i`-th oldest element.
+    pub fn get(&self, i: usize) -> Option<&T> {
+        if i >= self.buf.len() {
+            return None;
+        }
+        Some(&self.buf[(self.head + i) % self.buf.len()])
+    }
+
+    pub fn latest(&self) -> Option<&T> {
+        self.len().checked_sub(1).and_then(|i| self.get(i))
+    }
+
+    /// Oldest to newest, as two contiguous slices.
+    pub fn as_slices(&self) -> (&[T], &[T]) {
+        let (newer, older) = self.buf.split_at(self.head);
+        (older, newer)
+    }
+
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = &T> + '_ {
+        let (a, b) = self.as_slices();
+        a.iter().chain(b.iter())
+    }
+
+    /// Index of the first element for which `before(elem)` is false (elements must be
+    /// partitioned: all `before` first). Binary search over the logical order.
+    fn partition_point(&self, before: impl Fn(&T) -> bool) -> usize {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.get(mid).is_some_and(&before) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+}
+
+impl Ring<DeviceSample> {
+    /// Samples with `from_ms <= t_ms <= to_ms`, oldest first. O(log n) to find, no allocation.
+    pub fn window(&self, from_ms: u64, to_ms: u64) -> impl DoubleEndedIterator<Item = &DeviceSample> + '_ {
+        let start = self.partition_point(|s| s.t_ms < from_ms);
+        let end = self.partition_point(|s| s.t_ms <= to_ms);
+        (start..end.max(start)).filter_map(move |i| self.get(i))
+    }
+
+    /// The last `span_ms` before the latest sample (inclusive).
+    pub fn last(&self, span_ms: u64) -> impl DoubleEndedIterator<Item = &DeviceSample> + '_ {
+        let to = self.latest().map_or(0, |s| s.t_ms);
+        self.window(to.saturating_sub(span_ms), to)
+    }
+}
+
+impl DeviceSample {
+    /// Bytes one sample takes in the ring buffer.
+    pub const BYTES: usize = std::mem::size_of::<DeviceSample>();
+}
+
+/// Everything remembered about one GPU.
+#[derive(Debug, Clone)]
+pub struct DeviceHistory {
+    pub info: DeviceInfo,
+    pub samples: Ring<DeviceSample>,
+    /// The processes seen on the latest tick.
+    pub processes: Vec<ProcessSample>,
+    pub status: DeviceStatus,
+    /// When the device was first seen lost (ms), if it is.
+    pub lost_since_ms: Option<u64>,
+}
+
+/// The history of every device, pushed by the sampler and read by rules and the screen.
+#[derive(Debug, Clone)]
+pub struct History {
+    pub devices: Vec<DeviceHistory>,
+    ticks: u64,
+}
+
+impl History {
+    /// Room for `capacity` samples per device.
+    pub fn new(infos: &[DeviceInfo], capacity: usize) -> Self {
+        let devices = infos
+            .iter()
+            .map(|info| DeviceHistory {
+                info: info.clone(),
+                samples: Ring::with_capacity(capacity),
+                processes: Vec::new(),
+                status: DeviceStatus::Ok,
+                lost_since_ms: None,
+            })
+            .collect();
+        History { devices, ticks: 0 }
+    }
+
+    /// The capacity that keeps `span_ms` of samples taken every `interval_ms`.
+    pub fn capacity_for(span_ms: u64, interval_ms: u64) -> usize {
+        (span_ms / interval_ms.max(1)).max(2) as usize
+    }
+
+    pub fn push(&mut self, tick: &Tick) {
+        self.ticks += 1;
+        for (dev, reading) in self.devices.iter_mut().zip(&tick.devices) {
+            dev.push(reading, tick.t_ms);
+        }
+    }
+
+    /// Ticks pushed since the start; the screen redraws when it changes.
+    pub fn ticks(&self) -> u64 {
+        self.ticks
+    }
+
+    /// Time of the newest sample of any device.
+    pub fn latest_ms(&self) -> Option<u64> {
+        self.devices.iter().filter_map(|d| d.samples.latest()).map(|s| s.t_ms).max()
+    }
+
+    /// Bytes the sample buffers take when full.
+    pub fn bytes_when_full(&self) -> usize {
+        self.devices.iter().map(|d| d.samples.capacity() * DeviceSample::BYTES).sum()
+    }
+}
+
+impl DeviceHistory {
+    fn push(&mut self, reading: &DeviceReading, t_ms: u64) {
+        match &reading.status {
+            DeviceStatus::Ok => {
+                self.lost_since_ms = None;
+                self.samples.push(reading.sample);
+            }
+            DeviceStatus::Lost { .. } => {
+                // A lost device's sample is all gaps; keeping it draws the gap on the chart.
+                self.lost_since_ms.get_or_insert(t_ms);
+                self.samples.push(DeviceSample { t_ms, ..DeviceSample::default() });
+            }
+        }
+        self.status.clone_from(&reading.status);
+        self.processes.clone_from(&reading.processes);
+    }
+}

@@ -1,0 +1,27 @@
+//! gpuwatch: a terminal GPU monitor that tells busy GPUs from busy-looking idle ones.
+//!
+//! Data flows one way:
+//!
+//! ```text
+//! source (NVML | simulated | replay)   — source/: where ticks come from; NVML only in source/nvml.rs
+//!   → sampler (own thread, self-timed) — sampler.rs: reads a tick every interval, adds host.rs
+//!   → history (ring buffers)           — history.rs: fixed capacity, window queries by time
+//!   → rules (engine with hysteresis)   — rules/: findings with evidence, causes and actions
+//!   → app state (update on actions)    — app.rs: the one place the screen's state changes
+//!   → render (pure function of state)  — ui/: one pane per file
+//! ```
+//!
+//! Recordings (record.rs) and reports (report.rs) go out; replay (source/replay.rs) comes back in.
+
+pub mod cli;
+pub mod command;
+pub mod config;
+pub mod history;
+pub mod host;
+pub mod model;
+pub mod record;
+pub mod report;
+pub mod rules;
+pub mod sampler;
+pub mod source;
+pub mod tui;

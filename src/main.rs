@@ -1,0 +1,39 @@
+//! Parses the command line, picks the source, runs. Nothing else.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Parser;
+
+use gpuwatch::cli::{Cli, Command};
+use gpuwatch::config::Config;
+use gpuwatch::{command, source};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => ExitCode::from(code as u8),
+        Err(e) => {
+            eprintln!("gpuwatch: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<i32> {
+    let c = &cli.common;
+    let config = Config::load(Config::path(c.config.as_deref()).as_deref(), c.config.is_some())?;
+    let s = &cli.source;
+    let open = |replay: Option<(&std::path::Path, f64)>| source::open(s.demo, s.gpus, s.seed, replay, c.nvml_lib.as_deref(), c.interval);
+    match &cli.command {
+        None => gpuwatch::tui::run(open(None)?, &config, c.interval, c.history).map(|_| 0),
+        Some(Command::Replay { file, speed }) => gpuwatch::tui::run(open(Some((file, *speed)))?, &config, c.interval, c.history).map(|_| 0),
+        Some(Command::Record { output, duration, force }) => command::record(open(None)?, output, *duration, c.interval, *force).map(|_| 0),
+        Some(Command::Devices { json, timings: None }) => command::devices(open(None)?.as_ref(), *json).map(|_| 0),
+        Some(Command::Devices { timings: Some(n), .. }) => command::timings(open(None)?, *n, c.interval).map(|_| 0),
+        Some(Command::Diagnose { duration, replay, json }) => {
+            let src = open(replay.as_deref().map(|p| (p, 0.0)))?;
+            command::diagnose(src, &config, *duration, c.interval, *json)
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! What gpuwatch knows about a GPU: static facts (`DeviceInfo`), one tick of readings
+//! (`DeviceSample`), and the processes on it (`ProcessSample`).
+//!
+//! Units are in the field names. A metric the GPU or driver does not support is `None`,
+//! never 0: a gap is drawn as a gap and written as `null`.
+
+use serde::{Deserialize, Serialize};
+
+/// Facts about the machine, read once.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SystemInfo {
+    pub host: String,
+    pub driver_version: Option<String>,
+    pub nvml_version: Option<String>,
+    /// CUDA driver API version, e.g. "13.0".
+    pub cuda_driver_version: Option<String>,
+}
+
+/// Facts about one GPU that do not change while gpuwatch runs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    pub index: u32,
+    pub uuid: String,
+    pub name: String,
+    pub pci_bus_id: String,
+    pub memory_total_bytes: Option<u64>,
+    /// The default power limit: what this project calls the TDP.
+    pub power_limit_default_w: Option<f32>,
+    /// The limit in force when gpuwatch started (admin or out-of-band caps included).
+    pub power_limit_enforced_w: Option<f32>,
+    pub power_limit_min_w: Option<f32>,
+    pub power_limit_max_w: Option<f32>,
+    pub max_sm_clock_mhz: Option<u32>,
+    pub max_mem_clock_mhz: Option<u32>,
+    pub temp_slowdown_c: Option<u32>,
+    pub pcie_max_gen: Option<u32>,
+    pub pcie_max_width: Option<u32>,
+    pub persistence_mode: Option<bool>,
+    pub mig_mode: Option<bool>,
+    pub gpm_supported: bool,
+}
+
+impl DeviceInfo {
+    /// TDP in watts: the default power limit, else the enforced one.
+    pub fn tdp_w(&self) -> Option<f32> {
+        self.power_limit_default_w.or(self.power_limit_enforced_w)
+    }
+}
+
+/// GPM (Hopper and newer) activity between two GPM samples, all in %.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct GpmMetrics {
+    pub sm_active_pct: Option<f32>,
+    pub sm_occupancy_pct: Option<f32>,
+    pub tensor_active_pct: Option<f32>,
+    pub dram_bw_pct: Option<f32>,
+    pub engine_active_pct: Option<f32>,
+    pub fp16_active_pct: Option<f32>,
+    pub fp32_active_pct: Option<f32>,
+    pub fp64_active_pct: Option<f32>,
+}
+
+/// Clock-event ("throttle") reason bits, as NVML defines them.
+pub mod clock_event {
+    pub const GPU_IDLE: u64 = 0x1;
+    pub const APPLICATIONS_CLOCKS: u64 = 0x2;
+    pub const SW_POWER_CAP: u64 = 0x4;
+    pub const HW_SLOWDOWN: u64 = 0x8;
+    pub const SYNC_BOOST: u64 = 0x10;
+    pub const SW_THERMAL: u64 = 0x20;
+    pub const HW_THERMAL: u64 = 0x40;
+    pub const HW_POWER_BRAKE: u64 = 0x80;
+    pub const DISPLAY_CLOCKS: u64 = 0x100;
+
+    /// Short names of the bits set in `bits`, for evidence and the screen.
+    pub fn names(bits: u64) -> Vec<&'static str> {
+        const ALL: [(u64, &str); 9] = [
+            (GPU_IDLE, "idle"),
+            (APPLICATIONS_CLOCKS, "app-clocks"),
+            (SW_POWER_CAP, "sw-power-cap"),
+            (HW_SLOWDOWN, "hw-slowdown"),
+            (SYNC_BOOST, "sync-boost"),
+            (SW_THERMAL, "sw-thermal"),
+            (HW_THERMAL, "hw-thermal"),
+            (HW_POWER_BRAKE, "hw-power-brake"),
+            (DISPLAY_CLOCKS, "display-clocks"),
+        ];
+        ALL.iter()
+            .filter(|(bit, _)| bits & bit != 0)
+            .map(|(_, name)| *name)
+            .collect()
+    }
+}
+
+/// One tick of one GPU. `Copy` and fixed-size so the history's ring buffers never allocate.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeviceSample {
+    /// Milliseconds since the Unix epoch, taken when the tick was read.
+    pub t_ms: u64,
+    pub util_gpu_pct: Option<f32>,
+    pub util_mem_pct: Option<f32>,
+    /// NVML's power reading (a 1 s average on Ampere and newer).
+    pub power_w: Option<f32>,
+    /// Mean power from the energy counter since the previous energy reading.
+    pub energy_power_w: Option<f32>,
+    /// The power limit enforced now; a cap set below the default shows here.
+    pub power_limit_w: Option<f32>,
+    pub temp_c: Option<f32>,
+    pub sm_clock_mhz: Option<u32>,
+    pub mem_clock_mhz: Option<u32>,
+    pub mem_used_bytes: Option<u64>,
+    pub fan_pct: Option<f32>,
+    pub pstate: Option<u8>,
+    /// Clock-event reason bits (`clock_event::*`).
+    pub clock_events: Option<u64>,
+    pub pcie_gen: Option<u32>,
+    pub pcie_width: Option<u32>,
+    pub pcie_tx_kib_s: Option<f32>,
+    pub pcie_rx_kib_s: Option<f32>,
+    pub gpm: GpmMetrics,
+}
+
+/// The host side of a GPU process, read from /proc (or simulated, or recorded).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostProcess {
+    pub name: String,
+    pub cmdline: String,
+    pub user: Option<String>,
+    pub cpu_pct: Option<f32>,
+    pub rss_bytes: Option<u64>,
+    pub threads: Option<u32>,
+    /// One-letter state from /proc (R, S, D, Z…).
+    pub state: Option<char>,
+    /// Parent PID: ranks of one job (torchrun, mpirun) share it.
+    pub ppid: Option<u32>,
+    /// Child processes (DataLoader workers and the like).
+    pub children: Vec<ChildProcess>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChildProcess {
+    pub pid: u32,
+    pub name: String,
+    pub cpu_pct: Option<f32>,
+    pub state: Option<char>,
+}
+
+/// A process that holds a context on a GPU.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProcessSample {
+    /// PID in the host's namespace, as NVML reports it.
+    pub pid: u32,
+    pub gpu_mem_bytes: Option<u64>,
+    pub sm_pct: Option<f32>,
+    pub mem_pct: Option<f32>,
+    /// `None` when the PID does not resolve here (e.g. inside a container).
+    pub host: Option<HostProcess>,
+}
+
+/// Whether a device answered on the last tick.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum DeviceStatus {
+    #[default]
+    Ok,
+    /// NVML failed on this device (fell off the bus, reset…); the others carry on.
+    Lost { reason: String },
+}
+
+/// One device's part of a tick.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeviceReading {
+    pub sample: DeviceSample,
+    pub processes: Vec<ProcessSample>,
+    pub status: DeviceStatus,
+}
+
+/// Everything read in one tick, one reading per device in `DeviceInfo` order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Tick {
+    pub t_ms: u64,
+    pub devices: Vec<DeviceReading>,
+}
+
+impl Tick {
+    /// A tick with one empty reading per device, to be filled by a source again and again.
+    pub fn for_devices(count: usize) -> Self {
+        Tick {
+            t_ms: 0,
+            devices: vec![DeviceReading::default(); count],
+        }
+    }
+}
+
+/// Milliseconds since the Unix epoch, now. Only sources call this; everything above them
+/// takes time from samples.
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+pub const MIB: u64 = 1024 * 1024;
+pub const GIB: u64 = 1024 * MIB;

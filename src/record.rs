@@ -1,0 +1,91 @@
+//! Recordings: JSON Lines, a header then one line per tick (`docs/recording-format.md`).
+//! Each tick is flushed as it is written, so a recorder killed mid-run loses at most one line.
+
+use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{DeviceInfo, SystemInfo, Tick};
+
+pub const FORMAT: &str = "gpuwatch-recording";
+pub const VERSION: u32 = 1;
+
+/// The first line of a recording.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    pub format: String,
+    pub version: u32,
+    pub gpuwatch_version: String,
+    pub interval_ms: u64,
+    pub system: SystemInfo,
+    pub devices: Vec<DeviceInfo>,
+}
+
+impl Header {
+    pub fn new(system: &SystemInfo, devices: &[DeviceInfo], interval_ms: u64) -> Self {
+        Header {
+            format: FORMAT.into(),
+            version: VERSION,
+            gpuwatch_version: env!("CARGO_PKG_VERSION").into(),
+            interval_ms,
+            system: system.clone(),
+            devices: devices.to_vec(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("{path} already exists; choose another name or pass --force to overwrite it")]
+    Exists { path: PathBuf },
+    #[error("cannot write {path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+}
+
+/// Writes ticks to a recording file, one flushed line each.
+pub struct Recorder {
+    out: BufWriter<File>,
+    path: PathBuf,
+    line: Vec<u8>,
+}
+
+impl Recorder {
+    pub fn create(path: &Path, header: &Header, overwrite: bool) -> Result<Self, RecordError> {
+        let io = |source| RecordError::Io { path: path.to_path_buf(), source };
+        let mut opts = OpenOptions::new();
+        opts.write(true);
+        if overwrite {
+            opts.create(true).truncate(true);
+        } else {
+            opts.create_new(true);
+        }
+        let file = opts.open(path).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AlreadyExists {
+                RecordError::Exists { path: path.to_path_buf() }
+            } else {
+                io(e)
+            }
+        })?;
+        let mut rec = Recorder { out: BufWriter::new(file), path: path.to_path_buf(), line: Vec::with_capacity(4096) };
+        rec.write_line(header)?;
+        Ok(rec)
+    }
+
+    pub fn write(&mut self, tick: &Tick) -> Result<(), RecordError> {
+        self.write_line(tick)
+    }
+
+    /// Serialises into a reused buffer, then writes and flushes the whole line at once.
+    fn write_line<T: Serialize>(&mut self, value: &T) -> Result<(), RecordError> {
+        self.line.clear();
+        serde_json::to_writer(&mut self.line, value).map_err(|e| RecordError::Io { path: self.path.clone(), source: e.into() })?;
+        self.line.push(b'\n');
+        let path = &self.path;
+        self.out
+            .write_all(&self.line)
+            .and_then(|_| self.out.flush())
+            .map_err(|source| RecordError::Io { path: path.clone(), source })
+    }
+}

@@ -1,0 +1,80 @@
+//! Findings as text and JSON for headless commands.
+
+use serde::Serialize;
+
+use crate::history::History;
+use crate::model::{DeviceInfo, SystemInfo, GIB};
+use crate::rules::{Finding, Severity};
+
+/// What `gpuwatch diagnose --json` prints.
+#[derive(Debug, Serialize)]
+pub struct Diagnosis<'a> {
+    pub source: String,
+    pub system: &'a SystemInfo,
+    pub devices: Vec<&'a DeviceInfo>,
+    pub samples: u64,
+    pub seconds: f64,
+    /// Every finding seen during the run: those still open, then those that cleared.
+    pub findings: Vec<Finding>,
+    pub worst: Option<Severity>,
+}
+
+impl Diagnosis<'_> {
+    /// Exit status for scripts: 1 when a warning or worse was found.
+    pub fn exit_code(&self) -> i32 {
+        match self.worst {
+            Some(s) if s >= Severity::Warning => 1,
+            _ => 0,
+        }
+    }
+}
+
+fn clock(ms: u64) -> String {
+    let s = ms / 1000;
+    format!("{:02}:{:02}:{:02} UTC", (s / 3600) % 24, (s / 60) % 60, s % 60)
+}
+
+/// One finding, indented, for a terminal or a bug report.
+pub fn finding_text(f: &Finding, out: &mut String) {
+    use std::fmt::Write;
+    let state = match f.cleared_ms {
+        Some(c) => format!("from {} to {}", clock(f.since_ms), clock(c)),
+        None => format!("since {}", clock(f.since_ms)),
+    };
+    let _ = writeln!(out, "  {} {} [{}] {} ({state})", f.severity.marker(), f.severity.name().to_uppercase(), f.rule, f.title);
+    for e in &f.evidence {
+        let _ = writeln!(out, "      evidence: {e}");
+    }
+    for (i, c) in f.causes.iter().enumerate() {
+        let _ = writeln!(out, "      cause {}: {c}", i + 1);
+    }
+    for a in &f.actions {
+        let _ = writeln!(out, "      do: {a}");
+    }
+    let _ = writeln!(out, "      decided by: {}", f.signals);
+}
+
+pub fn diagnosis_text(d: &Diagnosis, history: &History) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(out, "gpuwatch diagnose: {} GPU(s), {:.0} s, {} ticks, from {}", d.devices.len(), d.seconds, d.samples, d.source);
+    for dev in &history.devices {
+        let i = dev.info.index;
+        let mem = dev.info.memory_total_bytes.map_or(String::new(), |b| format!(", {:.0} GiB", b as f64 / GIB as f64));
+        let tdp = dev.info.tdp_w().map_or(String::new(), |w| format!(", TDP {w:.0} W"));
+        let _ = writeln!(out, "\nGPU {i}: {}{mem}{tdp}", dev.info.name);
+        let mine: Vec<&Finding> = d.findings.iter().filter(|f| f.device == i).collect();
+        if mine.is_empty() {
+            let _ = writeln!(out, "  no findings");
+        }
+        for f in mine {
+            finding_text(f, &mut out);
+        }
+    }
+    let verdict = match d.worst {
+        None => "nothing found".to_string(),
+        Some(s) => format!("worst finding: {}", s.name()),
+    };
+    let _ = writeln!(out, "\n{verdict}");
+    out
+}

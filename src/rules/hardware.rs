@@ -1,0 +1,158 @@
+//! Rules about the GPU itself: lost from the bus, power capped below TDP, thermal or hardware
+//! slowdown, a PCIe link below its maximum, persistence mode off.
+
+use super::{ms, secs, Ctx, Rule, Severity, Verdict};
+use crate::model::{clock_event, DeviceStatus};
+
+pub const LOST: Rule = Rule { id: "lost", title: "GPU lost", severity: Severity::Critical, window: |_| std::time::Duration::ZERO, check: check_lost };
+pub const POWERCAP: Rule = Rule { id: "powercap", title: "Power capped below TDP", severity: Severity::Warning, window: |t| t.powercap_window, check: check_powercap };
+pub const THERMAL: Rule = Rule { id: "thermal", title: "Clocks slowed: thermal or hardware slowdown", severity: Severity::Warning, window: |t| t.thermal_window, check: check_thermal };
+pub const PCIE: Rule = Rule { id: "pcie", title: "PCIe link below its maximum", severity: Severity::Warning, window: |t| t.pcie_window, check: check_pcie };
+pub const PERSISTENCE: Rule = Rule { id: "persistence", title: "Persistence mode off", severity: Severity::Info, window: |_| std::time::Duration::ZERO, check: check_persistence };
+
+fn check_lost(c: &Ctx) -> Option<Verdict> {
+    let DeviceStatus::Lost { reason } = &c.dev.status else { return None };
+    let since = c.dev.lost_since_ms.map_or(String::new(), |t| format!(" for {}", secs(c.now_ms.saturating_sub(t))));
+    Some(Verdict {
+        evidence: vec![format!("NVML stopped answering for this GPU{since}: {reason}")],
+        causes: vec!["The GPU fell off the bus (Xid 79), was reset, or its driver state is broken".into()],
+        actions: vec![
+            "Look for Xid errors: `sudo dmesg | grep -i xid`".into(),
+            "`nvidia-smi -q -d PERFORMANCE,ECC` and, with the jobs stopped, `nvidia-smi -r -i INDEX` or a reboot".into(),
+        ],
+        signals: "NVML errors".into(),
+        ..Verdict::default()
+    })
+}
+
+/// Share of samples in the window with any of `bits` set.
+fn share_with(c: &Ctx, w: u64, bits: u64) -> Option<f32> {
+    let s = c.stats(w, |s| s.clock_events.map(|e| if e & bits != 0 { 1.0 } else { 0.0 }));
+    (s.n > 0).then_some(s.mean)
+}
+
+fn check_powercap(c: &Ctx) -> Option<Verdict> {
+    let w = ms(c.t.powercap_window);
+    if !c.covers(w) {
+        return None;
+    }
+    let util = c.stats(w, |s| s.util_gpu_pct);
+    let default = c.dev.info.power_limit_default_w?;
+    let limit = c.stats(w, |s| s.power_limit_w).median_or(c.dev.info.power_limit_enforced_w)?;
+    if util.median < c.t.busy_util_min_pct || limit >= default * 0.99 {
+        return None;
+    }
+    let power = c.stats(w, |s| s.power_w);
+    let capped = share_with(c, w, clock_event::SW_POWER_CAP).unwrap_or(0.0);
+    if power.median < limit * 0.9 && capped < 0.5 {
+        return None;
+    }
+    let clock = c.stats(w, |s| s.sm_clock_mhz.map(|m| m as f32));
+    let max_clock = c.dev.info.max_sm_clock_mhz.map_or(String::new(), |m| format!(" of max {m}"));
+    Some(Verdict {
+        evidence: vec![
+            format!("enforced power limit {limit:.0} W is below the default {default:.0} W (TDP)"),
+            format!("power {:.0} W = {:.0} % of the cap while util is {:.0} %; SW power cap active in {:.0} % of samples", power.median, power.median / limit * 100.0, util.median, capped * 100.0),
+            format!("SM clock {:.0} MHz{max_clock}", clock.median),
+        ],
+        causes: vec![
+            "An administrator set a lower limit (`nvidia-smi -pl`)".into(),
+            "An out-of-band cap from the BMC or the datacenter's power policy".into(),
+        ],
+        actions: vec![
+            "See the limits: `nvidia-smi -q -d POWER`".into(),
+            "If the cap is not deliberate, an admin restores it: `sudo nvidia-smi -pl DEFAULT_W -i INDEX`".into(),
+        ],
+        pids: c.dev.processes.iter().map(|p| p.pid).collect(),
+        signals: "enforced vs default power limit, power draw, clock-event bits".into(),
+        severity: None,
+    })
+}
+
+fn check_thermal(c: &Ctx) -> Option<Verdict> {
+    let w = ms(c.t.thermal_window);
+    if !c.covers(w) {
+        return None;
+    }
+    let thermal = share_with(c, w, clock_event::SW_THERMAL | clock_event::HW_THERMAL | clock_event::HW_SLOWDOWN).unwrap_or(0.0);
+    let brake = share_with(c, w, clock_event::HW_POWER_BRAKE).unwrap_or(0.0);
+    let temp = c.stats(w, |s| s.temp_c);
+    let hot = match (c.dev.info.temp_slowdown_c, temp.n) {
+        (Some(limit), n) if n > 0 => temp.median >= limit as f32 - 2.0,
+        _ => false,
+    };
+    if thermal < 0.5 && brake < 0.5 && !hot {
+        return None;
+    }
+    let clock = c.stats(w, |s| s.sm_clock_mhz.map(|m| m as f32));
+    let limit = c.dev.info.temp_slowdown_c.map_or(String::new(), |l| format!(" (slowdown at {l} °C)"));
+    let mut evidence = vec![
+        format!("temperature {:.0} °C{limit}", temp.median),
+        format!("thermal/hardware slowdown in {:.0} % of samples, power brake in {:.0} %", thermal * 100.0, brake * 100.0),
+    ];
+    if clock.n > 0 {
+        evidence.push(format!("SM clock {:.0} MHz{}", clock.median, c.dev.info.max_sm_clock_mhz.map_or(String::new(), |m| format!(" of max {m}"))));
+    }
+    let (causes, severity) = if brake >= 0.5 {
+        (vec!["The external power brake is asserted: a facility, PSU or BMC power event".to_string()], Some(Severity::Critical))
+    } else {
+        (vec!["Cooling cannot keep up: blocked airflow, failed fan, hot inlet air, or a neighbouring GPU's exhaust".to_string()], None)
+    };
+    Some(Verdict {
+        evidence,
+        causes,
+        actions: vec![
+            "`nvidia-smi -q -d TEMPERATURE,PERFORMANCE` to see the active reasons and thresholds".into(),
+            "Check airflow and fans; compare with the other GPUs in the chassis".into(),
+        ],
+        pids: Vec::new(),
+        signals: "clock-event bits, temperature against the slowdown threshold".into(),
+        severity,
+    })
+}
+
+fn check_pcie(c: &Ctx) -> Option<Verdict> {
+    let w = ms(c.t.pcie_window);
+    if !c.covers(w) {
+        return None;
+    }
+    let (max_gen, max_width) = (c.dev.info.pcie_max_gen?, c.dev.info.pcie_max_width?);
+    let util = c.stats(w, |s| s.util_gpu_pct);
+    // Links drop their speed at idle to save power: judge only under load.
+    if util.median < c.t.busy_util_min_pct {
+        return None;
+    }
+    let below = c.stats(w, |s| Some(if s.pcie_gen? < max_gen || s.pcie_width? < max_width { 1.0 } else { 0.0 }));
+    if below.n == 0 || below.mean < 0.8 {
+        return None;
+    }
+    let latest = c.dev.samples.latest()?;
+    Some(Verdict {
+        evidence: vec![
+            format!("link at Gen{} x{} while util is {:.0} %; this GPU supports Gen{max_gen} x{max_width}", latest.pcie_gen?, latest.pcie_width?, util.median),
+            format!("below its maximum in {:.0} % of samples over {}", below.mean * 100.0, secs(w)),
+        ],
+        causes: vec![
+            "The GPU sits in a slower or narrower slot, or behind a riser or switch that limits it".into(),
+            "Link training fell back after signal problems (check the replay counter)".into(),
+            "A BIOS setting forces a lower PCIe generation".into(),
+        ],
+        actions: vec![
+            "`nvidia-smi -q -d PCIE` and `sudo lspci -vv -s BUS_ID | grep -E 'LnkCap|LnkSta'`".into(),
+            "Reseat the card or move it to a full x16 slot of its generation; check BIOS PCIe settings".into(),
+        ],
+        pids: Vec::new(),
+        signals: "current vs maximum PCIe generation and width under load".into(),
+        severity: None,
+    })
+}
+
+fn check_persistence(c: &Ctx) -> Option<Verdict> {
+    (c.dev.info.persistence_mode == Some(false)).then(|| Verdict {
+        evidence: vec!["persistence mode is off".into()],
+        causes: vec!["Without it the driver tears the GPU state down whenever no client is attached, so each new process pays a slow initialisation".into()],
+        actions: vec!["`sudo nvidia-smi -pm 1`, or better the `nvidia-persistenced` service".into()],
+        signals: "persistence mode".into(),
+        ..Verdict::default()
+    })
+}

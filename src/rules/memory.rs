@@ -1,0 +1,89 @@
+//! Memory nearly full, or growing steadily (a leak, or a cache that never stops).
+
+use super::{ms, secs, Ctx, Rule, Severity, Verdict};
+use crate::model::GIB;
+
+pub const FULL: Rule = Rule { id: "mem-full", title: "GPU memory nearly full", severity: Severity::Warning, window: |t| t.mem_full_window, check: check_full };
+pub const GROWTH: Rule = Rule { id: "mem-growth", title: "GPU memory growing steadily", severity: Severity::Warning, window: |t| t.mem_growth_window, check: check_growth };
+
+fn gib(b: f32) -> f32 {
+    b / GIB as f32
+}
+
+const ALLOC_ADVICE: &str = "Reduce fragmentation: `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`; inspect with `torch.cuda.memory_summary()`";
+
+fn check_full(c: &Ctx) -> Option<Verdict> {
+    let w = ms(c.t.mem_full_window);
+    let total = c.dev.info.memory_total_bytes? as f32;
+    if !c.covers(w) || total <= 0.0 {
+        return None;
+    }
+    let used = c.stats(w, |s| s.mem_used_bytes.map(|b| b as f32));
+    if used.n == 0 || used.min < total * c.t.mem_full_pct / 100.0 {
+        return None;
+    }
+    Some(Verdict {
+        evidence: vec![format!("{:.1} of {:.1} GiB used ({:.0} %) for {}", gib(used.median), gib(total), used.median / total * 100.0, secs(w))],
+        causes: vec![
+            "The job is sized to the limit (batch, sequence length, activations); the next larger step will fail with out-of-memory".into(),
+            "The caching allocator holds freed blocks; fragmentation leaves no large free block".into(),
+        ],
+        actions: vec![
+            ALLOC_ADVICE.into(),
+            "Lower the batch size, enable activation checkpointing, or use bf16 (`torch.autocast`)".into(),
+        ],
+        pids: c.dev.processes.iter().map(|p| p.pid).collect(),
+        signals: "memory used against total".into(),
+        severity: None,
+    })
+}
+
+/// Least-squares slope of memory over time, bytes per second, with the fit's R².
+fn trend(c: &Ctx, w: u64) -> Option<(f32, f32)> {
+    let pts: Vec<(f64, f64)> = c.dev.samples.last(w).filter_map(|s| Some((s.t_ms as f64 / 1000.0, s.mem_used_bytes? as f64))).collect();
+    if pts.len() < 8 {
+        return None;
+    }
+    let n = pts.len() as f64;
+    let (mx, my) = (pts.iter().map(|p| p.0).sum::<f64>() / n, pts.iter().map(|p| p.1).sum::<f64>() / n);
+    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let syy: f64 = pts.iter().map(|p| (p.1 - my).powi(2)).sum();
+    if sxx <= 0.0 || syy <= 0.0 {
+        return None;
+    }
+    Some(((sxy / sxx) as f32, (sxy * sxy / (sxx * syy)) as f32))
+}
+
+fn check_growth(c: &Ctx) -> Option<Verdict> {
+    let w = ms(c.t.mem_growth_window);
+    let total = c.dev.info.memory_total_bytes? as f32;
+    if !c.covers(w) {
+        return None;
+    }
+    let (slope, r2) = trend(c, w)?;
+    let grown = slope * w as f32 / 1000.0;
+    if grown < total * c.t.mem_growth_min_pct / 100.0 || r2 < 0.8 {
+        return None;
+    }
+    let used = c.dev.samples.latest()?.mem_used_bytes? as f32;
+    let to_full = (total - used).max(0.0) / slope;
+    Some(Verdict {
+        evidence: vec![
+            format!("memory grew {:.1} GiB in {} ({:.0} MiB/s, steady: R² {r2:.2})", gib(grown), secs(w), slope / (1024.0 * 1024.0)),
+            format!("{:.1} of {:.1} GiB used; full in about {} at this rate", gib(used), gib(total), secs((to_full * 1000.0) as u64)),
+        ],
+        causes: vec![
+            "Tensors kept alive across steps: losses appended without `.item()`/`.detach()`, growing caches, graphs retained".into(),
+            "Variable input shapes feeding the caching allocator new block sizes (fragmentation)".into(),
+        ],
+        actions: vec![
+            "Store `loss.detach()` or `loss.item()`, not `loss`; check lists and dicts that grow every step".into(),
+            "Record allocations: `torch.cuda.memory._record_memory_history()` then `_dump_snapshot()`".into(),
+            ALLOC_ADVICE.into(),
+        ],
+        pids: c.dev.processes.iter().map(|p| p.pid).collect(),
+        signals: "trend of memory used".into(),
+        severity: None,
+    })
+}

@@ -1,0 +1,298 @@
+//! The rule engine: diagnoses evaluated over the history, not one sample.
+//!
+//! Each rule looks at a window of one device's history and either holds (with its evidence)
+//! or not. A finding opens when its rule holds (the rule itself demands the symptom for its
+//! whole onset window) and closes only after the rule has not held for `clear_after`, so a
+//! finding does not flap. Nothing here knows about NVML, tokio or the terminal.
+
+mod hang;
+mod host;
+mod hardware;
+mod memory;
+mod stats;
+mod sync;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Thresholds;
+use crate::history::{DeviceHistory, History};
+pub use stats::Stats;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Warning,
+    Critical,
+}
+
+impl Severity {
+    /// A marker that does not need colour.
+    pub fn marker(self) -> &'static str {
+        match self {
+            Severity::Info => "i",
+            Severity::Warning => "!",
+            Severity::Critical => "‼",
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Critical => "critical",
+        }
+    }
+}
+
+/// What a rule found on one device, with the numbers that show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    pub rule: String,
+    pub title: String,
+    pub severity: Severity,
+    pub device: u32,
+    /// When the symptom began (ms): the start of the window that first satisfied the rule.
+    pub since_ms: u64,
+    /// The last time the rule held (ms).
+    pub last_ms: u64,
+    /// When the finding was closed (ms), for recently cleared findings.
+    pub cleared_ms: Option<u64>,
+    pub evidence: Vec<String>,
+    /// Probable causes, most likely first.
+    pub causes: Vec<String>,
+    /// What to do: commands and code.
+    pub actions: Vec<String>,
+    /// PIDs of the processes involved.
+    pub pids: Vec<u32>,
+    /// Which signals decided ("GPM SM activity", or the fallbacks used without GPM).
+    pub signals: String,
+}
+
+/// A rule's verdict for one evaluation.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Verdict {
+    pub evidence: Vec<String>,
+    pub causes: Vec<String>,
+    pub actions: Vec<String>,
+    pub pids: Vec<u32>,
+    pub signals: String,
+    /// Raises the rule's severity (e.g. hardware power brake).
+    pub severity: Option<Severity>,
+}
+
+/// Everything a rule may read about one device.
+pub struct Ctx<'a> {
+    pub dev: &'a DeviceHistory,
+    pub all: &'a History,
+    pub t: &'a Thresholds,
+    /// This GPU's idle floor in watts (learned, or the documented fallback).
+    pub floor_w: f32,
+    pub floor_learned: bool,
+    pub now_ms: u64,
+}
+
+impl Ctx<'_> {
+    pub fn tdp_w(&self) -> Option<f32> {
+        self.dev.info.tdp_w()
+    }
+    /// The power below which a GPU counts as "near its idle floor".
+    pub fn near_floor_w(&self) -> f32 {
+        let margin = self.tdp_w().map_or(0.0, |tdp| tdp * self.t.floor_margin_pct_of_tdp / 100.0);
+        self.floor_w + margin.max(self.t.floor_margin_min_w)
+    }
+    /// True when the history reaches back at least `span_ms` from now.
+    pub fn covers(&self, span_ms: u64) -> bool {
+        self.dev.samples.iter().next().is_some_and(|s| s.t_ms + span_ms <= self.now_ms)
+    }
+    pub fn stats(&self, span_ms: u64, metric: impl Fn(&crate::model::DeviceSample) -> Option<f32>) -> Stats {
+        Stats::of(self.dev.samples.last(span_ms).filter_map(metric))
+    }
+    pub fn floor_text(&self) -> String {
+        if self.floor_learned {
+            format!("this GPU's idle floor ({:.0} W)", self.floor_w)
+        } else {
+            format!("the assumed idle floor ({:.0} W, {:.0} % of TDP; no idle seen yet)", self.floor_w, self.t.floor_fallback_pct_of_tdp)
+        }
+    }
+    pub fn pct_of_tdp(&self, w: f32) -> String {
+        match self.tdp_w() {
+            Some(tdp) if tdp > 0.0 => format!("{w:.0} W = {:.0} % of the {tdp:.0} W TDP", w / tdp * 100.0),
+            _ => format!("{w:.0} W"),
+        }
+    }
+}
+
+/// One diagnosis. Rules are plain values; their state lives in the engine.
+pub struct Rule {
+    pub id: &'static str,
+    pub title: &'static str,
+    pub severity: Severity,
+    /// How long the symptom must last before the finding opens.
+    pub window: fn(&Thresholds) -> std::time::Duration,
+    pub check: fn(&Ctx) -> Option<Verdict>,
+}
+
+/// Every rule gpuwatch knows, in the order findings are listed.
+pub fn all_rules() -> Vec<Rule> {
+    vec![
+        hardware::LOST,
+        hang::HANG,
+        host::STARVED,
+        sync::SYNC,
+        hardware::POWERCAP,
+        hardware::THERMAL,
+        hardware::PCIE,
+        memory::FULL,
+        memory::GROWTH,
+        host::IDLE_MEM,
+        hardware::PERSISTENCE,
+    ]
+}
+
+/// Per device and rule: the open finding, if any.
+#[derive(Debug, Clone, Default)]
+struct Slot {
+    open: Option<Finding>,
+}
+
+/// Evaluates every rule on every device after each tick, with hysteresis.
+pub struct Engine {
+    rules: Vec<Rule>,
+    pub thresholds: Thresholds,
+    slots: Vec<Vec<Slot>>,
+    floors: Vec<Option<f32>>,
+    /// Findings closed recently, newest last (bounded).
+    pub cleared: Vec<Finding>,
+}
+
+const KEEP_CLEARED: usize = 256;
+/// A stretch of no activity this long teaches the engine the GPU's idle floor.
+const FLOOR_SPAN_MS: u64 = 5_000;
+
+impl Engine {
+    pub fn new(thresholds: Thresholds) -> Self {
+        Engine { rules: all_rules(), thresholds, slots: Vec::new(), floors: Vec::new(), cleared: Vec::new() }
+    }
+
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// The open findings, most severe first.
+    pub fn active(&self) -> Vec<&Finding> {
+        let mut v: Vec<&Finding> = self.slots.iter().flatten().filter_map(|s| s.open.as_ref()).collect();
+        v.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.device.cmp(&b.device)));
+        v
+    }
+
+    /// The open findings of one device.
+    pub fn active_on(&self, device: usize) -> impl Iterator<Item = &Finding> {
+        self.slots.get(device).into_iter().flatten().filter_map(|s| s.open.as_ref())
+    }
+
+    /// The learned idle floor of a device, if one has been seen.
+    pub fn floor_w(&self, device: usize) -> Option<f32> {
+        self.floors.get(device).copied().flatten()
+    }
+
+    pub fn evaluate(&mut self, history: &History) {
+        let n = history.devices.len();
+        self.slots.resize_with(n, || vec![Slot::default(); self.rules.len()]);
+        self.floors.resize(n, None);
+        for (i, dev) in history.devices.iter().enumerate() {
+            self.learn_floor(i, dev);
+            let Some(now_ms) = dev.samples.latest().map(|s| s.t_ms) else { continue };
+            let fallback = dev.info.tdp_w().map_or(0.0, |tdp| tdp * self.thresholds.floor_fallback_pct_of_tdp / 100.0);
+            let ctx = Ctx {
+                dev,
+                all: history,
+                t: &self.thresholds,
+                floor_w: self.floors[i].unwrap_or(fallback),
+                floor_learned: self.floors[i].is_some(),
+                now_ms,
+            };
+            for (rule, slot) in self.rules.iter().zip(self.slots[i].iter_mut()) {
+                let verdict = (rule.check)(&ctx);
+                if let Some(closed) = update_slot(slot, rule, &ctx, verdict) {
+                    self.cleared.push(closed);
+                }
+            }
+        }
+        if self.cleared.len() > KEEP_CLEARED {
+            self.cleared.drain(..self.cleared.len() - KEEP_CLEARED);
+        }
+    }
+
+    /// The floor is the lowest power held through a stretch with no kernels running.
+    fn learn_floor(&mut self, i: usize, dev: &DeviceHistory) {
+        let Some(latest) = dev.samples.latest() else { return };
+        if dev.samples.iter().next().is_none_or(|s| s.t_ms + FLOOR_SPAN_MS > latest.t_ms) {
+            return;
+        }
+        let util = Stats::of(dev.samples.last(FLOOR_SPAN_MS).filter_map(|s| s.util_gpu_pct));
+        let sm = Stats::of(dev.samples.last(FLOOR_SPAN_MS).filter_map(|s| s.gpm.sm_active_pct));
+        let idle = util.n > 0 && util.max <= 0.0 && (sm.n == 0 || sm.max <= 1.0);
+        if !idle {
+            return;
+        }
+        let power = Stats::of(dev.samples.last(FLOOR_SPAN_MS).filter_map(|s| s.power_w));
+        if power.n > 0 {
+            let f = &mut self.floors[i];
+            *f = Some(f.map_or(power.median, |old| old.min(power.median)));
+        }
+    }
+}
+
+/// Opens, refreshes or closes one slot's finding; returns a finding that just closed.
+fn update_slot(slot: &mut Slot, rule: &Rule, ctx: &Ctx, verdict: Option<Verdict>) -> Option<Finding> {
+    match (verdict, slot.open.as_mut()) {
+        (Some(v), Some(f)) => {
+            f.last_ms = ctx.now_ms;
+            f.severity = v.severity.unwrap_or(rule.severity);
+            f.evidence = v.evidence;
+            f.causes = v.causes;
+            f.actions = v.actions;
+            f.pids = v.pids;
+            f.signals = v.signals;
+            None
+        }
+        (Some(v), None) => {
+            let window = (rule.window)(ctx.t).as_millis() as u64;
+            slot.open = Some(Finding {
+                rule: rule.id.into(),
+                title: rule.title.into(),
+                severity: v.severity.unwrap_or(rule.severity),
+                device: ctx.dev.info.index,
+                since_ms: ctx.now_ms.saturating_sub(window),
+                last_ms: ctx.now_ms,
+                cleared_ms: None,
+                evidence: v.evidence,
+                causes: v.causes,
+                actions: v.actions,
+                pids: v.pids,
+                signals: v.signals,
+            });
+            None
+        }
+        (None, Some(f)) if ctx.now_ms.saturating_sub(f.last_ms) >= ctx.t.clear_after.as_millis() as u64 => {
+            let mut closed = slot.open.take()?;
+            closed.cleared_ms = Some(ctx.now_ms);
+            Some(closed)
+        }
+        _ => None,
+    }
+}
+
+/// Short strings for evidence.
+pub(crate) fn secs(ms: u64) -> String {
+    let s = ms / 1000;
+    if s >= 120 {
+        format!("{} min", s / 60)
+    } else {
+        format!("{s} s")
+    }
+}
+
+pub(crate) fn ms(d: std::time::Duration) -> u64 {
+    d.as_millis() as u64
+}

@@ -1,0 +1,67 @@
+//! Sync / launch-bound: utilization medium or fluctuating while the SMs are nearly idle and
+//! power sits at the floor. Each kernel is too small to fill the GPU and the host waits on it
+//! (`.item()`, `.cpu()`, `torch.cuda.synchronize()`), so GPU-Util counts time but no work is
+//! done. Fires wrongly on: a legitimately small model served with batch size 1 (still
+//! launch-bound, still worth knowing).
+
+use super::{ms, secs, Ctx, Rule, Severity, Verdict};
+
+pub const SYNC: Rule = Rule {
+    id: "sync",
+    title: "Launch-bound: tiny kernels and host syncs",
+    severity: Severity::Warning,
+    window: |t| t.sync_window,
+    check,
+};
+
+fn check(c: &Ctx) -> Option<Verdict> {
+    let w = ms(c.t.sync_window);
+    if !c.covers(w) {
+        return None;
+    }
+    let util = c.stats(w, |s| s.util_gpu_pct);
+    let power = c.stats(w, |s| s.power_w);
+    if util.n == 0 || util.median < 5.0 || util.min >= c.t.hang_util_min_pct || power.n == 0 || power.median > c.near_floor_w() {
+        return None;
+    }
+    let sm = c.stats(w, |s| s.gpm.sm_active_pct);
+    let mut evidence = vec![
+        format!("util median {:.0} % over {} (range {:.0}–{:.0} %)", util.median, secs(w), util.min, util.max),
+        format!("power {}, {:+.0} W from {}", c.pct_of_tdp(power.median), power.median - c.floor_w, c.floor_text()),
+    ];
+    let signals = if sm.n > 0 {
+        if sm.median > 5.0 || sm.median > c.t.sync_sm_to_util_max * util.median {
+            return None;
+        }
+        evidence.push(format!("SM activity {:.1} % (GPM) while util says {:.0} %: kernels far too small to fill the GPU", sm.median, util.median));
+        "utilization against GPM SM activity, power against the idle floor"
+    } else {
+        // Without GPM: steady medium util at floor power (starvation is burstier and draws more).
+        if util.variation() >= 0.5 {
+            return None;
+        }
+        evidence.push(format!("steady util (variation {:.2}) at floor power; no GPM, so SM activity is unknown", util.variation()));
+        "utilization steadiness, power against the idle floor (no GPM)"
+    };
+    let rx = c.stats(w, |s| s.pcie_rx_kib_s);
+    let tx = c.stats(w, |s| s.pcie_tx_kib_s);
+    if rx.n > 0 {
+        evidence.push(format!("PCIe rx {:.1} MiB/s, tx {:.1} MiB/s for little work", rx.median / 1024.0, tx.median / 1024.0));
+    }
+    Some(Verdict {
+        evidence,
+        causes: vec![
+            "A host sync every step: `.item()`, `.cpu()`, `print(tensor)`, `torch.cuda.synchronize()` in the loop".into(),
+            "Launch-bound: Python and launch overhead dominate tiny kernels (small batch, many small ops)".into(),
+        ],
+        actions: vec![
+            "Find the syncs: `torch.cuda.set_sync_debug_mode(\"warn\")`; log losses every N steps, kept on the GPU".into(),
+            "Fuse and capture: `torch.compile(model, mode=\"reduce-overhead\")` or CUDA graphs (`torch.cuda.graphs`)".into(),
+            "Raise the batch size; use AMP (`torch.autocast`) and TF32 (`torch.backends.cuda.matmul.allow_tf32 = True`)".into(),
+            "Profile one step: `torch.profiler` or `nsys profile -t cuda,nvtx python train.py`".into(),
+        ],
+        pids: c.dev.processes.iter().map(|p| p.pid).collect(),
+        signals: signals.into(),
+        severity: None,
+    })
+}

@@ -1,0 +1,127 @@
+//! Where samples come from: real GPUs through NVML, simulated GPUs, or a recording.
+//!
+//! A `Source` is synchronous and blocking on purpose: NVML calls block, so the sampler
+//! drives a source from its own thread and never from an async worker.
+
+pub mod nvml;
+pub mod replay;
+pub mod sim;
+
+use std::time::Instant;
+
+use crate::model::{DeviceInfo, SystemInfo, Tick};
+
+/// How the sampler should pace a source.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Pacing {
+    /// Read every interval, in real time.
+    Live,
+    /// Follow the timestamps of the samples, divided by `speed`; `f64::INFINITY` means as fast
+    /// as possible (headless commands).
+    Recorded { speed: f64 },
+}
+
+/// What one call to `Source::sample` produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sampled {
+    /// `tick` holds a new tick.
+    Tick,
+    /// A recording has no more ticks.
+    End,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    #[error(transparent)]
+    Nvml(#[from] nvml::NvmlInitError),
+    #[error(transparent)]
+    Replay(#[from] replay::ReplayError),
+}
+
+/// A provider of ticks. Implementations reuse the buffers in `tick` so that a steady state
+/// allocates nothing.
+pub trait Source: Send {
+    fn system(&self) -> &SystemInfo;
+    fn devices(&self) -> &[DeviceInfo];
+    /// Fill `tick` (one reading per device, in `devices()` order). Blocks for NVML.
+    fn sample(&mut self, tick: &mut Tick) -> Result<Sampled, SourceError>;
+    fn pacing(&self) -> Pacing {
+        Pacing::Live
+    }
+    /// True when process PIDs are this machine's, so the host side can be read from /proc.
+    fn pids_are_local(&self) -> bool {
+        false
+    }
+    /// True when time is virtual (simulated): headless commands need not wait for it.
+    fn virtual_time(&self) -> bool {
+        false
+    }
+    /// Latency of each kind of call made so far (NVML only).
+    fn call_times(&self) -> Option<CallTimes> {
+        None
+    }
+    /// A short description for headers ("NVML", "demo: mixed", "replay: FILE").
+    fn label(&self) -> String;
+}
+
+/// Latency of each kind of NVML call, in µs: the most recent `KEEP` of each, to report what
+/// watching costs. Fixed buffers, so recording allocates nothing once each call has been seen.
+#[derive(Debug, Default, Clone)]
+pub struct CallTimes {
+    pub by_call: Vec<CallTime>,
+}
+
+#[derive(Debug, Clone)]
+pub struct CallTime {
+    pub call: &'static str,
+    pub count: u64,
+    pub recent_us: Vec<u32>,
+    /// Read on the slow thread, not on the fast tick.
+    pub slow: bool,
+}
+
+const KEEP: usize = 4096;
+
+impl CallTimes {
+    pub(crate) fn record(&mut self, call: &'static str, started: Instant) {
+        let us = started.elapsed().as_micros().min(u32::MAX as u128) as u32;
+        let entry = match self.by_call.iter().position(|c| c.call == call) {
+            Some(i) => &mut self.by_call[i],
+            None => {
+                self.by_call.push(CallTime { call, count: 0, recent_us: Vec::with_capacity(KEEP), slow: false });
+                self.by_call.last_mut().expect("just pushed")
+            }
+        };
+        if entry.recent_us.len() < KEEP {
+            entry.recent_us.push(us);
+        } else {
+            entry.recent_us[(entry.count % KEEP as u64) as usize] = us;
+        }
+        entry.count += 1;
+    }
+}
+
+
+impl CallTime {
+    /// (median, p90, max) of the recent latencies, µs.
+    pub fn quantiles(&self) -> (u32, u32, u32) {
+        let mut v = self.recent_us.clone();
+        v.sort_unstable();
+        let at = |q: f64| v.get(((v.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(0);
+        (at(0.5), at(0.9), at(1.0))
+    }
+}
+
+/// Opens the source the command line asks for: a demo, a recording, or the real GPUs.
+pub fn open(demo: Option<sim::Scenario>, gpus: Option<u16>, seed: u64, replay: Option<(&std::path::Path, f64)>, nvml_lib: Option<&std::path::Path>, interval: std::time::Duration) -> Result<Box<dyn Source>, SourceError> {
+    if let Some(sc) = demo {
+        let n = gpus.map_or(sc.default_gpus(), usize::from);
+        return Ok(Box::new(sim::SimSource::new(sc, n, seed, crate::model::now_ms(), interval.as_millis() as u64)));
+    }
+    if let Some((path, speed)) = replay {
+        let speed = if speed <= 0.0 { f64::INFINITY } else { speed };
+        return Ok(Box::new(replay::ReplaySource::open(path, speed)?));
+    }
+    let slow = interval.max(std::time::Duration::from_secs(1));
+    Ok(Box::new(nvml::NvmlSource::open(nvml_lib, slow)?))
+}

@@ -1,0 +1,443 @@
+//! Real GPUs through NVML. The only file that touches nvml-wrapper.
+//!
+//! One `Nvml` handle lives for the whole run (re-initialising per poll holds the GPU in a high
+//! power state). The fast tick reads only calls that take microseconds; the slow ones (energy
+//! counter ~4 ms, per-process utilization ~1.5 ms, GPM ~1.3 ms, legacy PCIe throughput ~20 ms on
+//! an H200) run on a second thread every `slow_interval` and the fast tick copies their latest
+//! values. An NVML error that means the GPU is gone marks that device lost; the others go on.
+
+use std::collections::HashMap;
+use std::ffi::OsStr;
+use std::path::Path;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use nvml_wrapper::enum_wrappers::device::{Clock, PcieUtilCounter, TemperatureSensor, TemperatureThreshold};
+use nvml_wrapper::enums::device::UsedGpuMemory;
+use nvml_wrapper::enums::gpm::GpmMetricId;
+use nvml_wrapper::error::NvmlError;
+use nvml_wrapper::gpm::GpmSample;
+use nvml_wrapper::{Device, Nvml};
+
+use crate::model::{
+    now_ms, DeviceInfo, DeviceReading, DeviceSample, DeviceStatus, GpmMetrics, ProcessSample, SystemInfo, Tick,
+};
+use crate::source::{CallTimes, Sampled, Source, SourceError};
+
+/// Why NVML could not be started, in words a user can act on.
+#[derive(Debug, thiserror::Error)]
+pub enum NvmlInitError {
+    #[error(
+        "could not load libnvidia-ml.so.1 ({0}).\n\
+         This library comes with the NVIDIA driver: this machine has no NVIDIA driver, or the \
+         library is not on the loader path (WSL keeps it in /usr/lib/wsl/lib; pass --nvml-lib PATH).\n\
+         Without a GPU, try `gpuwatch --demo` or `gpuwatch replay FILE`."
+    )]
+    LibraryMissing(String),
+    #[error(
+        "the NVIDIA driver is installed but its kernel module is not loaded.\n\
+         Load it (`sudo modprobe nvidia`) or check `dmesg` for why it failed; meanwhile try `gpuwatch --demo`."
+    )]
+    DriverNotLoaded,
+    #[error(
+        "the NVIDIA driver's library and kernel module have different versions \
+         (usually after a driver upgrade without a reboot).\nReboot, or reload the nvidia kernel modules."
+    )]
+    VersionMismatch,
+    #[error("NVML refused access ({0}). Check the permissions of /dev/nvidia*.")]
+    NoPermission(String),
+    #[error("NVML found no NVIDIA GPU on this machine. Try `gpuwatch --demo` or `gpuwatch replay FILE`.")]
+    NoGpus,
+    #[error("NVML failed to start: {0}")]
+    Other(String),
+}
+
+impl From<NvmlError> for NvmlInitError {
+    fn from(e: NvmlError) -> Self {
+        match e {
+            NvmlError::LibloadingError(inner) => NvmlInitError::LibraryMissing(inner.to_string()),
+            NvmlError::LibraryNotFound => NvmlInitError::LibraryMissing("library not found".into()),
+            NvmlError::DriverNotLoaded => NvmlInitError::DriverNotLoaded,
+            NvmlError::LibRmVersionMismatch => NvmlInitError::VersionMismatch,
+            NvmlError::NoPermission => NvmlInitError::NoPermission("no permission".into()),
+            other => NvmlInitError::Other(other.to_string()),
+        }
+    }
+}
+
+/// Values read on the slow thread, copied into each fast tick.
+#[derive(Debug, Default, Clone)]
+struct SlowReading {
+    energy_power_w: Option<f32>,
+    power_limit_w: Option<f32>,
+    gpm: GpmMetrics,
+    pcie_tx_kib_s: Option<f32>,
+    pcie_rx_kib_s: Option<f32>,
+    processes: Vec<ProcessSample>,
+}
+
+/// The slow thread's latest readings and a round counter, so the fast tick copies the process
+/// lists only when they are new (once a second, not every tick).
+type Shared = Arc<Mutex<(u64, Vec<SlowReading>)>>;
+
+pub struct NvmlSource {
+    nvml: &'static Nvml,
+    devices: Vec<Device<'static>>,
+    infos: Vec<DeviceInfo>,
+    system: SystemInfo,
+    has_fan: Vec<bool>,
+    slow: Shared,
+    slow_round_seen: u64,
+    fast_times: CallTimes,
+    slow_times: Arc<Mutex<CallTimes>>,
+    /// Dropping it tells the slow thread to stop.
+    stop: Option<mpsc::Sender<()>>,
+    slow_thread: Option<JoinHandle<()>>,
+}
+
+/// Errors that mean the device is gone rather than that a metric is unsupported.
+fn is_lost(e: &NvmlError) -> bool {
+    matches!(
+        e,
+        NvmlError::GpuLost | NvmlError::ResetRequired | NvmlError::Unknown | NvmlError::Uninitialized | NvmlError::DriverNotLoaded
+    )
+}
+
+/// Reads one metric: `None` when unsupported, and notes a lost device.
+fn read<T>(times: &mut CallTimes, call: &'static str, lost: &mut Option<String>, f: impl FnOnce() -> Result<T, NvmlError>) -> Option<T> {
+    let started = Instant::now();
+    let r = f();
+    times.record(call, started);
+    match r {
+        Ok(v) => Some(v),
+        Err(e) => {
+            if is_lost(&e) && lost.is_none() {
+                *lost = Some(format!("{call}: {e}"));
+            }
+            None
+        }
+    }
+}
+
+fn w(mw: u32) -> f32 {
+    mw as f32 / 1000.0
+}
+
+impl NvmlSource {
+    /// Starts NVML once for the whole run and the slow-call thread.
+    pub fn open(lib_path: Option<&Path>, slow_interval: Duration) -> Result<Self, NvmlInitError> {
+        let mut builder = Nvml::builder();
+        if let Some(p) = lib_path {
+            builder.lib_path(OsStr::new(p.as_os_str()));
+        }
+        // Leaked on purpose: one handle for the life of the program, borrowed by every Device.
+        let nvml: &'static Nvml = Box::leak(Box::new(builder.init()?));
+        let count = nvml.device_count()?;
+        if count == 0 {
+            return Err(NvmlInitError::NoGpus);
+        }
+        let devices: Vec<Device<'static>> = (0..count).map(|i| nvml.device_by_index(i)).collect::<Result<_, _>>()?;
+        let infos: Vec<DeviceInfo> = devices.iter().enumerate().map(|(i, d)| device_info(i as u32, d)).collect();
+        let has_fan = devices.iter().map(|d| d.num_fans().map(|n| n > 0).unwrap_or(false)).collect();
+        let slow: Shared = Arc::new(Mutex::new((0, vec![SlowReading::default(); devices.len()])));
+        let slow_times = Arc::new(Mutex::new(CallTimes::default()));
+        let (stop, stop_rx) = mpsc::channel();
+        let slow_thread = spawn_slow_thread(nvml, &infos, (slow.clone(), slow_times.clone()), stop_rx, slow_interval)
+            .map_err(|e| NvmlInitError::Other(format!("could not start the NVML thread: {e}")))?;
+        Ok(NvmlSource {
+            nvml,
+            devices,
+            system: system_info(nvml),
+            infos,
+            has_fan,
+            slow,
+            slow_round_seen: 0,
+            fast_times: CallTimes::default(),
+            slow_times,
+            stop: Some(stop),
+            slow_thread: Some(slow_thread),
+        })
+    }
+
+
+    fn read_fast(&mut self, i: usize, t_ms: u64, out: &mut DeviceReading) {
+        let d = &self.devices[i];
+        let t = &mut self.fast_times;
+        let mut lost = None;
+        let util = read(t, "utilization_rates", &mut lost, || d.utilization_rates());
+        let s = &mut out.sample;
+        s.t_ms = t_ms;
+        s.util_gpu_pct = util.as_ref().map(|u| u.gpu as f32);
+        s.util_mem_pct = util.as_ref().map(|u| u.memory as f32);
+        s.power_w = read(t, "power_usage", &mut lost, || d.power_usage()).map(w);
+        s.temp_c = read(t, "temperature", &mut lost, || d.temperature(TemperatureSensor::Gpu)).map(|c| c as f32);
+        s.sm_clock_mhz = read(t, "clock_info(SM)", &mut lost, || d.clock_info(Clock::SM));
+        s.mem_clock_mhz = read(t, "clock_info(Memory)", &mut lost, || d.clock_info(Clock::Memory));
+        s.mem_used_bytes = read(t, "memory_info", &mut lost, || d.memory_info()).map(|m| m.used);
+        s.fan_pct = if self.has_fan[i] { read(t, "fan_speed", &mut lost, || d.fan_speed(0)).map(|f| f as f32) } else { None };
+        s.pstate = read(t, "performance_state", &mut lost, || d.performance_state()).map(|p| p.as_c() as u8);
+        s.clock_events = read(t, "current_throttle_reasons", &mut lost, || d.current_throttle_reasons()).map(|r| r.bits());
+        s.pcie_gen = read(t, "current_pcie_link_gen", &mut lost, || d.current_pcie_link_gen());
+        s.pcie_width = read(t, "current_pcie_link_width", &mut lost, || d.current_pcie_link_width());
+        out.status = match lost {
+            Some(reason) => DeviceStatus::Lost { reason },
+            None => DeviceStatus::Ok,
+        };
+    }
+}
+
+impl Drop for NvmlSource {
+    fn drop(&mut self) {
+        self.stop.take();
+        if let Some(t) = self.slow_thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Source for NvmlSource {
+    fn system(&self) -> &SystemInfo {
+        &self.system
+    }
+    fn devices(&self) -> &[DeviceInfo] {
+        &self.infos
+    }
+    fn sample(&mut self, tick: &mut Tick) -> Result<Sampled, SourceError> {
+        let t_ms = now_ms();
+        tick.t_ms = t_ms;
+        tick.devices.resize_with(self.devices.len(), DeviceReading::default);
+        for i in 0..self.devices.len() {
+            self.read_fast(i, t_ms, &mut tick.devices[i]);
+        }
+        // Copy the slow thread's latest values; the lock is held for a few copies only.
+        if let Ok(guard) = self.slow.lock() {
+            let new_round = guard.0 != self.slow_round_seen;
+            self.slow_round_seen = guard.0;
+            for (out, slow) in tick.devices.iter_mut().zip(guard.1.iter()) {
+                if out.status != DeviceStatus::Ok {
+                    out.sample = DeviceSample { t_ms, ..DeviceSample::default() };
+                    out.processes.clear();
+                    continue;
+                }
+                let s = &mut out.sample;
+                s.energy_power_w = slow.energy_power_w;
+                s.power_limit_w = slow.power_limit_w;
+                s.gpm = slow.gpm;
+                s.pcie_tx_kib_s = slow.pcie_tx_kib_s;
+                s.pcie_rx_kib_s = slow.pcie_rx_kib_s;
+                if new_round {
+                    out.processes.clone_from(&slow.processes);
+                }
+            }
+        }
+        Ok(Sampled::Tick)
+    }
+    fn pids_are_local(&self) -> bool {
+        true
+    }
+    fn call_times(&self) -> Option<CallTimes> {
+        let mut all = self.fast_times.clone();
+        if let Ok(g) = self.slow_times.lock() {
+            all.by_call.extend(g.by_call.iter().cloned().map(|mut c| {
+                c.slow = true;
+                c
+            }));
+        }
+        Some(all)
+    }
+    fn label(&self) -> String {
+        let _ = self.nvml; // the handle stays alive with the source
+        "NVML".into()
+    }
+}
+
+fn system_info(nvml: &Nvml) -> SystemInfo {
+    SystemInfo {
+        host: crate::host::hostname(),
+        driver_version: nvml.sys_driver_version().ok(),
+        nvml_version: nvml.sys_nvml_version().ok(),
+        cuda_driver_version: nvml.sys_cuda_driver_version().ok().map(|v| {
+            format!("{}.{}", nvml_wrapper::cuda_driver_version_major(v), nvml_wrapper::cuda_driver_version_minor(v))
+        }),
+    }
+}
+
+fn device_info(index: u32, d: &Device) -> DeviceInfo {
+    let constraints = d.power_management_limit_constraints().ok();
+    DeviceInfo {
+        index,
+        uuid: d.uuid().unwrap_or_default(),
+        name: d.name().unwrap_or_else(|_| "NVIDIA GPU".into()),
+        pci_bus_id: d.pci_info().map(|p| p.bus_id).unwrap_or_default(),
+        memory_total_bytes: d.memory_info().ok().map(|m| m.total),
+        power_limit_default_w: d.power_management_limit_default().ok().map(w),
+        power_limit_enforced_w: d.enforced_power_limit().ok().map(w),
+        power_limit_min_w: constraints.as_ref().map(|c| w(c.min_limit)),
+        power_limit_max_w: constraints.as_ref().map(|c| w(c.max_limit)),
+        max_sm_clock_mhz: d.max_clock_info(Clock::SM).ok(),
+        max_mem_clock_mhz: d.max_clock_info(Clock::Memory).ok(),
+        temp_slowdown_c: d.temperature_threshold(TemperatureThreshold::Slowdown).ok(),
+        pcie_max_gen: d.max_pcie_link_gen().ok(),
+        pcie_max_width: d.max_pcie_link_width().ok(),
+        persistence_mode: d.is_in_persistent_mode().ok(),
+        mig_mode: d.mig_mode().ok().map(|m| m.current == 1),
+        gpm_supported: d.gpm_support().unwrap_or(false),
+    }
+}
+
+const GPM_IDS: [GpmMetricId; 10] = [
+    GpmMetricId::SmUtil,
+    GpmMetricId::SmOccupancy,
+    GpmMetricId::AnyTensorUtil,
+    GpmMetricId::DramBwUtil,
+    GpmMetricId::GraphicsUtil,
+    GpmMetricId::Fp16Util,
+    GpmMetricId::Fp32Util,
+    GpmMetricId::Fp64Util,
+    GpmMetricId::PcieTxPerSec,
+    GpmMetricId::PcieRxPerSec,
+];
+
+/// State the slow thread keeps per device between its rounds.
+struct SlowDevice {
+    device: Device<'static>,
+    gpm_supported: bool,
+    prev_gpm: Option<GpmSample<'static>>,
+    prev_energy: Option<(u64, Instant)>,
+    last_proc_ts: u64,
+}
+
+fn spawn_slow_thread(
+    nvml: &'static Nvml,
+    infos: &[DeviceInfo],
+    (shared, times): (Shared, Arc<Mutex<CallTimes>>),
+    stop: mpsc::Receiver<()>,
+    every: Duration,
+) -> std::io::Result<JoinHandle<()>> {
+    let mut devs: Vec<SlowDevice> = infos
+        .iter()
+        .filter_map(|i| nvml.device_by_index(i.index).ok().map(|d| (d, i.gpm_supported)))
+        .map(|(device, gpm_supported)| SlowDevice { device, gpm_supported, prev_gpm: None, prev_energy: None, last_proc_ts: 0 })
+        .collect();
+    std::thread::Builder::new()
+        .name("gpuwatch-nvml-slow".into())
+        .spawn(move || {
+            loop {
+                let started = Instant::now();
+                let readings: Vec<SlowReading> = match times.lock() {
+                    Ok(mut t) => devs.iter_mut().map(|d| d.read(nvml, &mut t)).collect(),
+                    Err(_) => return,
+                };
+                if let Ok(mut g) = shared.lock() {
+                    g.0 += 1;
+                    g.1 = readings;
+                }
+                // Sleeps until the next round, or returns at once when the source is dropped.
+                let wait = every.saturating_sub(started.elapsed());
+                if stop.recv_timeout(wait) != Err(RecvTimeoutError::Timeout) {
+                    return;
+                }
+            }
+        })
+}
+
+impl SlowDevice {
+    fn read(&mut self, nvml: &'static Nvml, t: &mut CallTimes) -> SlowReading {
+        let mut lost = None;
+        let processes = self.processes(t, &mut lost);
+        let d = &self.device;
+        let mut r = SlowReading {
+            processes,
+            power_limit_w: read(t, "enforced_power_limit", &mut lost, || d.enforced_power_limit()).map(w),
+            ..SlowReading::default()
+        };
+        if let Some(mj) = read(t, "total_energy_consumption", &mut lost, || d.total_energy_consumption()) {
+            let now = Instant::now();
+            if let Some((prev, at)) = self.prev_energy {
+                let secs = now.duration_since(at).as_secs_f32();
+                if secs > 0.05 && mj >= prev {
+                    r.energy_power_w = Some((mj - prev) as f32 / 1000.0 / secs);
+                }
+            }
+            self.prev_energy = Some((mj, now));
+        }
+        if self.gpm_supported {
+            self.read_gpm(nvml, t, &mut r);
+        } else {
+            // Pre-Hopper only: this call blocks for its 20 ms window, which is why it lives here.
+            r.pcie_tx_kib_s = read(t, "pcie_throughput", &mut lost, || d.pcie_throughput(PcieUtilCounter::Send)).map(|v| v as f32);
+            r.pcie_rx_kib_s = read(t, "pcie_throughput", &mut lost, || d.pcie_throughput(PcieUtilCounter::Receive)).map(|v| v as f32);
+        }
+        r
+    }
+
+    fn processes(&mut self, t: &mut CallTimes, lost: &mut Option<String>) -> Vec<ProcessSample> {
+        let d = &self.device;
+        let mut procs: Vec<ProcessSample> = Vec::new();
+        let compute = read(t, "running_compute_processes", lost, || d.running_compute_processes()).unwrap_or_default();
+        let graphics = read(t, "running_graphics_processes", lost, || d.running_graphics_processes()).unwrap_or_default();
+        for p in compute.into_iter().chain(graphics) {
+            if procs.iter().any(|q| q.pid == p.pid) {
+                continue;
+            }
+            let gpu_mem_bytes = match p.used_gpu_memory {
+                UsedGpuMemory::Used(b) => Some(b),
+                UsedGpuMemory::Unavailable => None,
+            };
+            procs.push(ProcessSample { pid: p.pid, gpu_mem_bytes, ..ProcessSample::default() });
+        }
+        // NotFound here means "no samples yet" (nvml-wrapper#56), not an error.
+        let started = Instant::now();
+        let stats = d.process_utilization_stats(self.last_proc_ts);
+        t.record("process_utilization_stats", started);
+        let mut latest: HashMap<u32, (u64, u32, u32)> = HashMap::new();
+        for s in stats.unwrap_or_default() {
+            self.last_proc_ts = self.last_proc_ts.max(s.timestamp);
+            let e = latest.entry(s.pid).or_insert((0, 0, 0));
+            if s.timestamp >= e.0 {
+                *e = (s.timestamp, s.sm_util, s.mem_util);
+            }
+        }
+        for p in &mut procs {
+            if let Some((_, sm, mem)) = latest.get(&p.pid) {
+                p.sm_pct = (*sm <= 100).then_some(*sm as f32);
+                p.mem_pct = (*mem <= 100).then_some(*mem as f32);
+            }
+        }
+        procs
+    }
+
+    /// GPM needs two samples more than 100 ms apart; the slow cadence guarantees that.
+    fn read_gpm(&mut self, nvml: &'static Nvml, t: &mut CallTimes, r: &mut SlowReading) {
+        let started = Instant::now();
+        let Ok(sample) = self.device.gpm_sample() else {
+            t.record("gpm_sample", started);
+            return;
+        };
+        t.record("gpm_sample", started);
+        if let Some(prev) = &self.prev_gpm {
+            let started = Instant::now();
+            let got = nvml_wrapper::gpm::gpm_metrics_get(nvml, prev, &sample, &GPM_IDS);
+            t.record("gpm_metrics_get", started);
+            if let Ok(values) = got {
+                let v: Vec<Option<f32>> = values.into_iter().map(|x| x.ok().map(|m| m.value as f32)).collect();
+                r.gpm = GpmMetrics {
+                    sm_active_pct: v[0],
+                    sm_occupancy_pct: v[1],
+                    tensor_active_pct: v[2],
+                    dram_bw_pct: v[3],
+                    engine_active_pct: v[4],
+                    fp16_active_pct: v[5],
+                    fp32_active_pct: v[6],
+                    fp64_active_pct: v[7],
+                };
+                // NVML's header gives GPM PCIe rates in MiB/s (the wrapper's doc says bytes).
+                r.pcie_tx_kib_s = v[8].map(|m| m * 1024.0);
+                r.pcie_rx_kib_s = v[9].map(|m| m * 1024.0);
+            }
+        }
+        self.prev_gpm = Some(sample);
+    }
+}
