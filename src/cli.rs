@@ -95,7 +95,8 @@ pub enum Command {
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
-    humantime::parse_duration(s).map_err(|e| format!("'{s}' is not a duration like 250ms, 30s or 15m ({e})"))
+    humantime::parse_duration(s)
+        .map_err(|e| format!("'{s}' is not a duration like 250ms, 30s or 15m ({e})"))
 }
 
 fn parse_interval(s: &str) -> Result<Duration, String> {
@@ -120,7 +121,9 @@ mod tests {
         assert!(parse_interval("10s").is_ok());
         assert!(parse_interval("49ms").unwrap_err().contains("50ms to 10s"));
         assert!(parse_interval("11s").is_err());
-        assert!(parse_interval("fast").unwrap_err().contains("not a duration"));
+        assert!(parse_interval("fast")
+            .unwrap_err()
+            .contains("not a duration"));
     }
 
     #[test]

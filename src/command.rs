@@ -19,7 +19,11 @@ use crate::source::{Sampled, Source};
 /// Set by SIGINT, SIGTERM and SIGHUP so loops can end cleanly.
 pub fn stop_flag() -> Result<Arc<AtomicBool>> {
     let flag = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM, signal_hook::consts::SIGHUP] {
+    for sig in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
         signal_hook::flag::register(sig, flag.clone()).context("installing signal handlers")?;
     }
     Ok(flag)
@@ -33,7 +37,13 @@ pub fn devices(source: &dyn Source, json: bool) -> Result<()> {
     }
     let s = source.system();
     let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
-    println!("host {}  driver {}  NVML {}  CUDA {}", s.host, opt(&s.driver_version), opt(&s.nvml_version), opt(&s.cuda_driver_version));
+    println!(
+        "host {}  driver {}  NVML {}  CUDA {}",
+        s.host,
+        opt(&s.driver_version),
+        opt(&s.nvml_version),
+        opt(&s.cuda_driver_version)
+    );
     for d in source.devices() {
         let f = |v: Option<f32>| v.map_or("?".into(), |w| format!("{w:.0} W"));
         println!("GPU {} {} {} bus {}", d.index, d.name, d.uuid, d.pci_bus_id);
@@ -67,16 +77,38 @@ pub fn timings(source: Box<dyn Source>, ticks: u32, interval: Duration) -> Resul
         std::thread::sleep(interval.saturating_sub(started.elapsed()));
     }
     tick_us.sort_unstable();
-    let q = |p: f64| tick_us.get(((tick_us.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0);
-    println!("fast tick (all GPUs): median {} µs, p90 {} µs, max {} µs over {} ticks", q(0.5), q(0.9), q(1.0), tick_us.len());
+    let q = |p: f64| {
+        tick_us
+            .get(((tick_us.len() as f64 - 1.0) * p).round() as usize)
+            .copied()
+            .unwrap_or(0)
+    };
+    println!(
+        "fast tick (all GPUs): median {} µs, p90 {} µs, max {} µs over {} ticks",
+        q(0.5),
+        q(0.9),
+        q(1.0),
+        tick_us.len()
+    );
     let Some(times) = sampler.source().call_times() else {
         println!("(this source makes no NVML calls)");
         return Ok(());
     };
-    println!("{:<32} {:>6} {:>10} {:>10} {:>10}  thread", "call", "count", "median µs", "p90 µs", "max µs");
+    println!(
+        "{:<32} {:>6} {:>10} {:>10} {:>10}  thread",
+        "call", "count", "median µs", "p90 µs", "max µs"
+    );
     for c in &times.by_call {
         let (m, p, x) = c.quantiles();
-        println!("{:<32} {:>6} {:>10} {:>10} {:>10}  {}", c.call, c.count, m, p, x, if c.slow { "slow" } else { "fast" });
+        println!(
+            "{:<32} {:>6} {:>10} {:>10} {:>10}  {}",
+            c.call,
+            c.count,
+            m,
+            p,
+            x,
+            if c.slow { "slow" } else { "fast" }
+        );
     }
     Ok(())
 }
@@ -92,14 +124,29 @@ fn pace(next: Instant, virtual_time: bool, stop: &AtomicBool) {
     }
 }
 
-pub fn record(source: Box<dyn Source>, out: &Path, duration: Option<Duration>, interval: Duration, force: bool) -> Result<()> {
+pub fn record(
+    source: Box<dyn Source>,
+    out: &Path,
+    duration: Option<Duration>,
+    interval: Duration,
+    force: bool,
+) -> Result<()> {
     let stop = stop_flag()?;
-    let header = Header::new(source.system(), source.devices(), interval.as_millis() as u64);
+    let header = Header::new(
+        source.system(),
+        source.devices(),
+        interval.as_millis() as u64,
+    );
     let mut rec = Recorder::create(out, &header, force)?;
     let virtual_time = source.virtual_time();
     let mut sampler = Sampler::new(source);
     let (mut next, mut first_ms, mut lines) = (Instant::now(), None, 0u64);
-    eprintln!("recording {} GPU(s) every {} to {} (Ctrl-C stops)", header.devices.len(), humantime::format_duration(interval), out.display());
+    eprintln!(
+        "recording {} GPU(s) every {} to {} (Ctrl-C stops)",
+        header.devices.len(),
+        humantime::format_duration(interval),
+        out.display()
+    );
     while !stop.load(Ordering::Relaxed) {
         if sampler.step()? == Sampled::End {
             break;
@@ -119,13 +166,31 @@ pub fn record(source: Box<dyn Source>, out: &Path, duration: Option<Duration>, i
 }
 
 /// Samples (or replays) headlessly and prints the findings. Returns the exit code.
-pub fn diagnose(source: Box<dyn Source>, config: &Config, duration: Duration, interval: Duration, json: bool) -> Result<i32> {
+pub fn diagnose(
+    source: Box<dyn Source>,
+    config: &Config,
+    duration: Duration,
+    interval: Duration,
+    json: bool,
+) -> Result<i32> {
     let stop = stop_flag()?;
-    let virtual_time = source.virtual_time() || matches!(source.pacing(), crate::source::Pacing::Recorded { .. });
+    let virtual_time =
+        source.virtual_time() || matches!(source.pacing(), crate::source::Pacing::Recorded { .. });
     let mut sampler = Sampler::new(source);
-    let capacity = History::capacity_for(duration.max(Duration::from_secs(900)).as_millis() as u64, interval.as_millis() as u64);
-    let mut obs = Observed::new(&sampler, interval.as_millis() as u64, capacity, Engine::new(config.thresholds.clone()));
-    let replaying = matches!(sampler.source().pacing(), crate::source::Pacing::Recorded { .. });
+    let capacity = History::capacity_for(
+        duration.max(Duration::from_secs(900)).as_millis() as u64,
+        interval.as_millis() as u64,
+    );
+    let mut obs = Observed::new(
+        &sampler,
+        interval.as_millis() as u64,
+        capacity,
+        Engine::new(config.thresholds.clone()),
+    );
+    let replaying = matches!(
+        sampler.source().pacing(),
+        crate::source::Pacing::Recorded { .. }
+    );
     let (mut next, mut first_ms, mut last_ms, mut ticks) = (Instant::now(), None, 0u64, 0u64);
     while !stop.load(Ordering::Relaxed) {
         if sampler.step()? == Sampled::End {

@@ -118,7 +118,10 @@ pub struct Config {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("cannot read config file {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("config file {path} is not valid: {reason}")]
     Invalid { path: PathBuf, reason: String },
 }
@@ -140,14 +143,29 @@ impl Config {
 
     /// Loads `path`; a missing file means defaults unless it was named explicitly.
     pub fn load(path: Option<&Path>, explicit: bool) -> Result<Config, ConfigError> {
-        let Some(path) = path else { return Ok(Config::default()) };
+        let Some(path) = path else {
+            return Ok(Config::default());
+        };
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => return Ok(Config::default()),
-            Err(source) => return Err(ConfigError::Read { path: path.to_path_buf(), source }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
+                return Ok(Config::default())
+            }
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
         };
-        let cfg: Config = toml::from_str(&text).map_err(|e| ConfigError::Invalid { path: path.to_path_buf(), reason: e.to_string() })?;
-        cfg.validate().map_err(|reason| ConfigError::Invalid { path: path.to_path_buf(), reason })?;
+        let cfg: Config = toml::from_str(&text).map_err(|e| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })?;
+        cfg.validate().map_err(|reason| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            reason,
+        })?;
         Ok(cfg)
     }
 
@@ -181,11 +199,18 @@ mod tests {
     fn file_overrides_only_the_keys_it_names() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("c.toml");
-        std::fs::write(&p, "[thresholds]\nhang_window = \"2m\"\nhang_sm_max_pct = 10\n").unwrap();
+        std::fs::write(
+            &p,
+            "[thresholds]\nhang_window = \"2m\"\nhang_sm_max_pct = 10\n",
+        )
+        .unwrap();
         let cfg = Config::load(Some(&p), true).unwrap();
         assert_eq!(cfg.thresholds.hang_window, Duration::from_secs(120));
         assert_eq!(cfg.thresholds.hang_sm_max_pct, 10.0);
-        assert_eq!(cfg.thresholds.starved_window, Thresholds::default().starved_window);
+        assert_eq!(
+            cfg.thresholds.starved_window,
+            Thresholds::default().starved_window
+        );
     }
 
     #[test]

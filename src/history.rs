@@ -19,7 +19,11 @@ pub struct Ring<T> {
 impl<T: Copy> Ring<T> {
     pub fn with_capacity(capacity: usize) -> Self {
         let capacity = capacity.max(1);
-        Ring { buf: Vec::with_capacity(capacity), capacity, head: 0 }
+        Ring {
+            buf: Vec::with_capacity(capacity),
+            capacity,
+            head: 0,
+        }
     }
 
     /// Appends `item`, overwriting the oldest once full. Never allocates after construction.
@@ -83,7 +87,11 @@ impl<T: Copy> Ring<T> {
 
 impl Ring<DeviceSample> {
     /// Samples with `from_ms <= t_ms <= to_ms`, oldest first. O(log n) to find, no allocation.
-    pub fn window(&self, from_ms: u64, to_ms: u64) -> impl DoubleEndedIterator<Item = &DeviceSample> + '_ {
+    pub fn window(
+        &self,
+        from_ms: u64,
+        to_ms: u64,
+    ) -> impl DoubleEndedIterator<Item = &DeviceSample> + '_ {
         let start = self.partition_point(|s| s.t_ms < from_ms);
         let end = self.partition_point(|s| s.t_ms <= to_ms);
         (start..end.max(start)).filter_map(move |i| self.get(i))
@@ -155,12 +163,19 @@ impl History {
 
     /// Time of the newest sample of any device.
     pub fn latest_ms(&self) -> Option<u64> {
-        self.devices.iter().filter_map(|d| d.samples.latest()).map(|s| s.t_ms).max()
+        self.devices
+            .iter()
+            .filter_map(|d| d.samples.latest())
+            .map(|s| s.t_ms)
+            .max()
     }
 
     /// Bytes the sample buffers take when full.
     pub fn bytes_when_full(&self) -> usize {
-        self.devices.iter().map(|d| d.samples.capacity() * DeviceSample::BYTES).sum()
+        self.devices
+            .iter()
+            .map(|d| d.samples.capacity() * DeviceSample::BYTES)
+            .sum()
     }
 }
 
@@ -174,7 +189,10 @@ impl DeviceHistory {
             DeviceStatus::Lost { .. } => {
                 // A lost device's sample is all gaps; keeping it draws the gap on the chart.
                 self.lost_since_ms.get_or_insert(t_ms);
-                self.samples.push(DeviceSample { t_ms, ..DeviceSample::default() });
+                self.samples.push(DeviceSample {
+                    t_ms,
+                    ..DeviceSample::default()
+                });
             }
         }
         self.status.clone_from(&reading.status);

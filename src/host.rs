@@ -50,7 +50,11 @@ fn read_stat(pid: u32) -> Option<(String, Stat)> {
 fn read_cmdline(pid: u32) -> String {
     fs::read(format!("/proc/{pid}/cmdline"))
         .map(|b| {
-            let parts: Vec<String> = b.split(|c| *c == 0).filter(|p| !p.is_empty()).map(|p| String::from_utf8_lossy(p).into_owned()).collect();
+            let parts: Vec<String> = b
+                .split(|c| *c == 0)
+                .filter(|p| !p.is_empty())
+                .map(|p| String::from_utf8_lossy(p).into_owned())
+                .collect();
             parts.join(" ")
         })
         .unwrap_or_default()
@@ -64,11 +68,16 @@ fn read_uid(pid: u32) -> Option<u32> {
 
 /// Children of `pid` from /proc/PID/task/*/children (every thread can fork).
 fn read_children(pid: u32) -> Vec<u32> {
-    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
     for task in tasks.flatten() {
         if let Ok(text) = fs::read_to_string(task.path().join("children")) {
-            out.extend(text.split_whitespace().filter_map(|v| v.parse::<u32>().ok()));
+            out.extend(
+                text.split_whitespace()
+                    .filter_map(|v| v.parse::<u32>().ok()),
+            );
         }
     }
     out.sort_unstable();
@@ -94,7 +103,12 @@ impl Default for HostReader {
 impl HostReader {
     pub fn new() -> Self {
         // SAFETY: sysconf only reads configuration values and has no preconditions.
-        let (tps, page) = unsafe { (libc::sysconf(libc::_SC_CLK_TCK), libc::sysconf(libc::_SC_PAGESIZE)) };
+        let (tps, page) = unsafe {
+            (
+                libc::sysconf(libc::_SC_CLK_TCK),
+                libc::sysconf(libc::_SC_PAGESIZE),
+            )
+        };
         HostReader {
             prev: HashMap::new(),
             users: load_users(),
@@ -128,13 +142,23 @@ impl HostReader {
             .into_iter()
             .filter_map(|c| {
                 let (cname, cstat) = read_stat(c)?;
-                Some(ChildProcess { pid: c, name: cname, cpu_pct: self.cpu_pct(c, cstat.cpu_ticks, now_ms, seen), state: Some(cstat.state) })
+                Some(ChildProcess {
+                    pid: c,
+                    name: cname,
+                    cpu_pct: self.cpu_pct(c, cstat.cpu_ticks, now_ms, seen),
+                    state: Some(cstat.state),
+                })
             })
             .collect();
         Some(HostProcess {
             name,
             cmdline: read_cmdline(pid),
-            user: read_uid(pid).map(|uid| self.users.get(&uid).cloned().unwrap_or_else(|| uid.to_string())),
+            user: read_uid(pid).map(|uid| {
+                self.users
+                    .get(&uid)
+                    .cloned()
+                    .unwrap_or_else(|| uid.to_string())
+            }),
             cpu_pct,
             rss_bytes: Some(stat.rss_pages * self.page_bytes),
             threads: Some(stat.threads),
@@ -177,7 +201,10 @@ mod tests {
     fn own_process_is_read_and_cpu_needs_two_readings() {
         let me = std::process::id();
         let mut reader = HostReader::new();
-        let mut procs = vec![ProcessSample { pid: me, ..ProcessSample::default() }];
+        let mut procs = vec![ProcessSample {
+            pid: me,
+            ..ProcessSample::default()
+        }];
         reader.fill(&mut procs, 1_000);
         let h = procs[0].host.as_ref().expect("own pid resolves");
         assert!(h.cpu_pct.is_none(), "first reading has no CPU rate yet");
@@ -189,7 +216,10 @@ mod tests {
     #[test]
     fn unknown_pid_leaves_host_empty() {
         let mut reader = HostReader::new();
-        let mut procs = vec![ProcessSample { pid: u32::MAX - 7, ..ProcessSample::default() }];
+        let mut procs = vec![ProcessSample {
+            pid: u32::MAX - 7,
+            ..ProcessSample::default()
+        }];
         reader.fill(&mut procs, 0);
         assert!(procs[0].host.is_none());
     }

@@ -22,16 +22,44 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<i32> {
     let c = &cli.common;
-    let config = Config::load(Config::path(c.config.as_deref()).as_deref(), c.config.is_some())?;
+    let config = Config::load(
+        Config::path(c.config.as_deref()).as_deref(),
+        c.config.is_some(),
+    )?;
     let s = &cli.source;
-    let open = |replay: Option<(&std::path::Path, f64)>| source::open(s.demo, s.gpus, s.seed, replay, c.nvml_lib.as_deref(), c.interval);
+    let open = |replay: Option<(&std::path::Path, f64)>| {
+        source::open(
+            s.demo,
+            s.gpus,
+            s.seed,
+            replay,
+            c.nvml_lib.as_deref(),
+            c.interval,
+        )
+    };
     match &cli.command {
         None => gpuwatch::tui::run(open(None)?, &config, c.interval, c.history).map(|_| 0),
-        Some(Command::Replay { file, speed }) => gpuwatch::tui::run(open(Some((file, *speed)))?, &config, c.interval, c.history).map(|_| 0),
-        Some(Command::Record { output, duration, force }) => command::record(open(None)?, output, *duration, c.interval, *force).map(|_| 0),
-        Some(Command::Devices { json, timings: None }) => command::devices(open(None)?.as_ref(), *json).map(|_| 0),
-        Some(Command::Devices { timings: Some(n), .. }) => command::timings(open(None)?, *n, c.interval).map(|_| 0),
-        Some(Command::Diagnose { duration, replay, json }) => {
+        Some(Command::Replay { file, speed }) => {
+            gpuwatch::tui::run(open(Some((file, *speed)))?, &config, c.interval, c.history)
+                .map(|_| 0)
+        }
+        Some(Command::Record {
+            output,
+            duration,
+            force,
+        }) => command::record(open(None)?, output, *duration, c.interval, *force).map(|_| 0),
+        Some(Command::Devices {
+            json,
+            timings: None,
+        }) => command::devices(open(None)?.as_ref(), *json).map(|_| 0),
+        Some(Command::Devices {
+            timings: Some(n), ..
+        }) => command::timings(open(None)?, *n, c.interval).map(|_| 0),
+        Some(Command::Diagnose {
+            duration,
+            replay,
+            json,
+        }) => {
             let src = open(replay.as_deref().map(|p| (p, 0.0)))?;
             command::diagnose(src, &config, *duration, c.interval, *json)
         }

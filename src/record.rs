@@ -41,7 +41,10 @@ pub enum RecordError {
     #[error("{path} already exists; choose another name or pass --force to overwrite it")]
     Exists { path: PathBuf },
     #[error("cannot write {path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// Writes ticks to a recording file, one flushed line each.
@@ -53,7 +56,10 @@ pub struct Recorder {
 
 impl Recorder {
     pub fn create(path: &Path, header: &Header, overwrite: bool) -> Result<Self, RecordError> {
-        let io = |source| RecordError::Io { path: path.to_path_buf(), source };
+        let io = |source| RecordError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
         let mut opts = OpenOptions::new();
         opts.write(true);
         if overwrite {
@@ -63,12 +69,18 @@ impl Recorder {
         }
         let file = opts.open(path).map_err(|e| {
             if e.kind() == std::io::ErrorKind::AlreadyExists {
-                RecordError::Exists { path: path.to_path_buf() }
+                RecordError::Exists {
+                    path: path.to_path_buf(),
+                }
             } else {
                 io(e)
             }
         })?;
-        let mut rec = Recorder { out: BufWriter::new(file), path: path.to_path_buf(), line: Vec::with_capacity(4096) };
+        let mut rec = Recorder {
+            out: BufWriter::new(file),
+            path: path.to_path_buf(),
+            line: Vec::with_capacity(4096),
+        };
         rec.write_line(header)?;
         Ok(rec)
     }
@@ -80,12 +92,18 @@ impl Recorder {
     /// Serialises into a reused buffer, then writes and flushes the whole line at once.
     fn write_line<T: Serialize>(&mut self, value: &T) -> Result<(), RecordError> {
         self.line.clear();
-        serde_json::to_writer(&mut self.line, value).map_err(|e| RecordError::Io { path: self.path.clone(), source: e.into() })?;
+        serde_json::to_writer(&mut self.line, value).map_err(|e| RecordError::Io {
+            path: self.path.clone(),
+            source: e.into(),
+        })?;
         self.line.push(b'\n');
         let path = &self.path;
         self.out
             .write_all(&self.line)
             .and_then(|_| self.out.flush())
-            .map_err(|source| RecordError::Io { path: path.clone(), source })
+            .map_err(|source| RecordError::Io {
+                path: path.clone(),
+                source,
+            })
     }
 }

@@ -31,7 +31,12 @@ impl Diagnosis<'_> {
 
 fn clock(ms: u64) -> String {
     let s = ms / 1000;
-    format!("{:02}:{:02}:{:02} UTC", (s / 3600) % 24, (s / 60) % 60, s % 60)
+    format!(
+        "{:02}:{:02}:{:02} UTC",
+        (s / 3600) % 24,
+        (s / 60) % 60,
+        s % 60
+    )
 }
 
 /// One finding, indented, for a terminal or a bug report.
@@ -41,7 +46,14 @@ pub fn finding_text(f: &Finding, out: &mut String) {
         Some(c) => format!("from {} to {}", clock(f.since_ms), clock(c)),
         None => format!("since {}", clock(f.since_ms)),
     };
-    let _ = writeln!(out, "  {} {} [{}] {} ({state})", f.severity.marker(), f.severity.name().to_uppercase(), f.rule, f.title);
+    let _ = writeln!(
+        out,
+        "  {} {} [{}] {} ({state})",
+        f.severity.marker(),
+        f.severity.name().to_uppercase(),
+        f.rule,
+        f.title
+    );
     for e in &f.evidence {
         let _ = writeln!(out, "      evidence: {e}");
     }
@@ -57,11 +69,23 @@ pub fn finding_text(f: &Finding, out: &mut String) {
 pub fn diagnosis_text(d: &Diagnosis, history: &History) -> String {
     use std::fmt::Write;
     let mut out = String::new();
-    let _ = writeln!(out, "gpuwatch diagnose: {} GPU(s), {:.0} s, {} ticks, from {}", d.devices.len(), d.seconds, d.samples, d.source);
+    let _ = writeln!(
+        out,
+        "gpuwatch diagnose: {} GPU(s), {:.0} s, {} ticks, from {}",
+        d.devices.len(),
+        d.seconds,
+        d.samples,
+        d.source
+    );
     for dev in &history.devices {
         let i = dev.info.index;
-        let mem = dev.info.memory_total_bytes.map_or(String::new(), |b| format!(", {:.0} GiB", b as f64 / GIB as f64));
-        let tdp = dev.info.tdp_w().map_or(String::new(), |w| format!(", TDP {w:.0} W"));
+        let mem = dev.info.memory_total_bytes.map_or(String::new(), |b| {
+            format!(", {:.0} GiB", b as f64 / GIB as f64)
+        });
+        let tdp = dev
+            .info
+            .tdp_w()
+            .map_or(String::new(), |w| format!(", TDP {w:.0} W"));
         let _ = writeln!(out, "\nGPU {i}: {}{mem}{tdp}", dev.info.name);
         let mine: Vec<&Finding> = d.findings.iter().filter(|f| f.device == i).collect();
         if mine.is_empty() {

@@ -33,11 +33,17 @@ struct CostMeter {
 
 impl CostMeter {
     fn new() -> Self {
-        CostMeter { tick_us: Ring::with_capacity(256), scratch: Vec::with_capacity(256), last_cpu: None, cost: SelfCost::default() }
+        CostMeter {
+            tick_us: Ring::with_capacity(256),
+            scratch: Vec::with_capacity(256),
+            last_cpu: None,
+            cost: SelfCost::default(),
+        }
     }
 
     fn add_tick(&mut self, took: Duration) {
-        self.tick_us.push(took.as_micros().min(u32::MAX as u128) as u32);
+        self.tick_us
+            .push(took.as_micros().min(u32::MAX as u128) as u32);
     }
 
     /// Refreshes the summary; called about once a second.
@@ -96,7 +102,14 @@ impl Sampler {
     pub fn new(source: Box<dyn Source>) -> Self {
         let host = source.pids_are_local().then(HostReader::new);
         let tick = Tick::for_devices(source.devices().len());
-        Sampler { source, tick, host, last_host_ms: 0, meter: CostMeter::new(), last_refresh: Instant::now() }
+        Sampler {
+            source,
+            tick,
+            host,
+            last_host_ms: 0,
+            meter: CostMeter::new(),
+            last_refresh: Instant::now(),
+        }
     }
 
     pub fn source(&self) -> &dyn Source {
@@ -130,9 +143,16 @@ impl Sampler {
 
     /// The host side changes slowly: read /proc once a second, or at once for new processes.
     fn fill_host(&mut self) {
-        let Some(reader) = self.host.as_mut() else { return };
+        let Some(reader) = self.host.as_mut() else {
+            return;
+        };
         let t = self.tick.t_ms;
-        let unseen = self.tick.devices.iter().flat_map(|d| &d.processes).any(|p| p.host.is_none());
+        let unseen = self
+            .tick
+            .devices
+            .iter()
+            .flat_map(|d| &d.processes)
+            .any(|p| p.host.is_none());
         if t.saturating_sub(self.last_host_ms) >= 1000 || unseen {
             for d in &mut self.tick.devices {
                 reader.fill(&mut d.processes, t);
@@ -198,35 +218,37 @@ pub fn spawn(
     stop: Arc<AtomicBool>,
     mut on_tick: impl FnMut(u64) + Send + 'static,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
-    std::thread::Builder::new().name("gpuwatch-sampler".into()).spawn(move || {
-        let pacing = sampler.source().pacing();
-        let mut next = Instant::now();
-        let mut prev_t = None;
-        while !stop.load(Ordering::Relaxed) {
-            let outcome = sampler.step();
-            let Ok(mut obs) = observed.lock() else { return };
-            match outcome {
-                Ok(Sampled::Tick) => obs.absorb(sampler.tick(), sampler.cost()),
-                Ok(Sampled::End) => obs.ended = true,
-                Err(e) => obs.error = Some(e.to_string()),
+    std::thread::Builder::new()
+        .name("gpuwatch-sampler".into())
+        .spawn(move || {
+            let pacing = sampler.source().pacing();
+            let mut next = Instant::now();
+            let mut prev_t = None;
+            while !stop.load(Ordering::Relaxed) {
+                let outcome = sampler.step();
+                let Ok(mut obs) = observed.lock() else { return };
+                match outcome {
+                    Ok(Sampled::Tick) => obs.absorb(sampler.tick(), sampler.cost()),
+                    Ok(Sampled::End) => obs.ended = true,
+                    Err(e) => obs.error = Some(e.to_string()),
+                }
+                let (done, ticks) = (obs.ended || obs.error.is_some(), obs.history.ticks());
+                drop(obs);
+                on_tick(ticks);
+                if done {
+                    return;
+                }
+                let t = sampler.tick().t_ms;
+                next += delay(pacing, interval, prev_t, t);
+                prev_t = Some(t);
+                let now = Instant::now();
+                if next > now {
+                    std::thread::sleep(next - now);
+                } else if pacing == Pacing::Live {
+                    next = now; // fell behind (a slow NVML call): do not burst to catch up
+                }
             }
-            let (done, ticks) = (obs.ended || obs.error.is_some(), obs.history.ticks());
-            drop(obs);
-            on_tick(ticks);
-            if done {
-                return;
-            }
-            let t = sampler.tick().t_ms;
-            next += delay(pacing, interval, prev_t, t);
-            prev_t = Some(t);
-            let now = Instant::now();
-            if next > now {
-                std::thread::sleep(next - now);
-            } else if pacing == Pacing::Live {
-                next = now; // fell behind (a slow NVML call): do not burst to catch up
-            }
-        }
-    })
+        })
 }
 
 #[cfg(test)]
@@ -235,14 +257,25 @@ mod tests {
 
     #[test]
     fn live_pacing_waits_one_interval() {
-        assert_eq!(delay(Pacing::Live, Duration::from_millis(250), None, 0), Duration::from_millis(250));
+        assert_eq!(
+            delay(Pacing::Live, Duration::from_millis(250), None, 0),
+            Duration::from_millis(250)
+        );
     }
 
     #[test]
     fn recorded_pacing_follows_sample_times_and_speed() {
         let p = Pacing::Recorded { speed: 4.0 };
-        assert_eq!(delay(p, Duration::ZERO, Some(1_000), 2_000), Duration::from_millis(250));
-        let fast = Pacing::Recorded { speed: f64::INFINITY };
-        assert_eq!(delay(fast, Duration::ZERO, Some(1_000), 9_000), Duration::ZERO);
+        assert_eq!(
+            delay(p, Duration::ZERO, Some(1_000), 2_000),
+            Duration::from_millis(250)
+        );
+        let fast = Pacing::Recorded {
+            speed: f64::INFINITY,
+        };
+        assert_eq!(
+            delay(fast, Duration::ZERO, Some(1_000), 9_000),
+            Duration::ZERO
+        );
     }
 }

@@ -23,13 +23,28 @@ fn check(c: &Ctx) -> Option<Verdict> {
     }
     let util = c.stats(w, |s| s.util_gpu_pct);
     let power = c.stats(w, |s| s.power_w);
-    if util.n == 0 || util.min < c.t.hang_util_min_pct || power.n == 0 || power.max > c.near_floor_w() {
+    // Percentiles, not extremes: one odd sample must not open or close a hang.
+    if util.n == 0
+        || util.p10 < c.t.hang_util_min_pct
+        || power.n == 0
+        || power.p90 > c.near_floor_w()
+    {
         return None;
     }
     let mut v = Verdict {
         evidence: vec![
-            format!("util ≥ {:.0} % for {} (median {:.0} %)", util.min, secs(w), util.median),
-            format!("power {}, {:+.0} W from {}", c.pct_of_tdp(power.median), power.median - c.floor_w, c.floor_text()),
+            format!(
+                "util ≥ {:.0} % for {} (median {:.0} %)",
+                util.p10,
+                secs(w),
+                util.median
+            ),
+            format!(
+                "power {}, {:+.0} W from {}",
+                c.pct_of_tdp(power.median),
+                power.median - c.floor_w,
+                c.floor_text()
+            ),
         ],
         ..Verdict::default()
     };
@@ -40,14 +55,20 @@ fn check(c: &Ctx) -> Option<Verdict> {
         if sm.median > c.t.hang_sm_max_pct || tensor.median > 10.0 || dram.median > 10.0 {
             return None;
         }
-        v.evidence.push(format!("SM activity {:.1} %, tensor {:.1} %, DRAM {:.1} % (GPM)", sm.median, tensor.median, dram.median));
+        v.evidence.push(format!(
+            "SM activity {:.1} %, tensor {:.1} %, DRAM {:.1} % (GPM)",
+            sm.median, tensor.median, dram.median
+        ));
         v.signals = "utilization, power against the idle floor, GPM SM/tensor/DRAM activity".into();
     } else {
         // Without GPM, a power trace flat at the floor is what tells a spin from real work.
         if power.sd > 3.0 {
             return None;
         }
-        v.evidence.push(format!("power flat (sd {:.1} W); no GPM on this GPU, so SM activity is unknown", power.sd));
+        v.evidence.push(format!(
+            "power flat (sd {:.1} W); no GPM on this GPU, so SM activity is unknown",
+            power.sd
+        ));
         v.signals = "utilization and power against the idle floor (no GPM)".into();
     }
     v.pids = c.dev.processes.iter().map(|p| p.pid).collect();
@@ -72,7 +93,11 @@ fn check(c: &Ctx) -> Option<Verdict> {
 
 /// The parent PIDs of a device's processes: ranks started by one launcher share one.
 fn job_keys(d: &DeviceHistory) -> Vec<u32> {
-    d.processes.iter().filter_map(|p| p.host.as_ref()?.ppid).filter(|pp| *pp > 1).collect()
+    d.processes
+        .iter()
+        .filter_map(|p| p.host.as_ref()?.ppid)
+        .filter(|pp| *pp > 1)
+        .collect()
 }
 
 /// Another GPU of the same job that is idle while this one spins.

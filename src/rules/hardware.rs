@@ -4,15 +4,49 @@
 use super::{ms, secs, Ctx, Rule, Severity, Verdict};
 use crate::model::{clock_event, DeviceStatus};
 
-pub const LOST: Rule = Rule { id: "lost", title: "GPU lost", severity: Severity::Critical, window: |_| std::time::Duration::ZERO, check: check_lost };
-pub const POWERCAP: Rule = Rule { id: "powercap", title: "Power capped below TDP", severity: Severity::Warning, window: |t| t.powercap_window, check: check_powercap };
-pub const THERMAL: Rule = Rule { id: "thermal", title: "Clocks slowed: thermal or hardware slowdown", severity: Severity::Warning, window: |t| t.thermal_window, check: check_thermal };
-pub const PCIE: Rule = Rule { id: "pcie", title: "PCIe link below its maximum", severity: Severity::Warning, window: |t| t.pcie_window, check: check_pcie };
-pub const PERSISTENCE: Rule = Rule { id: "persistence", title: "Persistence mode off", severity: Severity::Info, window: |_| std::time::Duration::ZERO, check: check_persistence };
+pub const LOST: Rule = Rule {
+    id: "lost",
+    title: "GPU lost",
+    severity: Severity::Critical,
+    window: |_| std::time::Duration::ZERO,
+    check: check_lost,
+};
+pub const POWERCAP: Rule = Rule {
+    id: "powercap",
+    title: "Power capped below TDP",
+    severity: Severity::Warning,
+    window: |t| t.powercap_window,
+    check: check_powercap,
+};
+pub const THERMAL: Rule = Rule {
+    id: "thermal",
+    title: "Clocks slowed: thermal or hardware slowdown",
+    severity: Severity::Warning,
+    window: |t| t.thermal_window,
+    check: check_thermal,
+};
+pub const PCIE: Rule = Rule {
+    id: "pcie",
+    title: "PCIe link below its maximum",
+    severity: Severity::Warning,
+    window: |t| t.pcie_window,
+    check: check_pcie,
+};
+pub const PERSISTENCE: Rule = Rule {
+    id: "persistence",
+    title: "Persistence mode off",
+    severity: Severity::Info,
+    window: |_| std::time::Duration::ZERO,
+    check: check_persistence,
+};
 
 fn check_lost(c: &Ctx) -> Option<Verdict> {
-    let DeviceStatus::Lost { reason } = &c.dev.status else { return None };
-    let since = c.dev.lost_since_ms.map_or(String::new(), |t| format!(" for {}", secs(c.now_ms.saturating_sub(t))));
+    let DeviceStatus::Lost { reason } = &c.dev.status else {
+        return None;
+    };
+    let since = c.dev.lost_since_ms.map_or(String::new(), |t| {
+        format!(" for {}", secs(c.now_ms.saturating_sub(t)))
+    });
     Some(Verdict {
         evidence: vec![format!("NVML stopped answering for this GPU{since}: {reason}")],
         causes: vec!["The GPU fell off the bus (Xid 79), was reset, or its driver state is broken".into()],
@@ -27,7 +61,10 @@ fn check_lost(c: &Ctx) -> Option<Verdict> {
 
 /// Share of samples in the window with any of `bits` set.
 fn share_with(c: &Ctx, w: u64, bits: u64) -> Option<f32> {
-    let s = c.stats(w, |s| s.clock_events.map(|e| if e & bits != 0 { 1.0 } else { 0.0 }));
+    let s = c.stats(w, |s| {
+        s.clock_events
+            .map(|e| if e & bits != 0 { 1.0 } else { 0.0 })
+    });
     (s.n > 0).then_some(s.mean)
 }
 
@@ -38,7 +75,9 @@ fn check_powercap(c: &Ctx) -> Option<Verdict> {
     }
     let util = c.stats(w, |s| s.util_gpu_pct);
     let default = c.dev.info.power_limit_default_w?;
-    let limit = c.stats(w, |s| s.power_limit_w).median_or(c.dev.info.power_limit_enforced_w)?;
+    let limit = c
+        .stats(w, |s| s.power_limit_w)
+        .median_or(c.dev.info.power_limit_enforced_w)?;
     if util.median < c.t.busy_util_min_pct || limit >= default * 0.99 {
         return None;
     }
@@ -48,7 +87,11 @@ fn check_powercap(c: &Ctx) -> Option<Verdict> {
         return None;
     }
     let clock = c.stats(w, |s| s.sm_clock_mhz.map(|m| m as f32));
-    let max_clock = c.dev.info.max_sm_clock_mhz.map_or(String::new(), |m| format!(" of max {m}"));
+    let max_clock = c
+        .dev
+        .info
+        .max_sm_clock_mhz
+        .map_or(String::new(), |m| format!(" of max {m}"));
     Some(Verdict {
         evidence: vec![
             format!("enforced power limit {limit:.0} W is below the default {default:.0} W (TDP)"),
@@ -74,7 +117,12 @@ fn check_thermal(c: &Ctx) -> Option<Verdict> {
     if !c.covers(w) {
         return None;
     }
-    let thermal = share_with(c, w, clock_event::SW_THERMAL | clock_event::HW_THERMAL | clock_event::HW_SLOWDOWN).unwrap_or(0.0);
+    let thermal = share_with(
+        c,
+        w,
+        clock_event::SW_THERMAL | clock_event::HW_THERMAL | clock_event::HW_SLOWDOWN,
+    )
+    .unwrap_or(0.0);
     let brake = share_with(c, w, clock_event::HW_POWER_BRAKE).unwrap_or(0.0);
     let temp = c.stats(w, |s| s.temp_c);
     let hot = match (c.dev.info.temp_slowdown_c, temp.n) {
@@ -85,16 +133,37 @@ fn check_thermal(c: &Ctx) -> Option<Verdict> {
         return None;
     }
     let clock = c.stats(w, |s| s.sm_clock_mhz.map(|m| m as f32));
-    let limit = c.dev.info.temp_slowdown_c.map_or(String::new(), |l| format!(" (slowdown at {l} °C)"));
+    let limit = c
+        .dev
+        .info
+        .temp_slowdown_c
+        .map_or(String::new(), |l| format!(" (slowdown at {l} °C)"));
     let mut evidence = vec![
         format!("temperature {:.0} °C{limit}", temp.median),
-        format!("thermal/hardware slowdown in {:.0} % of samples, power brake in {:.0} %", thermal * 100.0, brake * 100.0),
+        format!(
+            "thermal/hardware slowdown in {:.0} % of samples, power brake in {:.0} %",
+            thermal * 100.0,
+            brake * 100.0
+        ),
     ];
     if clock.n > 0 {
-        evidence.push(format!("SM clock {:.0} MHz{}", clock.median, c.dev.info.max_sm_clock_mhz.map_or(String::new(), |m| format!(" of max {m}"))));
+        evidence.push(format!(
+            "SM clock {:.0} MHz{}",
+            clock.median,
+            c.dev
+                .info
+                .max_sm_clock_mhz
+                .map_or(String::new(), |m| format!(" of max {m}"))
+        ));
     }
     let (causes, severity) = if brake >= 0.5 {
-        (vec!["The external power brake is asserted: a facility, PSU or BMC power event".to_string()], Some(Severity::Critical))
+        (
+            vec![
+                "The external power brake is asserted: a facility, PSU or BMC power event"
+                    .to_string(),
+            ],
+            Some(Severity::Critical),
+        )
     } else {
         (vec!["Cooling cannot keep up: blocked airflow, failed fan, hot inlet air, or a neighbouring GPU's exhaust".to_string()], None)
     };
@@ -102,7 +171,8 @@ fn check_thermal(c: &Ctx) -> Option<Verdict> {
         evidence,
         causes,
         actions: vec![
-            "`nvidia-smi -q -d TEMPERATURE,PERFORMANCE` to see the active reasons and thresholds".into(),
+            "`nvidia-smi -q -d TEMPERATURE,PERFORMANCE` to see the active reasons and thresholds"
+                .into(),
             "Check airflow and fans; compare with the other GPUs in the chassis".into(),
         ],
         pids: Vec::new(),
@@ -118,11 +188,25 @@ fn check_pcie(c: &Ctx) -> Option<Verdict> {
     }
     let (max_gen, max_width) = (c.dev.info.pcie_max_gen?, c.dev.info.pcie_max_width?);
     let util = c.stats(w, |s| s.util_gpu_pct);
-    // Links drop their speed at idle to save power: judge only under load.
-    if util.median < c.t.busy_util_min_pct {
+    // Links drop their speed when there is no traffic: judge only under real load (a hung
+    // GPU reads 100 % util but moves nothing, so util alone is not enough).
+    let sm = c.stats(w, |s| s.gpm.sm_active_pct);
+    let power = c.stats(w, |s| s.power_w);
+    let working = if sm.n > 0 {
+        sm.median >= c.t.busy_util_min_pct
+    } else {
+        power.median > c.near_floor_w()
+    };
+    if util.median < c.t.busy_util_min_pct || !working {
         return None;
     }
-    let below = c.stats(w, |s| Some(if s.pcie_gen? < max_gen || s.pcie_width? < max_width { 1.0 } else { 0.0 }));
+    let below = c.stats(w, |s| {
+        Some(if s.pcie_gen? < max_gen || s.pcie_width? < max_width {
+            1.0
+        } else {
+            0.0
+        })
+    });
     if below.n == 0 || below.mean < 0.8 {
         return None;
     }

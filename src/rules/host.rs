@@ -31,16 +31,27 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
     }
     let util = c.stats(w, |s| s.util_gpu_pct);
     let power = c.stats(w, |s| s.power_w);
-    let power_ceiling = c.floor_w + c.tdp_w().unwrap_or(0.0) * c.t.starved_power_margin_pct_of_tdp / 100.0;
-    let active = util.n > 0 && util.max >= 10.0 && util.nonzero_share >= 0.1;
-    if !active || util.median >= c.t.starved_util_max_median_pct || power.n == 0 || power.median > power_ceiling {
+    let power_ceiling =
+        c.floor_w + c.tdp_w().unwrap_or(0.0) * c.t.starved_power_margin_pct_of_tdp / 100.0;
+    // Bursts, not one step up or down: a phase change (idle, then a saturated job) is not
+    // starvation even though its window has a low median.
+    let active = util.n > 0 && util.max >= 10.0 && util.nonzero_share >= 0.2 && bursts(c, w) >= 3;
+    let (u1, u2) = c.halves(w, |s| s.util_gpu_pct);
+    let both_halves_low =
+        u1.median < c.t.starved_util_max_median_pct && u2.median < c.t.starved_util_max_median_pct;
+    if !active
+        || !both_halves_low
+        || util.median >= c.t.starved_util_max_median_pct
+        || power.n == 0
+        || power.median > power_ceiling
+    {
         return None;
     }
     let sm = c.stats(w, |s| s.gpm.sm_active_pct);
     let signals = if sm.n > 0 {
         // Kernels that fill the SMs while they run (SM activity tracks util): work arrives in
         // bursts. SM far below util is the launch-bound pattern, left to the sync rule.
-        if sm.median < c.t.sync_sm_to_util_max * util.median {
+        if sm.median < 1.0 || sm.median < c.t.sync_sm_to_util_max * util.median {
             return None;
         }
         "utilization bursts, power against the idle floor, GPM SM activity, host CPU of the process"
@@ -52,11 +63,26 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
     };
     let host = host_evidence(&c.dev.processes, c.t.starved_host_cpu_min_pct)?;
     let mut evidence = vec![
-        format!("util median {:.0} % over {} (range {:.0}–{:.0} %, busy in {:.0} % of samples)", util.median, secs(w), util.min, util.max, util.nonzero_share * 100.0),
-        format!("power {}, {:+.0} W from {}", c.pct_of_tdp(power.median), power.median - c.floor_w, c.floor_text()),
+        format!(
+            "util median {:.0} % over {} (range {:.0}–{:.0} %, busy in {:.0} % of samples)",
+            util.median,
+            secs(w),
+            util.min,
+            util.max,
+            util.nonzero_share * 100.0
+        ),
+        format!(
+            "power {}, {:+.0} W from {}",
+            c.pct_of_tdp(power.median),
+            power.median - c.floor_w,
+            c.floor_text()
+        ),
     ];
     if sm.n > 0 {
-        evidence.push(format!("SM activity {:.1} % (GPM): kernels fill the GPU while they run, then it waits", sm.median));
+        evidence.push(format!(
+            "SM activity {:.1} % (GPM): kernels fill the GPU while they run, then it waits",
+            sm.median
+        ));
     }
     evidence.extend(host.lines);
     Some(Verdict {
@@ -76,6 +102,18 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
         signals: signals.into(),
         severity: None,
     })
+}
+
+/// Rising edges of utilization through 5 % in the window: how many bursts of work arrived.
+fn bursts(c: &Ctx, w: u64) -> usize {
+    let mut was_busy = true; // a window that starts busy does not count that as a burst
+    let mut n = 0;
+    for u in c.dev.samples.last(w).filter_map(|s| s.util_gpu_pct) {
+        let busy = u >= 5.0;
+        n += usize::from(busy && !was_busy);
+        was_busy = busy;
+    }
+    n
 }
 
 struct HostEvidence {
@@ -98,14 +136,21 @@ fn host_evidence(procs: &[ProcessSample], busy_pct: f32) -> Option<HostEvidence>
         let Some(h) = &p.host else { continue };
         let cpu = h.cpu_pct.unwrap_or(0.0);
         let io_wait = h.state == Some('D');
-        let busy_workers = h.children.iter().filter(|k| k.cpu_pct.unwrap_or(0.0) >= busy_pct || k.state == Some('D')).count();
+        let busy_workers = h
+            .children
+            .iter()
+            .filter(|k| k.cpu_pct.unwrap_or(0.0) >= busy_pct || k.state == Some('D'))
+            .count();
         busy |= cpu >= busy_pct || io_wait || busy_workers > 0;
         let workers = match h.children.len() {
             0 => "no worker processes (DataLoader num_workers=0?)".to_string(),
             n => format!("{n} worker processes, {busy_workers} of them busy"),
         };
         let wait = if io_wait { ", in I/O wait" } else { "" };
-        lines.push(format!("pid {} ({}) at {cpu:.0} % CPU{wait}; {workers}", p.pid, h.name));
+        lines.push(format!(
+            "pid {} ({}) at {cpu:.0} % CPU{wait}; {workers}",
+            p.pid, h.name
+        ));
     }
     busy.then_some(HostEvidence { lines, pids })
 }
@@ -121,7 +166,11 @@ fn check_idle_mem(c: &Ctx) -> Option<Verdict> {
         return None;
     }
     let held: u64 = c.dev.processes.iter().filter_map(|p| p.gpu_mem_bytes).sum();
-    let held = if held > 0 { held } else { c.dev.samples.latest()?.mem_used_bytes? };
+    let held = if held > 0 {
+        held
+    } else {
+        c.dev.samples.latest()?.mem_used_bytes?
+    };
     if (held as f32) < c.t.idle_mem_min_gib * GIB as f32 {
         return None;
     }
@@ -131,7 +180,9 @@ fn check_idle_mem(c: &Ctx) -> Option<Verdict> {
         .iter()
         .map(|p| {
             let name = p.host.as_ref().map_or("?", |h| h.name.as_str());
-            let mem = p.gpu_mem_bytes.map_or("?".into(), |b| format!("{:.1} GiB", b as f64 / GIB as f64));
+            let mem = p
+                .gpu_mem_bytes
+                .map_or("?".into(), |b| format!("{:.1} GiB", b as f64 / GIB as f64));
             format!("pid {} ({name}) holds {mem}", p.pid)
         })
         .collect();

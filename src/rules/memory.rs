@@ -3,8 +3,20 @@
 use super::{ms, secs, Ctx, Rule, Severity, Verdict};
 use crate::model::GIB;
 
-pub const FULL: Rule = Rule { id: "mem-full", title: "GPU memory nearly full", severity: Severity::Warning, window: |t| t.mem_full_window, check: check_full };
-pub const GROWTH: Rule = Rule { id: "mem-growth", title: "GPU memory growing steadily", severity: Severity::Warning, window: |t| t.mem_growth_window, check: check_growth };
+pub const FULL: Rule = Rule {
+    id: "mem-full",
+    title: "GPU memory nearly full",
+    severity: Severity::Warning,
+    window: |t| t.mem_full_window,
+    check: check_full,
+};
+pub const GROWTH: Rule = Rule {
+    id: "mem-growth",
+    title: "GPU memory growing steadily",
+    severity: Severity::Warning,
+    window: |t| t.mem_growth_window,
+    check: check_growth,
+};
 
 fn gib(b: f32) -> f32 {
     b / GIB as f32
@@ -40,12 +52,20 @@ fn check_full(c: &Ctx) -> Option<Verdict> {
 
 /// Least-squares slope of memory over time, bytes per second, with the fit's R².
 fn trend(c: &Ctx, w: u64) -> Option<(f32, f32)> {
-    let pts: Vec<(f64, f64)> = c.dev.samples.last(w).filter_map(|s| Some((s.t_ms as f64 / 1000.0, s.mem_used_bytes? as f64))).collect();
+    let pts: Vec<(f64, f64)> = c
+        .dev
+        .samples
+        .last(w)
+        .filter_map(|s| Some((s.t_ms as f64 / 1000.0, s.mem_used_bytes? as f64)))
+        .collect();
     if pts.len() < 8 {
         return None;
     }
     let n = pts.len() as f64;
-    let (mx, my) = (pts.iter().map(|p| p.0).sum::<f64>() / n, pts.iter().map(|p| p.1).sum::<f64>() / n);
+    let (mx, my) = (
+        pts.iter().map(|p| p.0).sum::<f64>() / n,
+        pts.iter().map(|p| p.1).sum::<f64>() / n,
+    );
     let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
     let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
     let syy: f64 = pts.iter().map(|p| (p.1 - my).powi(2)).sum();

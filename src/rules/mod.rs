@@ -6,8 +6,8 @@
 //! finding does not flap. Nothing here knows about NVML, tokio or the terminal.
 
 mod hang;
-mod host;
 mod hardware;
+mod host;
 mod memory;
 mod stats;
 mod sync;
@@ -55,6 +55,8 @@ pub struct Finding {
     pub since_ms: u64,
     /// The last time the rule held (ms).
     pub last_ms: u64,
+    /// When the rule first held and the finding was raised (ms).
+    pub opened_ms: u64,
     /// When the finding was closed (ms), for recently cleared findings.
     pub cleared_ms: Option<u64>,
     pub evidence: Vec<String>,
@@ -97,26 +99,60 @@ impl Ctx<'_> {
     }
     /// The power below which a GPU counts as "near its idle floor".
     pub fn near_floor_w(&self) -> f32 {
-        let margin = self.tdp_w().map_or(0.0, |tdp| tdp * self.t.floor_margin_pct_of_tdp / 100.0);
+        let margin = self
+            .tdp_w()
+            .map_or(0.0, |tdp| tdp * self.t.floor_margin_pct_of_tdp / 100.0);
         self.floor_w + margin.max(self.t.floor_margin_min_w)
     }
     /// True when the history reaches back at least `span_ms` from now.
     pub fn covers(&self, span_ms: u64) -> bool {
-        self.dev.samples.iter().next().is_some_and(|s| s.t_ms + span_ms <= self.now_ms)
+        self.dev
+            .samples
+            .iter()
+            .next()
+            .is_some_and(|s| s.t_ms + span_ms <= self.now_ms)
     }
-    pub fn stats(&self, span_ms: u64, metric: impl Fn(&crate::model::DeviceSample) -> Option<f32>) -> Stats {
+    pub fn stats(
+        &self,
+        span_ms: u64,
+        metric: impl Fn(&crate::model::DeviceSample) -> Option<f32>,
+    ) -> Stats {
         Stats::of(self.dev.samples.last(span_ms).filter_map(metric))
+    }
+    /// Stats of the older and the newer half of the window. A symptom must show in both, so a
+    /// window that straddles two different workloads does not pass for a third.
+    pub fn halves(
+        &self,
+        span_ms: u64,
+        metric: impl Fn(&crate::model::DeviceSample) -> Option<f32> + Copy,
+    ) -> (Stats, Stats) {
+        let half = span_ms / 2;
+        let older = Stats::of(
+            self.dev
+                .samples
+                .window(
+                    self.now_ms.saturating_sub(span_ms),
+                    self.now_ms.saturating_sub(half),
+                )
+                .filter_map(metric),
+        );
+        (older, self.stats(half, metric))
     }
     pub fn floor_text(&self) -> String {
         if self.floor_learned {
             format!("this GPU's idle floor ({:.0} W)", self.floor_w)
         } else {
-            format!("the assumed idle floor ({:.0} W, {:.0} % of TDP; no idle seen yet)", self.floor_w, self.t.floor_fallback_pct_of_tdp)
+            format!(
+                "the assumed idle floor ({:.0} W, {:.0} % of TDP; no idle seen yet)",
+                self.floor_w, self.t.floor_fallback_pct_of_tdp
+            )
         }
     }
     pub fn pct_of_tdp(&self, w: f32) -> String {
         match self.tdp_w() {
-            Some(tdp) if tdp > 0.0 => format!("{w:.0} W = {:.0} % of the {tdp:.0} W TDP", w / tdp * 100.0),
+            Some(tdp) if tdp > 0.0 => {
+                format!("{w:.0} W = {:.0} % of the {tdp:.0} W TDP", w / tdp * 100.0)
+            }
             _ => format!("{w:.0} W"),
         }
     }
@@ -171,7 +207,13 @@ const FLOOR_SPAN_MS: u64 = 5_000;
 
 impl Engine {
     pub fn new(thresholds: Thresholds) -> Self {
-        Engine { rules: all_rules(), thresholds, slots: Vec::new(), floors: Vec::new(), cleared: Vec::new() }
+        Engine {
+            rules: all_rules(),
+            thresholds,
+            slots: Vec::new(),
+            floors: Vec::new(),
+            cleared: Vec::new(),
+        }
     }
 
     pub fn rules(&self) -> &[Rule] {
@@ -180,14 +222,23 @@ impl Engine {
 
     /// The open findings, most severe first.
     pub fn active(&self) -> Vec<&Finding> {
-        let mut v: Vec<&Finding> = self.slots.iter().flatten().filter_map(|s| s.open.as_ref()).collect();
+        let mut v: Vec<&Finding> = self
+            .slots
+            .iter()
+            .flatten()
+            .filter_map(|s| s.open.as_ref())
+            .collect();
         v.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.device.cmp(&b.device)));
         v
     }
 
     /// The open findings of one device.
     pub fn active_on(&self, device: usize) -> impl Iterator<Item = &Finding> {
-        self.slots.get(device).into_iter().flatten().filter_map(|s| s.open.as_ref())
+        self.slots
+            .get(device)
+            .into_iter()
+            .flatten()
+            .filter_map(|s| s.open.as_ref())
     }
 
     /// The learned idle floor of a device, if one has been seen.
@@ -197,12 +248,17 @@ impl Engine {
 
     pub fn evaluate(&mut self, history: &History) {
         let n = history.devices.len();
-        self.slots.resize_with(n, || vec![Slot::default(); self.rules.len()]);
+        self.slots
+            .resize_with(n, || vec![Slot::default(); self.rules.len()]);
         self.floors.resize(n, None);
         for (i, dev) in history.devices.iter().enumerate() {
             self.learn_floor(i, dev);
-            let Some(now_ms) = dev.samples.latest().map(|s| s.t_ms) else { continue };
-            let fallback = dev.info.tdp_w().map_or(0.0, |tdp| tdp * self.thresholds.floor_fallback_pct_of_tdp / 100.0);
+            let Some(now_ms) = dev.samples.latest().map(|s| s.t_ms) else {
+                continue;
+            };
+            let fallback = dev.info.tdp_w().map_or(0.0, |tdp| {
+                tdp * self.thresholds.floor_fallback_pct_of_tdp / 100.0
+            });
             let ctx = Ctx {
                 dev,
                 all: history,
@@ -225,12 +281,27 @@ impl Engine {
 
     /// The floor is the lowest power held through a stretch with no kernels running.
     fn learn_floor(&mut self, i: usize, dev: &DeviceHistory) {
-        let Some(latest) = dev.samples.latest() else { return };
-        if dev.samples.iter().next().is_none_or(|s| s.t_ms + FLOOR_SPAN_MS > latest.t_ms) {
+        let Some(latest) = dev.samples.latest() else {
+            return;
+        };
+        if dev
+            .samples
+            .iter()
+            .next()
+            .is_none_or(|s| s.t_ms + FLOOR_SPAN_MS > latest.t_ms)
+        {
             return;
         }
-        let util = Stats::of(dev.samples.last(FLOOR_SPAN_MS).filter_map(|s| s.util_gpu_pct));
-        let sm = Stats::of(dev.samples.last(FLOOR_SPAN_MS).filter_map(|s| s.gpm.sm_active_pct));
+        let util = Stats::of(
+            dev.samples
+                .last(FLOOR_SPAN_MS)
+                .filter_map(|s| s.util_gpu_pct),
+        );
+        let sm = Stats::of(
+            dev.samples
+                .last(FLOOR_SPAN_MS)
+                .filter_map(|s| s.gpm.sm_active_pct),
+        );
         let idle = util.n > 0 && util.max <= 0.0 && (sm.n == 0 || sm.max <= 1.0);
         if !idle {
             return;
@@ -244,7 +315,12 @@ impl Engine {
 }
 
 /// Opens, refreshes or closes one slot's finding; returns a finding that just closed.
-fn update_slot(slot: &mut Slot, rule: &Rule, ctx: &Ctx, verdict: Option<Verdict>) -> Option<Finding> {
+fn update_slot(
+    slot: &mut Slot,
+    rule: &Rule,
+    ctx: &Ctx,
+    verdict: Option<Verdict>,
+) -> Option<Finding> {
     match (verdict, slot.open.as_mut()) {
         (Some(v), Some(f)) => {
             f.last_ms = ctx.now_ms;
@@ -264,6 +340,7 @@ fn update_slot(slot: &mut Slot, rule: &Rule, ctx: &Ctx, verdict: Option<Verdict>
                 severity: v.severity.unwrap_or(rule.severity),
                 device: ctx.dev.info.index,
                 since_ms: ctx.now_ms.saturating_sub(window),
+                opened_ms: ctx.now_ms,
                 last_ms: ctx.now_ms,
                 cleared_ms: None,
                 evidence: v.evidence,
@@ -274,7 +351,9 @@ fn update_slot(slot: &mut Slot, rule: &Rule, ctx: &Ctx, verdict: Option<Verdict>
             });
             None
         }
-        (None, Some(f)) if ctx.now_ms.saturating_sub(f.last_ms) >= ctx.t.clear_after.as_millis() as u64 => {
+        (None, Some(f))
+            if ctx.now_ms.saturating_sub(f.last_ms) >= ctx.t.clear_after.as_millis() as u64 =>
+        {
             let mut closed = slot.open.take()?;
             closed.cleared_ms = Some(ctx.now_ms);
             Some(closed)

@@ -11,6 +11,9 @@ pub struct Stats {
     pub sd: f32,
     /// Share of values above zero.
     pub nonzero_share: f32,
+    /// 10th and 90th percentiles: "nearly always above/below", robust to a single blip.
+    pub p10: f32,
+    pub p90: f32,
 }
 
 /// Windows hold at most a few thousand samples; a fixed stack buffer keeps this allocation-free.
@@ -38,7 +41,11 @@ impl Stats {
         vals.sort_unstable_by(|a, b| a.total_cmp(b));
         let mean = vals.iter().sum::<f32>() / n as f32;
         let var = vals.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n as f32;
-        let median = if n % 2 == 1 { vals[n / 2] } else { (vals[n / 2 - 1] + vals[n / 2]) / 2.0 };
+        let median = if n % 2 == 1 {
+            vals[n / 2]
+        } else {
+            (vals[n / 2 - 1] + vals[n / 2]) / 2.0
+        };
         Stats {
             n,
             min: vals[0],
@@ -47,6 +54,8 @@ impl Stats {
             median,
             sd: var.sqrt(),
             nonzero_share: vals.iter().filter(|v| **v > 0.0).count() as f32 / n as f32,
+            p10: vals[(n - 1) / 10],
+            p90: vals[(n - 1) - (n - 1) / 10],
         }
     }
 

@@ -21,13 +21,36 @@ fn check(c: &Ctx) -> Option<Verdict> {
     }
     let util = c.stats(w, |s| s.util_gpu_pct);
     let power = c.stats(w, |s| s.power_w);
-    if util.n == 0 || util.median < 5.0 || util.min >= c.t.hang_util_min_pct || power.n == 0 || power.median > c.near_floor_w() {
+    if util.n == 0
+        || util.median < 5.0
+        || util.median > 90.0
+        || power.n == 0
+        || power.median > c.near_floor_w()
+    {
+        return None;
+    }
+    let (u1, u2) = c.halves(w, |s| s.util_gpu_pct);
+    if [u1, u2]
+        .iter()
+        .any(|h| h.n == 0 || h.median < 5.0 || h.median > 90.0)
+    {
         return None;
     }
     let sm = c.stats(w, |s| s.gpm.sm_active_pct);
     let mut evidence = vec![
-        format!("util median {:.0} % over {} (range {:.0}–{:.0} %)", util.median, secs(w), util.min, util.max),
-        format!("power {}, {:+.0} W from {}", c.pct_of_tdp(power.median), power.median - c.floor_w, c.floor_text()),
+        format!(
+            "util median {:.0} % over {} (range {:.0}–{:.0} %)",
+            util.median,
+            secs(w),
+            util.min,
+            util.max
+        ),
+        format!(
+            "power {}, {:+.0} W from {}",
+            c.pct_of_tdp(power.median),
+            power.median - c.floor_w,
+            c.floor_text()
+        ),
     ];
     let signals = if sm.n > 0 {
         if sm.median > 5.0 || sm.median > c.t.sync_sm_to_util_max * util.median {
@@ -40,13 +63,20 @@ fn check(c: &Ctx) -> Option<Verdict> {
         if util.variation() >= 0.5 {
             return None;
         }
-        evidence.push(format!("steady util (variation {:.2}) at floor power; no GPM, so SM activity is unknown", util.variation()));
+        evidence.push(format!(
+            "steady util (variation {:.2}) at floor power; no GPM, so SM activity is unknown",
+            util.variation()
+        ));
         "utilization steadiness, power against the idle floor (no GPM)"
     };
     let rx = c.stats(w, |s| s.pcie_rx_kib_s);
     let tx = c.stats(w, |s| s.pcie_tx_kib_s);
     if rx.n > 0 {
-        evidence.push(format!("PCIe rx {:.1} MiB/s, tx {:.1} MiB/s for little work", rx.median / 1024.0, tx.median / 1024.0));
+        evidence.push(format!(
+            "PCIe rx {:.1} MiB/s, tx {:.1} MiB/s for little work",
+            rx.median / 1024.0,
+            tx.median / 1024.0
+        ));
     }
     Some(Verdict {
         evidence,

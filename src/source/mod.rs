@@ -88,7 +88,12 @@ impl CallTimes {
         let entry = match self.by_call.iter().position(|c| c.call == call) {
             Some(i) => &mut self.by_call[i],
             None => {
-                self.by_call.push(CallTime { call, count: 0, recent_us: Vec::with_capacity(KEEP), slow: false });
+                self.by_call.push(CallTime {
+                    call,
+                    count: 0,
+                    recent_us: Vec::with_capacity(KEEP),
+                    slow: false,
+                });
                 self.by_call.last_mut().expect("just pushed")
             }
         };
@@ -101,22 +106,38 @@ impl CallTimes {
     }
 }
 
-
 impl CallTime {
     /// (median, p90, max) of the recent latencies, µs.
     pub fn quantiles(&self) -> (u32, u32, u32) {
         let mut v = self.recent_us.clone();
         v.sort_unstable();
-        let at = |q: f64| v.get(((v.len() as f64 - 1.0) * q).round() as usize).copied().unwrap_or(0);
+        let at = |q: f64| {
+            v.get(((v.len() as f64 - 1.0) * q).round() as usize)
+                .copied()
+                .unwrap_or(0)
+        };
         (at(0.5), at(0.9), at(1.0))
     }
 }
 
 /// Opens the source the command line asks for: a demo, a recording, or the real GPUs.
-pub fn open(demo: Option<sim::Scenario>, gpus: Option<u16>, seed: u64, replay: Option<(&std::path::Path, f64)>, nvml_lib: Option<&std::path::Path>, interval: std::time::Duration) -> Result<Box<dyn Source>, SourceError> {
+pub fn open(
+    demo: Option<sim::Scenario>,
+    gpus: Option<u16>,
+    seed: u64,
+    replay: Option<(&std::path::Path, f64)>,
+    nvml_lib: Option<&std::path::Path>,
+    interval: std::time::Duration,
+) -> Result<Box<dyn Source>, SourceError> {
     if let Some(sc) = demo {
         let n = gpus.map_or(sc.default_gpus(), usize::from);
-        return Ok(Box::new(sim::SimSource::new(sc, n, seed, crate::model::now_ms(), interval.as_millis() as u64)));
+        return Ok(Box::new(sim::SimSource::new(
+            sc,
+            n,
+            seed,
+            crate::model::now_ms(),
+            interval.as_millis() as u64,
+        )));
     }
     if let Some((path, speed)) = replay {
         let speed = if speed <= 0.0 { f64::INFINITY } else { speed };

@@ -2,8 +2,8 @@
 //!
 //! One `Nvml` handle lives for the whole run (re-initialising per poll holds the GPU in a high
 //! power state). The fast tick reads only calls that take microseconds; the slow ones (energy
-//! counter ~4 ms, per-process utilization ~1.5 ms, GPM ~1.3 ms, legacy PCIe throughput ~20 ms on
-//! an H200) run on a second thread every `slow_interval` and the fast tick copies their latest
+//! counter 4–9 ms, per-process utilization 1.5–2.8 ms, GPM ~2 ms, legacy PCIe throughput ~20 ms
+//! on an H200, and memory and link state, which stalled up to 13 ms behind them) run on a second thread every `slow_interval` and the fast tick copies their latest
 //! values. An NVML error that means the GPU is gone marks that device lost; the others go on.
 
 use std::collections::HashMap;
@@ -14,7 +14,9 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use nvml_wrapper::enum_wrappers::device::{Clock, PcieUtilCounter, TemperatureSensor, TemperatureThreshold};
+use nvml_wrapper::enum_wrappers::device::{
+    Clock, PcieUtilCounter, TemperatureSensor, TemperatureThreshold,
+};
 use nvml_wrapper::enums::device::UsedGpuMemory;
 use nvml_wrapper::enums::gpm::GpmMetricId;
 use nvml_wrapper::error::NvmlError;
@@ -22,7 +24,8 @@ use nvml_wrapper::gpm::GpmSample;
 use nvml_wrapper::{Device, Nvml};
 
 use crate::model::{
-    now_ms, DeviceInfo, DeviceReading, DeviceSample, DeviceStatus, GpmMetrics, ProcessSample, SystemInfo, Tick,
+    now_ms, DeviceInfo, DeviceReading, DeviceSample, DeviceStatus, GpmMetrics, ProcessSample,
+    SystemInfo, Tick,
 };
 use crate::source::{CallTimes, Sampled, Source, SourceError};
 
@@ -75,6 +78,11 @@ struct SlowReading {
     gpm: GpmMetrics,
     pcie_tx_kib_s: Option<f32>,
     pcie_rx_kib_s: Option<f32>,
+    // Measured on an H200, memory_info and the link width each took up to 13 ms when they met
+    // a slow call in the driver: they change slowly, so they live here, off the fast tick.
+    mem_used_bytes: Option<u64>,
+    pcie_gen: Option<u32>,
+    pcie_width: Option<u32>,
     processes: Vec<ProcessSample>,
 }
 
@@ -101,12 +109,21 @@ pub struct NvmlSource {
 fn is_lost(e: &NvmlError) -> bool {
     matches!(
         e,
-        NvmlError::GpuLost | NvmlError::ResetRequired | NvmlError::Unknown | NvmlError::Uninitialized | NvmlError::DriverNotLoaded
+        NvmlError::GpuLost
+            | NvmlError::ResetRequired
+            | NvmlError::Unknown
+            | NvmlError::Uninitialized
+            | NvmlError::DriverNotLoaded
     )
 }
 
 /// Reads one metric: `None` when unsupported, and notes a lost device.
-fn read<T>(times: &mut CallTimes, call: &'static str, lost: &mut Option<String>, f: impl FnOnce() -> Result<T, NvmlError>) -> Option<T> {
+fn read<T>(
+    times: &mut CallTimes,
+    call: &'static str,
+    lost: &mut Option<String>,
+    f: impl FnOnce() -> Result<T, NvmlError>,
+) -> Option<T> {
     let started = Instant::now();
     let r = f();
     times.record(call, started);
@@ -138,14 +155,29 @@ impl NvmlSource {
         if count == 0 {
             return Err(NvmlInitError::NoGpus);
         }
-        let devices: Vec<Device<'static>> = (0..count).map(|i| nvml.device_by_index(i)).collect::<Result<_, _>>()?;
-        let infos: Vec<DeviceInfo> = devices.iter().enumerate().map(|(i, d)| device_info(i as u32, d)).collect();
-        let has_fan = devices.iter().map(|d| d.num_fans().map(|n| n > 0).unwrap_or(false)).collect();
+        let devices: Vec<Device<'static>> = (0..count)
+            .map(|i| nvml.device_by_index(i))
+            .collect::<Result<_, _>>()?;
+        let infos: Vec<DeviceInfo> = devices
+            .iter()
+            .enumerate()
+            .map(|(i, d)| device_info(i as u32, d))
+            .collect();
+        let has_fan = devices
+            .iter()
+            .map(|d| d.num_fans().map(|n| n > 0).unwrap_or(false))
+            .collect();
         let slow: Shared = Arc::new(Mutex::new((0, vec![SlowReading::default(); devices.len()])));
         let slow_times = Arc::new(Mutex::new(CallTimes::default()));
         let (stop, stop_rx) = mpsc::channel();
-        let slow_thread = spawn_slow_thread(nvml, &infos, (slow.clone(), slow_times.clone()), stop_rx, slow_interval)
-            .map_err(|e| NvmlInitError::Other(format!("could not start the NVML thread: {e}")))?;
+        let slow_thread = spawn_slow_thread(
+            nvml,
+            &infos,
+            (slow.clone(), slow_times.clone()),
+            stop_rx,
+            slow_interval,
+        )
+        .map_err(|e| NvmlInitError::Other(format!("could not start the NVML thread: {e}")))?;
         Ok(NvmlSource {
             nvml,
             devices,
@@ -161,7 +193,6 @@ impl NvmlSource {
         })
     }
 
-
     fn read_fast(&mut self, i: usize, t_ms: u64, out: &mut DeviceReading) {
         let d = &self.devices[i];
         let t = &mut self.fast_times;
@@ -172,15 +203,25 @@ impl NvmlSource {
         s.util_gpu_pct = util.as_ref().map(|u| u.gpu as f32);
         s.util_mem_pct = util.as_ref().map(|u| u.memory as f32);
         s.power_w = read(t, "power_usage", &mut lost, || d.power_usage()).map(w);
-        s.temp_c = read(t, "temperature", &mut lost, || d.temperature(TemperatureSensor::Gpu)).map(|c| c as f32);
+        s.temp_c = read(t, "temperature", &mut lost, || {
+            d.temperature(TemperatureSensor::Gpu)
+        })
+        .map(|c| c as f32);
         s.sm_clock_mhz = read(t, "clock_info(SM)", &mut lost, || d.clock_info(Clock::SM));
-        s.mem_clock_mhz = read(t, "clock_info(Memory)", &mut lost, || d.clock_info(Clock::Memory));
-        s.mem_used_bytes = read(t, "memory_info", &mut lost, || d.memory_info()).map(|m| m.used);
-        s.fan_pct = if self.has_fan[i] { read(t, "fan_speed", &mut lost, || d.fan_speed(0)).map(|f| f as f32) } else { None };
-        s.pstate = read(t, "performance_state", &mut lost, || d.performance_state()).map(|p| p.as_c() as u8);
-        s.clock_events = read(t, "current_throttle_reasons", &mut lost, || d.current_throttle_reasons()).map(|r| r.bits());
-        s.pcie_gen = read(t, "current_pcie_link_gen", &mut lost, || d.current_pcie_link_gen());
-        s.pcie_width = read(t, "current_pcie_link_width", &mut lost, || d.current_pcie_link_width());
+        s.mem_clock_mhz = read(t, "clock_info(Memory)", &mut lost, || {
+            d.clock_info(Clock::Memory)
+        });
+        s.fan_pct = if self.has_fan[i] {
+            read(t, "fan_speed", &mut lost, || d.fan_speed(0)).map(|f| f as f32)
+        } else {
+            None
+        };
+        s.pstate = read(t, "performance_state", &mut lost, || d.performance_state())
+            .map(|p| p.as_c() as u8);
+        s.clock_events = read(t, "current_throttle_reasons", &mut lost, || {
+            d.current_throttle_reasons()
+        })
+        .map(|r| r.bits());
         out.status = match lost {
             Some(reason) => DeviceStatus::Lost { reason },
             None => DeviceStatus::Ok,
@@ -207,7 +248,8 @@ impl Source for NvmlSource {
     fn sample(&mut self, tick: &mut Tick) -> Result<Sampled, SourceError> {
         let t_ms = now_ms();
         tick.t_ms = t_ms;
-        tick.devices.resize_with(self.devices.len(), DeviceReading::default);
+        tick.devices
+            .resize_with(self.devices.len(), DeviceReading::default);
         for i in 0..self.devices.len() {
             self.read_fast(i, t_ms, &mut tick.devices[i]);
         }
@@ -217,7 +259,10 @@ impl Source for NvmlSource {
             self.slow_round_seen = guard.0;
             for (out, slow) in tick.devices.iter_mut().zip(guard.1.iter()) {
                 if out.status != DeviceStatus::Ok {
-                    out.sample = DeviceSample { t_ms, ..DeviceSample::default() };
+                    out.sample = DeviceSample {
+                        t_ms,
+                        ..DeviceSample::default()
+                    };
                     out.processes.clear();
                     continue;
                 }
@@ -227,6 +272,9 @@ impl Source for NvmlSource {
                 s.gpm = slow.gpm;
                 s.pcie_tx_kib_s = slow.pcie_tx_kib_s;
                 s.pcie_rx_kib_s = slow.pcie_rx_kib_s;
+                s.mem_used_bytes = slow.mem_used_bytes;
+                s.pcie_gen = slow.pcie_gen;
+                s.pcie_width = slow.pcie_width;
                 if new_round {
                     out.processes.clone_from(&slow.processes);
                 }
@@ -259,7 +307,11 @@ fn system_info(nvml: &Nvml) -> SystemInfo {
         driver_version: nvml.sys_driver_version().ok(),
         nvml_version: nvml.sys_nvml_version().ok(),
         cuda_driver_version: nvml.sys_cuda_driver_version().ok().map(|v| {
-            format!("{}.{}", nvml_wrapper::cuda_driver_version_major(v), nvml_wrapper::cuda_driver_version_minor(v))
+            format!(
+                "{}.{}",
+                nvml_wrapper::cuda_driver_version_major(v),
+                nvml_wrapper::cuda_driver_version_minor(v)
+            )
         }),
     }
 }
@@ -318,8 +370,18 @@ fn spawn_slow_thread(
 ) -> std::io::Result<JoinHandle<()>> {
     let mut devs: Vec<SlowDevice> = infos
         .iter()
-        .filter_map(|i| nvml.device_by_index(i.index).ok().map(|d| (d, i.gpm_supported)))
-        .map(|(device, gpm_supported)| SlowDevice { device, gpm_supported, prev_gpm: None, prev_energy: None, last_proc_ts: 0 })
+        .filter_map(|i| {
+            nvml.device_by_index(i.index)
+                .ok()
+                .map(|d| (d, i.gpm_supported))
+        })
+        .map(|(device, gpm_supported)| SlowDevice {
+            device,
+            gpm_supported,
+            prev_gpm: None,
+            prev_energy: None,
+            last_proc_ts: 0,
+        })
         .collect();
     std::thread::Builder::new()
         .name("gpuwatch-nvml-slow".into())
@@ -350,10 +412,22 @@ impl SlowDevice {
         let d = &self.device;
         let mut r = SlowReading {
             processes,
-            power_limit_w: read(t, "enforced_power_limit", &mut lost, || d.enforced_power_limit()).map(w),
+            power_limit_w: read(t, "enforced_power_limit", &mut lost, || {
+                d.enforced_power_limit()
+            })
+            .map(w),
+            mem_used_bytes: read(t, "memory_info", &mut lost, || d.memory_info()).map(|m| m.used),
+            pcie_gen: read(t, "current_pcie_link_gen", &mut lost, || {
+                d.current_pcie_link_gen()
+            }),
+            pcie_width: read(t, "current_pcie_link_width", &mut lost, || {
+                d.current_pcie_link_width()
+            }),
             ..SlowReading::default()
         };
-        if let Some(mj) = read(t, "total_energy_consumption", &mut lost, || d.total_energy_consumption()) {
+        if let Some(mj) = read(t, "total_energy_consumption", &mut lost, || {
+            d.total_energy_consumption()
+        }) {
             let now = Instant::now();
             if let Some((prev, at)) = self.prev_energy {
                 let secs = now.duration_since(at).as_secs_f32();
@@ -367,8 +441,14 @@ impl SlowDevice {
             self.read_gpm(nvml, t, &mut r);
         } else {
             // Pre-Hopper only: this call blocks for its 20 ms window, which is why it lives here.
-            r.pcie_tx_kib_s = read(t, "pcie_throughput", &mut lost, || d.pcie_throughput(PcieUtilCounter::Send)).map(|v| v as f32);
-            r.pcie_rx_kib_s = read(t, "pcie_throughput", &mut lost, || d.pcie_throughput(PcieUtilCounter::Receive)).map(|v| v as f32);
+            r.pcie_tx_kib_s = read(t, "pcie_throughput", &mut lost, || {
+                d.pcie_throughput(PcieUtilCounter::Send)
+            })
+            .map(|v| v as f32);
+            r.pcie_rx_kib_s = read(t, "pcie_throughput", &mut lost, || {
+                d.pcie_throughput(PcieUtilCounter::Receive)
+            })
+            .map(|v| v as f32);
         }
         r
     }
@@ -376,8 +456,14 @@ impl SlowDevice {
     fn processes(&mut self, t: &mut CallTimes, lost: &mut Option<String>) -> Vec<ProcessSample> {
         let d = &self.device;
         let mut procs: Vec<ProcessSample> = Vec::new();
-        let compute = read(t, "running_compute_processes", lost, || d.running_compute_processes()).unwrap_or_default();
-        let graphics = read(t, "running_graphics_processes", lost, || d.running_graphics_processes()).unwrap_or_default();
+        let compute = read(t, "running_compute_processes", lost, || {
+            d.running_compute_processes()
+        })
+        .unwrap_or_default();
+        let graphics = read(t, "running_graphics_processes", lost, || {
+            d.running_graphics_processes()
+        })
+        .unwrap_or_default();
         for p in compute.into_iter().chain(graphics) {
             if procs.iter().any(|q| q.pid == p.pid) {
                 continue;
@@ -386,7 +472,11 @@ impl SlowDevice {
                 UsedGpuMemory::Used(b) => Some(b),
                 UsedGpuMemory::Unavailable => None,
             };
-            procs.push(ProcessSample { pid: p.pid, gpu_mem_bytes, ..ProcessSample::default() });
+            procs.push(ProcessSample {
+                pid: p.pid,
+                gpu_mem_bytes,
+                ..ProcessSample::default()
+            });
         }
         // NotFound here means "no samples yet" (nvml-wrapper#56), not an error.
         let started = Instant::now();
@@ -422,7 +512,10 @@ impl SlowDevice {
             let got = nvml_wrapper::gpm::gpm_metrics_get(nvml, prev, &sample, &GPM_IDS);
             t.record("gpm_metrics_get", started);
             if let Ok(values) = got {
-                let v: Vec<Option<f32>> = values.into_iter().map(|x| x.ok().map(|m| m.value as f32)).collect();
+                let v: Vec<Option<f32>> = values
+                    .into_iter()
+                    .map(|x| x.ok().map(|m| m.value as f32))
+                    .collect();
                 r.gpm = GpmMetrics {
                     sm_active_pct: v[0],
                     sm_occupancy_pct: v[1],

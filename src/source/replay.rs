@@ -15,19 +15,38 @@ use crate::source::{Pacing, Sampled, Source, SourceError};
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
     #[error("cannot open recording {path}: {source}")]
-    Open { path: PathBuf, source: std::io::Error },
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path} is empty: it is not a gpuwatch recording")]
     Empty { path: PathBuf },
     #[error("{path}:{line}: not a gpuwatch recording ({reason})")]
-    NotARecording { path: PathBuf, line: usize, reason: String },
+    NotARecording {
+        path: PathBuf,
+        line: usize,
+        reason: String,
+    },
     #[error("{path} is format version {version}, newer than this gpuwatch reads ({VERSION}); update gpuwatch")]
     TooNew { path: PathBuf, version: u32 },
     #[error("{path}:{line}: corrupt tick ({reason})")]
-    Corrupt { path: PathBuf, line: usize, reason: String },
+    Corrupt {
+        path: PathBuf,
+        line: usize,
+        reason: String,
+    },
     #[error("{path}:{line}: tick has {got} devices, the header lists {want}")]
-    DeviceCount { path: PathBuf, line: usize, got: usize, want: usize },
+    DeviceCount {
+        path: PathBuf,
+        line: usize,
+        got: usize,
+        want: usize,
+    },
     #[error("cannot read {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 pub struct ReplaySource {
@@ -40,22 +59,50 @@ pub struct ReplaySource {
 }
 
 impl ReplaySource {
+    /// Opens a recording; gzip-compressed files (`.jsonl.gz`) are read transparently.
     pub fn open(path: &Path, speed: f64) -> Result<Self, ReplayError> {
-        let file = File::open(path).map_err(|source| ReplayError::Open { path: path.to_path_buf(), source })?;
-        Self::from_reader(BufReader::new(file), path, speed)
+        let open = || {
+            File::open(path).map_err(|source| ReplayError::Open {
+                path: path.to_path_buf(),
+                source,
+            })
+        };
+        let mut magic = [0u8; 2];
+        let gz = open()?.read_exact(&mut magic).is_ok() && magic == [0x1f, 0x8b];
+        if gz {
+            Self::from_reader(flate2::read::GzDecoder::new(open()?), path, speed)
+        } else {
+            Self::from_reader(open()?, path, speed)
+        }
     }
 
     /// Reads the header from `reader`; `path` is only used in messages.
-    pub fn from_reader(reader: impl Read + Send + 'static, path: &Path, speed: f64) -> Result<Self, ReplayError> {
+    pub fn from_reader(
+        reader: impl Read + Send + 'static,
+        path: &Path,
+        speed: f64,
+    ) -> Result<Self, ReplayError> {
         let mut lines: Box<dyn BufRead + Send> = Box::new(BufReader::new(reader));
         let mut first = String::new();
         let path = path.to_path_buf();
-        lines.read_line(&mut first).map_err(|source| ReplayError::Read { path: path.clone(), source })?;
+        lines
+            .read_line(&mut first)
+            .map_err(|source| ReplayError::Read {
+                path: path.clone(),
+                source,
+            })?;
         if first.trim().is_empty() {
             return Err(ReplayError::Empty { path });
         }
         let header = parse_header(&first, &path)?;
-        Ok(ReplaySource { header, lines, path, line_no: 1, buf: String::new(), speed })
+        Ok(ReplaySource {
+            header,
+            lines,
+            path,
+            line_no: 1,
+            buf: String::new(),
+            speed,
+        })
     }
 
     pub fn header(&self) -> &Header {
@@ -75,7 +122,13 @@ impl ReplaySource {
     fn next_tick(&mut self, tick: &mut Tick) -> Result<bool, ReplayError> {
         loop {
             self.buf.clear();
-            let n = self.lines.read_line(&mut self.buf).map_err(|source| ReplayError::Read { path: self.path.clone(), source })?;
+            let n = self
+                .lines
+                .read_line(&mut self.buf)
+                .map_err(|source| ReplayError::Read {
+                    path: self.path.clone(),
+                    source,
+                })?;
             if n == 0 {
                 return Ok(false);
             }
@@ -88,7 +141,11 @@ impl ReplaySource {
                 Ok(t) => self.accept(t, tick).map(|_| true),
                 // A last line without its newline is a recorder killed mid-write.
                 Err(_) if !complete => Ok(false),
-                Err(e) => Err(ReplayError::Corrupt { path: self.path.clone(), line: self.line_no, reason: e.to_string() }),
+                Err(e) => Err(ReplayError::Corrupt {
+                    path: self.path.clone(),
+                    line: self.line_no,
+                    reason: e.to_string(),
+                }),
             };
         }
     }
@@ -96,7 +153,12 @@ impl ReplaySource {
     fn accept(&self, t: Tick, tick: &mut Tick) -> Result<(), ReplayError> {
         let want = self.header.devices.len();
         if t.devices.len() != want {
-            return Err(ReplayError::DeviceCount { path: self.path.clone(), line: self.line_no, got: t.devices.len(), want });
+            return Err(ReplayError::DeviceCount {
+                path: self.path.clone(),
+                line: self.line_no,
+                got: t.devices.len(),
+                want,
+            });
         }
         *tick = t;
         Ok(())
@@ -104,14 +166,23 @@ impl ReplaySource {
 }
 
 fn parse_header(line: &str, path: &Path) -> Result<Header, ReplayError> {
-    let not = |reason: String| ReplayError::NotARecording { path: path.to_path_buf(), line: 1, reason };
+    let not = |reason: String| ReplayError::NotARecording {
+        path: path.to_path_buf(),
+        line: 1,
+        reason,
+    };
     let value: serde_json::Value = serde_json::from_str(line).map_err(|e| not(e.to_string()))?;
     if value.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
-        return Err(not(format!("the first line has no \"format\": \"{FORMAT}\"")));
+        return Err(not(format!(
+            "the first line has no \"format\": \"{FORMAT}\""
+        )));
     }
     let version = value.get("version").and_then(|v| v.as_u64()).unwrap_or(0) as u32;
     if version > VERSION {
-        return Err(ReplayError::TooNew { path: path.to_path_buf(), version });
+        return Err(ReplayError::TooNew {
+            path: path.to_path_buf(),
+            version,
+        });
     }
     serde_json::from_value(value).map_err(|e| not(e.to_string()))
 }
@@ -124,7 +195,11 @@ impl Source for ReplaySource {
         &self.header.devices
     }
     fn sample(&mut self, tick: &mut Tick) -> Result<Sampled, SourceError> {
-        Ok(if self.next_tick(tick)? { Sampled::Tick } else { Sampled::End })
+        Ok(if self.next_tick(tick)? {
+            Sampled::Tick
+        } else {
+            Sampled::End
+        })
     }
     fn pacing(&self) -> Pacing {
         Pacing::Recorded { speed: self.speed }

@@ -39,7 +39,7 @@ pub enum Scenario {
     Idle,
     /// Several GPUs in different states, including a hung job with one straggler.
     Mixed,
-    /// Healthy until it falls off the bus after 20 s (for testing device loss).
+    /// GPU 0 is healthy until it falls off the bus after 20 s; any others carry on.
     Lost,
     /// The rank of a hung job that never reached the collective: idle GPU, busy host.
     Straggler,
@@ -71,14 +71,21 @@ impl FromStr for Scenario {
             .map(|(_, sc)| *sc)
             .ok_or_else(|| {
                 let names: Vec<&str> = SCENARIOS.iter().map(|(n, _)| *n).collect();
-                format!("unknown scenario '{s}'; choose one of: {}", names.join(", "))
+                format!(
+                    "unknown scenario '{s}'; choose one of: {}",
+                    names.join(", ")
+                )
             })
     }
 }
 
 impl Scenario {
     pub fn name(self) -> &'static str {
-        SCENARIOS.iter().find(|(_, s)| *s == self).map(|(n, _)| *n).unwrap_or("?")
+        SCENARIOS
+            .iter()
+            .find(|(_, s)| *s == self)
+            .map(|(n, _)| *n)
+            .unwrap_or("?")
     }
 
     /// How many GPUs the demo shows for this scenario when `--gpus` is not given.
@@ -102,10 +109,11 @@ impl Scenario {
             Scenario::Straggler,
             Scenario::IdleMem,
         ];
-        if self == Scenario::Mixed {
-            CAST[index % CAST.len()]
-        } else {
-            self
+        match self {
+            Scenario::Mixed => CAST[index % CAST.len()],
+            // Only the first GPU falls off the bus; the others carry on.
+            Scenario::Lost if index > 0 => Scenario::Healthy,
+            other => other,
         }
     }
 }
@@ -160,15 +168,31 @@ pub struct SimSource {
 
 impl SimSource {
     /// `gpus` simulated GPUs playing `scenario`, ticks `interval_ms` apart from `start_ms`.
-    pub fn new(scenario: Scenario, gpus: usize, seed: u64, start_ms: u64, interval_ms: u64) -> Self {
+    pub fn new(
+        scenario: Scenario,
+        gpus: usize,
+        seed: u64,
+        start_ms: u64,
+        interval_ms: u64,
+    ) -> Self {
         let gpus = gpus.clamp(1, 64);
-        let devices: Vec<DeviceInfo> = (0..gpus).map(|i| device_info(i, scenario.for_gpu(i))).collect();
+        let devices: Vec<DeviceInfo> = (0..gpus)
+            .map(|i| device_info(i, scenario.for_gpu(i)))
+            .collect();
         let sims = (0..gpus)
             .map(|i| {
                 let sc = scenario.for_gpu(i);
                 let processes = processes_for(sc, i);
-                let base_cpu = processes.iter().map(|p| p.host.as_ref().and_then(|h| h.cpu_pct).unwrap_or(0.0)).collect();
-                SimDevice { scenario: sc, noise: Noise(seed ^ (i as u64).wrapping_mul(0xA24B_AED4_963E_E407)), processes, base_cpu }
+                let base_cpu = processes
+                    .iter()
+                    .map(|p| p.host.as_ref().and_then(|h| h.cpu_pct).unwrap_or(0.0))
+                    .collect();
+                SimDevice {
+                    scenario: sc,
+                    noise: Noise(seed ^ (i as u64).wrapping_mul(0xA24B_AED4_963E_E407)),
+                    processes,
+                    base_cpu,
+                }
             })
             .collect();
         SimSource {
@@ -196,7 +220,11 @@ fn device_info(index: usize, scenario: Scenario) -> DeviceInfo {
         pci_bus_id: format!("00000000:{:02X}:00.0", 0x18 + index * 0x10),
         memory_total_bytes: Some(MEM_TOTAL),
         power_limit_default_w: Some(TDP_W),
-        power_limit_enforced_w: Some(if scenario == Scenario::Powercap { 450.0 } else { TDP_W }),
+        power_limit_enforced_w: Some(if scenario == Scenario::Powercap {
+            450.0
+        } else {
+            TDP_W
+        }),
         power_limit_min_w: Some(200.0),
         power_limit_max_w: Some(TDP_W),
         max_sm_clock_mhz: Some(1980),
@@ -235,15 +263,43 @@ fn processes_for(sc: Scenario, gpu: usize) -> Vec<ProcessSample> {
     let pid = 10_000 + gpu as u32 * 10;
     let (cmd, cpu, mem_gib, ppid, workers) = match sc {
         Scenario::Idle => return Vec::new(),
-        Scenario::Starved => ("python3 train.py --num-workers 0 --batch 64", 99.0, 20, None, 0),
-        Scenario::Sync => ("python3 train.py --batch 8 --log-every-step", 100.0, 10, None, 2),
+        Scenario::Starved => (
+            "python3 train.py --num-workers 0 --batch 64",
+            99.0,
+            20,
+            None,
+            0,
+        ),
+        Scenario::Sync => (
+            "python3 train.py --batch 8 --log-every-step",
+            100.0,
+            10,
+            None,
+            2,
+        ),
         // Ranks of one torchrun job: the hung ones spin in NCCL, the straggler is stuck on the host.
-        Scenario::Hang | Scenario::Straggler => {
-            ("python3 train_ddp.py --nproc-per-node 3", 100.0, 90, Some(JOB_PARENT_PID), 4)
-        }
-        Scenario::IdleMem => ("python3 notebook_kernel.py --token=s3cr3t", 0.3, 60, None, 0),
+        Scenario::Hang | Scenario::Straggler => (
+            "python3 train_ddp.py --nproc-per-node 3",
+            100.0,
+            90,
+            Some(JOB_PARENT_PID),
+            4,
+        ),
+        Scenario::IdleMem => (
+            "python3 notebook_kernel.py --token=s3cr3t",
+            0.3,
+            60,
+            None,
+            0,
+        ),
         Scenario::Membound => ("python3 embed_lookup.py", 95.0, 40, None, 4),
-        _ => ("python3 train.py --model llama-8b --batch 32 --api-key=sk-demo-123", 110.0, 70, None, 8),
+        _ => (
+            "python3 train.py --model llama-8b --batch 32 --api-key=sk-demo-123",
+            110.0,
+            70,
+            None,
+            8,
+        ),
     };
     let mut h = host(cmd, cpu, 8, ppid, workers);
     if sc == Scenario::IdleMem {
@@ -252,7 +308,13 @@ fn processes_for(sc: Scenario, gpu: usize) -> Vec<ProcessSample> {
     for (i, c) in h.children.iter_mut().enumerate() {
         c.pid = pid + 1 + i as u32;
     }
-    vec![ProcessSample { pid, gpu_mem_bytes: Some(mem_gib * GIB), sm_pct: None, mem_pct: None, host: Some(h) }]
+    vec![ProcessSample {
+        pid,
+        gpu_mem_bytes: Some(mem_gib * GIB),
+        sm_pct: None,
+        mem_pct: None,
+        host: Some(h),
+    }]
 }
 
 /// The mean levels of a scenario at `t_s` seconds; noise is added by `draw`.
@@ -274,55 +336,168 @@ struct Level {
 }
 
 const BUSY: Level = Level {
-    util: 99.0, mem_util: 24.0, power: 692.0, sm_clock: 1455.0, sm: 96.0, occ: 14.0, tensor: 93.0,
-    dram: 17.0, pcie_rx_kib: 16_000.0, temp: 62.0, mem_gib: 70.0, events: clock_event::SW_POWER_CAP,
-    pcie_gen: 5, pcie_width: 16,
+    util: 99.0,
+    mem_util: 24.0,
+    power: 692.0,
+    sm_clock: 1455.0,
+    sm: 96.0,
+    occ: 14.0,
+    tensor: 93.0,
+    dram: 17.0,
+    pcie_rx_kib: 16_000.0,
+    temp: 62.0,
+    mem_gib: 70.0,
+    events: clock_event::SW_POWER_CAP,
+    pcie_gen: 5,
+    pcie_width: 16,
 };
 const FLOOR: Level = Level {
-    util: 0.0, mem_util: 0.0, power: 121.0, sm_clock: 1980.0, sm: 0.0, occ: 0.0, tensor: 0.0, dram: 0.0,
-    pcie_rx_kib: 430.0, temp: 33.0, mem_gib: 2.0, events: 0, pcie_gen: 5, pcie_width: 16,
+    util: 0.0,
+    mem_util: 0.0,
+    power: 121.0,
+    sm_clock: 1980.0,
+    sm: 0.0,
+    occ: 0.0,
+    tensor: 0.0,
+    dram: 0.0,
+    pcie_rx_kib: 430.0,
+    temp: 33.0,
+    mem_gib: 2.0,
+    events: 0,
+    pcie_gen: 5,
+    pcie_width: 16,
 };
 
 fn level(sc: Scenario, t_s: f32, burst: f32) -> Level {
     match sc {
         Scenario::Healthy | Scenario::Lost => BUSY,
-        Scenario::Membound => Level { mem_util: 100.0, power: 472.0, sm_clock: 1980.0, sm: 98.0, occ: 79.0, tensor: 0.0, dram: 88.0, pcie_rx_kib: 34_000.0, temp: 55.0, mem_gib: 40.0, events: 0, ..BUSY },
+        Scenario::Membound => Level {
+            mem_util: 100.0,
+            power: 472.0,
+            sm_clock: 1980.0,
+            sm: 98.0,
+            occ: 79.0,
+            tensor: 0.0,
+            dram: 88.0,
+            pcie_rx_kib: 34_000.0,
+            temp: 55.0,
+            mem_gib: 40.0,
+            events: 0,
+            ..BUSY
+        },
         Scenario::Starved => {
             let on = burst < 0.3;
-            Level { util: if on { 20.0 } else { 2.0 }, mem_util: 4.0, power: if on { 200.0 } else { 160.0 }, sm: if on { 18.0 } else { 1.0 }, occ: 3.7, tensor: 0.7, dram: 3.4, mem_gib: 20.0, temp: 38.0, ..FLOOR }
+            Level {
+                util: if on { 20.0 } else { 2.0 },
+                mem_util: 4.0,
+                power: if on { 200.0 } else { 160.0 },
+                sm: if on { 18.0 } else { 1.0 },
+                occ: 3.7,
+                tensor: 0.7,
+                dram: 3.4,
+                mem_gib: 20.0,
+                temp: 38.0,
+                ..FLOOR
+            }
         }
-        Scenario::Hang => Level { util: 100.0, sm: 0.8, mem_gib: 90.0, temp: 36.0, ..FLOOR },
-        Scenario::Straggler => Level { mem_gib: 90.0, ..FLOOR },
-        Scenario::Sync => Level { util: 24.0, power: 122.0, sm: 0.2, pcie_rx_kib: 200_000.0, mem_gib: 10.0, ..FLOOR },
-        Scenario::Powercap => Level { power: 446.0, sm_clock: 1200.0, ..BUSY },
-        Scenario::Thermal => Level { power: 560.0, sm_clock: 1250.0, temp: 86.0, events: clock_event::SW_THERMAL | clock_event::HW_THERMAL, ..BUSY },
-        Scenario::Pcie => Level { util: 92.0, power: 610.0, pcie_gen: 3, pcie_width: 8, pcie_rx_kib: 7_500_000.0, ..BUSY },
-        Scenario::IdleMem => Level { mem_gib: 60.0, ..FLOOR },
-        Scenario::Leak => Level { mem_gib: (20.0 + t_s * 0.1).min(138.0), ..BUSY },
-        Scenario::Idle | Scenario::Mixed => Level { power: 80.0, sm_clock: 345.0, mem_gib: 0.5, events: clock_event::GPU_IDLE, ..FLOOR },
+        Scenario::Hang => Level {
+            util: 100.0,
+            sm: 0.8,
+            mem_gib: 90.0,
+            temp: 36.0,
+            ..FLOOR
+        },
+        Scenario::Straggler => Level {
+            mem_gib: 90.0,
+            ..FLOOR
+        },
+        Scenario::Sync => Level {
+            util: 24.0,
+            power: 122.0,
+            sm: 0.2,
+            pcie_rx_kib: 200_000.0,
+            mem_gib: 10.0,
+            ..FLOOR
+        },
+        Scenario::Powercap => Level {
+            power: 446.0,
+            sm_clock: 1200.0,
+            ..BUSY
+        },
+        Scenario::Thermal => Level {
+            power: 560.0,
+            sm_clock: 1250.0,
+            temp: 86.0,
+            events: clock_event::SW_THERMAL | clock_event::HW_THERMAL,
+            ..BUSY
+        },
+        Scenario::Pcie => Level {
+            util: 92.0,
+            power: 610.0,
+            pcie_gen: 3,
+            pcie_width: 8,
+            pcie_rx_kib: 7_500_000.0,
+            ..BUSY
+        },
+        Scenario::IdleMem => Level {
+            mem_gib: 60.0,
+            ..FLOOR
+        },
+        Scenario::Leak => Level {
+            mem_gib: (20.0 + t_s * 0.1).min(138.0),
+            ..BUSY
+        },
+        Scenario::Idle | Scenario::Mixed => Level {
+            power: 80.0,
+            sm_clock: 345.0,
+            mem_gib: 0.5,
+            events: clock_event::GPU_IDLE,
+            ..FLOOR
+        },
     }
 }
 
 fn draw(lv: &Level, n: &mut Noise, t_ms: u64, info: &DeviceInfo) -> DeviceSample {
-    let busy = lv.util > 50.0;
+    // Real work moves the power; a spinning kernel leaves it flat at the floor (sd 0 on H200).
+    let busy = lv.sm > 50.0;
     let cap = info.power_limit_enforced_w.unwrap_or(TDP_W);
     let power = n.around(lv.power, if busy { 6.0 } else { 0.4 }, 60.0, cap);
-    let pct = |n: &mut Noise, v: f32, sd: f32| Some(n.around(v, if v > 0.0 { sd } else { 0.0 }, 0.0, 100.0));
+    let pct = |n: &mut Noise, v: f32, sd: f32| {
+        Some(n.around(v, if v > 0.0 { sd } else { 0.0 }, 0.0, 100.0))
+    };
     DeviceSample {
         t_ms,
-        util_gpu_pct: Some(n.around(lv.util, if lv.util >= 99.0 || lv.util == 0.0 { 0.3 } else { lv.util * 0.3 }, 0.0, 100.0).round()),
+        util_gpu_pct: Some(
+            n.around(
+                lv.util,
+                if lv.util >= 99.0 || lv.util == 0.0 {
+                    0.3
+                } else {
+                    lv.util * 0.3
+                },
+                0.0,
+                100.0,
+            )
+            .round(),
+        ),
         util_mem_pct: pct(n, lv.mem_util, 2.0).map(f32::round),
         power_w: Some(power),
         energy_power_w: Some(n.around(power, if busy { 5.0 } else { 1.0 }, 50.0, cap + 20.0)),
         power_limit_w: Some(cap),
         temp_c: Some(n.around(lv.temp, 0.4, 20.0, 100.0).round()),
-        sm_clock_mhz: Some(n.around(lv.sm_clock, if busy { 30.0 } else { 0.0 }, 200.0, 1980.0) as u32),
+        sm_clock_mhz: Some(
+            n.around(lv.sm_clock, if busy { 30.0 } else { 0.0 }, 200.0, 1980.0) as u32,
+        ),
         mem_clock_mhz: Some(3201),
         mem_used_bytes: Some((lv.mem_gib * GIB as f32) as u64),
         fan_pct: None,
         pstate: Some(0),
         clock_events: Some(lv.events),
-        pcie_gen: Some(if busy { lv.pcie_gen } else { lv.pcie_gen.min(3) }),
+        pcie_gen: Some(if lv.util > 50.0 {
+            lv.pcie_gen
+        } else {
+            lv.pcie_gen.min(3)
+        }),
         pcie_width: Some(lv.pcie_width),
         pcie_tx_kib_s: Some(n.around(lv.pcie_rx_kib * 0.3, lv.pcie_rx_kib * 0.05, 0.0, 1e8)),
         pcie_rx_kib_s: Some(n.around(lv.pcie_rx_kib, lv.pcie_rx_kib * 0.1, 0.0, 1e8)),
@@ -342,9 +517,14 @@ fn draw(lv: &Level, n: &mut Noise, t_ms: u64, info: &DeviceInfo) -> DeviceSample
 impl SimDevice {
     fn read(&mut self, t_s: f32, t_ms: u64, info: &DeviceInfo, out: &mut DeviceReading) {
         if self.scenario == Scenario::Lost && t_s >= 20.0 {
-            out.sample = DeviceSample { t_ms, ..DeviceSample::default() };
+            out.sample = DeviceSample {
+                t_ms,
+                ..DeviceSample::default()
+            };
             out.processes.clear();
-            out.status = DeviceStatus::Lost { reason: "GPU is lost (simulated: fell off the bus)".into() };
+            out.status = DeviceStatus::Lost {
+                reason: "GPU is lost (simulated: fell off the bus)".into(),
+            };
             return;
         }
         let burst = self.noise.unit();
@@ -378,8 +558,14 @@ impl Source for SimSource {
         let t_s = (self.ticks * self.interval_ms) as f32 / 1000.0;
         self.ticks += 1;
         tick.t_ms = t_ms;
-        tick.devices.resize_with(self.devices.len(), DeviceReading::default);
-        for ((sim, info), out) in self.sims.iter_mut().zip(&self.devices).zip(&mut tick.devices) {
+        tick.devices
+            .resize_with(self.devices.len(), DeviceReading::default);
+        for ((sim, info), out) in self
+            .sims
+            .iter_mut()
+            .zip(&self.devices)
+            .zip(&mut tick.devices)
+        {
             sim.read(t_s, t_ms, info, out);
         }
         Ok(Sampled::Tick)

@@ -1,0 +1,139 @@
+//! The real binary, run as a user would: exit codes, messages, headless commands.
+
+use std::process::Command;
+
+fn gpuwatch(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
+        .args(args)
+        .env_remove("GPUWATCH_CONFIG")
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .output()
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn missing_driver_exits_2_with_advice_and_no_panic() {
+    let (code, _, err) = gpuwatch(&["devices", "--nvml-lib", "/nonexistent/libnvidia-ml.so.1"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("could not load libnvidia-ml.so.1") && err.contains("gpuwatch --demo"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("panicked") && !err.contains("backtrace"),
+        "{err}"
+    );
+    assert_eq!(err.matches("could not load").count(), 1, "said once: {err}");
+}
+
+#[test]
+fn diagnose_exit_codes_follow_the_worst_finding() {
+    let (code, out, _) = gpuwatch(&["diagnose", "--demo=hang", "--for", "60s"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("CRITICAL [hang]") && out.contains("evidence: util ≥"),
+        "{out}"
+    );
+    let (code, out, _) = gpuwatch(&["diagnose", "--demo=healthy", "--for", "60s"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("nothing found"), "{out}");
+    let (code, out, _) = gpuwatch(&["diagnose", "--demo=idle-mem", "--for", "150s"]);
+    assert_eq!(code, 0, "info findings alone exit 0: {out}");
+    assert!(out.contains("INFO [idle-mem]"), "{out}");
+}
+
+#[test]
+fn diagnose_json_is_machine_readable() {
+    let (code, out, _) = gpuwatch(&["diagnose", "--demo=mixed", "--for", "40s", "--json"]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    assert_eq!(v["worst"], "critical");
+    assert_eq!(v["devices"].as_array().unwrap().len(), 8);
+    let rules: Vec<&str> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["rule"].as_str().unwrap())
+        .collect();
+    assert!(
+        rules.contains(&"hang") && rules.contains(&"sync") && rules.contains(&"starved"),
+        "{rules:?}"
+    );
+}
+
+#[test]
+fn record_then_replay_through_diagnose() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hang.jsonl");
+    let f = file.to_str().unwrap();
+    let (code, _, err) = gpuwatch(&["record", "--demo=hang", "-o", f, "--duration", "45s"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("wrote 180 ticks"), "{err}");
+    let (code, _, err) = gpuwatch(&["record", "--demo=hang", "-o", f, "--duration", "1s"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("already exists"), "{err}");
+    let (code, out, _) = gpuwatch(&["diagnose", "--replay", f]);
+    assert_eq!(code, 1, "{out}");
+    assert!(out.contains("[hang]") && out.contains("replay: "), "{out}");
+}
+
+#[test]
+fn corrupt_recording_is_an_error_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.jsonl");
+    let f = file.to_str().unwrap();
+    assert_eq!(
+        gpuwatch(&["record", "--demo=healthy", "-o", f, "--duration", "2s"]).0,
+        0
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[2] = "{oops";
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let (code, _, err) = gpuwatch(&["diagnose", "--replay", f]);
+    assert_eq!(code, 2);
+    assert!(err.contains(&format!("{f}:3: corrupt tick")), "{err}");
+    let (code, _, err) = gpuwatch(&["diagnose", "--replay", "/nonexistent/rec.jsonl"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("cannot open recording /nonexistent/rec.jsonl"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bad_flags_are_refused_with_the_reason() {
+    let (code, _, err) = gpuwatch(&["--demo", "--interval", "10ms"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("outside 50ms to 10s"), "{err}");
+    let (code, _, err) = gpuwatch(&["--demo=volcano"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown scenario 'volcano'"), "{err}");
+}
+
+#[test]
+fn devices_lists_simulated_gpus_as_json() {
+    let (code, out, _) = gpuwatch(&["devices", "--demo=healthy", "--gpus", "2", "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["devices"][1]["power_limit_default_w"], 700.0);
+    assert_eq!(v["system"]["host"], "demo");
+}
+
+#[test]
+fn invalid_config_file_is_reported_with_its_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("gpuwatch.toml");
+    std::fs::write(&cfg, "[thresholds]\nhang_window = \"soon\"\n").unwrap();
+    let (code, _, err) = gpuwatch(&["diagnose", "--demo=hang", "--config", cfg.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("gpuwatch.toml") && err.contains("hang_window"),
+        "{err}"
+    );
+}

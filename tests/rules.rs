@@ -1,0 +1,294 @@
+//! Every rule fires on its scenario, within its window plus one tick, and stays silent on
+//! healthy saturated compute, healthy memory-bound work and idle.
+
+mod common;
+
+use common::{rules_raised, run, shifted, sim_ticks, INTERVAL_MS, START_MS};
+use gpuwatch::config::Thresholds;
+use gpuwatch::model::GpmMetrics;
+use gpuwatch::rules::{all_rules, Severity};
+use gpuwatch::source::sim::Scenario;
+
+#[test]
+fn healthy_saturated_memory_bound_and_idle_gpus_raise_nothing() {
+    for sc in [Scenario::Healthy, Scenario::Membound, Scenario::Idle] {
+        assert_eq!(rules_raised(sc, 600), Vec::<String>::new(), "{sc:?}");
+    }
+}
+
+#[test]
+fn each_scenario_raises_its_own_rule_and_no_other() {
+    let cases = [
+        (Scenario::Hang, vec!["hang"]),
+        (Scenario::Starved, vec!["starved"]),
+        (Scenario::Sync, vec!["sync"]),
+        (Scenario::Powercap, vec!["powercap"]),
+        (Scenario::Thermal, vec!["thermal"]),
+        (Scenario::Pcie, vec!["pcie"]),
+        (Scenario::IdleMem, vec!["idle-mem"]),
+        (Scenario::Lost, vec!["lost"]),
+    ];
+    for (sc, want) in cases {
+        assert_eq!(rules_raised(sc, 300), want, "{sc:?}");
+    }
+}
+
+#[test]
+fn leak_raises_growth_first_and_full_once_memory_runs_out() {
+    let (infos, ticks) = sim_ticks(Scenario::Leak, 1, 1300, START_MS);
+    let raised = run(&infos, &ticks, Thresholds::default()).raised;
+    let growth = raised
+        .iter()
+        .find(|f| f.rule == "mem-growth")
+        .expect("growth raised");
+    let full = raised
+        .iter()
+        .find(|f| f.rule == "mem-full")
+        .expect("full raised");
+    assert!(growth.opened_ms < full.opened_ms);
+    assert!(
+        growth.evidence[1].contains("full in about"),
+        "{:?}",
+        growth.evidence
+    );
+}
+
+/// Rule id, scenario, and the window that must pass before it fires.
+fn windows() -> Vec<(&'static str, Scenario, u64)> {
+    let t = Thresholds::default();
+    let ms = |d: std::time::Duration| d.as_millis() as u64;
+    vec![
+        ("hang", Scenario::Hang, ms(t.hang_window)),
+        ("starved", Scenario::Starved, ms(t.starved_window)),
+        ("sync", Scenario::Sync, ms(t.sync_window)),
+        ("powercap", Scenario::Powercap, ms(t.powercap_window)),
+        ("thermal", Scenario::Thermal, ms(t.thermal_window)),
+        ("pcie", Scenario::Pcie, ms(t.pcie_window)),
+        ("idle-mem", Scenario::IdleMem, ms(t.idle_mem_window)),
+    ]
+}
+
+#[test]
+fn onset_is_within_the_window_plus_one_tick_after_the_symptom_starts() {
+    for (rule, sc, window) in windows() {
+        // A healthy minute first, then the symptom: onset counts from the switch.
+        let (infos, healthy) = sim_ticks(Scenario::Healthy, 1, 60, START_MS);
+        let switch = START_MS + 60_000;
+        let (_, sick) = sim_ticks(sc, 1, window / 1000 + 60, switch);
+        let ticks: Vec<_> = healthy.into_iter().chain(sick).collect();
+        let raised = run(&infos, &ticks, Thresholds::default()).raised;
+        let f = raised
+            .iter()
+            .find(|f| f.rule == rule)
+            .unwrap_or_else(|| panic!("{rule} never raised: {raised:?}"));
+        let onset = f.opened_ms - switch;
+        // Rules judge medians and percentiles (robust to odd samples), so they hold once most
+        // of the window shows the symptom: onset is at least half the window, at most window + one tick.
+        assert!(
+            onset >= window / 2 && onset <= window + INTERVAL_MS,
+            "{rule}: onset {onset} ms, window {window} ms"
+        );
+        assert!(
+            raised
+                .iter()
+                .all(|g| g.rule == rule || g.severity == Severity::Info),
+            "{rule}: also raised {raised:?}"
+        );
+    }
+}
+
+#[test]
+fn a_longer_configured_window_delays_onset() {
+    let (infos, ticks) = sim_ticks(Scenario::Hang, 1, 120, START_MS);
+    let t = Thresholds {
+        hang_window: std::time::Duration::from_secs(90),
+        ..Thresholds::default()
+    };
+    let f = run(&infos, &ticks, t)
+        .raised
+        .into_iter()
+        .find(|f| f.rule == "hang")
+        .unwrap();
+    assert_eq!(f.opened_ms - START_MS, 90_000);
+}
+
+#[test]
+fn a_finding_survives_a_one_tick_blip_and_clears_after_the_clear_window() {
+    let (infos, mut hang) = sim_ticks(Scenario::Hang, 1, 120, START_MS);
+    hang[300].devices[0].sample.power_w = Some(450.0); // one odd sample mid-hang
+    let (_, healthy) = sim_ticks(Scenario::Healthy, 1, 60, START_MS + 120_000);
+    let ticks: Vec<_> = hang.into_iter().chain(healthy).collect();
+    let r = run(&infos, &ticks, Thresholds::default());
+    let hangs: Vec<_> = r.raised.iter().filter(|f| f.rule == "hang").collect();
+    assert_eq!(
+        hangs.len(),
+        1,
+        "the blip must not close and reopen the finding"
+    );
+    let cleared = r
+        .engine
+        .cleared
+        .iter()
+        .find(|f| f.rule == "hang")
+        .expect("cleared after recovery");
+    let clear_after = Thresholds::default().clear_after.as_millis() as u64;
+    let closed_at = cleared.cleared_ms.unwrap() - (START_MS + 120_000);
+    // The rule stops holding once 10 % of its window is healthy, then `clear_after` passes.
+    let hang_window = Thresholds::default().hang_window.as_millis() as u64;
+    assert!(
+        closed_at >= clear_after && closed_at <= clear_after + hang_window / 10 + INTERVAL_MS,
+        "closed {closed_at} ms after recovery"
+    );
+    assert!(r.engine.active().is_empty());
+}
+
+#[test]
+fn hang_evidence_gives_numbers_and_names_the_straggler_of_the_same_job() {
+    let (infos, ticks) = sim_ticks(Scenario::Mixed, 8, 60, START_MS);
+    let r = run(&infos, &ticks, Thresholds::default());
+    let hang = r
+        .engine
+        .active()
+        .into_iter()
+        .find(|f| f.rule == "hang" && f.device == 4)
+        .expect("GPU 4 hangs")
+        .clone();
+    let text = hang.evidence.join(" | ");
+    assert!(
+        text.contains("util ≥ 100 %")
+            && text.contains("% of the 700 W TDP")
+            && text.contains("SM activity 0."),
+        "{text}"
+    );
+    assert!(
+        text.contains("GPU 6 (pid 10060) of the same job is idle"),
+        "{text}"
+    );
+    assert!(hang.causes[0].contains("straggler"));
+    assert!(hang.actions.iter().any(|a| a.contains("py-spy dump")));
+    assert_eq!(hang.severity, Severity::Critical);
+    let devices: Vec<u32> = r
+        .engine
+        .active()
+        .iter()
+        .filter(|f| f.rule == "hang")
+        .map(|f| f.device)
+        .collect();
+    assert_eq!(
+        devices,
+        vec![4, 5],
+        "the straggler itself is not called hung"
+    );
+}
+
+fn without_gpm(mut ticks: Vec<gpuwatch::model::Tick>) -> Vec<gpuwatch::model::Tick> {
+    for t in &mut ticks {
+        for d in &mut t.devices {
+            d.sample.gpm = GpmMetrics::default();
+        }
+    }
+    ticks
+}
+
+#[test]
+fn without_gpm_rules_fall_back_and_say_which_signals_decided() {
+    let (infos, hang) = sim_ticks(Scenario::Hang, 1, 60, START_MS);
+    let r = run(&infos, &without_gpm(hang), Thresholds::default());
+    let f = r
+        .raised
+        .iter()
+        .find(|f| f.rule == "hang")
+        .expect("hang without GPM");
+    assert!(f.signals.contains("no GPM"), "{}", f.signals);
+    for sc in [Scenario::Healthy, Scenario::Membound, Scenario::Idle] {
+        let (infos, ticks) = sim_ticks(sc, 1, 120, START_MS);
+        assert!(
+            run(&infos, &without_gpm(ticks), Thresholds::default())
+                .raised
+                .is_empty(),
+            "{sc:?} without GPM"
+        );
+    }
+    let (infos, sync) = sim_ticks(Scenario::Sync, 1, 60, START_MS);
+    let r = run(&infos, &without_gpm(sync), Thresholds::default());
+    assert!(
+        r.raised
+            .iter()
+            .any(|f| f.rule == "sync" && f.signals.contains("no GPM")),
+        "{:?}",
+        r.raised
+    );
+}
+
+#[test]
+fn starvation_needs_a_busy_host_and_names_missing_workers() {
+    let (infos, ticks) = sim_ticks(Scenario::Starved, 1, 60, START_MS);
+    let r = run(&infos, &ticks, Thresholds::default());
+    let f = r
+        .raised
+        .iter()
+        .find(|f| f.rule == "starved")
+        .expect("starved");
+    assert!(
+        f.evidence
+            .iter()
+            .any(|e| e.contains("no worker processes (DataLoader num_workers=0?)")),
+        "{:?}",
+        f.evidence
+    );
+    assert!(f.actions.iter().any(|a| a.contains("num_workers=8")));
+    let mut idle_host = ticks.clone();
+    for t in &mut idle_host {
+        t.devices[0].processes[0].host.as_mut().unwrap().cpu_pct = Some(3.0);
+    }
+    assert!(
+        run(&infos, &idle_host, Thresholds::default())
+            .raised
+            .is_empty(),
+        "an idle host is not starving its GPU"
+    );
+}
+
+#[test]
+fn persistence_mode_off_is_informational() {
+    let (mut infos, ticks) = sim_ticks(Scenario::Healthy, 1, 5, START_MS);
+    infos[0].persistence_mode = Some(false);
+    let r = run(&infos, &ticks, Thresholds::default());
+    let f = r
+        .raised
+        .iter()
+        .find(|f| f.rule == "persistence")
+        .expect("raised");
+    assert_eq!(f.severity, Severity::Info);
+}
+
+#[test]
+fn idle_floor_is_learned_from_an_idle_stretch() {
+    let (infos, idle) = sim_ticks(Scenario::IdleMem, 1, 20, START_MS);
+    let r = run(&infos, &idle, Thresholds::default());
+    let floor = r.engine.floor_w(0).expect("learned");
+    assert!((119.0..124.0).contains(&floor), "floor {floor}");
+    let (_, hang) = sim_ticks(Scenario::Hang, 1, 40, START_MS + 20_000);
+    let ticks: Vec<_> = idle.into_iter().chain(hang).collect();
+    let f = run(&infos, &ticks, Thresholds::default())
+        .raised
+        .into_iter()
+        .find(|f| f.rule == "hang")
+        .unwrap();
+    assert!(
+        f.evidence[1].contains("this GPU's idle floor"),
+        "{:?}",
+        f.evidence
+    );
+}
+
+#[test]
+fn every_rule_has_an_id_title_and_is_listed_once() {
+    let rules = all_rules();
+    let mut ids: Vec<&str> = rules.iter().map(|r| r.id).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), rules.len());
+    assert!(rules.iter().all(|r| !r.title.is_empty()));
+    let _ = shifted(Vec::new(), 0);
+}

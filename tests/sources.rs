@@ -1,0 +1,306 @@
+//! Each source: simulated (deterministic, scenarios, device loss), replay (round trip, truncated
+//! and corrupt recordings), and NVML's missing-driver error.
+
+mod common;
+
+use std::io::Write;
+use std::path::Path;
+
+use common::{sim_ticks, START_MS};
+use gpuwatch::history::History;
+use gpuwatch::model::{DeviceStatus, SystemInfo, Tick};
+use gpuwatch::record::{Header, Recorder};
+use gpuwatch::source::replay::{ReplayError, ReplaySource};
+use gpuwatch::source::sim::{Scenario, SimSource, SCENARIOS};
+use gpuwatch::source::{Sampled, Source};
+
+#[test]
+fn simulated_source_is_deterministic_for_a_seed() {
+    let a = sim_ticks(Scenario::Mixed, 8, 10, START_MS).1;
+    let b = sim_ticks(Scenario::Mixed, 8, 10, START_MS).1;
+    assert_eq!(a, b);
+    let mut other = SimSource::new(Scenario::Mixed, 8, 99, START_MS, 250);
+    let mut t = Tick::default();
+    other.sample(&mut t).unwrap();
+    assert_ne!(
+        t.devices[0].sample, a[0].devices[0].sample,
+        "another seed gives other noise"
+    );
+}
+
+#[test]
+fn simulated_time_advances_by_the_interval() {
+    let ticks = sim_ticks(Scenario::Healthy, 1, 2, START_MS).1;
+    let times: Vec<u64> = ticks.iter().map(|t| t.t_ms).collect();
+    assert_eq!(
+        times,
+        (0..8).map(|i| START_MS + i * 250).collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn every_scenario_runs_on_1_to_64_gpus_with_plausible_values() {
+    for (name, sc) in SCENARIOS {
+        for gpus in [1, 64] {
+            let (infos, ticks) = sim_ticks(sc, gpus, 1, START_MS);
+            assert_eq!(infos.len(), gpus, "{name}");
+            for d in &ticks.last().unwrap().devices {
+                let s = &d.sample;
+                assert!(
+                    s.util_gpu_pct.is_some_and(|u| (0.0..=100.0).contains(&u)),
+                    "{name}: util {:?}",
+                    s.util_gpu_pct
+                );
+                assert!(
+                    s.power_w.is_some_and(|p| p > 50.0 && p <= 700.0),
+                    "{name}: power {:?}",
+                    s.power_w
+                );
+                assert_eq!(
+                    s.fan_pct, None,
+                    "{name}: the H200 has no fan, so the simulation reports a gap, not 0"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn gpu_count_is_clamped_to_1_through_64() {
+    assert_eq!(
+        SimSource::new(Scenario::Healthy, 0, 1, 0, 250)
+            .devices()
+            .len(),
+        1
+    );
+    assert_eq!(
+        SimSource::new(Scenario::Healthy, 500, 1, 0, 250)
+            .devices()
+            .len(),
+        64
+    );
+}
+
+#[test]
+fn scenarios_show_their_measured_signature() {
+    let last = |sc| {
+        sim_ticks(sc, 1, 5, START_MS)
+            .1
+            .pop()
+            .unwrap()
+            .devices
+            .remove(0)
+            .sample
+    };
+    let hang = last(Scenario::Hang);
+    assert!(
+        hang.util_gpu_pct.unwrap() >= 99.0
+            && hang.power_w.unwrap() < 130.0
+            && hang.gpm.sm_active_pct.unwrap() < 2.0
+    );
+    let healthy = last(Scenario::Healthy);
+    assert!(healthy.power_w.unwrap() > 650.0 && healthy.gpm.sm_active_pct.unwrap() > 90.0);
+    let membound = last(Scenario::Membound);
+    assert!(membound.power_w.unwrap() < 520.0 && membound.gpm.dram_bw_pct.unwrap() > 80.0);
+    let sync = last(Scenario::Sync);
+    assert!(
+        sync.gpm.sm_active_pct.unwrap() < 2.0 && (10.0..60.0).contains(&sync.util_gpu_pct.unwrap())
+    );
+}
+
+#[test]
+fn a_lost_device_is_marked_lost_and_the_others_carry_on() {
+    let (infos, ticks) = sim_ticks(Scenario::Lost, 2, 30, START_MS);
+    let mut h = History::new(&infos, 1000);
+    for t in &ticks {
+        h.push(t);
+    }
+    let lost = &h.devices[0];
+    assert!(matches!(lost.status, DeviceStatus::Lost { .. }));
+    assert_eq!(lost.lost_since_ms, Some(START_MS + 20_000));
+    assert_eq!(
+        lost.samples.latest().unwrap().util_gpu_pct,
+        None,
+        "a lost GPU's samples are gaps"
+    );
+    let alive = &h.devices[1];
+    assert_eq!(alive.status, DeviceStatus::Ok);
+    assert!(alive.samples.latest().unwrap().util_gpu_pct.unwrap() > 90.0);
+}
+
+fn write_recording(path: &Path, ticks: &[Tick], infos: &[gpuwatch::model::DeviceInfo]) {
+    let header = Header::new(
+        &SystemInfo {
+            host: "test".into(),
+            ..Default::default()
+        },
+        infos,
+        250,
+    );
+    let mut rec = Recorder::create(path, &header, false).unwrap();
+    for t in ticks {
+        rec.write(t).unwrap();
+    }
+}
+
+#[test]
+fn recording_round_trips_exactly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rec.jsonl");
+    let (infos, ticks) = sim_ticks(Scenario::Mixed, 8, 5, START_MS);
+    write_recording(&path, &ticks, &infos);
+    let mut replay = ReplaySource::open(&path, f64::INFINITY).unwrap();
+    assert_eq!(replay.devices(), &infos[..]);
+    assert_eq!(replay.header().interval_ms, 250);
+    assert_eq!(replay.read_all().unwrap(), ticks);
+}
+
+#[test]
+fn recorder_refuses_to_overwrite_unless_forced() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rec.jsonl");
+    std::fs::write(&path, "precious").unwrap();
+    let header = Header::new(&SystemInfo::default(), &[], 250);
+    let err = Recorder::create(&path, &header, false)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("already exists") && err.contains("--force"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "precious");
+    assert!(Recorder::create(&path, &header, true).is_ok());
+}
+
+#[test]
+fn unwritable_directory_is_a_clear_error() {
+    let header = Header::new(&SystemInfo::default(), &[], 250);
+    let err = Recorder::create(Path::new("/proc/gpuwatch/rec.jsonl"), &header, false)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("cannot write /proc/gpuwatch/rec.jsonl"),
+        "{err}"
+    );
+}
+
+fn recorded_text(seconds: u64) -> (String, Vec<Tick>) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rec.jsonl");
+    let (infos, ticks) = sim_ticks(Scenario::Healthy, 1, seconds, START_MS);
+    write_recording(&path, &ticks, &infos);
+    (std::fs::read_to_string(&path).unwrap(), ticks)
+}
+
+fn replay_text(text: &str) -> Result<Vec<Tick>, ReplayError> {
+    ReplaySource::from_reader(
+        std::io::Cursor::new(text.to_string()),
+        Path::new("rec.jsonl"),
+        f64::INFINITY,
+    )?
+    .read_all()
+}
+
+#[test]
+fn truncated_last_line_is_accepted() {
+    let (text, ticks) = recorded_text(2);
+    let cut = &text[..text.len() - 40];
+    let got = replay_text(cut).unwrap();
+    assert_eq!(
+        got.len(),
+        ticks.len() - 1,
+        "the half-written last tick is dropped, the rest kept"
+    );
+    assert_eq!(got[..], ticks[..ticks.len() - 1]);
+}
+
+#[test]
+fn corrupt_line_names_file_and_line() {
+    let (text, _) = recorded_text(2);
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[3] = "{\"t_ms\": 12, \"devices\": [garbage";
+    let err = replay_text(&(lines.join("\n") + "\n"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.starts_with("rec.jsonl:4: corrupt tick"), "{err}");
+}
+
+#[test]
+fn unknown_fields_are_ignored() {
+    let (text, ticks) = recorded_text(1);
+    let extended = text
+        .replace("\"util_gpu_pct\"", "\"future_metric\":1,\"util_gpu_pct\"")
+        .replace(
+            "\"interval_ms\"",
+            "\"new_header_field\":[1,2],\"interval_ms\"",
+        );
+    assert_eq!(replay_text(&extended).unwrap(), ticks);
+}
+
+#[test]
+fn not_a_recording_newer_version_and_empty_file_are_errors() {
+    assert!(matches!(
+        replay_text("").unwrap_err(),
+        ReplayError::Empty { .. }
+    ));
+    let e = replay_text("{\"hello\": 1}\n").unwrap_err().to_string();
+    assert!(e.contains("rec.jsonl:1: not a gpuwatch recording"), "{e}");
+    let e = replay_text("not json at all\n").unwrap_err().to_string();
+    assert!(e.contains("rec.jsonl:1"), "{e}");
+    let (text, _) = recorded_text(1);
+    let e = replay_text(&text.replacen("\"version\":1", "\"version\":99", 1))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("version 99") && e.contains("update gpuwatch"),
+        "{e}"
+    );
+}
+
+#[test]
+fn gzip_recordings_replay_transparently() {
+    let dir = tempfile::tempdir().unwrap();
+    let (text, ticks) = recorded_text(2);
+    let path = dir.path().join("rec.jsonl.gz");
+    let mut gz = flate2::write::GzEncoder::new(
+        std::fs::File::create(&path).unwrap(),
+        flate2::Compression::fast(),
+    );
+    gz.write_all(text.as_bytes()).unwrap();
+    gz.finish().unwrap();
+    assert_eq!(
+        ReplaySource::open(&path, 1.0).unwrap().read_all().unwrap(),
+        ticks
+    );
+}
+
+#[test]
+fn replay_ends_with_end_not_an_error() {
+    let (text, ticks) = recorded_text(1);
+    let mut src =
+        ReplaySource::from_reader(std::io::Cursor::new(text), Path::new("r"), 1.0).unwrap();
+    let mut t = Tick::default();
+    for _ in &ticks {
+        assert_eq!(src.sample(&mut t).unwrap(), Sampled::Tick);
+    }
+    assert_eq!(src.sample(&mut t).unwrap(), Sampled::End);
+}
+
+#[test]
+fn missing_nvml_library_says_what_it_means_and_what_to_try() {
+    let lib = Path::new("/nonexistent/libnvidia-ml.so.1");
+    let err =
+        gpuwatch::source::nvml::NvmlSource::open(Some(lib), std::time::Duration::from_secs(1))
+            .err()
+            .expect("no library there");
+    let msg = err.to_string();
+    assert!(msg.contains("could not load libnvidia-ml.so.1"), "{msg}");
+    assert!(
+        msg.contains("NVIDIA driver")
+            && msg.contains("gpuwatch --demo")
+            && msg.contains("gpuwatch replay FILE"),
+        "{msg}"
+    );
+}
