@@ -182,7 +182,7 @@ pub fn diagnose(
         interval.as_millis() as u64,
     );
     let mut obs = Observed::new(
-        &sampler,
+        sampler.source(),
         interval.as_millis() as u64,
         capacity,
         Engine::new(config.thresholds.clone()),

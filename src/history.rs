@@ -2,8 +2,8 @@
 //! queries by time.
 //!
 //! A `DeviceSample` is `Copy` and fixed-size (`DeviceSample::BYTES`), so a full buffer costs
-//! `capacity * BYTES`. Processes are kept only for the latest tick: their history is what the
-//! process view draws from `ProcessTrail`.
+//! `capacity * BYTES`. Processes are kept in full only for the latest tick; each process also
+//! leaves a short `ProcessTrail` (one point a second) for the process view's curves.
 
 use crate::model::{DeviceInfo, DeviceReading, DeviceSample, DeviceStatus, ProcessSample, Tick};
 
@@ -121,10 +121,33 @@ pub struct DeviceHistory {
     pub lost_since_ms: Option<u64>,
 }
 
+/// One point of a process's trail.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct ProcessPoint {
+    pub t_ms: u64,
+    pub sm_pct: Option<f32>,
+    pub gpu_mem_bytes: Option<u64>,
+    pub cpu_pct: Option<f32>,
+}
+
+/// The recent history of one process on one GPU, one point a second.
+#[derive(Debug, Clone)]
+pub struct ProcessTrail {
+    pub pid: u32,
+    pub device: u32,
+    pub points: Ring<ProcessPoint>,
+}
+
+/// Points kept per process: 15 minutes at one a second.
+const TRAIL_POINTS: usize = 900;
+/// A trail is forgotten this long after its process was last seen.
+const TRAIL_FORGET_MS: u64 = 60_000;
+
 /// The history of every device, pushed by the sampler and read by rules and the screen.
 #[derive(Debug, Clone)]
 pub struct History {
     pub devices: Vec<DeviceHistory>,
+    pub trails: Vec<ProcessTrail>,
     ticks: u64,
 }
 
@@ -141,7 +164,55 @@ impl History {
                 lost_since_ms: None,
             })
             .collect();
-        History { devices, ticks: 0 }
+        History {
+            devices,
+            trails: Vec::new(),
+            ticks: 0,
+        }
+    }
+
+    /// The trail of `pid` on `device`, if it has been seen.
+    pub fn trail(&self, device: u32, pid: u32) -> Option<&ProcessTrail> {
+        self.trails
+            .iter()
+            .find(|t| t.pid == pid && t.device == device)
+    }
+
+    /// Adds a point a second per process; allocates only when a new process appears.
+    fn push_trails(&mut self, tick: &Tick) {
+        for (dev, reading) in self.devices.iter().zip(&tick.devices) {
+            for p in &reading.processes {
+                let point = ProcessPoint {
+                    t_ms: tick.t_ms,
+                    sm_pct: p.sm_pct,
+                    gpu_mem_bytes: p.gpu_mem_bytes,
+                    cpu_pct: p.host.as_ref().and_then(|h| h.cpu_pct),
+                };
+                let device = dev.info.index;
+                match self
+                    .trails
+                    .iter_mut()
+                    .find(|t| t.pid == p.pid && t.device == device)
+                {
+                    Some(t) if t.points.latest().is_some_and(|l| tick.t_ms < l.t_ms + 1000) => {}
+                    Some(t) => t.points.push(point),
+                    None => {
+                        let mut points = Ring::with_capacity(TRAIL_POINTS);
+                        points.push(point);
+                        self.trails.push(ProcessTrail {
+                            pid: p.pid,
+                            device,
+                            points,
+                        });
+                    }
+                }
+            }
+        }
+        self.trails.retain(|t| {
+            t.points
+                .latest()
+                .is_some_and(|l| l.t_ms + TRAIL_FORGET_MS >= tick.t_ms)
+        });
     }
 
     /// The capacity that keeps `span_ms` of samples taken every `interval_ms`.
@@ -154,6 +225,7 @@ impl History {
         for (dev, reading) in self.devices.iter_mut().zip(&tick.devices) {
             dev.push(reading, tick.t_ms);
         }
+        self.push_trails(tick);
     }
 
     /// Ticks pushed since the start; the screen redraws when it changes.

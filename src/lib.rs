@@ -13,6 +13,7 @@
 //!
 //! Recordings (record.rs) and reports (report.rs) go out; replay (source/replay.rs) comes back in.
 
+pub mod app;
 pub mod cli;
 pub mod command;
 pub mod config;
@@ -25,3 +26,4 @@ pub mod rules;
 pub mod sampler;
 pub mod source;
 pub mod tui;
+pub mod ui;

@@ -163,6 +163,7 @@ impl Sampler {
 }
 
 /// What the sampler shares with whoever watches: the history, the findings, the cost.
+#[derive(Clone)]
 pub struct Observed {
     pub system: SystemInfo,
     pub source_label: String,
@@ -174,19 +175,22 @@ pub struct Observed {
     pub ended: bool,
     /// Why sampling stopped, if it failed.
     pub error: Option<String>,
+    /// True when process PIDs belong to this machine (signals can be sent to them).
+    pub pids_are_local: bool,
 }
 
 impl Observed {
-    pub fn new(sampler: &Sampler, interval_ms: u64, capacity: usize, engine: Engine) -> Self {
+    pub fn new(source: &dyn Source, interval_ms: u64, capacity: usize, engine: Engine) -> Self {
         Observed {
-            system: sampler.system().clone(),
-            source_label: sampler.source().label(),
+            system: source.system().clone(),
+            source_label: source.label(),
             interval_ms,
-            history: History::new(sampler.source().devices(), capacity),
+            history: History::new(source.devices(), capacity),
             engine,
             cost: SelfCost::default(),
             ended: false,
             error: None,
+            pids_are_local: source.pids_are_local(),
         }
     }
 

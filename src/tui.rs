@@ -1,17 +1,100 @@
-//! The live view. A plain text view until the full-screen monitor lands: one line per GPU,
-//! refreshed every second, with the open findings.
+//! The full-screen monitor: terminal set-up and restore, and the event loop.
+//!
+//! The sampler runs on its own thread and pokes a `Notify` after each tick; a second thread
+//! turns terminal input into messages. The loop wakes only for those (or a signal), updates the
+//! state, and redraws only when something changed. The terminal is restored on every exit path:
+//! a guard on drop, a panic hook, and SIGTERM/SIGHUP/SIGINT ending the loop.
 
-use std::sync::atomic::Ordering;
+use std::io::Stdout;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context, Result};
+use ratatui::backend::{Backend, CrosstermBackend};
+use ratatui::crossterm::event::{
+    self, DisableMouseCapture, EnableMouseCapture, Event, KeyCode, KeyEvent, KeyEventKind,
+    KeyModifiers, MouseButton, MouseEventKind,
+};
+use ratatui::crossterm::execute;
+use ratatui::crossterm::terminal::{
+    disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
+};
+use ratatui::Terminal;
+use tokio::sync::{mpsc, Notify};
 
+use crate::app::{Action, AppState, Effect, Key};
 use crate::config::Config;
 use crate::history::History;
 use crate::rules::Engine;
 use crate::sampler::{self, Observed, Sampler};
 use crate::source::Source;
+
+/// Restores the terminal when dropped, whatever the exit path.
+struct TerminalGuard {
+    terminal: Terminal<CrosstermBackend<Stdout>>,
+}
+
+fn restore_terminal() {
+    let _ = disable_raw_mode();
+    let _ = execute!(
+        std::io::stdout(),
+        DisableMouseCapture,
+        LeaveAlternateScreen,
+        ratatui::crossterm::cursor::Show
+    );
+}
+
+impl TerminalGuard {
+    fn enter() -> Result<Self> {
+        enable_raw_mode().context("the terminal refused raw mode (is stdout a terminal?)")?;
+        let guard_on_error = scopeguard(restore_terminal);
+        execute!(std::io::stdout(), EnterAlternateScreen, EnableMouseCapture)
+            .context("setting up the terminal")?;
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            restore_terminal();
+            previous(info);
+        }));
+        let terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))
+            .context("opening the terminal")?;
+        std::mem::forget(guard_on_error);
+        Ok(TerminalGuard { terminal })
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore_terminal();
+    }
+}
+
+/// Runs `f` on drop unless forgotten: restores the terminal if set-up fails halfway.
+struct ScopeGuard<F: FnMut()>(F);
+fn scopeguard<F: FnMut()>(f: F) -> ScopeGuard<F> {
+    ScopeGuard(f)
+}
+impl<F: FnMut()> Drop for ScopeGuard<F> {
+    fn drop(&mut self) {
+        (self.0)()
+    }
+}
+
+/// What wakes the loop besides a new tick.
+#[derive(Debug)]
+pub enum Msg {
+    Input(Event),
+}
+
+/// Writes a snapshot of what is shown; returns the message for the status line.
+pub type ExportFn = dyn Fn(&Observed, &AppState) -> Result<String>;
+
+/// What the loop needs besides the terminal: the shared observations and how to export.
+pub struct Session {
+    pub observed: Arc<Mutex<Observed>>,
+    pub data: Arc<Notify>,
+    pub export: Box<ExportFn>,
+}
 
 pub fn run(
     source: Box<dyn Source>,
@@ -19,47 +102,195 @@ pub fn run(
     interval: Duration,
     history: Duration,
 ) -> Result<()> {
-    let stop = crate::command::stop_flag()?;
+    let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let sampler = Sampler::new(source);
     let capacity = History::capacity_for(history.as_millis() as u64, interval.as_millis() as u64);
-    let obs = Arc::new(Mutex::new(Observed::new(
-        &sampler,
+    let observed = Arc::new(Mutex::new(Observed::new(
+        sampler.source(),
         interval.as_millis() as u64,
         capacity,
         Engine::new(config.thresholds.clone()),
     )));
-    let handle = sampler::spawn(sampler, obs.clone(), interval, stop.clone(), |_| {})?;
-    while !stop.load(Ordering::Relaxed) {
-        std::thread::sleep(Duration::from_secs(1));
-        let o = obs.lock().map_err(|_| anyhow!("sampler thread panicked"))?;
-        for d in &o.history.devices {
-            let Some(s) = d.samples.latest() else {
-                continue;
-            };
-            let f = |v: Option<f32>| v.map_or("  -".into(), |x| format!("{x:3.0}"));
-            println!(
-                "GPU {} util {}% power {} W SM {}% mem {:.1} GiB",
-                d.info.index,
-                f(s.util_gpu_pct),
-                f(s.power_w),
-                f(s.gpm.sm_active_pct),
-                s.mem_used_bytes.unwrap_or(0) as f64 / 1073741824.0
-            );
+    let data = Arc::new(Notify::new());
+    let stop = Arc::new(AtomicBool::new(false));
+    let poke = data.clone();
+    sampler::spawn(
+        sampler,
+        observed.clone(),
+        interval,
+        stop.clone(),
+        move |_| poke.notify_one(),
+    )
+    .context("starting the sampler thread")?;
+    let (tx, rx) = mpsc::unbounded_channel();
+    std::thread::Builder::new()
+        .name("gpuwatch-input".into())
+        .spawn(move || {
+            while let Ok(ev) = event::read() {
+                if tx.send(Msg::Input(ev)).is_err() {
+                    break;
+                }
+            }
+        })
+        .context("starting the input thread")?;
+    let session = Session {
+        observed,
+        data,
+        export: Box::new(|_, _| Ok("snapshot export is not available yet".into())),
+    };
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the event loop")?;
+    let mut guard = TerminalGuard::enter()?;
+    let result = runtime.block_on(event_loop(
+        &mut guard.terminal,
+        rx,
+        &session,
+        AppState::new(color),
+    ));
+    stop.store(true, Ordering::Relaxed);
+    drop(guard);
+    result
+}
+
+/// The loop: wait for a tick, an input or a signal; update; redraw if anything changed.
+pub async fn event_loop<B: Backend>(
+    terminal: &mut Terminal<B>,
+    mut input: mpsc::UnboundedReceiver<Msg>,
+    session: &Session,
+    mut state: AppState,
+) -> Result<()>
+where
+    B::Error: Send + Sync + 'static,
+{
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut term = signal(SignalKind::terminate())?;
+    let mut hup = signal(SignalKind::hangup())?;
+    let mut int = signal(SignalKind::interrupt())?;
+    let mut frozen: Option<Observed> = None;
+    let mut dirty = true;
+    loop {
+        if dirty {
+            draw(terminal, &mut state, session, frozen.as_ref())?;
         }
-        for f in o.engine.active() {
-            println!(
-                "  {} GPU {} {}: {}",
-                f.severity.marker(),
-                f.device,
-                f.title,
-                f.evidence.join("; ")
-            );
-        }
-        if o.ended || o.error.is_some() {
-            break;
+        let action = tokio::select! {
+            _ = session.data.notified() => { dirty = frozen.is_none(); continue; }
+            msg = input.recv() => match msg {
+                Some(Msg::Input(ev)) => to_action(ev),
+                None => return Ok(()),
+            },
+            _ = term.recv() => return Ok(()),
+            _ = hup.recv() => return Ok(()),
+            _ = int.recv() => return Ok(()),
+        };
+        let Some(action) = action else {
+            dirty = true; // resize or focus change: redraw
+            continue;
+        };
+        dirty = true;
+        let effect = {
+            let live = session
+                .observed
+                .lock()
+                .map_err(|_| anyhow!("the sampler thread crashed"))?;
+            state.update(action, frozen.as_ref().unwrap_or(&live))
+        };
+        match effect {
+            Effect::None => {}
+            Effect::Quit => return Ok(()),
+            Effect::TogglePause => {
+                state.paused = !state.paused;
+                frozen = if state.paused {
+                    session.observed.lock().ok().map(|o| o.clone())
+                } else {
+                    None
+                };
+            }
+            Effect::Signal { pid, signal, name } => {
+                state.signal_result(pid, name, send_signal(pid, signal))
+            }
+            Effect::Export => {
+                let live = session
+                    .observed
+                    .lock()
+                    .map_err(|_| anyhow!("the sampler thread crashed"))?;
+                state.status = Some(
+                    match (session.export)(frozen.as_ref().unwrap_or(&live), &state) {
+                        Ok(msg) => msg,
+                        Err(e) => format!("export failed: {e:#}"),
+                    },
+                );
+            }
         }
     }
-    stop.store(true, Ordering::Relaxed);
-    let _ = handle.join();
+}
+
+fn draw<B: Backend>(
+    terminal: &mut Terminal<B>,
+    state: &mut AppState,
+    session: &Session,
+    frozen: Option<&Observed>,
+) -> Result<()>
+where
+    B::Error: Send + Sync + 'static,
+{
+    let live = session
+        .observed
+        .lock()
+        .map_err(|_| anyhow!("the sampler thread crashed"))?;
+    let obs = frozen.unwrap_or(&live);
+    let mut hits = state.hits;
+    terminal.draw(|f| hits = crate::ui::render(f, state, obs))?;
+    state.hits = hits;
     Ok(())
+}
+
+fn send_signal(pid: u32, signal: i32) -> std::io::Result<()> {
+    // SAFETY: kill(2) has no memory-safety preconditions; a bad pid or signal is an error code.
+    let rc = unsafe { libc::kill(pid as libc::pid_t, signal) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Turns a terminal event into an action; `None` for events that only need a redraw.
+pub fn to_action(ev: Event) -> Option<Action> {
+    match ev {
+        Event::Key(k) if k.kind != KeyEventKind::Release => key(k).map(Action::Key),
+        Event::Mouse(m) => match m.kind {
+            MouseEventKind::Down(MouseButton::Left) => Some(Action::Click {
+                column: m.column,
+                row: m.row,
+            }),
+            MouseEventKind::ScrollUp => Some(Action::ScrollUp),
+            MouseEventKind::ScrollDown => Some(Action::ScrollDown),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn key(k: KeyEvent) -> Option<Key> {
+    Some(match k.code {
+        KeyCode::Char(c) if k.modifiers.contains(KeyModifiers::CONTROL) => Key::Ctrl(c),
+        KeyCode::Char(c) => Key::Char(c),
+        KeyCode::Up => Key::Up,
+        KeyCode::Down => Key::Down,
+        KeyCode::Left => Key::Left,
+        KeyCode::Right => Key::Right,
+        KeyCode::PageUp => Key::PageUp,
+        KeyCode::PageDown => Key::PageDown,
+        KeyCode::Home => Key::Home,
+        KeyCode::End => Key::End,
+        KeyCode::Tab => Key::Tab,
+        KeyCode::BackTab => Key::BackTab,
+        KeyCode::Enter => Key::Enter,
+        KeyCode::Esc => Key::Esc,
+        KeyCode::Backspace => Key::Backspace,
+        KeyCode::F(n) => Key::F(n),
+        _ => return None,
+    })
 }

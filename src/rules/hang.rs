@@ -73,8 +73,9 @@ fn check(c: &Ctx) -> Option<Verdict> {
     }
     v.pids = c.dev.processes.iter().map(|p| p.pid).collect();
     let straggler = straggler(c, w);
-    if let Some(text) = &straggler {
+    if let Some((text, pid)) = &straggler {
         v.evidence.push(text.clone());
+        v.pids.push(*pid);
         v.causes.push("A rank of this job never reached the collective: the GPU named above is the likely straggler".into());
     }
     v.causes.extend([
@@ -100,8 +101,8 @@ fn job_keys(d: &DeviceHistory) -> Vec<u32> {
         .collect()
 }
 
-/// Another GPU of the same job that is idle while this one spins.
-fn straggler(c: &Ctx, w: u64) -> Option<String> {
+/// Another GPU of the same job that is idle while this one spins, and its process.
+fn straggler(c: &Ctx, w: u64) -> Option<(String, u32)> {
     let keys = job_keys(c.dev);
     if keys.is_empty() {
         return None;
@@ -117,9 +118,7 @@ fn straggler(c: &Ctx, w: u64) -> Option<String> {
         let pid = d.processes.first().map(|p| p.pid).unwrap_or(0);
         let cpu = d.processes.first().and_then(|p| p.host.as_ref()?.cpu_pct);
         let host = cpu.map(|c| format!(", its process at {c:.0} % CPU")).unwrap_or_default();
-        Some(format!(
-            "GPU {} (pid {pid}) of the same job is idle (util {:.0} %){host}: the likely straggler the others wait for",
-            d.info.index, util.median
-        ))
+        let text = format!("GPU {} (pid {pid}) of the same job is idle (util {:.0} %){host}: the likely straggler the others wait for", d.info.index, util.median);
+        Some((text, pid))
     })
 }

@@ -89,7 +89,7 @@ pub struct Ctx<'a> {
     pub t: &'a Thresholds,
     /// This GPU's idle floor in watts (learned, or the documented fallback).
     pub floor_w: f32,
-    pub floor_learned: bool,
+    pub floor: Floor,
     pub now_ms: u64,
 }
 
@@ -139,8 +139,13 @@ impl Ctx<'_> {
         (older, self.stats(half, metric))
     }
     pub fn floor_text(&self) -> String {
-        if self.floor_learned {
-            format!("this GPU's idle floor ({:.0} W)", self.floor_w)
+        if self.floor.context.is_some() {
+            format!(
+                "this GPU's idle floor with a CUDA context ({:.0} W)",
+                self.floor_w
+            )
+        } else if self.floor.bare.is_some() {
+            format!("this GPU's idle floor ({:.0} W, seen with no process; a CUDA context adds ~40 W on an H200)", self.floor_w)
         } else {
             format!(
                 "the assumed idle floor ({:.0} W, {:.0} % of TDP; no idle seen yet)",
@@ -159,6 +164,7 @@ impl Ctx<'_> {
 }
 
 /// One diagnosis. Rules are plain values; their state lives in the engine.
+#[derive(Clone)]
 pub struct Rule {
     pub id: &'static str,
     pub title: &'static str,
@@ -192,16 +198,32 @@ struct Slot {
 }
 
 /// Evaluates every rule on every device after each tick, with hysteresis.
+#[derive(Clone)]
 pub struct Engine {
     rules: Vec<Rule>,
     pub thresholds: Thresholds,
     slots: Vec<Vec<Slot>>,
-    floors: Vec<Option<f32>>,
+    floors: Vec<Floor>,
     /// Findings closed recently, newest last (bounded).
     pub cleared: Vec<Finding>,
 }
 
 const KEEP_CLEARED: usize = 256;
+/// The idle power a GPU has shown: with no process at all, and with a process holding a CUDA
+/// context but running no kernel (higher: ~80 W against ~121 W on an H200). A hung kernel sits
+/// at the second, so that is the floor the rules judge against once it has been seen.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Floor {
+    pub bare: Option<f32>,
+    pub context: Option<f32>,
+}
+
+impl Floor {
+    pub fn best(&self) -> Option<f32> {
+        self.context.or(self.bare)
+    }
+}
+
 /// A stretch of no activity this long teaches the engine the GPU's idle floor.
 const FLOOR_SPAN_MS: u64 = 5_000;
 
@@ -241,16 +263,21 @@ impl Engine {
             .filter_map(|s| s.open.as_ref())
     }
 
+    /// The most severe open finding of a device, for its badge.
+    pub fn worst_on(&self, device: usize) -> Option<&Finding> {
+        self.active_on(device).max_by_key(|f| f.severity)
+    }
+
     /// The learned idle floor of a device, if one has been seen.
     pub fn floor_w(&self, device: usize) -> Option<f32> {
-        self.floors.get(device).copied().flatten()
+        self.floors.get(device).and_then(Floor::best)
     }
 
     pub fn evaluate(&mut self, history: &History) {
         let n = history.devices.len();
         self.slots
             .resize_with(n, || vec![Slot::default(); self.rules.len()]);
-        self.floors.resize(n, None);
+        self.floors.resize(n, Floor::default());
         for (i, dev) in history.devices.iter().enumerate() {
             self.learn_floor(i, dev);
             let Some(now_ms) = dev.samples.latest().map(|s| s.t_ms) else {
@@ -263,8 +290,8 @@ impl Engine {
                 dev,
                 all: history,
                 t: &self.thresholds,
-                floor_w: self.floors[i].unwrap_or(fallback),
-                floor_learned: self.floors[i].is_some(),
+                floor_w: self.floors[i].best().unwrap_or(fallback),
+                floor: self.floors[i],
                 now_ms,
             };
             for (rule, slot) in self.rules.iter().zip(self.slots[i].iter_mut()) {
@@ -307,9 +334,21 @@ impl Engine {
             return;
         }
         let power = Stats::of(dev.samples.last(FLOOR_SPAN_MS).filter_map(|s| s.power_w));
+        // NVML sets the GpuIdle clock-event bit while no context is resident (the GPU parks its
+        // clocks): that is the bare floor, whatever the process list says in the same second.
+        let parked = Stats::of(dev.samples.last(FLOOR_SPAN_MS).filter_map(|s| {
+            s.clock_events
+                .map(|e| (e & crate::model::clock_event::GPU_IDLE != 0) as u8 as f32)
+        }));
         if power.n > 0 {
             let f = &mut self.floors[i];
-            *f = Some(f.map_or(power.median, |old| old.min(power.median)));
+            let with_context = !dev.processes.is_empty() && parked.max == 0.0;
+            let slot = if with_context {
+                &mut f.context
+            } else {
+                &mut f.bare
+            };
+            *slot = Some(slot.map_or(power.median, |old: f32| old.min(power.median)));
         }
     }
 }

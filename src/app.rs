@@ -1,0 +1,557 @@
+//! The screen's state and `update`, the one place it changes. Nothing here draws or touches the
+//! terminal: keys arrive as `Action`s, and what must happen outside (a signal, an export) leaves
+//! as an `Effect` for the loop in `tui.rs` to carry out.
+
+use crate::model::{HostProcess, ProcessSample};
+use crate::sampler::Observed;
+
+/// The panes of the main screen that take the focus, in Tab order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pane {
+    Overview,
+    Findings,
+    Processes,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum View {
+    Main,
+    /// The process view of one process on one GPU.
+    Process {
+        device: u32,
+        pid: u32,
+    },
+    Help,
+}
+
+/// Process table columns, in the order `s` cycles through them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortKey {
+    GpuMem,
+    Sm,
+    Cpu,
+    Rss,
+    Pid,
+    User,
+    Command,
+    Gpu,
+}
+
+impl SortKey {
+    pub const ALL: [SortKey; 8] = [
+        SortKey::GpuMem,
+        SortKey::Sm,
+        SortKey::Cpu,
+        SortKey::Rss,
+        SortKey::Pid,
+        SortKey::User,
+        SortKey::Command,
+        SortKey::Gpu,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            SortKey::GpuMem => "GPU MEM",
+            SortKey::Sm => "SM%",
+            SortKey::Cpu => "CPU%",
+            SortKey::Rss => "RSS",
+            SortKey::Pid => "PID",
+            SortKey::User => "USER",
+            SortKey::Command => "COMMAND",
+            SortKey::Gpu => "GPU",
+        }
+    }
+    fn next(self) -> SortKey {
+        let i = Self::ALL.iter().position(|k| *k == self).unwrap_or(0);
+        Self::ALL[(i + 1) % Self::ALL.len()]
+    }
+}
+
+/// The signals `k` offers, in the order the prompt cycles through them.
+pub const SIGNALS: [(&str, i32); 3] = [
+    ("TERM", libc::SIGTERM),
+    ("INT", libc::SIGINT),
+    ("KILL", libc::SIGKILL),
+];
+
+/// Zoom levels of the chart's time window; the last is the whole history.
+pub const ZOOMS_S: [u64; 6] = [30, 60, 120, 300, 600, 900];
+
+/// A key or other input, already decoded from the terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Key {
+    Char(char),
+    Ctrl(char),
+    Up,
+    Down,
+    Left,
+    Right,
+    PageUp,
+    PageDown,
+    Home,
+    End,
+    Tab,
+    BackTab,
+    Enter,
+    Esc,
+    Backspace,
+    F(u8),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    Key(Key),
+    /// A left click at a terminal cell.
+    Click {
+        column: u16,
+        row: u16,
+    },
+    ScrollUp,
+    ScrollDown,
+}
+
+/// What the loop must do after an update.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    None,
+    Quit,
+    /// Send `signal` to `pid`.
+    Signal {
+        pid: u32,
+        signal: i32,
+        name: &'static str,
+    },
+    /// Write a snapshot of what is on screen.
+    Export,
+    /// Pause (freeze the display) or resume.
+    TogglePause,
+}
+
+/// A pending "send a signal?" question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KillPrompt {
+    pub pid: u32,
+    pub command: String,
+    pub signal: usize,
+}
+
+/// Where panes were drawn last, so a click can be mapped to a row.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HitAreas {
+    /// (first row, row count) of the overview's GPU rows.
+    pub overview: (u16, u16),
+    pub processes: (u16, u16),
+}
+
+#[derive(Debug, Clone)]
+pub struct AppState {
+    pub view: View,
+    pub focus: Pane,
+    pub selected_gpu: usize,
+    pub overview_scroll: usize,
+    pub selected_process: usize,
+    pub findings_scroll: usize,
+    pub sort: SortKey,
+    pub sort_descending: bool,
+    pub filter: String,
+    pub editing_filter: bool,
+    /// Index into `ZOOMS_S`.
+    pub zoom: usize,
+    pub paused: bool,
+    pub kill: Option<KillPrompt>,
+    /// A message for the status line (export results, refused signals…).
+    pub status: Option<String>,
+    pub color: bool,
+    pub hits: HitAreas,
+}
+
+impl AppState {
+    pub fn new(color: bool) -> Self {
+        AppState {
+            view: View::Main,
+            focus: Pane::Overview,
+            selected_gpu: 0,
+            overview_scroll: 0,
+            selected_process: 0,
+            findings_scroll: 0,
+            sort: SortKey::GpuMem,
+            sort_descending: true,
+            filter: String::new(),
+            editing_filter: false,
+            zoom: 1,
+            paused: false,
+            kill: None,
+            status: None,
+            color,
+            hits: HitAreas::default(),
+        }
+    }
+
+    /// The chart's time window in milliseconds.
+    pub fn window_ms(&self) -> u64 {
+        ZOOMS_S[self.zoom.min(ZOOMS_S.len() - 1)] * 1000
+    }
+
+    /// Applies one input; returns what the loop must do.
+    pub fn update(&mut self, action: Action, obs: &Observed) -> Effect {
+        match action {
+            Action::Key(key) => self.key(key, obs),
+            Action::Click { column, row } => {
+                self.click(column, row, obs);
+                Effect::None
+            }
+            Action::ScrollUp => self.move_selection(-1, obs),
+            Action::ScrollDown => self.move_selection(1, obs),
+        }
+    }
+
+    fn key(&mut self, key: Key, obs: &Observed) -> Effect {
+        if matches!(key, Key::Ctrl('c')) {
+            return Effect::Quit;
+        }
+        if self.kill.is_some() {
+            return self.kill_prompt_key(key);
+        }
+        if self.editing_filter {
+            self.filter_key(key);
+            return Effect::None;
+        }
+        if self.view == View::Help {
+            if matches!(key, Key::Esc | Key::Char('?') | Key::Char('q') | Key::Enter) {
+                self.view = View::Main;
+            }
+            return Effect::None;
+        }
+        self.status = None;
+        match key {
+            Key::Char('q') => Effect::Quit,
+            Key::Esc if matches!(self.view, View::Process { .. }) => {
+                self.view = View::Main;
+                Effect::None
+            }
+            Key::Esc if !self.filter.is_empty() => {
+                self.filter.clear();
+                Effect::None
+            }
+            Key::Char('?') => {
+                self.view = View::Help;
+                Effect::None
+            }
+            Key::Char(' ') => Effect::TogglePause,
+            Key::Char('e') => Effect::Export,
+            Key::Char('K') | Key::F(9) => {
+                self.ask_kill(obs);
+                Effect::None
+            }
+            Key::Char('+') | Key::Char('=') => {
+                self.zoom = (self.zoom + 1).min(ZOOMS_S.len() - 1);
+                Effect::None
+            }
+            Key::Char('-') | Key::Char('_') => {
+                self.zoom = self.zoom.saturating_sub(1);
+                Effect::None
+            }
+            Key::Char('s') => {
+                self.sort = self.sort.next();
+                Effect::None
+            }
+            Key::Char('S') => {
+                self.sort_descending = !self.sort_descending;
+                Effect::None
+            }
+            Key::Char('/') => {
+                self.editing_filter = true;
+                self.focus = Pane::Processes;
+                Effect::None
+            }
+            Key::Char(c @ '1'..='9') => {
+                let i = c as usize - '1' as usize;
+                if i < obs.history.devices.len() {
+                    self.select_gpu(i, obs);
+                }
+                Effect::None
+            }
+            Key::Tab => {
+                self.focus = match self.focus {
+                    Pane::Overview => Pane::Findings,
+                    Pane::Findings => Pane::Processes,
+                    Pane::Processes => Pane::Overview,
+                };
+                Effect::None
+            }
+            Key::BackTab => {
+                self.focus = match self.focus {
+                    Pane::Overview => Pane::Processes,
+                    Pane::Findings => Pane::Overview,
+                    Pane::Processes => Pane::Findings,
+                };
+                Effect::None
+            }
+            Key::Enter => {
+                self.open_process(obs);
+                Effect::None
+            }
+            Key::Up | Key::Char('k') => self.move_selection(-1, obs),
+            Key::Down | Key::Char('j') => self.move_selection(1, obs),
+            Key::PageUp => self.move_selection(-10, obs),
+            Key::PageDown => self.move_selection(10, obs),
+            Key::Home => self.move_selection(-100_000, obs),
+            Key::End => self.move_selection(100_000, obs),
+            _ => Effect::None,
+        }
+    }
+
+    fn filter_key(&mut self, key: Key) {
+        match key {
+            Key::Enter => self.editing_filter = false,
+            Key::Esc => {
+                self.editing_filter = false;
+                self.filter.clear();
+            }
+            Key::Backspace => {
+                self.filter.pop();
+            }
+            Key::Char(c) if self.filter.len() < 64 => {
+                self.filter.push(c);
+                self.selected_process = 0;
+            }
+            _ => {}
+        }
+    }
+
+    fn kill_prompt_key(&mut self, key: Key) -> Effect {
+        let Some(prompt) = self.kill.as_mut() else {
+            return Effect::None;
+        };
+        match key {
+            Key::Left | Key::Right | Key::Tab | Key::Char('h') | Key::Char('l') => {
+                let step = if matches!(key, Key::Left | Key::Char('h')) {
+                    SIGNALS.len() - 1
+                } else {
+                    1
+                };
+                prompt.signal = (prompt.signal + step) % SIGNALS.len();
+                Effect::None
+            }
+            Key::Char('y') | Key::Enter => {
+                let (name, signal) = SIGNALS[prompt.signal];
+                let pid = prompt.pid;
+                self.kill = None;
+                Effect::Signal { pid, signal, name }
+            }
+            Key::Char('n') | Key::Esc | Key::Char('q') => {
+                self.kill = None;
+                self.status = Some("no signal sent".into());
+                Effect::None
+            }
+            _ => Effect::None,
+        }
+    }
+
+    fn select_gpu(&mut self, i: usize, obs: &Observed) {
+        self.selected_gpu = i.min(obs.history.devices.len().saturating_sub(1));
+        self.selected_process = 0;
+    }
+
+    fn move_selection(&mut self, by: i64, obs: &Observed) -> Effect {
+        let step = |cur: usize, len: usize| -> usize {
+            if len == 0 {
+                return 0;
+            }
+            (cur as i64 + by).clamp(0, len as i64 - 1) as usize
+        };
+        match (self.view, self.focus) {
+            (View::Main, Pane::Overview) => {
+                let i = step(self.selected_gpu, obs.history.devices.len());
+                self.select_gpu(i, obs);
+            }
+            (View::Main, Pane::Findings) => {
+                self.findings_scroll = step(
+                    self.findings_scroll,
+                    obs.engine.active().len() + obs.engine.cleared.len(),
+                )
+            }
+            (View::Main, Pane::Processes) => {
+                self.selected_process = step(self.selected_process, process_rows(self, obs).len())
+            }
+            _ => {}
+        }
+        Effect::None
+    }
+
+    /// The process under the selection in the table, if any.
+    pub fn selected_row<'a>(&self, obs: &'a Observed) -> Option<ProcessRow<'a>> {
+        let rows = process_rows(self, obs);
+        let i = self.selected_process.min(rows.len().saturating_sub(1));
+        rows.into_iter().nth(i)
+    }
+
+    fn open_process(&mut self, obs: &Observed) {
+        if self.view != View::Main {
+            return;
+        }
+        if self.focus != Pane::Processes {
+            self.focus = Pane::Processes;
+            return;
+        }
+        if let Some(row) = self.selected_row(obs) {
+            self.view = View::Process {
+                device: row.gpu,
+                pid: row.process.pid,
+            };
+        }
+    }
+
+    fn ask_kill(&mut self, obs: &Observed) {
+        let target = match self.view {
+            View::Process { device, pid } => Some((device, pid)),
+            View::Main => self.selected_row(obs).map(|r| (r.gpu, r.process.pid)),
+            View::Help => None,
+        };
+        let Some((device, pid)) = target else {
+            self.status = Some("no process selected".into());
+            return;
+        };
+        if !obs.pids_are_local {
+            self.status = Some(format!(
+                "pid {pid} is not a process of this machine ({}): no signal sent",
+                obs.source_label
+            ));
+            return;
+        }
+        let command = find_process(obs, device, pid)
+            .and_then(|p| p.host.as_ref())
+            .map(short_command)
+            .unwrap_or_default();
+        self.kill = Some(KillPrompt {
+            pid,
+            command,
+            signal: 0,
+        });
+    }
+
+    fn click(&mut self, column: u16, row: u16, obs: &Observed) {
+        let _ = column;
+        let (top, n) = self.hits.overview;
+        if self.view == View::Main && row >= top && row < top + n {
+            self.focus = Pane::Overview;
+            self.select_gpu(self.overview_scroll + (row - top) as usize, obs);
+            return;
+        }
+        let (top, n) = self.hits.processes;
+        if self.view == View::Main && row >= top && row < top + n {
+            self.focus = Pane::Processes;
+            let len = process_rows(self, obs).len();
+            self.selected_process = ((row - top) as usize).min(len.saturating_sub(1));
+        }
+    }
+
+    /// Records the outcome of a signal the loop sent.
+    pub fn signal_result(&mut self, pid: u32, name: &str, result: std::io::Result<()>) {
+        self.status = Some(match result {
+            Ok(()) => format!("sent SIG{name} to pid {pid}"),
+            Err(e) if e.raw_os_error() == Some(libc::EPERM) => format!("not permitted to signal pid {pid}: it belongs to another user (run gpuwatch as that user or root)"),
+            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => format!("pid {pid} has already exited"),
+            Err(e) => format!("could not signal pid {pid}: {e}"),
+        });
+    }
+}
+
+/// One row of the process table.
+#[derive(Debug, Clone)]
+pub struct ProcessRow<'a> {
+    pub gpu: u32,
+    pub process: &'a ProcessSample,
+}
+
+impl ProcessRow<'_> {
+    pub fn host(&self) -> Option<&HostProcess> {
+        self.process.host.as_ref()
+    }
+}
+
+pub fn find_process(obs: &Observed, device: u32, pid: u32) -> Option<&ProcessSample> {
+    obs.history
+        .devices
+        .iter()
+        .find(|d| d.info.index == device)?
+        .processes
+        .iter()
+        .find(|p| p.pid == pid)
+}
+
+/// The process table's rows: every GPU's processes, filtered and sorted.
+pub fn process_rows<'a>(state: &AppState, obs: &'a Observed) -> Vec<ProcessRow<'a>> {
+    let needle = state.filter.to_lowercase();
+    let mut rows: Vec<ProcessRow> = obs
+        .history
+        .devices
+        .iter()
+        .flat_map(|d| {
+            d.processes.iter().map(move |p| ProcessRow {
+                gpu: d.info.index,
+                process: p,
+            })
+        })
+        .filter(|r| needle.is_empty() || matches_filter(r, &needle))
+        .collect();
+    rows.sort_by(|a, b| {
+        let o = compare(a, b, state.sort);
+        if state.sort_descending {
+            o.reverse()
+        } else {
+            o
+        }
+    });
+    rows
+}
+
+fn matches_filter(r: &ProcessRow, needle: &str) -> bool {
+    let h = r.host();
+    r.process.pid.to_string().contains(needle)
+        || h.is_some_and(|h| {
+            h.cmdline.to_lowercase().contains(needle)
+                || h.name.to_lowercase().contains(needle)
+                || h.user
+                    .as_deref()
+                    .is_some_and(|u| u.to_lowercase().contains(needle))
+        })
+}
+
+fn compare(a: &ProcessRow, b: &ProcessRow, key: SortKey) -> std::cmp::Ordering {
+    let f = |v: Option<f32>| v.unwrap_or(-1.0);
+    let (ha, hb) = (a.host(), b.host());
+    let by = match key {
+        SortKey::GpuMem => a.process.gpu_mem_bytes.cmp(&b.process.gpu_mem_bytes),
+        SortKey::Sm => f(a.process.sm_pct).total_cmp(&f(b.process.sm_pct)),
+        SortKey::Cpu => f(ha.and_then(|h| h.cpu_pct)).total_cmp(&f(hb.and_then(|h| h.cpu_pct))),
+        SortKey::Rss => ha
+            .and_then(|h| h.rss_bytes)
+            .cmp(&hb.and_then(|h| h.rss_bytes)),
+        SortKey::Pid => a.process.pid.cmp(&b.process.pid),
+        SortKey::User => ha
+            .and_then(|h| h.user.as_deref())
+            .cmp(&hb.and_then(|h| h.user.as_deref())),
+        SortKey::Command => ha.map(short_command).cmp(&hb.map(short_command)),
+        SortKey::Gpu => a.gpu.cmp(&b.gpu),
+    };
+    by.then(a.process.pid.cmp(&b.process.pid))
+}
+
+/// A command line shortened for a table: interpreters and scripts without their directories.
+pub fn short_command(h: &HostProcess) -> String {
+    if h.cmdline.is_empty() {
+        return format!("[{}]", h.name);
+    }
+    h.cmdline
+        .split(' ')
+        .enumerate()
+        .map(|(i, arg)| {
+            if (i == 0 || arg.ends_with(".py") || arg.ends_with(".sh")) && arg.contains('/') {
+                arg.rsplit('/').next().unwrap_or(arg)
+            } else {
+                arg
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -1,0 +1,244 @@
+//! The selected GPU over time: util %, power as % of TDP, GPM SM activity and memory %, so the
+//! gap between util and power shows at a glance. Spans where a busy-but-idle finding was open
+//! are marked on the chart itself, as a band across its top.
+
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, LegendPosition};
+use ratatui::Frame;
+
+use super::theme::Theme;
+use crate::app::AppState;
+use crate::history::DeviceHistory;
+use crate::model::DeviceSample;
+use crate::rules::Finding;
+use crate::sampler::Observed;
+
+/// A metric's name, style and points (split at gaps).
+type Metric = (&'static str, Style, Vec<Vec<(f64, f64)>>);
+
+/// Rules whose spans are marked: the ones where util says busy but the GPU is not working.
+pub const BUSY_BUT_IDLE: [&str; 3] = ["hang", "sync", "starved"];
+
+/// Points of one metric, split where it has gaps, averaged down to about `max_points`.
+pub fn series(
+    dev: &DeviceHistory,
+    from_ms: u64,
+    to_ms: u64,
+    max_points: usize,
+    metric: impl Fn(&DeviceSample) -> Option<f32>,
+) -> Vec<Vec<(f64, f64)>> {
+    let n = dev.samples.window(from_ms, to_ms).count();
+    let per = n.div_ceil(max_points.max(1)).max(1);
+    let mut segments: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
+    let (mut sum, mut count, mut t_sum, mut in_bucket) = (0.0f64, 0usize, 0.0f64, 0usize);
+    for s in dev.samples.window(from_ms, to_ms) {
+        let x = (s.t_ms as f64 - to_ms as f64) / 1000.0;
+        match metric(s) {
+            Some(v) => {
+                sum += v as f64;
+                t_sum += x;
+                count += 1;
+            }
+            None => {
+                // A gap ends the current segment: unsupported or lost data is not drawn as 0.
+                if segments.last().is_some_and(|l| !l.is_empty()) {
+                    segments.push(Vec::new());
+                }
+                (sum, count, t_sum) = (0.0, 0, 0.0);
+            }
+        }
+        in_bucket += 1;
+        if in_bucket == per {
+            if count > 0 {
+                segments
+                    .last_mut()
+                    .expect("never empty")
+                    .push((t_sum / count as f64, sum / count as f64));
+            }
+            (sum, count, t_sum, in_bucket) = (0.0, 0, 0.0, 0);
+        }
+    }
+    if count > 0 {
+        segments
+            .last_mut()
+            .expect("never empty")
+            .push((t_sum / count as f64, sum / count as f64));
+    }
+    segments.retain(|s| !s.is_empty());
+    segments
+}
+
+/// The visible part of each busy-but-idle finding on this GPU: (start s, end s, finding).
+pub fn finding_spans(
+    obs: &Observed,
+    device: u32,
+    from_ms: u64,
+    to_ms: u64,
+) -> Vec<(f64, f64, &Finding)> {
+    let open = obs.engine.active_on(device as usize);
+    let cleared = obs.engine.cleared.iter().filter(|f| f.device == device);
+    open.chain(cleared)
+        .filter(|f| BUSY_BUT_IDLE.contains(&f.rule.as_str()))
+        .filter_map(|f| {
+            let end = f.cleared_ms.unwrap_or(to_ms).min(to_ms);
+            let start = f.since_ms.max(from_ms);
+            (start < end).then(|| {
+                (
+                    (start as f64 - to_ms as f64) / 1000.0,
+                    (end as f64 - to_ms as f64) / 1000.0,
+                    f,
+                )
+            })
+        })
+        .collect()
+}
+
+pub fn render(frame: &mut Frame, area: Rect, state: &AppState, obs: &Observed, theme: &Theme) {
+    let Some(dev) = obs.history.devices.get(state.selected_gpu) else {
+        return;
+    };
+    let to = dev.samples.latest().map_or(0, |s| s.t_ms);
+    let window = state.window_ms();
+    let from = to.saturating_sub(window);
+    let width = area.width.saturating_sub(10) as usize * 2;
+    let tdp = dev.info.tdp_w();
+    let total = dev.info.memory_total_bytes;
+    let metrics: [Metric; 4] = [
+        (
+            "util",
+            theme.util(),
+            series(dev, from, to, width, |s| s.util_gpu_pct),
+        ),
+        (
+            "power %TDP",
+            theme.power(),
+            series(dev, from, to, width, |s| {
+                s.power_w.zip(tdp).map(|(p, t)| p / t * 100.0)
+            }),
+        ),
+        (
+            "SM active",
+            theme.sm(),
+            series(dev, from, to, width, |s| s.gpm.sm_active_pct),
+        ),
+        (
+            "memory",
+            theme.mem(),
+            series(dev, from, to, width, |s| {
+                s.mem_used_bytes
+                    .zip(total)
+                    .map(|(u, t)| u as f32 / t as f32 * 100.0)
+            }),
+        ),
+    ];
+    let spans = finding_spans(obs, dev.info.index, from, to);
+    let mut datasets = Vec::new();
+    for (_, style, segments) in &metrics {
+        for seg in segments {
+            datasets.push(
+                Dataset::default()
+                    .marker(Marker::Braille)
+                    .graph_type(GraphType::Line)
+                    .style(*style)
+                    .data(seg),
+            );
+        }
+    }
+
+    let mut title = vec![Span::styled(
+        format!(
+            " GPU {} · last {} ",
+            dev.info.index,
+            super::format::duration(window)
+        ),
+        theme.title(),
+    )];
+    for (name, style, segments) in &metrics {
+        let shown = if segments.is_empty() {
+            format!("{name} n/a ")
+        } else {
+            format!("━ {name} ")
+        };
+        title.push(Span::styled(shown, *style));
+    }
+    if let Some((_, _, f)) = spans
+        .iter()
+        .find(|(_, _, f)| f.cleared_ms.is_none())
+        .or(spans.last())
+    {
+        title.push(Span::styled(
+            format!("█ {} {} ", f.severity.marker(), f.rule),
+            theme.severity(f.severity),
+        ));
+    }
+    let secs = window as f64 / 1000.0;
+    let chart = Chart::new(datasets)
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(Line::from(title))
+                .border_style(theme.border()),
+        )
+        .legend_position(None::<LegendPosition>)
+        .x_axis(
+            Axis::default()
+                .bounds([-secs, 0.0])
+                .labels(vec![
+                    Span::raw(format!("-{}", super::format::duration(window))),
+                    Span::raw(format!("-{}", super::format::duration(window / 2))),
+                    Span::raw("now"),
+                ])
+                .style(theme.label()),
+        )
+        .y_axis(
+            Axis::default()
+                .bounds([0.0, 100.0])
+                .labels(vec![Span::raw("0%"), Span::raw("50%"), Span::raw("100%")])
+                .style(theme.label()),
+        );
+    frame.render_widget(chart, area);
+    mark_axis(frame, area, &spans, secs, theme);
+}
+
+/// Marks each finding's span on the plot: the x-axis line below it turns into '▀' in the
+/// finding's style (readable without colour), and with colour the plot behind it is tinted.
+/// The plot starts after the y labels ("100%") and the axis line.
+fn mark_axis(
+    frame: &mut Frame,
+    area: Rect,
+    spans: &[(f64, f64, &Finding)],
+    secs: f64,
+    theme: &Theme,
+) {
+    let inner = Rect {
+        x: area.x + 1,
+        y: area.y + 1,
+        width: area.width.saturating_sub(2),
+        height: area.height.saturating_sub(2),
+    };
+    let label_w = 5; // "100%" plus the axis line
+    if inner.height < 3 || inner.width <= label_w || secs <= 0.0 {
+        return;
+    }
+    let (x0, w) = (inner.x + label_w, inner.width - label_w);
+    let axis_row = inner.y + inner.height - 2;
+    for (a, b, f) in spans {
+        let col = |t: f64| x0 + (((t + secs) / secs) * w as f64).clamp(0.0, w as f64 - 1.0) as u16;
+        for x in col(*a)..=col(*b) {
+            let buf = frame.buffer_mut();
+            if let Some(cell) = buf.cell_mut((x, axis_row)) {
+                cell.set_symbol("▀").set_style(theme.severity(f.severity));
+            }
+            if let Some(bg) = theme.tint(f.severity) {
+                for y in inner.y..axis_row {
+                    if let Some(cell) = buf.cell_mut((x, y)) {
+                        cell.set_bg(bg);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! Open findings in their severity's style with a marker that needs no colour, their evidence
+//! and the first thing to do; recently cleared findings dimmed below.
+
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+use ratatui::Frame;
+
+use super::format::duration;
+use super::theme::Theme;
+use crate::app::{AppState, Pane};
+use crate::sampler::Observed;
+
+pub fn render(frame: &mut Frame, area: Rect, state: &AppState, obs: &Observed, theme: &Theme) {
+    let active = obs.engine.active();
+    let now = obs.history.latest_ms().unwrap_or(0);
+    let focused = state.focus == Pane::Findings;
+    let title = format!(" Findings ({} open) ", active.len());
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(Span::styled(title, theme.title()))
+        .border_style(if focused {
+            theme.focus_border()
+        } else {
+            theme.border()
+        });
+    let mut lines: Vec<Line> = Vec::new();
+    if active.is_empty() {
+        lines.push(Line::styled(
+            "✓ nothing wrong seen: every GPU that looks busy is doing work",
+            theme.dim(),
+        ));
+    }
+    for f in &active {
+        let head = format!(
+            "{} GPU {} {} · {} · {}",
+            f.severity.marker(),
+            f.device,
+            f.rule.to_uppercase(),
+            f.title,
+            duration(now.saturating_sub(f.since_ms))
+        );
+        lines.push(Line::styled(head, theme.severity(f.severity)));
+        for e in &f.evidence {
+            lines.push(Line::from(vec![Span::raw("   "), Span::raw(e.clone())]));
+        }
+        if let Some(a) = f.actions.first() {
+            lines.push(Line::from(vec![
+                Span::styled("   → ", theme.title()),
+                Span::raw(a.clone()),
+            ]));
+        }
+    }
+    for f in obs.engine.cleared.iter().rev().take(5) {
+        let ago = duration(now.saturating_sub(f.cleared_ms.unwrap_or(now)));
+        lines.push(Line::styled(
+            format!(
+                "✓ GPU {} {} cleared {ago} ago (lasted {})",
+                f.device,
+                f.rule,
+                duration(f.cleared_ms.unwrap_or(now).saturating_sub(f.since_ms))
+            ),
+            theme.dim(),
+        ));
+    }
+    let scroll = state.findings_scroll.min(lines.len().saturating_sub(1)) as u16;
+    frame.render_widget(
+        Paragraph::new(lines)
+            .block(block)
+            .wrap(Wrap { trim: false })
+            .scroll((scroll, 0)),
+        area,
+    );
+}

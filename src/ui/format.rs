@@ -1,0 +1,77 @@
+//! Small text helpers shared by the panes.
+
+use crate::model::GIB;
+
+/// `s` cut to `n` characters, with an ellipsis when cut.
+pub fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut out: String = s.chars().take(n.saturating_sub(1)).collect();
+        out.push('…');
+        out
+    }
+}
+
+pub fn opt_pct(v: Option<f32>) -> String {
+    v.map_or("  –".into(), |v| format!("{v:3.0}"))
+}
+
+pub fn gib(b: Option<u64>) -> String {
+    b.map_or("–".into(), |b| {
+        if b >= GIB {
+            format!("{:.1}G", b as f64 / GIB as f64)
+        } else {
+            format!("{}M", b / (1024 * 1024))
+        }
+    })
+}
+
+/// A horizontal bar of `width` cells for `pct` (0–100), with eighth-block precision.
+pub fn bar(pct: Option<f32>, width: usize) -> String {
+    let Some(p) = pct else {
+        return "·".repeat(width);
+    };
+    let eighths = ((p.clamp(0.0, 100.0) / 100.0) * (width * 8) as f32).round() as usize;
+    let full = eighths / 8;
+    let part = [" ", "▏", "▎", "▍", "▌", "▋", "▊", "▉"][eighths % 8];
+    let mut s = "█".repeat(full.min(width));
+    if full < width {
+        s.push_str(part);
+        s.push_str(&" ".repeat(width - full - 1));
+    }
+    s
+}
+
+/// Seconds as "42s", "3m05s" or "1h02m".
+pub fn duration(ms: u64) -> String {
+    let s = ms / 1000;
+    match s {
+        0..=119 => format!("{s}s"),
+        120..=3599 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, (s / 60) % 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bars_fill_by_eighths_and_show_gaps_as_dots() {
+        assert_eq!(bar(Some(50.0), 4), "██  ");
+        assert_eq!(bar(Some(100.0), 4), "████");
+        assert_eq!(bar(Some(0.0), 3), "   ");
+        assert_eq!(bar(Some(56.25), 2), "█▏");
+        assert_eq!(bar(None, 3), "···");
+    }
+
+    #[test]
+    fn clip_and_duration() {
+        assert_eq!(clip("python3 train.py", 8), "python3…");
+        assert_eq!(clip("abc", 8), "abc");
+        assert_eq!(duration(42_000), "42s");
+        assert_eq!(duration(185_000), "3m05s");
+        assert_eq!(duration(3_720_000), "1h02m");
+    }
+}

@@ -1,0 +1,39 @@
+//! The header: where the data comes from and what watching costs.
+
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use super::theme::Theme;
+use crate::app::AppState;
+use crate::sampler::Observed;
+
+pub fn render(frame: &mut Frame, area: Rect, _state: &AppState, obs: &Observed, theme: &Theme) {
+    let s = &obs.system;
+    let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
+    let cost = &obs.cost;
+    let cpu = cost.cpu_pct.map_or("–".into(), |c| format!("{c:.1}%"));
+    let tick = cost
+        .tick_ms_median
+        .map_or("–".into(), |t| format!("{t:.2}ms"));
+    let rss = cost
+        .rss_bytes
+        .map_or("–".into(), |b| format!("{}M", b / (1024 * 1024)));
+    let line = Line::from(vec![
+        Span::styled("gpuwatch ", theme.title()),
+        Span::raw(format!(
+            "{} · driver {} · CUDA {} · every {}ms · {} ",
+            s.host,
+            opt(&s.driver_version),
+            opt(&s.cuda_driver_version),
+            obs.interval_ms,
+            obs.source_label
+        )),
+        Span::styled(
+            format!("· self: CPU {cpu} · tick {tick} · RSS {rss}"),
+            theme.dim(),
+        ),
+    ]);
+    frame.render_widget(Paragraph::new(line), area);
+}

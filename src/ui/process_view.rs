@@ -1,0 +1,223 @@
+//! One process: its own curves (SM %, GPU memory, host CPU %), its children (DataLoader
+//! workers) with their CPU, its command line, and the findings that involve it.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::symbols::Marker;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{
+    Axis, Block, Borders, Chart, Dataset, GraphType, LegendPosition, Paragraph, Wrap,
+};
+use ratatui::Frame;
+
+use super::format::{clip, gib};
+use super::theme::Theme;
+use crate::app::{find_process, AppState};
+use crate::sampler::Observed;
+
+pub fn render(
+    frame: &mut Frame,
+    area: Rect,
+    state: &AppState,
+    obs: &Observed,
+    device: u32,
+    pid: u32,
+    theme: &Theme,
+) {
+    let [info, curves, lower] = Layout::vertical([
+        Constraint::Length(5),
+        Constraint::Min(8),
+        Constraint::Length(10),
+    ])
+    .areas(area);
+    let Some(p) = find_process(obs, device, pid) else {
+        let msg = format!("pid {pid} no longer holds GPU {device} (it exited or released its context). Esc goes back.");
+        frame.render_widget(
+            Paragraph::new(msg).block(Block::default().borders(Borders::ALL).title(" process ")),
+            area,
+        );
+        return;
+    };
+    let h = p.host.as_ref();
+    let head = vec![
+        Line::from(vec![
+            Span::styled(format!("pid {pid}"), theme.title()),
+            Span::raw(format!(
+                " on GPU {device} · user {} · state {} · {} threads · RSS {} · CPU {} · GPU mem {} · SM {}",
+                h.and_then(|h| h.user.clone()).unwrap_or_else(|| "?".into()),
+                h.and_then(|h| h.state).unwrap_or('?'),
+                h.and_then(|h| h.threads).map_or("?".into(), |t| t.to_string()),
+                gib(h.and_then(|h| h.rss_bytes)),
+                h.and_then(|h| h.cpu_pct).map_or("?".into(), |c| format!("{c:.0}%")),
+                gib(p.gpu_mem_bytes),
+                p.sm_pct.map_or("–".into(), |v| format!("{v:.0}%")),
+            )),
+        ]),
+        Line::raw(h.map_or("its PID does not resolve on this machine, so its host side is unknown".into(), |h| format!("$ {}", h.cmdline))),
+    ];
+    frame.render_widget(
+        Paragraph::new(head).wrap(Wrap { trim: false }).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(" process (Esc back, K signal) ")
+                .border_style(theme.focus_border()),
+        ),
+        info,
+    );
+    curves_chart(frame, curves, state, obs, device, pid, theme);
+    let [kids, finds] =
+        Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(lower);
+    let mut child_lines: Vec<Line> = match h {
+        Some(h) if !h.children.is_empty() => h
+            .children
+            .iter()
+            .map(|c| {
+                Line::raw(format!(
+                    "{:>7} {:<24} {:>5} {}",
+                    c.pid,
+                    clip(&c.name, 24),
+                    c.cpu_pct.map_or("–".into(), |v| format!("{v:.0}%")),
+                    c.state.unwrap_or('?')
+                ))
+            })
+            .collect(),
+        Some(_) => vec![Line::styled(
+            "no child processes (a DataLoader with num_workers=0 has none)",
+            theme.dim(),
+        )],
+        None => vec![Line::styled("unknown", theme.dim())],
+    };
+    child_lines.insert(
+        0,
+        Line::styled("    PID NAME                      CPU% S", theme.label()),
+    );
+    frame.render_widget(
+        Paragraph::new(child_lines).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(" children (workers) ")
+                .border_style(theme.border()),
+        ),
+        kids,
+    );
+    let mut lines: Vec<Line> = Vec::new();
+    for f in obs
+        .engine
+        .active()
+        .into_iter()
+        .filter(|f| f.pids.contains(&pid))
+    {
+        lines.push(Line::styled(
+            format!(
+                "{} {} · {}",
+                f.severity.marker(),
+                f.rule.to_uppercase(),
+                f.title
+            ),
+            theme.severity(f.severity),
+        ));
+        lines.extend(f.evidence.iter().map(|e| Line::raw(format!("  {e}"))));
+        lines.extend(
+            f.actions
+                .iter()
+                .take(2)
+                .map(|a| Line::raw(format!("  → {a}"))),
+        );
+    }
+    if lines.is_empty() {
+        lines.push(Line::styled(
+            "no open finding involves this process",
+            theme.dim(),
+        ));
+    }
+    frame.render_widget(
+        Paragraph::new(lines).wrap(Wrap { trim: false }).block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(" findings ")
+                .border_style(theme.border()),
+        ),
+        finds,
+    );
+}
+
+fn curves_chart(
+    frame: &mut Frame,
+    area: Rect,
+    state: &AppState,
+    obs: &Observed,
+    device: u32,
+    pid: u32,
+    theme: &Theme,
+) {
+    let Some(trail) = obs.history.trail(device, pid) else {
+        return;
+    };
+    let to = obs.history.latest_ms().unwrap_or(0);
+    let from = to.saturating_sub(state.window_ms());
+    let total = obs
+        .history
+        .devices
+        .get(device as usize)
+        .and_then(|d| d.info.memory_total_bytes);
+    let x = |t: u64| (t as f64 - to as f64) / 1000.0;
+    let pts = |f: &dyn Fn(&crate::history::ProcessPoint) -> Option<f64>| -> Vec<(f64, f64)> {
+        trail
+            .points
+            .iter()
+            .filter(|p| p.t_ms >= from)
+            .filter_map(|p| Some((x(p.t_ms), f(p)?)))
+            .collect()
+    };
+    let sm = pts(&|p| p.sm_pct.map(f64::from));
+    let mem = pts(&|p| Some(p.gpu_mem_bytes? as f64 / total? as f64 * 100.0));
+    // Host CPU in % of one core can exceed 100: drawn on the same axis, clipped at 400.
+    let cpu = pts(&|p| p.cpu_pct.map(|c| f64::from(c).min(400.0) / 4.0));
+    let datasets = vec![
+        Dataset::default()
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(theme.sm())
+            .data(&sm),
+        Dataset::default()
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(theme.mem())
+            .data(&mem),
+        Dataset::default()
+            .marker(Marker::Braille)
+            .graph_type(GraphType::Line)
+            .style(theme.power())
+            .data(&cpu),
+    ];
+    let secs = state.window_ms() as f64 / 1000.0;
+    let title = Line::from(vec![
+        Span::styled(" this process · ", theme.title()),
+        Span::styled("━ SM % ", theme.sm()),
+        Span::styled("━ GPU memory % ", theme.mem()),
+        Span::styled("━ host CPU (100% = 4 cores) ", theme.power()),
+    ]);
+    let chart = Chart::new(datasets)
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(title)
+                .border_style(theme.border()),
+        )
+        .legend_position(None::<LegendPosition>)
+        .x_axis(
+            Axis::default()
+                .bounds([-secs, 0.0])
+                .labels(vec![
+                    Span::raw(format!("-{}", super::format::duration(state.window_ms()))),
+                    Span::raw("now"),
+                ])
+                .style(theme.label()),
+        )
+        .y_axis(
+            Axis::default()
+                .bounds([0.0, 100.0])
+                .labels(vec![Span::raw("0"), Span::raw("50"), Span::raw("100")])
+                .style(theme.label()),
+        );
+    frame.render_widget(chart, area);
+}

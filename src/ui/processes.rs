@@ -1,0 +1,157 @@
+//! The process table: every GPU process with its GPU use and its host side.
+
+use ratatui::layout::{Constraint, Rect};
+use ratatui::text::Span;
+use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
+use ratatui::Frame;
+
+use super::format::{clip, gib, opt_pct};
+use super::theme::Theme;
+use crate::app::{process_rows, short_command, AppState, Pane, ProcessRow, SortKey};
+use crate::sampler::Observed;
+
+const COLUMNS: [(&str, Option<SortKey>, u16); 12] = [
+    ("GPU", Some(SortKey::Gpu), 3),
+    ("PID", Some(SortKey::Pid), 7),
+    ("USER", Some(SortKey::User), 8),
+    ("GPU MEM", Some(SortKey::GpuMem), 7),
+    ("SM%", Some(SortKey::Sm), 4),
+    ("MEM%", None, 4),
+    ("CPU%", Some(SortKey::Cpu), 5),
+    ("RSS", Some(SortKey::Rss), 6),
+    ("THR", None, 4),
+    ("WRK", None, 3),
+    ("S", None, 1),
+    ("COMMAND", Some(SortKey::Command), 0),
+];
+
+/// Draws the table; returns how many process rows are visible.
+pub fn render(
+    frame: &mut Frame,
+    area: Rect,
+    state: &AppState,
+    obs: &Observed,
+    theme: &Theme,
+) -> u16 {
+    let rows = process_rows(state, obs);
+    let focused = state.focus == Pane::Processes;
+    let filter = if state.filter.is_empty() {
+        String::new()
+    } else {
+        format!(" filter \"{}\"", state.filter)
+    };
+    let arrow = if state.sort_descending { "▼" } else { "▲" };
+    let title = format!(
+        " Processes ({}) sort {}{arrow}{filter} ",
+        rows.len(),
+        state.sort.name()
+    );
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(Span::styled(title, theme.title()))
+        .border_style(if focused {
+            theme.focus_border()
+        } else {
+            theme.border()
+        });
+    let inner = block.inner(area);
+    if rows.is_empty() {
+        let msg = if state.filter.is_empty() {
+            "no process holds a GPU context"
+        } else {
+            "no process matches the filter (Esc clears it)"
+        };
+        frame.render_widget(
+            Paragraph::new(Span::styled(msg, theme.dim())).block(block),
+            area,
+        );
+        return 0;
+    }
+    if rows.iter().all(|r| r.host().is_none()) {
+        // NVML reports host-namespace PIDs; inside a container they do not resolve.
+        let msg = format!("{} GPU process(es), but their PIDs do not resolve on this machine (inside a container without --pid=host?): host columns unavailable", rows.len());
+        frame.render_widget(
+            Paragraph::new(Span::styled(msg, theme.dim()))
+                .block(block)
+                .wrap(ratatui::widgets::Wrap { trim: true }),
+            area,
+        );
+        return 0;
+    }
+    let visible = inner.height.saturating_sub(1) as usize;
+    let selected = state.selected_process.min(rows.len() - 1);
+    let first = super::overview::scroll_start(selected, visible, rows.len());
+    let header = Row::new(COLUMNS.iter().map(|(name, key, _)| {
+        let marked = if *key == Some(state.sort) {
+            format!("{name}{arrow}")
+        } else {
+            name.to_string()
+        };
+        Cell::from(marked)
+    }))
+    .style(theme.label());
+    let body: Vec<Row> = rows
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(visible)
+        .map(|(i, r)| {
+            let row = table_row(r);
+            if i == selected && focused {
+                row.style(theme.selected())
+            } else {
+                row
+            }
+        })
+        .collect();
+    let widths: Vec<Constraint> = COLUMNS
+        .iter()
+        .map(|(_, _, w)| {
+            if *w == 0 {
+                Constraint::Min(10)
+            } else {
+                Constraint::Length(*w)
+            }
+        })
+        .collect();
+    frame.render_widget(
+        Table::new(body, widths)
+            .header(header)
+            .block(block)
+            .column_spacing(1),
+        area,
+    );
+    visible.min(rows.len() - first) as u16
+}
+
+fn table_row(r: &ProcessRow) -> Row<'static> {
+    let p = r.process;
+    let h = r.host();
+    let cells = vec![
+        format!("{:>3}", r.gpu),
+        format!("{:>7}", p.pid),
+        clip(h.and_then(|h| h.user.as_deref()).unwrap_or("?"), 8),
+        format!("{:>7}", gib(p.gpu_mem_bytes)),
+        format!("{:>4}", opt_pct(p.sm_pct)),
+        format!("{:>4}", opt_pct(p.mem_pct)),
+        format!(
+            "{:>5}",
+            h.and_then(|h| h.cpu_pct)
+                .map_or("–".into(), |c| format!("{c:.0}"))
+        ),
+        format!("{:>6}", gib(h.and_then(|h| h.rss_bytes))),
+        format!(
+            "{:>4}",
+            h.and_then(|h| h.threads)
+                .map_or("–".into(), |t| t.to_string())
+        ),
+        format!(
+            "{:>3}",
+            h.map_or("–".into(), |h| h.children.len().to_string())
+        ),
+        h.and_then(|h| h.state)
+            .map_or("?".into(), |c| c.to_string()),
+        h.map_or("(pid not visible here)".into(), short_command),
+    ];
+    Row::new(cells)
+}

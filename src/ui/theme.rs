@@ -1,0 +1,81 @@
+//! The palette. With colour off (`NO_COLOR`), emphasis still marks what matters: findings keep
+//! their symbol and are bold or reversed, so nothing depends on colour alone.
+
+use ratatui::style::{Color, Modifier, Style};
+
+use crate::rules::Severity;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Theme {
+    pub color: bool,
+}
+
+impl Theme {
+    fn fg(&self, c: Color) -> Style {
+        if self.color {
+            Style::default().fg(c)
+        } else {
+            Style::default()
+        }
+    }
+    pub fn title(&self) -> Style {
+        self.fg(Color::Cyan).add_modifier(Modifier::BOLD)
+    }
+    pub fn dim(&self) -> Style {
+        self.fg(Color::DarkGray).add_modifier(Modifier::DIM)
+    }
+    pub fn label(&self) -> Style {
+        self.fg(Color::Gray)
+    }
+    pub fn focus_border(&self) -> Style {
+        self.fg(Color::Cyan).add_modifier(Modifier::BOLD)
+    }
+    pub fn border(&self) -> Style {
+        self.fg(Color::DarkGray)
+    }
+    pub fn selected(&self) -> Style {
+        Style::default().add_modifier(Modifier::REVERSED)
+    }
+    pub fn util(&self) -> Style {
+        self.fg(Color::Green)
+    }
+    pub fn power(&self) -> Style {
+        self.fg(Color::Yellow)
+    }
+    pub fn sm(&self) -> Style {
+        self.fg(Color::Magenta)
+    }
+    pub fn mem(&self) -> Style {
+        self.fg(Color::Blue)
+    }
+    /// A finding's badge: coloured, and bold (warning) or reversed (critical) without colour.
+    pub fn severity(&self, s: Severity) -> Style {
+        let base = match s {
+            Severity::Critical => self.fg(Color::Red).add_modifier(Modifier::BOLD),
+            Severity::Warning => self.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            Severity::Info => self.fg(Color::Cyan),
+        };
+        if !self.color && s == Severity::Critical {
+            base.add_modifier(Modifier::REVERSED)
+        } else {
+            base
+        }
+    }
+    /// A dark background behind a finding's span on the chart; none without colour.
+    pub fn tint(&self, s: Severity) -> Option<Color> {
+        match (self.color, s) {
+            (false, _) | (true, Severity::Info) => None,
+            (true, Severity::Critical) => Some(Color::Indexed(52)),
+            (true, Severity::Warning) => Some(Color::Indexed(58)),
+        }
+    }
+
+    /// Colour of a bar by how full it is.
+    pub fn level(&self, pct: f32) -> Style {
+        match pct {
+            p if p >= 90.0 => self.fg(Color::Red),
+            p if p >= 60.0 => self.fg(Color::Yellow),
+            _ => self.fg(Color::Green),
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! End to end: the real binary in tmux on a replay of the H200 recording. Opens a process,
+//! quits, and checks the screen and that the terminal was restored. Needs tmux (.ci/run
+//! installs it).
+
+use std::process::Command;
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+struct Tmux {
+    session: String,
+}
+
+impl Tmux {
+    fn start(name: &str, cmd: &str, w: u16, h: u16) -> Tmux {
+        let session = format!("gpuwatch-e2e-{name}-{}", std::process::id());
+        let ok = Command::new("tmux")
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                &session,
+                "-x",
+                &w.to_string(),
+                "-y",
+                &h.to_string(),
+                cmd,
+            ])
+            .status()
+            .expect("tmux must be installed (apt-get install tmux)");
+        assert!(ok.success());
+        Tmux { session }
+    }
+    fn keys(&self, keys: &[&str]) {
+        for k in keys {
+            Command::new("tmux")
+                .args(["send-keys", "-t", &self.session, k])
+                .status()
+                .unwrap();
+            sleep(Duration::from_millis(150));
+        }
+    }
+    fn screen(&self) -> String {
+        String::from_utf8_lossy(
+            &Command::new("tmux")
+                .args(["capture-pane", "-p", "-t", &self.session])
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .into()
+    }
+    fn alternate_screen(&self) -> bool {
+        let out = Command::new("tmux")
+            .args(["display", "-p", "-t", &self.session, "#{alternate_on}"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim() == "1"
+    }
+    /// Waits until the screen contains `needle` (the program draws asynchronously).
+    fn wait_for(&self, needle: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let s = self.screen();
+            if s.contains(needle) || start.elapsed() > Duration::from_secs(20) {
+                return s;
+            }
+            sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["kill-session", "-t", &self.session])
+            .status();
+    }
+}
+
+#[test]
+fn replay_open_a_process_and_quit_restores_the_terminal() {
+    let bin = env!("CARGO_BIN_EXE_gpuwatch");
+    let rec = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/h200/phases.jsonl.gz"
+    );
+    // Speed 40: the spin_hang phase (126–167 s) plays about 3–4 s after start.
+    let t = Tmux::start(
+        "replay",
+        &format!("{bin} replay {rec} --speed 40; echo gpuwatch-exit=$?; sleep 30"),
+        100,
+        30,
+    );
+    let screen = t.wait_for("‼ HANG");
+    assert!(
+        screen.contains("GPUs (1)") && screen.contains("H200"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("‼ HANG"),
+        "the hang phase shows its badge:\n{screen}"
+    );
+    assert!(t.alternate_screen());
+    t.keys(&["Tab", "Tab", "Enter"]);
+    let screen = t.wait_for("$ python3");
+    assert!(
+        screen.contains("pid 454 on GPU 0") && screen.contains("gpu_workloads.py"),
+        "process view:\n{screen}"
+    );
+    assert!(screen.contains("children (workers)"), "{screen}");
+    t.keys(&["Escape"]);
+    let screen = t.wait_for("Processes (1)");
+    assert!(
+        screen.contains("Processes (1)"),
+        "back on the main screen:\n{screen}"
+    );
+    t.keys(&["q"]);
+    let screen = t.wait_for("gpuwatch-exit=");
+    assert!(screen.contains("gpuwatch-exit=0"), "clean exit:\n{screen}");
+    assert!(!t.alternate_screen(), "terminal left the alternate screen");
+    assert!(
+        !screen.contains("GPUs (1)"),
+        "the monitor's screen is gone:\n{screen}"
+    );
+}
+
+#[test]
+fn sigterm_restores_the_terminal() {
+    let bin = env!("CARGO_BIN_EXE_gpuwatch");
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let cmd = format!(
+        "sh -c 'echo $$ > {}; exec {bin} --demo=hang'; echo gpuwatch-exit=$?; sleep 30",
+        pidfile.display()
+    );
+    let t = Tmux::start("sigterm", &cmd, 100, 30);
+    t.wait_for("GPUs (1)");
+    assert!(t.alternate_screen());
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: kill(2) on the pid of the program this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let screen = t.wait_for("gpuwatch-exit=");
+    assert!(screen.contains("gpuwatch-exit=0"), "{screen}");
+    assert!(!t.alternate_screen());
+}

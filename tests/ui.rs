@@ -1,0 +1,369 @@
+//! The screens, drawn with ratatui's TestBackend from simulated and replayed sources: insta
+//! snapshots at 80×24 and 160×48, key flows applied to state, and styles where the emphasis is
+//! the behaviour.
+
+mod common;
+
+use std::path::Path;
+
+use common::{sim_ticks, START_MS};
+use gpuwatch::app::{Action, AppState, Effect, Key, Pane, SortKey, View};
+use gpuwatch::config::Thresholds;
+use gpuwatch::rules::Engine;
+use gpuwatch::sampler::Observed;
+use gpuwatch::source::replay::ReplaySource;
+use gpuwatch::source::sim::{Scenario, SimSource};
+use gpuwatch::source::Source;
+use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::style::{Color, Modifier};
+use ratatui::Terminal;
+
+fn observed_sim(sc: Scenario, gpus: usize, seconds: u64) -> Observed {
+    let src = SimSource::new(sc, gpus, 7, START_MS, 250);
+    let mut obs = Observed::new(&src, 250, 3600, Engine::new(Thresholds::default()));
+    for t in sim_ticks(sc, gpus, seconds, START_MS).1 {
+        obs.absorb(&t, Default::default());
+    }
+    obs
+}
+
+/// The H200 recording up to `until_s` seconds after its first tick.
+fn observed_h200(until_s: u64) -> Observed {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200/phases.jsonl.gz");
+    let mut src = ReplaySource::open(&path, f64::INFINITY).unwrap();
+    let ticks = src.read_all().unwrap();
+    let mut obs = Observed::new(&src, 250, 3600, Engine::new(Thresholds::default()));
+    obs.source_label = "replay: phases.jsonl.gz".into();
+    let first = ticks[0].t_ms;
+    for t in ticks
+        .iter()
+        .take_while(|t| t.t_ms <= first + until_s * 1000)
+    {
+        obs.absorb(t, Default::default());
+    }
+    obs
+}
+
+fn draw(state: &mut AppState, obs: &Observed, w: u16, h: u16) -> Buffer {
+    let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
+    let mut hits = state.hits;
+    term.draw(|f| hits = gpuwatch::ui::render(f, state, obs))
+        .unwrap();
+    state.hits = hits;
+    term.backend().buffer().clone()
+}
+
+fn text(buf: &Buffer) -> String {
+    let w = buf.area.width as usize;
+    buf.content
+        .chunks(w)
+        .map(|row| {
+            row.iter()
+                .map(|c| c.symbol())
+                .collect::<String>()
+                .trim_end()
+                .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn keys(state: &mut AppState, obs: &Observed, keys: &[Key]) -> Vec<Effect> {
+    keys.iter()
+        .map(|k| state.update(Action::Key(*k), obs))
+        .collect()
+}
+
+#[test]
+fn main_screen_demo_mixed_80x24() {
+    let obs = observed_sim(Scenario::Mixed, 8, 45);
+    let mut st = AppState::new(true);
+    keys(&mut st, &obs, &[Key::Char('5')]);
+    insta::assert_snapshot!(text(&draw(&mut st, &obs, 80, 24)));
+}
+
+#[test]
+fn main_screen_demo_mixed_160x48() {
+    let obs = observed_sim(Scenario::Mixed, 8, 45);
+    let mut st = AppState::new(true);
+    keys(&mut st, &obs, &[Key::Char('5')]);
+    insta::assert_snapshot!(text(&draw(&mut st, &obs, 160, 48)));
+}
+
+#[test]
+fn main_screen_h200_replay_during_spin_hang_160x48() {
+    // spin_hang runs from 126 s to 167 s of the recording; at 165 s the hang is open.
+    let obs = observed_h200(165);
+    let mut st = AppState::new(true);
+    let screen = text(&draw(&mut st, &obs, 160, 48));
+    assert!(screen.contains("‼ HANG"), "{screen}");
+    insta::assert_snapshot!(screen);
+}
+
+#[test]
+fn main_screen_h200_replay_during_starved_loader_80x24() {
+    let obs = observed_h200(115);
+    let mut st = AppState::new(true);
+    let screen = text(&draw(&mut st, &obs, 80, 24));
+    assert!(screen.contains("! STARVED"), "{screen}");
+    insta::assert_snapshot!(screen);
+}
+
+#[test]
+fn process_view_80x24_and_160x48() {
+    let obs = observed_sim(Scenario::Mixed, 8, 45);
+    let mut st = AppState::new(true);
+    keys(&mut st, &obs, &[Key::Tab, Key::Tab, Key::Enter]);
+    assert!(matches!(st.view, View::Process { .. }));
+    insta::assert_snapshot!("process_view_80x24", text(&draw(&mut st, &obs, 80, 24)));
+    insta::assert_snapshot!("process_view_160x48", text(&draw(&mut st, &obs, 160, 48)));
+}
+
+#[test]
+fn help_lists_every_key() {
+    let obs = observed_sim(Scenario::Healthy, 1, 5);
+    let mut st = AppState::new(true);
+    keys(&mut st, &obs, &[Key::Char('?')]);
+    let screen = text(&draw(&mut st, &obs, 100, 30));
+    for (k, _) in gpuwatch::ui::help_keys() {
+        assert!(screen.contains(k), "help lacks {k}:\n{screen}");
+    }
+    keys(&mut st, &obs, &[Key::Esc]);
+    assert_eq!(st.view, View::Main);
+}
+
+#[test]
+fn too_small_a_terminal_gets_a_message() {
+    let obs = observed_sim(Scenario::Healthy, 1, 5);
+    let screen = text(&draw(&mut AppState::new(true), &obs, 60, 20));
+    assert!(
+        screen.contains("needs at least 80×24") && screen.contains("60×20"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn hang_badge_is_red_bold_and_survives_without_colour() {
+    let obs = observed_sim(Scenario::Hang, 1, 45);
+    let find = |buf: &Buffer| {
+        let w = buf.area.width as usize;
+        let i = buf
+            .content
+            .iter()
+            .position(|c| c.symbol() == "‼")
+            .expect("badge drawn");
+        (buf.content[i].clone(), i % w)
+    };
+    let (cell, _) = find(&draw(&mut AppState::new(true), &obs, 80, 24));
+    assert_eq!(cell.fg, Color::Red);
+    assert!(cell.modifier.contains(Modifier::BOLD));
+    let (cell, _) = find(&draw(&mut AppState::new(false), &obs, 80, 24));
+    assert_eq!(cell.fg, Color::Reset, "NO_COLOR: no colour");
+    assert!(
+        cell.modifier.contains(Modifier::REVERSED) && cell.modifier.contains(Modifier::BOLD),
+        "still emphasised"
+    );
+}
+
+#[test]
+fn chart_marks_the_hang_span_under_its_axis() {
+    let obs = observed_sim(Scenario::Hang, 1, 45);
+    let buf = draw(&mut AppState::new(true), &obs, 80, 24);
+    let marks: Vec<_> = buf.content.iter().filter(|c| c.symbol() == "▀").collect();
+    assert!(marks.len() > 10, "the span is marked");
+    assert!(marks.iter().all(|c| c.fg == Color::Red));
+    let healthy = observed_sim(Scenario::Healthy, 1, 45);
+    let buf = draw(&mut AppState::new(true), &healthy, 80, 24);
+    assert!(
+        !buf.content.iter().any(|c| c.symbol() == "▀"),
+        "no mark without a finding"
+    );
+}
+
+#[test]
+fn keys_move_select_sort_filter_zoom_and_quit() {
+    let obs = observed_sim(Scenario::Mixed, 8, 10);
+    let mut st = AppState::new(true);
+    keys(
+        &mut st,
+        &obs,
+        &[Key::Down, Key::Char('j'), Key::Char('j'), Key::Char('k')],
+    );
+    assert_eq!(st.selected_gpu, 2);
+    keys(&mut st, &obs, &[Key::Char('8')]);
+    assert_eq!(st.selected_gpu, 7);
+    keys(&mut st, &obs, &[Key::Char('9')]);
+    assert_eq!(st.selected_gpu, 7, "no GPU 9: selection unchanged");
+    keys(&mut st, &obs, &[Key::Tab]);
+    assert_eq!(st.focus, Pane::Findings);
+    keys(&mut st, &obs, &[Key::BackTab, Key::BackTab]);
+    assert_eq!(st.focus, Pane::Processes);
+    keys(&mut st, &obs, &[Key::Char('s')]);
+    assert_eq!(st.sort, SortKey::Sm);
+    let before = st.window_ms();
+    keys(&mut st, &obs, &[Key::Char('+')]);
+    assert!(st.window_ms() > before);
+    keys(
+        &mut st,
+        &obs,
+        &[Key::Char('-'), Key::Char('-'), Key::Char('-')],
+    );
+    assert_eq!(st.window_ms(), 30_000, "zoom stops at 30 s");
+    keys(
+        &mut st,
+        &obs,
+        &[
+            Key::Char('/'),
+            Key::Char('e'),
+            Key::Char('m'),
+            Key::Char('b'),
+            Key::Enter,
+        ],
+    );
+    assert_eq!(st.filter, "emb");
+    assert_eq!(gpuwatch::app::process_rows(&st, &obs).len(), 1);
+    keys(&mut st, &obs, &[Key::Esc]);
+    assert!(st.filter.is_empty());
+    assert_eq!(
+        keys(&mut st, &obs, &[Key::Char(' ')]),
+        vec![Effect::TogglePause]
+    );
+    assert_eq!(keys(&mut st, &obs, &[Key::Char('e')]), vec![Effect::Export]);
+    assert_eq!(keys(&mut st, &obs, &[Key::Char('q')]), vec![Effect::Quit]);
+    assert_eq!(keys(&mut st, &obs, &[Key::Ctrl('c')]), vec![Effect::Quit]);
+}
+
+#[test]
+fn sorting_by_cpu_orders_the_table() {
+    let obs = observed_sim(Scenario::Mixed, 8, 10);
+    let mut st = AppState::new(true);
+    st.sort = SortKey::Cpu;
+    let cpus: Vec<f32> = gpuwatch::app::process_rows(&st, &obs)
+        .iter()
+        .map(|r| r.host().unwrap().cpu_pct.unwrap())
+        .collect();
+    assert!(cpus.windows(2).all(|w| w[0] >= w[1]), "{cpus:?}");
+    keys(&mut st, &obs, &[Key::Char('S')]);
+    let cpus: Vec<f32> = gpuwatch::app::process_rows(&st, &obs)
+        .iter()
+        .map(|r| r.host().unwrap().cpu_pct.unwrap())
+        .collect();
+    assert!(cpus.windows(2).all(|w| w[0] <= w[1]), "{cpus:?}");
+}
+
+#[test]
+fn signal_prompt_asks_first_and_offers_term_int_kill() {
+    let mut obs = observed_sim(Scenario::Healthy, 1, 5);
+    obs.pids_are_local = true;
+    let mut st = AppState::new(true);
+    keys(&mut st, &obs, &[Key::Tab, Key::Tab, Key::Char('K')]);
+    assert_eq!(st.kill.as_ref().unwrap().pid, 10_000);
+    let screen = text(&draw(&mut st, &obs, 80, 24));
+    assert!(
+        screen.contains("Send a signal to pid 10000") && screen.contains("[TERM]"),
+        "{screen}"
+    );
+    keys(&mut st, &obs, &[Key::Right, Key::Right]);
+    assert_eq!(
+        keys(&mut st, &obs, &[Key::Char('y')]),
+        vec![Effect::Signal {
+            pid: 10_000,
+            signal: libc::SIGKILL,
+            name: "KILL"
+        }]
+    );
+    keys(&mut st, &obs, &[Key::Char('K'), Key::Esc]);
+    assert!(st.kill.is_none() && st.status.as_deref() == Some("no signal sent"));
+    st.signal_result(
+        10_000,
+        "TERM",
+        Err(std::io::Error::from_raw_os_error(libc::EPERM)),
+    );
+    assert!(st.status.as_deref().unwrap().contains("not permitted"));
+    let mut demo = AppState::new(true);
+    let obs = observed_sim(Scenario::Healthy, 1, 5);
+    keys(&mut demo, &obs, &[Key::Tab, Key::Tab, Key::Char('K')]);
+    assert!(
+        demo.kill.is_none()
+            && demo
+                .status
+                .as_deref()
+                .unwrap()
+                .contains("not a process of this machine")
+    );
+}
+
+#[test]
+fn sixty_four_gpus_scroll_and_stay_usable() {
+    let obs = observed_sim(Scenario::Mixed, 64, 5);
+    let mut st = AppState::new(true);
+    keys(&mut st, &obs, &[Key::End]);
+    assert_eq!(st.selected_gpu, 63);
+    let screen = text(&draw(&mut st, &obs, 80, 24));
+    assert!(
+        screen.contains("▶63"),
+        "selected GPU visible after scrolling:\n{screen}"
+    );
+    let big = text(&draw(&mut st, &obs, 160, 48));
+    assert!(big.contains("GPUs (64)") && big.contains("▶63"));
+}
+
+#[test]
+fn eight_gpus_fit_at_160x48() {
+    let obs = observed_sim(Scenario::Mixed, 8, 5);
+    let screen = text(&draw(&mut AppState::new(true), &obs, 160, 48));
+    for i in 0..8 {
+        assert!(
+            screen.lines().any(
+                |l| l.trim_start_matches('│').starts_with(&format!(" {i:>2} "))
+                    || l.contains(&format!("▶{i:>2} "))
+            ),
+            "GPU {i} missing:\n{screen}"
+        );
+    }
+}
+
+#[test]
+fn clicking_a_gpu_row_selects_it() {
+    let obs = observed_sim(Scenario::Mixed, 8, 5);
+    let mut st = AppState::new(true);
+    draw(&mut st, &obs, 160, 48);
+    let (top, n) = st.hits.overview;
+    assert_eq!(n, 8);
+    st.update(
+        Action::Click {
+            column: 10,
+            row: top + 3,
+        },
+        &obs,
+    );
+    assert_eq!(st.selected_gpu, 3);
+}
+
+#[test]
+fn processes_whose_pids_do_not_resolve_are_explained() {
+    let mut obs = observed_sim(Scenario::Healthy, 1, 5);
+    for p in &mut obs.history.devices[0].processes {
+        p.host = None;
+    }
+    let screen = text(&draw(&mut AppState::new(true), &obs, 160, 48));
+    assert!(
+        screen.contains("PIDs do not resolve on this machine"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn lost_gpu_shows_lost_badge_and_gaps() {
+    let obs = observed_sim(Scenario::Lost, 2, 40);
+    let screen = text(&draw(&mut AppState::new(true), &obs, 160, 48));
+    assert!(screen.contains("‼ LOST"), "{screen}");
+    assert!(screen.contains("GPU 0 LOST"), "{screen}");
+}
+
+#[test]
+fn source_gpu_count_matches_obs() {
+    let src = SimSource::new(Scenario::Mixed, 3, 7, START_MS, 250);
+    assert_eq!(src.devices().len(), 3);
+}
