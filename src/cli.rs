@@ -80,6 +80,30 @@ pub enum Command {
         #[arg(long, value_name = "TICKS")]
         timings: Option<u32>,
     },
+    /// Write a snapshot for a bug report: JSON (opens again with `replay`) or Markdown.
+    Snapshot {
+        /// File to write (default: gpuwatch-snapshot-DATE-TIME.json or .md here; "-" prints it).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// How much history the snapshot holds.
+        #[arg(long, default_value = "2m", value_parser = parse_duration)]
+        window: Duration,
+        /// json (complete, opens again) or md (a report to paste into an issue).
+        #[arg(long, default_value = "json", value_parser = ["json", "md"])]
+        format: String,
+        /// How long to sample live GPUs first.
+        #[arg(long = "for", default_value = "10s", value_parser = parse_duration)]
+        duration: Duration,
+        /// Snapshot a recording instead of live GPUs.
+        #[arg(long)]
+        replay: Option<PathBuf>,
+        /// Leave command lines out (by default they are kept with secrets redacted).
+        #[arg(long)]
+        no_cmdline: bool,
+        /// Leave the host name out.
+        #[arg(long)]
+        no_host: bool,
+    },
     /// Sample (or replay) headlessly and print the diagnosis; exit 1 if a warning or worse was found.
     Diagnose {
         /// How long to sample a live or simulated source.

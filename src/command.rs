@@ -165,17 +165,23 @@ pub fn record(
     Ok(())
 }
 
-/// Samples (or replays) headlessly and prints the findings. Returns the exit code.
-pub fn diagnose(
+/// What a headless run saw.
+struct Run {
+    obs: Observed,
+    ticks: u64,
+    seconds: f64,
+}
+
+/// Samples a live or simulated source for `duration` (a recording: to its end), headlessly.
+fn observe(
     source: Box<dyn Source>,
     config: &Config,
     duration: Duration,
     interval: Duration,
-    json: bool,
-) -> Result<i32> {
+) -> Result<Run> {
     let stop = stop_flag()?;
-    let virtual_time =
-        source.virtual_time() || matches!(source.pacing(), crate::source::Pacing::Recorded { .. });
+    let replaying = matches!(source.pacing(), crate::source::Pacing::Recorded { .. });
+    let virtual_time = source.virtual_time() || replaying;
     let mut sampler = Sampler::new(source);
     let capacity = History::capacity_for(
         duration.max(Duration::from_secs(900)).as_millis() as u64,
@@ -186,10 +192,6 @@ pub fn diagnose(
         interval.as_millis() as u64,
         capacity,
         Engine::new(config.thresholds.clone()),
-    );
-    let replaying = matches!(
-        sampler.source().pacing(),
-        crate::source::Pacing::Recorded { .. }
     );
     let (mut next, mut first_ms, mut last_ms, mut ticks) = (Instant::now(), None, 0u64, 0u64);
     while !stop.load(Ordering::Relaxed) {
@@ -206,6 +208,27 @@ pub fn diagnose(
         next += interval;
         pace(next, virtual_time, &stop);
     }
+    let seconds = last_ms.saturating_sub(first_ms.unwrap_or(last_ms)) as f64 / 1000.0;
+    Ok(Run {
+        obs,
+        ticks,
+        seconds,
+    })
+}
+
+/// Samples (or replays) headlessly and prints the findings. Returns the exit code.
+pub fn diagnose(
+    source: Box<dyn Source>,
+    config: &Config,
+    duration: Duration,
+    interval: Duration,
+    json: bool,
+) -> Result<i32> {
+    let Run {
+        obs,
+        ticks,
+        seconds,
+    } = observe(source, config, duration, interval)?;
     let mut findings: Vec<_> = obs.engine.active().into_iter().cloned().collect();
     findings.extend(obs.engine.cleared.iter().cloned());
     let d = Diagnosis {
@@ -213,7 +236,7 @@ pub fn diagnose(
         system: &obs.system,
         devices: obs.history.devices.iter().map(|d| &d.info).collect(),
         samples: ticks,
-        seconds: last_ms.saturating_sub(first_ms.unwrap_or(last_ms)) as f64 / 1000.0,
+        seconds,
         worst: findings.iter().map(|f| f.severity).max(),
         findings,
     };
@@ -224,4 +247,54 @@ pub fn diagnose(
     }
     std::io::stdout().flush()?;
     Ok(d.exit_code())
+}
+
+/// How `gpuwatch snapshot` should run.
+pub struct SnapshotArgs<'a> {
+    pub output: Option<&'a Path>,
+    pub window: Duration,
+    pub markdown: bool,
+    pub sample_for: Duration,
+    pub options: crate::snapshot::Options,
+}
+
+/// Samples (live: `sample_for`, at least 3 s so GPM has two readings; a demo: the window;
+/// a recording: all of it) and writes a snapshot of the last `window`.
+pub fn snapshot(
+    source: Box<dyn Source>,
+    config: &Config,
+    interval: Duration,
+    args: &SnapshotArgs,
+) -> Result<()> {
+    use crate::snapshot::{take, to_json, to_markdown, write_new};
+    let duration = if source.virtual_time() {
+        args.window
+    } else {
+        args.sample_for.max(Duration::from_secs(3))
+    };
+    let run = observe(source, config, duration, interval)?;
+    let snap = take(&run.obs, &args.options);
+    let text = if args.markdown {
+        to_markdown(&snap)
+    } else {
+        to_json(&snap)
+    };
+    if args.output == Some(Path::new("-")) {
+        print!("{text}");
+        return Ok(());
+    }
+    let ext = if args.markdown { "md" } else { "json" };
+    let default = std::path::PathBuf::from(format!(
+        "gpuwatch-snapshot-{}.{ext}",
+        crate::snapshot::stamp(snap.taken_at_ms)
+    ));
+    let written = write_new(args.output.unwrap_or(&default), &text)?;
+    let found = snap.findings.active.len() + snap.findings.recent.len();
+    eprintln!(
+        "snapshot of {} GPU(s), {} s, {found} finding(s) written to {}",
+        snap.devices.len(),
+        snap.window_ms / 1000,
+        written.display()
+    );
+    Ok(())
 }

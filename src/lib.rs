@@ -24,6 +24,7 @@ pub mod record;
 pub mod report;
 pub mod rules;
 pub mod sampler;
+pub mod snapshot;
 pub mod source;
 pub mod tui;
 pub mod ui;

@@ -7,6 +7,7 @@ use clap::Parser;
 
 use gpuwatch::cli::{Cli, Command};
 use gpuwatch::config::Config;
+use gpuwatch::snapshot::{CmdlinePolicy, Options};
 use gpuwatch::{command, source};
 
 fn main() -> ExitCode {
@@ -55,6 +56,34 @@ fn run(cli: Cli) -> Result<i32> {
         Some(Command::Devices {
             timings: Some(n), ..
         }) => command::timings(open(None)?, *n, c.interval).map(|_| 0),
+        Some(Command::Snapshot {
+            output,
+            window,
+            format,
+            duration,
+            replay,
+            no_cmdline,
+            no_host,
+        }) => {
+            let options = Options {
+                window_ms: window.as_millis() as u64,
+                include_host: !no_host,
+                cmdlines: if *no_cmdline {
+                    CmdlinePolicy::Omitted
+                } else {
+                    CmdlinePolicy::Redacted
+                },
+            };
+            let args = command::SnapshotArgs {
+                output: output.as_deref(),
+                window: *window,
+                markdown: format == "md",
+                sample_for: *duration,
+                options,
+            };
+            let src = open(replay.as_deref().map(|p| (p, 0.0)))?;
+            command::snapshot(src, &config, c.interval, &args).map(|_| 0)
+        }
         Some(Command::Diagnose {
             duration,
             replay,

@@ -133,10 +133,14 @@ pub fn run(
             }
         })
         .context("starting the input thread")?;
+    // `e` exports the chart's window, and never less than two minutes.
+    let export = |obs: &Observed, st: &AppState| {
+        crate::snapshot::export_from_tui(obs, st.window_ms().max(120_000))
+    };
     let session = Session {
         observed,
         data,
-        export: Box::new(|_, _| Ok("snapshot export is not available yet".into())),
+        export: Box::new(export),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -52,6 +52,8 @@ pub enum ReplayError {
 pub struct ReplaySource {
     header: Header,
     lines: Box<dyn BufRead + Send>,
+    /// Ticks of a snapshot, already in memory (then `lines` is empty).
+    queued: std::collections::VecDeque<Tick>,
     path: PathBuf,
     line_no: usize,
     buf: String,
@@ -59,8 +61,20 @@ pub struct ReplaySource {
 }
 
 impl ReplaySource {
-    /// Opens a recording; gzip-compressed files (`.jsonl.gz`) are read transparently.
+    /// Opens a recording or a snapshot; gzip-compressed files (`.jsonl.gz`) are read
+    /// transparently.
     pub fn open(path: &Path, speed: f64) -> Result<Self, ReplayError> {
+        match crate::snapshot::read(path) {
+            Ok(Some(snap)) => return Ok(Self::from_snapshot(&snap, path, speed)),
+            Ok(None) => {}
+            Err(e) => {
+                return Err(ReplayError::NotARecording {
+                    path: path.to_path_buf(),
+                    line: 1,
+                    reason: e.to_string(),
+                })
+            }
+        }
         let open = || {
             File::open(path).map_err(|source| ReplayError::Open {
                 path: path.to_path_buf(),
@@ -98,11 +112,28 @@ impl ReplaySource {
         Ok(ReplaySource {
             header,
             lines,
+            queued: Default::default(),
             path,
             line_no: 1,
             buf: String::new(),
             speed,
         })
+    }
+
+    /// Plays a bug-report snapshot's window.
+    pub fn from_snapshot(s: &crate::snapshot::Snapshot, path: &Path, speed: f64) -> Self {
+        let infos: Vec<DeviceInfo> = s.devices.iter().map(|d| d.info.clone()).collect();
+        let mut header = Header::new(&s.system, &infos, s.interval_ms);
+        header.gpuwatch_version.clone_from(&s.gpuwatch_version);
+        ReplaySource {
+            header,
+            lines: Box::new(std::io::empty()),
+            queued: crate::snapshot::ticks(s).into(),
+            path: path.to_path_buf(),
+            line_no: 0,
+            buf: String::new(),
+            speed,
+        }
     }
 
     pub fn header(&self) -> &Header {
@@ -120,6 +151,10 @@ impl ReplaySource {
     }
 
     fn next_tick(&mut self, tick: &mut Tick) -> Result<bool, ReplayError> {
+        if let Some(t) = self.queued.pop_front() {
+            *tick = t;
+            return Ok(true);
+        }
         loop {
             self.buf.clear();
             let n = self
