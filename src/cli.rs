@@ -24,6 +24,9 @@ pub struct Common {
     /// Sampling interval (50ms to 10s).
     #[arg(long, global = true, default_value = "250ms", value_parser = parse_interval, env = "GPUWATCH_INTERVAL")]
     pub interval: Duration,
+    /// Most redraws per second caused by new data (sampling keeps its own interval; keys redraw at once).
+    #[arg(long, global = true, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=60), env = "GPUWATCH_FPS")]
+    pub fps: u32,
     /// How much history to keep in memory.
     #[arg(long, global = true, default_value = "15m", value_parser = parse_duration, env = "GPUWATCH_HISTORY")]
     pub history: Duration,

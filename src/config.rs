@@ -27,6 +27,9 @@ mod dur {
 pub struct Thresholds {
     /// Assumed idle-with-context power as a share of TDP until the GPU shows its own floor.
     pub floor_fallback_pct_of_tdp: f32,
+    /// What a resident CUDA context adds to the bare idle floor, as a share of TDP (H200: 79 →
+    /// 121 W); used until the GPU has been seen idle with a context.
+    pub context_floor_extra_pct_of_tdp: f32,
     /// "Near the floor" means within this share of TDP above it…
     pub floor_margin_pct_of_tdp: f32,
     /// …or within this many watts, whichever is larger.
@@ -52,6 +55,9 @@ pub struct Thresholds {
     pub sync_window: Duration,
     /// GPM SM activity below this share of utilization means kernels too small to fill the GPU.
     pub sync_sm_to_util_max: f32,
+    /// Without GPM, launch-bound work keeps power within this share of TDP of the floor, while
+    /// starved work draws more in its bursts.
+    pub sync_power_margin_pct_of_tdp: f32,
 
     #[serde(with = "dur")]
     pub powercap_window: Duration,
@@ -83,6 +89,7 @@ impl Default for Thresholds {
     fn default() -> Self {
         Thresholds {
             floor_fallback_pct_of_tdp: 17.0,
+            context_floor_extra_pct_of_tdp: 6.0,
             floor_margin_pct_of_tdp: 8.0,
             floor_margin_min_w: 25.0,
             hang_window: Duration::from_secs(30),
@@ -94,6 +101,7 @@ impl Default for Thresholds {
             starved_host_cpu_min_pct: 70.0,
             sync_window: Duration::from_secs(20),
             sync_sm_to_util_max: 0.25,
+            sync_power_margin_pct_of_tdp: 3.0,
             powercap_window: Duration::from_secs(15),
             thermal_window: Duration::from_secs(15),
             pcie_window: Duration::from_secs(15),

@@ -119,9 +119,16 @@ impl HostReader {
 
     /// Fills `host` of each process whose PID exists here; leaves `None` where it does not
     /// (inside a container NVML's host PIDs do not resolve).
-    pub fn fill(&mut self, processes: &mut [ProcessSample], now_ms: u64) {
-        let mut seen = Vec::with_capacity(processes.len() * 4);
-        for p in processes.iter_mut() {
+    ///
+    /// Give it every GPU's processes in one call: CPU times of PIDs not seen in this call are
+    /// forgotten, so filling GPU by GPU would lose the other GPUs' rates.
+    pub fn fill<'a>(
+        &mut self,
+        processes: impl IntoIterator<Item = &'a mut ProcessSample>,
+        now_ms: u64,
+    ) {
+        let mut seen = Vec::new();
+        for p in processes {
             p.host = self.read(p.pid, now_ms, &mut seen);
         }
         self.prev.retain(|pid, _| seen.contains(pid));
@@ -211,6 +218,31 @@ mod tests {
         assert!(h.rss_bytes.unwrap() > 0);
         reader.fill(&mut procs, 2_000);
         assert!(procs[0].host.as_ref().unwrap().cpu_pct.is_some());
+    }
+
+    #[test]
+    fn processes_on_several_gpus_all_keep_their_cpu_rate() {
+        // A rank on GPU 0 and its parent on GPU 1: both must get a rate on the second reading.
+        let me = std::process::id();
+        let parent = std::os::unix::process::parent_id();
+        let mut gpus = [
+            vec![ProcessSample {
+                pid: me,
+                ..ProcessSample::default()
+            }],
+            vec![ProcessSample {
+                pid: parent,
+                ..ProcessSample::default()
+            }],
+        ];
+        let mut reader = HostReader::new();
+        for now in [1_000, 2_000] {
+            reader.fill(gpus.iter_mut().flatten(), now);
+        }
+        assert!(gpus
+            .iter()
+            .flatten()
+            .all(|p| p.host.as_ref().unwrap().cpu_pct.is_some()));
     }
 
     #[test]

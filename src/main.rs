@@ -39,11 +39,15 @@ fn run(cli: Cli) -> Result<i32> {
         )
     };
     match &cli.command {
-        None => gpuwatch::tui::run(open(None)?, &config, c.interval, c.history).map(|_| 0),
-        Some(Command::Replay { file, speed }) => {
-            gpuwatch::tui::run(open(Some((file, *speed)))?, &config, c.interval, c.history)
-                .map(|_| 0)
-        }
+        None => gpuwatch::tui::run(open(None)?, &config, c.interval, c.history, c.fps).map(|_| 0),
+        Some(Command::Replay { file, speed }) => gpuwatch::tui::run(
+            open(Some((file, *speed)))?,
+            &config,
+            c.interval,
+            c.history,
+            c.fps,
+        )
+        .map(|_| 0),
         Some(Command::Record {
             output,
             duration,

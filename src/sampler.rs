@@ -154,9 +154,13 @@ impl Sampler {
             .flat_map(|d| &d.processes)
             .any(|p| p.host.is_none());
         if t.saturating_sub(self.last_host_ms) >= 1000 || unseen {
-            for d in &mut self.tick.devices {
-                reader.fill(&mut d.processes, t);
-            }
+            reader.fill(
+                self.tick
+                    .devices
+                    .iter_mut()
+                    .flat_map(|d| d.processes.iter_mut()),
+                t,
+            );
             self.last_host_ms = t;
         }
     }

@@ -92,6 +92,8 @@ pub type ExportFn = dyn Fn(&Observed, &AppState) -> Result<String>;
 /// What the loop needs besides the terminal: the shared observations and how to export.
 pub struct Session {
     pub observed: Arc<Mutex<Observed>>,
+    /// The shortest time between two redraws caused by new data (1 / --fps).
+    pub frame: Duration,
     pub data: Arc<Notify>,
     pub export: Box<ExportFn>,
 }
@@ -101,6 +103,7 @@ pub fn run(
     config: &Config,
     interval: Duration,
     history: Duration,
+    fps: u32,
 ) -> Result<()> {
     let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let sampler = Sampler::new(source);
@@ -137,8 +140,10 @@ pub fn run(
     let export = |obs: &Observed, st: &AppState| {
         crate::snapshot::export_from_tui(obs, st.window_ms().max(120_000))
     };
+    let frame = Duration::from_secs_f64(1.0 / f64::from(fps.max(1)));
     let session = Session {
         observed,
+        frame,
         data,
         export: Box::new(export),
     };
@@ -174,12 +179,26 @@ where
     let mut int = signal(SignalKind::interrupt())?;
     let mut frozen: Option<Observed> = None;
     let mut dirty = true;
+    // New data redraws at most `frame` apart (sampling goes on at its own rate); input redraws
+    // at once. `data_pending` is a data redraw held back until the frame time has passed.
+    let frame = session.frame;
+    let mut last_draw = tokio::time::Instant::now();
+    let mut data_pending = false;
     loop {
         if dirty {
             draw(terminal, &mut state, session, frozen.as_ref())?;
+            last_draw = tokio::time::Instant::now();
+            data_pending = false;
         }
+        let next_frame = last_draw + frame;
         let action = tokio::select! {
-            _ = session.data.notified() => { dirty = frozen.is_none(); continue; }
+            _ = session.data.notified() => {
+                let due = tokio::time::Instant::now() >= next_frame;
+                data_pending = frozen.is_none() && !due;
+                dirty = frozen.is_none() && due;
+                continue;
+            }
+            _ = tokio::time::sleep_until(next_frame), if data_pending => { dirty = true; continue; }
             msg = input.recv() => match msg {
                 Some(Msg::Input(ev)) => to_action(ev),
                 None => return Ok(()),

@@ -144,8 +144,11 @@ impl Ctx<'_> {
                 "this GPU's idle floor with a CUDA context ({:.0} W)",
                 self.floor_w
             )
-        } else if self.floor.bare.is_some() {
-            format!("this GPU's idle floor ({:.0} W, seen with no process; a CUDA context adds ~40 W on an H200)", self.floor_w)
+        } else if let Some(bare) = self.floor.bare {
+            format!(
+                "this GPU's idle floor with a context, estimated ({:.0} W: {bare:.0} W seen with no process, plus {:.0} % of TDP for a context)",
+                self.floor_w, self.t.context_floor_extra_pct_of_tdp
+            )
         } else {
             format!(
                 "the assumed idle floor ({:.0} W, {:.0} % of TDP; no idle seen yet)",
@@ -268,7 +271,12 @@ impl Engine {
         self.active_on(device).max_by_key(|f| f.severity)
     }
 
-    /// The learned idle floor of a device, if one has been seen.
+    /// The learned idle floors of a device (none until it has been idle for a few seconds).
+    pub fn floors(&self, device: usize) -> Floor {
+        self.floors.get(device).copied().unwrap_or_default()
+    }
+
+    /// The learned idle floor of a device: with a context if seen, else with none.
     pub fn floor_w(&self, device: usize) -> Option<f32> {
         self.floors.get(device).and_then(Floor::best)
     }
@@ -286,11 +294,17 @@ impl Engine {
             let fallback = dev.info.tdp_w().map_or(0.0, |tdp| {
                 tdp * self.thresholds.floor_fallback_pct_of_tdp / 100.0
             });
+            let context_extra = dev.info.tdp_w().unwrap_or(0.0)
+                * self.thresholds.context_floor_extra_pct_of_tdp
+                / 100.0;
             let ctx = Ctx {
                 dev,
                 all: history,
                 t: &self.thresholds,
-                floor_w: self.floors[i].best().unwrap_or(fallback),
+                floor_w: self.floors[i]
+                    .context
+                    .or(self.floors[i].bare.map(|b| b + context_extra))
+                    .unwrap_or(fallback),
                 floor: self.floors[i],
                 now_ms,
             };

@@ -59,8 +59,10 @@ fn check(c: &Ctx) -> Option<Verdict> {
         evidence.push(format!("SM activity {:.1} % (GPM) while util says {:.0} %: kernels far too small to fill the GPU", sm.median, util.median));
         "utilization against GPM SM activity, power against the idle floor"
     } else {
-        // Without GPM: steady medium util at floor power (starvation is burstier and draws more).
-        if util.variation() >= 0.5 {
+        // Without GPM: steady medium util with power flat at the floor (starvation is burstier
+        // and draws more while its kernels run).
+        let margin = c.tdp_w().unwrap_or(0.0) * c.t.sync_power_margin_pct_of_tdp / 100.0;
+        if util.variation() >= 0.5 || power.median > c.floor_w + margin {
             return None;
         }
         evidence.push(format!(

@@ -359,7 +359,18 @@ struct SlowDevice {
     prev_gpm: Option<GpmSample<'static>>,
     prev_energy: Option<(u64, Instant)>,
     last_proc_ts: u64,
+    /// Rounds read so far; the slowest calls run only every few rounds.
+    round: u64,
+    /// The latest values, kept between the rounds that skip a call.
+    last: SlowReading,
+    /// pid -> (SM %, memory %) from the last per-process utilization read.
+    proc_util: HashMap<u32, (Option<f32>, Option<f32>)>,
 }
+
+/// Rounds between reads of the energy counter and the enforced limit (4–9 ms on an H200, and
+/// the limit rarely changes) and of per-process utilization (~2.8 ms).
+const ENERGY_EVERY: u64 = 5;
+const PROC_UTIL_EVERY: u64 = 2;
 
 fn spawn_slow_thread(
     nvml: &'static Nvml,
@@ -381,6 +392,9 @@ fn spawn_slow_thread(
             prev_gpm: None,
             prev_energy: None,
             last_proc_ts: 0,
+            round: 0,
+            last: SlowReading::default(),
+            proc_util: HashMap::new(),
         })
         .collect();
     std::thread::Builder::new()
@@ -408,52 +422,61 @@ fn spawn_slow_thread(
 impl SlowDevice {
     fn read(&mut self, nvml: &'static Nvml, t: &mut CallTimes) -> SlowReading {
         let mut lost = None;
-        let processes = self.processes(t, &mut lost);
+        let round = self.round;
+        self.round += 1;
+        self.last.processes = self.processes(t, &mut lost, round % PROC_UTIL_EVERY == 0);
         let d = &self.device;
-        let mut r = SlowReading {
-            processes,
-            power_limit_w: read(t, "enforced_power_limit", &mut lost, || {
+        let r = &mut self.last;
+        r.mem_used_bytes = read(t, "memory_info", &mut lost, || d.memory_info()).map(|m| m.used);
+        r.pcie_gen = read(t, "current_pcie_link_gen", &mut lost, || {
+            d.current_pcie_link_gen()
+        });
+        r.pcie_width = read(t, "current_pcie_link_width", &mut lost, || {
+            d.current_pcie_link_width()
+        });
+        if round % ENERGY_EVERY == 0 {
+            r.power_limit_w = read(t, "enforced_power_limit", &mut lost, || {
                 d.enforced_power_limit()
             })
-            .map(w),
-            mem_used_bytes: read(t, "memory_info", &mut lost, || d.memory_info()).map(|m| m.used),
-            pcie_gen: read(t, "current_pcie_link_gen", &mut lost, || {
-                d.current_pcie_link_gen()
-            }),
-            pcie_width: read(t, "current_pcie_link_width", &mut lost, || {
-                d.current_pcie_link_width()
-            }),
-            ..SlowReading::default()
-        };
-        if let Some(mj) = read(t, "total_energy_consumption", &mut lost, || {
-            d.total_energy_consumption()
-        }) {
-            let now = Instant::now();
-            if let Some((prev, at)) = self.prev_energy {
-                let secs = now.duration_since(at).as_secs_f32();
-                if secs > 0.05 && mj >= prev {
-                    r.energy_power_w = Some((mj - prev) as f32 / 1000.0 / secs);
-                }
+            .map(w);
+            if let Some(mj) = read(t, "total_energy_consumption", &mut lost, || {
+                d.total_energy_consumption()
+            }) {
+                let now = Instant::now();
+                r.energy_power_w = self.prev_energy.and_then(|(prev, at)| {
+                    let secs = now.duration_since(at).as_secs_f32();
+                    (secs > 0.05 && mj >= prev).then(|| (mj - prev) as f32 / 1000.0 / secs)
+                });
+                self.prev_energy = Some((mj, now));
             }
-            self.prev_energy = Some((mj, now));
         }
         if self.gpm_supported {
+            let mut r = std::mem::take(&mut self.last);
             self.read_gpm(nvml, t, &mut r);
+            self.last = r;
         } else {
             // Pre-Hopper only: this call blocks for its 20 ms window, which is why it lives here.
-            r.pcie_tx_kib_s = read(t, "pcie_throughput", &mut lost, || {
+            let d = &self.device;
+            self.last.pcie_tx_kib_s = read(t, "pcie_throughput", &mut lost, || {
                 d.pcie_throughput(PcieUtilCounter::Send)
             })
             .map(|v| v as f32);
-            r.pcie_rx_kib_s = read(t, "pcie_throughput", &mut lost, || {
+            self.last.pcie_rx_kib_s = read(t, "pcie_throughput", &mut lost, || {
                 d.pcie_throughput(PcieUtilCounter::Receive)
             })
             .map(|v| v as f32);
         }
-        r
+        self.last.clone()
     }
 
-    fn processes(&mut self, t: &mut CallTimes, lost: &mut Option<String>) -> Vec<ProcessSample> {
+    /// The processes holding a context, with their per-process utilization: read fresh when
+    /// `refresh_util`, otherwise the values from the last read are kept.
+    fn processes(
+        &mut self,
+        t: &mut CallTimes,
+        lost: &mut Option<String>,
+        refresh_util: bool,
+    ) -> Vec<ProcessSample> {
         let d = &self.device;
         let mut procs: Vec<ProcessSample> = Vec::new();
         let compute = read(t, "running_compute_processes", lost, || {
@@ -478,22 +501,27 @@ impl SlowDevice {
                 ..ProcessSample::default()
             });
         }
-        // NotFound here means "no samples yet" (nvml-wrapper#56), not an error.
-        let started = Instant::now();
-        let stats = d.process_utilization_stats(self.last_proc_ts);
-        t.record("process_utilization_stats", started);
-        let mut latest: HashMap<u32, (u64, u32, u32)> = HashMap::new();
-        for s in stats.unwrap_or_default() {
-            self.last_proc_ts = self.last_proc_ts.max(s.timestamp);
-            let e = latest.entry(s.pid).or_insert((0, 0, 0));
-            if s.timestamp >= e.0 {
-                *e = (s.timestamp, s.sm_util, s.mem_util);
+        if refresh_util {
+            // NotFound here means "no samples yet" (nvml-wrapper#56), not an error.
+            let started = Instant::now();
+            let stats = d.process_utilization_stats(self.last_proc_ts);
+            t.record("process_utilization_stats", started);
+            let mut newest: HashMap<u32, u64> = HashMap::new();
+            for s in stats.unwrap_or_default() {
+                self.last_proc_ts = self.last_proc_ts.max(s.timestamp);
+                if newest.get(&s.pid).is_none_or(|ts| s.timestamp >= *ts) {
+                    newest.insert(s.pid, s.timestamp);
+                    let pct = |v: u32| (v <= 100).then_some(v as f32);
+                    self.proc_util
+                        .insert(s.pid, (pct(s.sm_util), pct(s.mem_util)));
+                }
             }
+            self.proc_util
+                .retain(|pid, _| procs.iter().any(|p| p.pid == *pid));
         }
         for p in &mut procs {
-            if let Some((_, sm, mem)) = latest.get(&p.pid) {
-                p.sm_pct = (*sm <= 100).then_some(*sm as f32);
-                p.mem_pct = (*mem <= 100).then_some(*mem as f32);
+            if let Some((sm, mem)) = self.proc_util.get(&p.pid) {
+                (p.sm_pct, p.mem_pct) = (*sm, *mem);
             }
         }
         procs

@@ -64,7 +64,10 @@ impl ReplaySource {
     /// Opens a recording or a snapshot; gzip-compressed files (`.jsonl.gz`) are read
     /// transparently.
     pub fn open(path: &Path, speed: f64) -> Result<Self, ReplayError> {
-        File::open(path).map_err(|source| ReplayError::Open { path: path.to_path_buf(), source })?;
+        File::open(path).map_err(|source| ReplayError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
         match crate::snapshot::read(path) {
             Ok(Some(snap)) => return Ok(Self::from_snapshot(&snap, path, speed)),
             Ok(None) => {}
