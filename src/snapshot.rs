@@ -137,7 +137,15 @@ pub fn take(obs: &Observed, opts: &Options) -> Snapshot {
         },
         source: obs.source_label.clone(),
         interval_ms: obs.interval_ms,
-        window_ms: opts.window_ms,
+        // What the window really holds: less than asked for when sampling was shorter.
+        window_ms: obs
+            .history
+            .devices
+            .iter()
+            .filter_map(|d| d.samples.window(from, to).next())
+            .map(|s| to - s.t_ms)
+            .max()
+            .unwrap_or(0),
         devices,
         findings: Findings {
             active: obs.engine.active().into_iter().cloned().collect(),

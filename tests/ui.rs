@@ -367,3 +367,17 @@ fn source_gpu_count_matches_obs() {
     let src = SimSource::new(Scenario::Mixed, 3, 7, START_MS, 250);
     assert_eq!(src.devices().len(), 3);
 }
+
+#[test]
+fn the_h200_hang_snapshot_replays_with_the_hang_on_screen() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/examples/h200-hang.json");
+    let mut src = ReplaySource::open(&path, f64::INFINITY).unwrap();
+    let ticks = src.read_all().unwrap();
+    let mut obs = Observed::new(&src, 250, 3600, Engine::new(Thresholds::default()));
+    for t in &ticks {
+        obs.absorb(t, Default::default());
+    }
+    let screen = text(&draw(&mut AppState::new(true), &obs, 160, 48));
+    assert!(screen.contains("‼ HANG") && screen.contains("Busy but idle: GPU looks hung"), "{screen}");
+    assert!(screen.contains("SM activity 0.8 %"), "{screen}");
+}

@@ -57,10 +57,10 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
         }
         "low utilization, power against the idle floor, GPM SM activity, host CPU of the process"
     } else {
-        // Without GPM: the GPU must draw above the floor in its bursts (launch-bound work does
-        // not), or its utilization must be visibly bursty.
+        // Without GPM: the GPU must draw above the floor while its kernels run; launch-bound
+        // work does not (a utilization-variation test was tried and caught phase changes).
         let margin = c.tdp_w().unwrap_or(0.0) * c.t.sync_power_margin_pct_of_tdp / 100.0;
-        if util.variation() < 0.5 && power.median <= c.floor_w + margin {
+        if power.median <= c.floor_w + margin {
             return None;
         }
         "low utilization, power above the idle floor, host CPU of the process (no GPM)"

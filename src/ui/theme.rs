@@ -46,7 +46,7 @@ impl Theme {
         self.fg(Color::Magenta)
     }
     pub fn mem(&self) -> Style {
-        self.fg(Color::Blue)
+        self.fg(Color::LightBlue)
     }
     /// A finding's badge: coloured, and bold (warning) or reversed (critical) without colour.
     pub fn severity(&self, s: Severity) -> Style {
