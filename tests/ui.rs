@@ -378,6 +378,9 @@ fn the_h200_hang_snapshot_replays_with_the_hang_on_screen() {
         obs.absorb(t, Default::default());
     }
     let screen = text(&draw(&mut AppState::new(true), &obs, 160, 48));
-    assert!(screen.contains("‼ HANG") && screen.contains("Busy but idle: GPU looks hung"), "{screen}");
+    assert!(
+        screen.contains("‼ HANG") && screen.contains("Busy but idle: GPU looks hung"),
+        "{screen}"
+    );
     assert!(screen.contains("SM activity 0.8 %"), "{screen}");
 }
