@@ -121,7 +121,7 @@ pub struct DeviceSample {
 }
 
 /// The host side of a GPU process, read from /proc (or simulated, or recorded).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct HostProcess {
     pub name: String,
     pub cmdline: String,
@@ -137,7 +137,7 @@ pub struct HostProcess {
     pub children: Vec<ChildProcess>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ChildProcess {
     pub pid: u32,
     pub name: String,
@@ -146,7 +146,7 @@ pub struct ChildProcess {
 }
 
 /// A process that holds a context on a GPU.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProcessSample {
     /// PID in the host's namespace, as NVML reports it.
     pub pid: u32,
@@ -155,6 +155,64 @@ pub struct ProcessSample {
     pub mem_pct: Option<f32>,
     /// `None` when the PID does not resolve here (e.g. inside a container).
     pub host: Option<HostProcess>,
+}
+
+// Clone by hand so that `clone_from` reuses the strings and vectors already there: the history
+// copies each tick's process list into its own, and must not allocate when nothing changed.
+impl Clone for ChildProcess {
+    fn clone(&self) -> Self {
+        ChildProcess {
+            pid: self.pid,
+            name: self.name.clone(),
+            cpu_pct: self.cpu_pct,
+            state: self.state,
+        }
+    }
+    fn clone_from(&mut self, o: &Self) {
+        (self.pid, self.cpu_pct, self.state) = (o.pid, o.cpu_pct, o.state);
+        self.name.clone_from(&o.name);
+    }
+}
+
+impl Clone for HostProcess {
+    fn clone(&self) -> Self {
+        let mut h = HostProcess::default();
+        h.clone_from(self);
+        h
+    }
+    fn clone_from(&mut self, o: &Self) {
+        self.name.clone_from(&o.name);
+        self.cmdline.clone_from(&o.cmdline);
+        self.user.clone_from(&o.user);
+        self.children.clone_from(&o.children);
+        (
+            self.cpu_pct,
+            self.rss_bytes,
+            self.threads,
+            self.state,
+            self.ppid,
+        ) = (o.cpu_pct, o.rss_bytes, o.threads, o.state, o.ppid);
+    }
+}
+
+impl Clone for ProcessSample {
+    fn clone(&self) -> Self {
+        ProcessSample {
+            pid: self.pid,
+            gpu_mem_bytes: self.gpu_mem_bytes,
+            sm_pct: self.sm_pct,
+            mem_pct: self.mem_pct,
+            host: self.host.clone(),
+        }
+    }
+    fn clone_from(&mut self, o: &Self) {
+        (self.pid, self.gpu_mem_bytes, self.sm_pct, self.mem_pct) =
+            (o.pid, o.gpu_mem_bytes, o.sm_pct, o.mem_pct);
+        match (&mut self.host, &o.host) {
+            (Some(mine), Some(theirs)) => mine.clone_from(theirs),
+            (mine, theirs) => mine.clone_from(theirs),
+        }
+    }
 }
 
 /// Whether a device answered on the last tick.

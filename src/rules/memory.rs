@@ -52,23 +52,27 @@ fn check_full(c: &Ctx) -> Option<Verdict> {
 
 /// Least-squares slope of memory over time, bytes per second, with the fit's R².
 fn trend(c: &Ctx, w: u64) -> Option<(f32, f32)> {
-    let pts: Vec<(f64, f64)> = c
-        .dev
-        .samples
-        .last(w)
-        .filter_map(|s| Some((s.t_ms as f64 / 1000.0, s.mem_used_bytes? as f64)))
-        .collect();
-    if pts.len() < 8 {
+    // Two passes over the window instead of a collected Vec: no allocation per evaluation.
+    let pts = || {
+        c.dev
+            .samples
+            .last(w)
+            .filter_map(|s| Some((s.t_ms as f64 / 1000.0, s.mem_used_bytes? as f64)))
+    };
+    let (n, sx, sy) = pts().fold((0usize, 0.0, 0.0), |(n, sx, sy), (x, y)| {
+        (n + 1, sx + x, sy + y)
+    });
+    if n < 8 {
         return None;
     }
-    let n = pts.len() as f64;
-    let (mx, my) = (
-        pts.iter().map(|p| p.0).sum::<f64>() / n,
-        pts.iter().map(|p| p.1).sum::<f64>() / n,
-    );
-    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
-    let syy: f64 = pts.iter().map(|p| (p.1 - my).powi(2)).sum();
+    let (mx, my) = (sx / n as f64, sy / n as f64);
+    let (sxy, sxx, syy) = pts().fold((0.0, 0.0, 0.0), |(a, b, c), (x, y)| {
+        (
+            a + (x - mx) * (y - my),
+            b + (x - mx).powi(2),
+            c + (y - my).powi(2),
+        )
+    });
     if sxx <= 0.0 || syy <= 0.0 {
         return None;
     }
