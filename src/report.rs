@@ -29,22 +29,29 @@ impl Diagnosis<'_> {
     }
 }
 
-fn clock(ms: u64) -> String {
+/// "HH:MM:SS" of a time in ms since the epoch, UTC.
+pub fn clock(ms: u64) -> String {
     let s = ms / 1000;
-    format!(
-        "{:02}:{:02}:{:02} UTC",
-        (s / 3600) % 24,
-        (s / 60) % 60,
-        s % 60
-    )
+    format!("{:02}:{:02}:{:02}", (s / 3600) % 24, (s / 60) % 60, s % 60)
+}
+
+/// `s` cut to `n` characters, with an ellipsis when cut.
+pub fn clip(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let mut out: String = s.chars().take(n.saturating_sub(1)).collect();
+        out.push('…');
+        out
+    }
 }
 
 /// One finding, indented, for a terminal or a bug report.
 pub fn finding_text(f: &Finding, out: &mut String) {
     use std::fmt::Write;
     let state = match f.cleared_ms {
-        Some(c) => format!("from {} to {}", clock(f.since_ms), clock(c)),
-        None => format!("since {}", clock(f.since_ms)),
+        Some(c) => format!("from {} to {} UTC", clock(f.since_ms), clock(c)),
+        None => format!("since {} UTC", clock(f.since_ms)),
     };
     let _ = writeln!(
         out,

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Thresholds;
 use crate::model::{DeviceInfo, DeviceSample, DeviceStatus, ProcessSample, SystemInfo, Tick, GIB};
+use crate::report::{clip, clock};
 use crate::rules::Finding;
 use crate::sampler::{Observed, SelfCost};
 
@@ -577,19 +578,6 @@ pub fn sparkline(
             LEVELS[((v.clamp(0.0, 100.0) / 100.0) * 7.0).round() as usize]
         })
         .collect()
-}
-
-fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        s.chars().take(n - 1).chain(std::iter::once('…')).collect()
-    }
-}
-
-fn clock(ms: u64) -> String {
-    let s = ms / 1000;
-    format!("{:02}:{:02}:{:02}", (s / 3600) % 24, (s / 60) % 60, s % 60)
 }
 
 /// The `e` key: writes JSON and Markdown next to each other; returns the status-line message.

@@ -183,24 +183,31 @@ pub fn render(frame: &mut Frame, area: Rect, state: &AppState, obs: &Observed, t
                 .border_style(theme.border()),
         )
         .legend_position(None::<LegendPosition>)
-        .x_axis(
-            Axis::default()
-                .bounds([-secs, 0.0])
-                .labels(vec![
-                    Span::raw(format!("-{}", super::format::duration(window))),
-                    Span::raw(format!("-{}", super::format::duration(window / 2))),
-                    Span::raw("now"),
-                ])
-                .style(theme.label()),
-        )
-        .y_axis(
-            Axis::default()
-                .bounds([0.0, 100.0])
-                .labels(vec![Span::raw("0%"), Span::raw("50%"), Span::raw("100%")])
-                .style(theme.label()),
-        );
+        .x_axis(time_axis(window, theme))
+        .y_axis(percent_axis(theme));
     frame.render_widget(chart, area);
     mark_axis(frame, area, &spans, secs, theme);
+}
+
+/// The x axis of a time chart: the last `window_ms`, labelled in seconds before now.
+pub fn time_axis(window_ms: u64, theme: &Theme) -> Axis<'static> {
+    let d = super::format::duration;
+    Axis::default()
+        .bounds([-(window_ms as f64) / 1000.0, 0.0])
+        .labels(vec![
+            Span::raw(format!("-{}", d(window_ms))),
+            Span::raw(format!("-{}", d(window_ms / 2))),
+            Span::raw("now"),
+        ])
+        .style(theme.label())
+}
+
+/// The y axis of a percentage chart.
+pub fn percent_axis(theme: &Theme) -> Axis<'static> {
+    Axis::default()
+        .bounds([0.0, 100.0])
+        .labels(vec![Span::raw("0%"), Span::raw("50%"), Span::raw("100%")])
+        .style(theme.label())
 }
 
 /// Marks each finding's span on the plot: the x-axis line below it turns into '▀' in the

@@ -3,7 +3,7 @@
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+use ratatui::widgets::{Paragraph, Wrap};
 use ratatui::Frame;
 
 use super::format::duration;
@@ -16,14 +16,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &AppState, obs: &Observed, t
     let now = obs.history.latest_ms().unwrap_or(0);
     let focused = state.focus == Pane::Findings;
     let title = format!(" Findings ({} open) ", active.len());
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(Span::styled(title, theme.title()))
-        .border_style(if focused {
-            theme.focus_border()
-        } else {
-            theme.border()
-        });
+    let block = theme.pane(title, focused);
     let mut lines: Vec<Line> = Vec::new();
     if active.is_empty() {
         lines.push(Line::styled(

@@ -2,16 +2,7 @@
 
 use crate::model::GIB;
 
-/// `s` cut to `n` characters, with an ellipsis when cut.
-pub fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let mut out: String = s.chars().take(n.saturating_sub(1)).collect();
-        out.push('…');
-        out
-    }
-}
+pub use crate::report::clip;
 
 pub fn opt_pct(v: Option<f32>) -> String {
     v.map_or("  –".into(), |v| format!("{v:3.0}"))

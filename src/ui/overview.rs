@@ -4,7 +4,7 @@
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::format::{bar, clip};
@@ -25,14 +25,7 @@ pub fn render(
     let focused = state.focus == Pane::Overview && state.view == crate::app::View::Main;
     let n = obs.history.devices.len();
     let title = format!(" GPUs ({n}) ");
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(Span::styled(title, theme.title()))
-        .border_style(if focused {
-            theme.focus_border()
-        } else {
-            theme.border()
-        });
+    let block = theme.pane(title, focused);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let rows = inner.height.saturating_sub(1) as usize;

@@ -5,7 +5,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{
-    Axis, Block, Borders, Chart, Dataset, GraphType, LegendPosition, Paragraph, Wrap,
+    Block, Borders, Chart, Dataset, GraphType, LegendPosition, Paragraph, Wrap,
 };
 use ratatui::Frame;
 
@@ -189,7 +189,6 @@ fn curves_chart(
             .style(theme.power())
             .data(&cpu),
     ];
-    let secs = state.window_ms() as f64 / 1000.0;
     let title = Line::from(vec![
         Span::styled(" this process · ", theme.title()),
         Span::styled("━ SM % ", theme.sm()),
@@ -204,20 +203,7 @@ fn curves_chart(
                 .border_style(theme.border()),
         )
         .legend_position(None::<LegendPosition>)
-        .x_axis(
-            Axis::default()
-                .bounds([-secs, 0.0])
-                .labels(vec![
-                    Span::raw(format!("-{}", super::format::duration(state.window_ms()))),
-                    Span::raw("now"),
-                ])
-                .style(theme.label()),
-        )
-        .y_axis(
-            Axis::default()
-                .bounds([0.0, 100.0])
-                .labels(vec![Span::raw("0"), Span::raw("50"), Span::raw("100")])
-                .style(theme.label()),
-        );
+        .x_axis(super::chart::time_axis(state.window_ms(), theme))
+        .y_axis(super::chart::percent_axis(theme));
     frame.render_widget(chart, area);
 }

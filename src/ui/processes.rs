@@ -2,7 +2,7 @@
 
 use ratatui::layout::{Constraint, Rect};
 use ratatui::text::Span;
-use ratatui::widgets::{Block, Borders, Cell, Paragraph, Row, Table};
+use ratatui::widgets::{Cell, Paragraph, Row, Table};
 use ratatui::Frame;
 
 use super::format::{clip, gib, opt_pct};
@@ -46,14 +46,7 @@ pub fn render(
         rows.len(),
         state.sort.name()
     );
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(Span::styled(title, theme.title()))
-        .border_style(if focused {
-            theme.focus_border()
-        } else {
-            theme.border()
-        });
+    let block = theme.pane(title, focused);
     let inner = block.inner(area);
     if rows.is_empty() {
         let msg = if state.filter.is_empty() {

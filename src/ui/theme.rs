@@ -2,6 +2,8 @@
 //! their symbol and are bold or reversed, so nothing depends on colour alone.
 
 use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::Span;
+use ratatui::widgets::{Block, Borders};
 
 use crate::rules::Severity;
 
@@ -48,6 +50,18 @@ impl Theme {
     pub fn mem(&self) -> Style {
         self.fg(Color::LightBlue)
     }
+    /// A bordered pane with its title; the border is highlighted when the pane has the focus.
+    pub fn pane(&self, title: String, focused: bool) -> Block<'static> {
+        Block::default()
+            .borders(Borders::ALL)
+            .title(Span::styled(title, self.title()))
+            .border_style(if focused {
+                self.focus_border()
+            } else {
+                self.border()
+            })
+    }
+
     /// A finding's badge: coloured, and bold (warning) or reversed (critical) without colour.
     pub fn severity(&self, s: Severity) -> Style {
         let base = match s {
