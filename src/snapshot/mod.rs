@@ -5,16 +5,19 @@
 //! host name can be left out. Files are written to a temporary name and renamed, and never
 //! overwrite an existing file.
 
-use std::fmt::Write as _;
+mod file;
+mod markdown;
+
+pub use file::{export_from_tui, stamp, write_new};
+pub use markdown::{sparkline, to_markdown};
+
 use std::fs;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::config::Thresholds;
-use crate::model::{DeviceInfo, DeviceSample, DeviceStatus, ProcessSample, SystemInfo, Tick, GIB};
-use crate::report::{clip, clock};
+use crate::model::{DeviceInfo, DeviceSample, DeviceStatus, ProcessSample, SystemInfo, Tick};
 use crate::rules::Finding;
 use crate::sampler::{Observed, SelfCost};
 
@@ -259,68 +262,6 @@ pub enum SnapshotError {
     Read { path: PathBuf, reason: String },
 }
 
-/// Writes `text` to `path`, or to `path` with a `-1`, `-2`… suffix if it exists, through a
-/// temporary file renamed into place. Returns where it went.
-pub fn write_new(path: &Path, text: &str) -> Result<PathBuf, SnapshotError> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."))
-        .to_path_buf();
-    let err = |source| SnapshotError::Write {
-        dir: dir.clone(),
-        source,
-    };
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        path.file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("snapshot"),
-        std::process::id()
-    ));
-    let mut f = fs::File::create(&tmp).map_err(err)?;
-    let written = f.write_all(text.as_bytes()).and_then(|_| f.sync_all());
-    if let Err(e) = written {
-        let _ = fs::remove_file(&tmp);
-        return Err(err(e));
-    }
-    for n in 0..1000 {
-        let target = if n == 0 {
-            path.to_path_buf()
-        } else {
-            suffixed(path, n)
-        };
-        // A hard link fails if the target exists, so nothing is ever overwritten, even racing.
-        match fs::hard_link(&tmp, &target) {
-            Ok(()) => {
-                let _ = fs::remove_file(&tmp);
-                return Ok(target);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => {
-                let _ = fs::remove_file(&tmp);
-                return Err(err(e));
-            }
-        }
-    }
-    let _ = fs::remove_file(&tmp);
-    Err(err(std::io::Error::other(
-        "a thousand files of that name already exist",
-    )))
-}
-
-fn suffixed(path: &Path, n: u32) -> PathBuf {
-    let name = path
-        .file_name()
-        .and_then(|s| s.to_str())
-        .unwrap_or("snapshot");
-    let (stem, ext) = match name.split_once('.') {
-        Some((s, e)) => (s, format!(".{e}")),
-        None => (name, String::new()),
-    };
-    path.with_file_name(format!("{stem}-{n}{ext}"))
-}
-
 pub fn to_json(s: &Snapshot) -> String {
     serde_json::to_string_pretty(s).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
 }
@@ -397,239 +338,6 @@ pub fn ticks(s: &Snapshot) -> Vec<Tick> {
         .collect()
 }
 
-/// A compact report to paste into an issue tracker.
-pub fn to_markdown(s: &Snapshot) -> String {
-    let mut md = String::new();
-    let host = s.host.as_deref().unwrap_or("(host left out)");
-    let _ = writeln!(md, "## gpuwatch snapshot\n");
-    let _ = writeln!(
-        md,
-        "{} GPU(s) on {host}, driver {}, CUDA {}, {}; window {} s ending {} UTC; source: {}; gpuwatch {}.\n",
-        s.devices.len(),
-        s.system.driver_version.as_deref().unwrap_or("?"),
-        s.system.cuda_driver_version.as_deref().unwrap_or("?"),
-        s.os.name.as_deref().unwrap_or("?"),
-        s.window_ms / 1000,
-        clock(s.taken_at_ms),
-        s.source,
-        s.gpuwatch_version
-    );
-    let _ = writeln!(md, "| GPU | name | util % (median) | power W (median, % TDP) | SM active % | memory | temp °C | state |");
-    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
-    for d in &s.devices {
-        summary_row(&mut md, d);
-    }
-    let _ = writeln!(md, "\n### Findings\n");
-    if s.findings.active.is_empty() && s.findings.recent.is_empty() {
-        let _ = writeln!(md, "None: every GPU that looked busy was doing work.");
-    }
-    for f in s.findings.active.iter().chain(&s.findings.recent) {
-        finding_md(&mut md, f);
-    }
-    let _ = writeln!(md, "\n### Util against power (% of TDP) over the window\n");
-    let _ = writeln!(md, "```");
-    for d in &s.devices {
-        let tdp = d.info.tdp_w();
-        let _ = writeln!(
-            md,
-            "GPU {} util  {}",
-            d.info.index,
-            sparkline(&d.samples, 60, |x| x.util_gpu_pct)
-        );
-        let _ = writeln!(
-            md,
-            "GPU {} power {}",
-            d.info.index,
-            sparkline(&d.samples, 60, |x| x
-                .power_w
-                .zip(tdp)
-                .map(|(p, t)| p / t * 100.0))
-        );
-    }
-    let _ = writeln!(md, "```\n\n### Top processes\n");
-    let _ = writeln!(
-        md,
-        "| GPU | pid | user | GPU memory | SM % | host CPU % | workers | command |"
-    );
-    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
-    let mut procs: Vec<(u32, &ProcessSample)> = s
-        .devices
-        .iter()
-        .flat_map(|d| d.processes.iter().map(move |p| (d.info.index, p)))
-        .collect();
-    procs.sort_by_key(|(_, p)| std::cmp::Reverse(p.gpu_mem_bytes));
-    for (gpu, p) in procs.iter().take(10) {
-        let h = p.host.as_ref();
-        let cmd = h.map_or("(pid not visible)".to_string(), |h| {
-            if h.cmdline.is_empty() {
-                h.name.clone()
-            } else {
-                h.cmdline.replace('|', "\\|")
-            }
-        });
-        let _ = writeln!(
-            md,
-            "| {gpu} | {} | {} | {} | {} | {} | {} | `{}` |",
-            p.pid,
-            h.and_then(|h| h.user.as_deref()).unwrap_or("?"),
-            p.gpu_mem_bytes.map_or("–".into(), |b| format!(
-                "{:.1} GiB",
-                b as f64 / GIB as f64
-            )),
-            p.sm_pct.map_or("–".into(), |v| format!("{v:.0}")),
-            h.and_then(|h| h.cpu_pct)
-                .map_or("–".into(), |v| format!("{v:.0}")),
-            h.map_or("–".into(), |h| h.children.len().to_string()),
-            clip(&cmd, 100)
-        );
-    }
-    let _ = writeln!(md, "\n<sub>Command lines: {:?}. Open the JSON with `gpuwatch replay FILE` to see the screen.</sub>", s.privacy.cmdlines);
-    md
-}
-
-fn summary_row(md: &mut String, d: &DeviceSnapshot) {
-    let med = |f: &dyn Fn(&DeviceSample) -> Option<f32>| {
-        crate::rules::Stats::of(d.samples.iter().filter_map(f))
-    };
-    let util = med(&|x| x.util_gpu_pct);
-    let power = med(&|x| x.power_w);
-    let sm = med(&|x| x.gpm.sm_active_pct);
-    let tdp = d.info.tdp_w().unwrap_or(0.0);
-    let last = d.samples.last();
-    let mem = last.and_then(|x| x.mem_used_bytes).map_or("–".into(), |b| {
-        format!(
-            "{:.1}/{:.0} GiB",
-            b as f64 / GIB as f64,
-            d.info.memory_total_bytes.unwrap_or(0) as f64 / GIB as f64
-        )
-    });
-    let state = match &d.status {
-        DeviceStatus::Ok => "ok".to_string(),
-        DeviceStatus::Lost { reason } => format!("LOST: {reason}"),
-    };
-    let n = |s: crate::rules::Stats, f: &dyn Fn(f32) -> String| {
-        if s.n == 0 {
-            "–".to_string()
-        } else {
-            f(s.median)
-        }
-    };
-    let _ = writeln!(
-        md,
-        "| {} | {} | {} | {} | {} | {mem} | {} | {state} |",
-        d.info.index,
-        d.info.name,
-        n(util, &|v| format!("{v:.0}")),
-        n(power, &|v| if tdp > 0.0 {
-            format!("{v:.0} ({:.0} %)", v / tdp * 100.0)
-        } else {
-            format!("{v:.0}")
-        }),
-        n(sm, &|v| format!("{v:.1}")),
-        last.and_then(|x| x.temp_c)
-            .map_or("–".into(), |t| format!("{t:.0}")),
-    );
-}
-
-fn finding_md(md: &mut String, f: &Finding) {
-    let when = match f.cleared_ms {
-        Some(c) => format!("from {} to {} UTC", clock(f.since_ms), clock(c)),
-        None => format!("since {} UTC", clock(f.since_ms)),
-    };
-    let _ = writeln!(
-        md,
-        "- **{} {} — GPU {}: {}** (`{}`, {when})",
-        f.severity.marker(),
-        f.severity.name().to_uppercase(),
-        f.device,
-        f.title,
-        f.rule
-    );
-    for e in &f.evidence {
-        let _ = writeln!(md, "  - {e}");
-    }
-    if let Some(c) = f.causes.first() {
-        let _ = writeln!(md, "  - likely cause: {c}");
-    }
-    for a in f.actions.iter().take(3) {
-        let _ = writeln!(md, "  - do: {a}");
-    }
-}
-
-/// A Unicode sparkline of a metric (0–100) over `width` buckets; gaps are spaces.
-pub fn sparkline(
-    samples: &[DeviceSample],
-    width: usize,
-    metric: impl Fn(&DeviceSample) -> Option<f32>,
-) -> String {
-    const LEVELS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
-    if samples.is_empty() {
-        return String::new();
-    }
-    let per = samples.len().div_ceil(width).max(1);
-    samples
-        .chunks(per)
-        .map(|c| {
-            let vals: Vec<f32> = c.iter().filter_map(&metric).collect();
-            if vals.is_empty() {
-                return ' ';
-            }
-            let v = vals.iter().sum::<f32>() / vals.len() as f32;
-            LEVELS[((v.clamp(0.0, 100.0) / 100.0) * 7.0).round() as usize]
-        })
-        .collect()
-}
-
-/// The `e` key: writes JSON and Markdown next to each other; returns the status-line message.
-pub fn export_from_tui(obs: &Observed, window_ms: u64) -> anyhow::Result<String> {
-    let dir = std::env::var_os("GPUWATCH_SNAPSHOT_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("."));
-    let snap = take(
-        obs,
-        &Options {
-            window_ms,
-            ..Options::default()
-        },
-    );
-    let name = format!("gpuwatch-snapshot-{}", stamp(snap.taken_at_ms));
-    let json = write_new(&dir.join(format!("{name}.json")), &to_json(&snap))?;
-    let md_path = json.with_extension("md");
-    let md = write_new(&md_path, &to_markdown(&snap))?;
-    Ok(format!(
-        "snapshot written: {} (+ {})",
-        json.display(),
-        md.file_name()
-            .map_or(String::new(), |n| n.to_string_lossy().into_owned())
-    ))
-}
-
-/// "20261130-151203" from ms since the epoch (UTC).
-pub fn stamp(ms: u64) -> String {
-    let days = (ms / 86_400_000) as i64;
-    let (y, m, d) = civil_from_days(days);
-    let s = (ms / 1000) % 86_400;
-    format!(
-        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
-        s / 3600,
-        (s / 60) % 60,
-        s % 60
-    )
-}
-
-/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (Howard Hinnant's method).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -649,20 +357,5 @@ mod tests {
         // Whole words decide: "monkey" and "keep" are not "key".
         let cmd = "python -m torch.distributed.run --nproc-per-node 8 train.py --keep-last 3 --monkey 1 --tokenizer gpt2";
         assert_eq!(redact(cmd), "python -m torch.distributed.run --nproc-per-node 8 train.py --keep-last 3 --monkey 1 --tokenizer gpt2");
-    }
-
-    #[test]
-    fn stamps_are_utc_dates() {
-        assert_eq!(stamp(0), "19700101-000000");
-        assert_eq!(stamp(1_796_051_694_058), "20261130-151454");
-    }
-
-    #[test]
-    fn suffixes_go_before_the_extension() {
-        assert_eq!(
-            suffixed(Path::new("/t/snap.json"), 2),
-            PathBuf::from("/t/snap-2.json")
-        );
-        assert_eq!(suffixed(Path::new("snap"), 1), PathBuf::from("snap-1"));
     }
 }

@@ -1,0 +1,105 @@
+//! The process table's rows: every GPU's processes, filtered and sorted.
+
+use super::{AppState, SortKey};
+use crate::model::{HostProcess, ProcessSample};
+use crate::sampler::Observed;
+
+/// One row of the process table.
+#[derive(Debug, Clone)]
+pub struct ProcessRow<'a> {
+    pub gpu: u32,
+    pub process: &'a ProcessSample,
+}
+
+impl ProcessRow<'_> {
+    pub fn host(&self) -> Option<&HostProcess> {
+        self.process.host.as_ref()
+    }
+}
+
+pub fn find_process(obs: &Observed, device: u32, pid: u32) -> Option<&ProcessSample> {
+    obs.history
+        .devices
+        .iter()
+        .find(|d| d.info.index == device)?
+        .processes
+        .iter()
+        .find(|p| p.pid == pid)
+}
+
+/// The process table's rows: every GPU's processes, filtered and sorted.
+pub fn process_rows<'a>(state: &AppState, obs: &'a Observed) -> Vec<ProcessRow<'a>> {
+    let needle = state.filter.to_lowercase();
+    let mut rows: Vec<ProcessRow> = obs
+        .history
+        .devices
+        .iter()
+        .flat_map(|d| {
+            d.processes.iter().map(move |p| ProcessRow {
+                gpu: d.info.index,
+                process: p,
+            })
+        })
+        .filter(|r| needle.is_empty() || matches_filter(r, &needle))
+        .collect();
+    rows.sort_by(|a, b| {
+        let o = compare(a, b, state.sort);
+        if state.sort_descending {
+            o.reverse()
+        } else {
+            o
+        }
+    });
+    rows
+}
+
+fn matches_filter(r: &ProcessRow, needle: &str) -> bool {
+    let h = r.host();
+    r.process.pid.to_string().contains(needle)
+        || h.is_some_and(|h| {
+            h.cmdline.to_lowercase().contains(needle)
+                || h.name.to_lowercase().contains(needle)
+                || h.user
+                    .as_deref()
+                    .is_some_and(|u| u.to_lowercase().contains(needle))
+        })
+}
+
+fn compare(a: &ProcessRow, b: &ProcessRow, key: SortKey) -> std::cmp::Ordering {
+    let f = |v: Option<f32>| v.unwrap_or(-1.0);
+    let (ha, hb) = (a.host(), b.host());
+    let by = match key {
+        SortKey::GpuMem => a.process.gpu_mem_bytes.cmp(&b.process.gpu_mem_bytes),
+        SortKey::Sm => f(a.process.sm_pct).total_cmp(&f(b.process.sm_pct)),
+        SortKey::Cpu => f(ha.and_then(|h| h.cpu_pct)).total_cmp(&f(hb.and_then(|h| h.cpu_pct))),
+        SortKey::Rss => ha
+            .and_then(|h| h.rss_bytes)
+            .cmp(&hb.and_then(|h| h.rss_bytes)),
+        SortKey::Pid => a.process.pid.cmp(&b.process.pid),
+        SortKey::User => ha
+            .and_then(|h| h.user.as_deref())
+            .cmp(&hb.and_then(|h| h.user.as_deref())),
+        SortKey::Command => ha.map(short_command).cmp(&hb.map(short_command)),
+        SortKey::Gpu => a.gpu.cmp(&b.gpu),
+    };
+    by.then(a.process.pid.cmp(&b.process.pid))
+}
+
+/// A command line shortened for a table: interpreters and scripts without their directories.
+pub fn short_command(h: &HostProcess) -> String {
+    if h.cmdline.is_empty() {
+        return format!("[{}]", h.name);
+    }
+    h.cmdline
+        .split(' ')
+        .enumerate()
+        .map(|(i, arg)| {
+            if (i == 0 || arg.ends_with(".py") || arg.ends_with(".sh")) && arg.contains('/') {
+                arg.rsplit('/').next().unwrap_or(arg)
+            } else {
+                arg
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}

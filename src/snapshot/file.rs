@@ -1,0 +1,140 @@
+//! Writing snapshots: never over an existing file, through a temporary one.
+
+use std::fs;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::{take, to_json, to_markdown, Options, SnapshotError};
+use crate::sampler::Observed;
+
+/// Writes `text` to `path`, or to `path` with a `-1`, `-2`… suffix if it exists, through a
+/// temporary file renamed into place. Returns where it went.
+pub fn write_new(path: &Path, text: &str) -> Result<PathBuf, SnapshotError> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    let err = |source| SnapshotError::Write {
+        dir: dir.clone(),
+        source,
+    };
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("snapshot"),
+        std::process::id()
+    ));
+    let mut f = fs::File::create(&tmp).map_err(err)?;
+    let written = f.write_all(text.as_bytes()).and_then(|_| f.sync_all());
+    if let Err(e) = written {
+        let _ = fs::remove_file(&tmp);
+        return Err(err(e));
+    }
+    for n in 0..1000 {
+        let target = if n == 0 {
+            path.to_path_buf()
+        } else {
+            suffixed(path, n)
+        };
+        // A hard link fails if the target exists, so nothing is ever overwritten, even racing.
+        match fs::hard_link(&tmp, &target) {
+            Ok(()) => {
+                let _ = fs::remove_file(&tmp);
+                return Ok(target);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => {
+                let _ = fs::remove_file(&tmp);
+                return Err(err(e));
+            }
+        }
+    }
+    let _ = fs::remove_file(&tmp);
+    Err(err(std::io::Error::other(
+        "a thousand files of that name already exist",
+    )))
+}
+
+fn suffixed(path: &Path, n: u32) -> PathBuf {
+    let name = path
+        .file_name()
+        .and_then(|s| s.to_str())
+        .unwrap_or("snapshot");
+    let (stem, ext) = match name.split_once('.') {
+        Some((s, e)) => (s, format!(".{e}")),
+        None => (name, String::new()),
+    };
+    path.with_file_name(format!("{stem}-{n}{ext}"))
+}
+
+/// The `e` key: writes JSON and Markdown next to each other; returns the status-line message.
+pub fn export_from_tui(obs: &Observed, window_ms: u64) -> anyhow::Result<String> {
+    let dir = std::env::var_os("GPUWATCH_SNAPSHOT_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let snap = take(
+        obs,
+        &Options {
+            window_ms,
+            ..Options::default()
+        },
+    );
+    let name = format!("gpuwatch-snapshot-{}", stamp(snap.taken_at_ms));
+    let json = write_new(&dir.join(format!("{name}.json")), &to_json(&snap))?;
+    let md_path = json.with_extension("md");
+    let md = write_new(&md_path, &to_markdown(&snap))?;
+    Ok(format!(
+        "snapshot written: {} (+ {})",
+        json.display(),
+        md.file_name()
+            .map_or(String::new(), |n| n.to_string_lossy().into_owned())
+    ))
+}
+
+/// "20261130-151203" from ms since the epoch (UTC).
+pub fn stamp(ms: u64) -> String {
+    let days = (ms / 86_400_000) as i64;
+    let (y, m, d) = civil_from_days(days);
+    let s = (ms / 1000) % 86_400;
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
+        s / 3600,
+        (s / 60) % 60,
+        s % 60
+    )
+}
+
+/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (Howard Hinnant's method).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamps_are_utc_dates() {
+        assert_eq!(stamp(0), "19700101-000000");
+        assert_eq!(stamp(1_796_051_694_058), "20261130-151454");
+    }
+
+    #[test]
+    fn suffixes_go_before_the_extension() {
+        assert_eq!(
+            suffixed(Path::new("/t/snap.json"), 2),
+            PathBuf::from("/t/snap-2.json")
+        );
+        assert_eq!(suffixed(Path::new("snap"), 1), PathBuf::from("snap-1"));
+    }
+}

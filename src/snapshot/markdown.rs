@@ -1,0 +1,191 @@
+//! The Markdown report: a compact summary to paste into an issue tracker.
+
+use std::fmt::Write as _;
+
+use super::{DeviceSnapshot, Snapshot};
+use crate::model::{DeviceSample, DeviceStatus, ProcessSample, GIB};
+use crate::report::{clip, clock};
+use crate::rules::Finding;
+
+/// A compact report to paste into an issue tracker.
+pub fn to_markdown(s: &Snapshot) -> String {
+    let mut md = String::new();
+    let host = s.host.as_deref().unwrap_or("(host left out)");
+    let _ = writeln!(md, "## gpuwatch snapshot\n");
+    let _ = writeln!(
+        md,
+        "{} GPU(s) on {host}, driver {}, CUDA {}, {}; window {} s ending {} UTC; source: {}; gpuwatch {}.\n",
+        s.devices.len(),
+        s.system.driver_version.as_deref().unwrap_or("?"),
+        s.system.cuda_driver_version.as_deref().unwrap_or("?"),
+        s.os.name.as_deref().unwrap_or("?"),
+        s.window_ms / 1000,
+        clock(s.taken_at_ms),
+        s.source,
+        s.gpuwatch_version
+    );
+    let _ = writeln!(md, "| GPU | name | util % (median) | power W (median, % TDP) | SM active % | memory | temp °C | state |");
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
+    for d in &s.devices {
+        summary_row(&mut md, d);
+    }
+    let _ = writeln!(md, "\n### Findings\n");
+    if s.findings.active.is_empty() && s.findings.recent.is_empty() {
+        let _ = writeln!(md, "None: every GPU that looked busy was doing work.");
+    }
+    for f in s.findings.active.iter().chain(&s.findings.recent) {
+        finding_md(&mut md, f);
+    }
+    let _ = writeln!(md, "\n### Util against power (% of TDP) over the window\n");
+    let _ = writeln!(md, "```");
+    for d in &s.devices {
+        let tdp = d.info.tdp_w();
+        let _ = writeln!(
+            md,
+            "GPU {} util  {}",
+            d.info.index,
+            sparkline(&d.samples, 60, |x| x.util_gpu_pct)
+        );
+        let _ = writeln!(
+            md,
+            "GPU {} power {}",
+            d.info.index,
+            sparkline(&d.samples, 60, |x| x
+                .power_w
+                .zip(tdp)
+                .map(|(p, t)| p / t * 100.0))
+        );
+    }
+    let _ = writeln!(md, "```\n\n### Top processes\n");
+    let _ = writeln!(
+        md,
+        "| GPU | pid | user | GPU memory | SM % | host CPU % | workers | command |"
+    );
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
+    let mut procs: Vec<(u32, &ProcessSample)> = s
+        .devices
+        .iter()
+        .flat_map(|d| d.processes.iter().map(move |p| (d.info.index, p)))
+        .collect();
+    procs.sort_by_key(|(_, p)| std::cmp::Reverse(p.gpu_mem_bytes));
+    for (gpu, p) in procs.iter().take(10) {
+        let h = p.host.as_ref();
+        let cmd = h.map_or("(pid not visible)".to_string(), |h| {
+            if h.cmdline.is_empty() {
+                h.name.clone()
+            } else {
+                h.cmdline.replace('|', "\\|")
+            }
+        });
+        let _ = writeln!(
+            md,
+            "| {gpu} | {} | {} | {} | {} | {} | {} | `{}` |",
+            p.pid,
+            h.and_then(|h| h.user.as_deref()).unwrap_or("?"),
+            p.gpu_mem_bytes.map_or("–".into(), |b| format!(
+                "{:.1} GiB",
+                b as f64 / GIB as f64
+            )),
+            p.sm_pct.map_or("–".into(), |v| format!("{v:.0}")),
+            h.and_then(|h| h.cpu_pct)
+                .map_or("–".into(), |v| format!("{v:.0}")),
+            h.map_or("–".into(), |h| h.children.len().to_string()),
+            clip(&cmd, 100)
+        );
+    }
+    let _ = writeln!(md, "\n<sub>Command lines: {:?}. Open the JSON with `gpuwatch replay FILE` to see the screen.</sub>", s.privacy.cmdlines);
+    md
+}
+
+fn summary_row(md: &mut String, d: &DeviceSnapshot) {
+    let med = |f: &dyn Fn(&DeviceSample) -> Option<f32>| {
+        crate::rules::Stats::of(d.samples.iter().filter_map(f))
+    };
+    let util = med(&|x| x.util_gpu_pct);
+    let power = med(&|x| x.power_w);
+    let sm = med(&|x| x.gpm.sm_active_pct);
+    let tdp = d.info.tdp_w().unwrap_or(0.0);
+    let last = d.samples.last();
+    let mem = last.and_then(|x| x.mem_used_bytes).map_or("–".into(), |b| {
+        format!(
+            "{:.1}/{:.0} GiB",
+            b as f64 / GIB as f64,
+            d.info.memory_total_bytes.unwrap_or(0) as f64 / GIB as f64
+        )
+    });
+    let state = match &d.status {
+        DeviceStatus::Ok => "ok".to_string(),
+        DeviceStatus::Lost { reason } => format!("LOST: {reason}"),
+    };
+    let n = |s: crate::rules::Stats, f: &dyn Fn(f32) -> String| {
+        if s.n == 0 {
+            "–".to_string()
+        } else {
+            f(s.median)
+        }
+    };
+    let _ = writeln!(
+        md,
+        "| {} | {} | {} | {} | {} | {mem} | {} | {state} |",
+        d.info.index,
+        d.info.name,
+        n(util, &|v| format!("{v:.0}")),
+        n(power, &|v| if tdp > 0.0 {
+            format!("{v:.0} ({:.0} %)", v / tdp * 100.0)
+        } else {
+            format!("{v:.0}")
+        }),
+        n(sm, &|v| format!("{v:.1}")),
+        last.and_then(|x| x.temp_c)
+            .map_or("–".into(), |t| format!("{t:.0}")),
+    );
+}
+
+fn finding_md(md: &mut String, f: &Finding) {
+    let when = match f.cleared_ms {
+        Some(c) => format!("from {} to {} UTC", clock(f.since_ms), clock(c)),
+        None => format!("since {} UTC", clock(f.since_ms)),
+    };
+    let _ = writeln!(
+        md,
+        "- **{} {} — GPU {}: {}** (`{}`, {when})",
+        f.severity.marker(),
+        f.severity.name().to_uppercase(),
+        f.device,
+        f.title,
+        f.rule
+    );
+    for e in &f.evidence {
+        let _ = writeln!(md, "  - {e}");
+    }
+    if let Some(c) = f.causes.first() {
+        let _ = writeln!(md, "  - likely cause: {c}");
+    }
+    for a in f.actions.iter().take(3) {
+        let _ = writeln!(md, "  - do: {a}");
+    }
+}
+
+/// A Unicode sparkline of a metric (0–100) over `width` buckets; gaps are spaces.
+pub fn sparkline(
+    samples: &[DeviceSample],
+    width: usize,
+    metric: impl Fn(&DeviceSample) -> Option<f32>,
+) -> String {
+    const LEVELS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    if samples.is_empty() {
+        return String::new();
+    }
+    let per = samples.len().div_ceil(width).max(1);
+    samples
+        .chunks(per)
+        .map(|c| {
+            let vals: Vec<f32> = c.iter().filter_map(&metric).collect();
+            if vals.is_empty() {
+                return ' ';
+            }
+            let v = vals.iter().sum::<f32>() / vals.len() as f32;
+            LEVELS[((v.clamp(0.0, 100.0) / 100.0) * 7.0).round() as usize]
+        })
+        .collect()
+}
