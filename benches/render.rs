@@ -38,7 +38,7 @@ fn bench_frames(c: &mut Criterion) {
                 .unwrap();
             })
         });
-        state.zoom = gpuwatch::app::ZOOMS_S.len() - 1;
+        state.zoom = gpuwatch::app::ZOOMS_S.len();
         c.bench_function(&format!("render_frame_200x50_{gpus}gpu_15min_zoom"), |b| {
             b.iter(|| {
                 term.draw(|f| {

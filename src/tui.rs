@@ -156,7 +156,10 @@ pub fn run(
         &mut guard.terminal,
         rx,
         &session,
-        AppState::new(color),
+        AppState {
+            history_ms: history.as_millis() as u64,
+            ..AppState::new(color)
+        },
     ));
     stop.store(true, Ordering::Relaxed);
     drop(guard);

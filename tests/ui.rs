@@ -201,6 +201,8 @@ fn keys_move_select_sort_filter_zoom_and_quit() {
     assert_eq!(st.focus, Pane::Processes);
     keys(&mut st, &obs, &[Key::Char('s')]);
     assert_eq!(st.sort, SortKey::Sm);
+    keys(&mut st, &obs, &[Key::Char('s'); 11]);
+    assert_eq!(st.sort, SortKey::GpuMem, "s cycles through all 12 columns");
     let before = st.window_ms();
     keys(&mut st, &obs, &[Key::Char('+')]);
     assert!(st.window_ms() > before);

@@ -32,8 +32,12 @@ pub enum View {
 pub enum SortKey {
     GpuMem,
     Sm,
+    MemPct,
     Cpu,
     Rss,
+    Threads,
+    Workers,
+    State,
     Pid,
     User,
     Command,
@@ -41,11 +45,15 @@ pub enum SortKey {
 }
 
 impl SortKey {
-    pub const ALL: [SortKey; 8] = [
+    pub const ALL: [SortKey; 12] = [
         SortKey::GpuMem,
         SortKey::Sm,
+        SortKey::MemPct,
         SortKey::Cpu,
         SortKey::Rss,
+        SortKey::Threads,
+        SortKey::Workers,
+        SortKey::State,
         SortKey::Pid,
         SortKey::User,
         SortKey::Command,
@@ -55,6 +63,10 @@ impl SortKey {
         match self {
             SortKey::GpuMem => "GPU MEM",
             SortKey::Sm => "SM%",
+            SortKey::MemPct => "MEM%",
+            SortKey::Threads => "THR",
+            SortKey::Workers => "WRK",
+            SortKey::State => "S",
             SortKey::Cpu => "CPU%",
             SortKey::Rss => "RSS",
             SortKey::Pid => "PID",
@@ -77,7 +89,8 @@ pub const SIGNALS: [(&str, i32); 3] = [
 ];
 
 /// Zoom levels of the chart's time window; the last is the whole history.
-pub const ZOOMS_S: [u64; 6] = [30, 60, 120, 300, 600, 900];
+/// Zoom levels of the chart's time window in seconds; after the last comes the whole history.
+pub const ZOOMS_S: [u64; 5] = [30, 60, 120, 300, 600];
 
 /// A key or other input, already decoded from the terminal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -157,8 +170,10 @@ pub struct AppState {
     pub sort_descending: bool,
     pub filter: String,
     pub editing_filter: bool,
-    /// Index into `ZOOMS_S`.
+    /// Index into `ZOOMS_S`; `ZOOMS_S.len()` means the whole history.
     pub zoom: usize,
+    /// How much history the buffers keep (`--history`), the widest zoom.
+    pub history_ms: u64,
     pub paused: bool,
     pub kill: Option<KillPrompt>,
     /// A message for the status line (export results, refused signals…).
@@ -181,6 +196,7 @@ impl AppState {
             filter: String::new(),
             editing_filter: false,
             zoom: 1,
+            history_ms: 15 * 60 * 1000,
             paused: false,
             kill: None,
             status: None,
@@ -191,7 +207,7 @@ impl AppState {
 
     /// The chart's time window in milliseconds.
     pub fn window_ms(&self) -> u64 {
-        ZOOMS_S[self.zoom.min(ZOOMS_S.len() - 1)] * 1000
+        ZOOMS_S.get(self.zoom).map_or(self.history_ms, |s| s * 1000)
     }
 
     /// Applies one input; returns what the loop must do.
@@ -246,7 +262,7 @@ impl AppState {
                 Effect::None
             }
             Key::Char('+') | Key::Char('=') => {
-                self.zoom = (self.zoom + 1).min(ZOOMS_S.len() - 1);
+                self.zoom = (self.zoom + 1).min(ZOOMS_S.len());
                 Effect::None
             }
             Key::Char('-') | Key::Char('_') => {

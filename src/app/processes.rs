@@ -71,6 +71,12 @@ fn compare(a: &ProcessRow, b: &ProcessRow, key: SortKey) -> std::cmp::Ordering {
     let by = match key {
         SortKey::GpuMem => a.process.gpu_mem_bytes.cmp(&b.process.gpu_mem_bytes),
         SortKey::Sm => f(a.process.sm_pct).total_cmp(&f(b.process.sm_pct)),
+        SortKey::MemPct => f(a.process.mem_pct).total_cmp(&f(b.process.mem_pct)),
+        SortKey::Threads => ha.and_then(|h| h.threads).cmp(&hb.and_then(|h| h.threads)),
+        SortKey::Workers => ha
+            .map(|h| h.children.len())
+            .cmp(&hb.map(|h| h.children.len())),
+        SortKey::State => ha.and_then(|h| h.state).cmp(&hb.and_then(|h| h.state)),
         SortKey::Cpu => f(ha.and_then(|h| h.cpu_pct)).total_cmp(&f(hb.and_then(|h| h.cpu_pct))),
         SortKey::Rss => ha
             .and_then(|h| h.rss_bytes)

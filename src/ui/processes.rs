@@ -16,12 +16,12 @@ const COLUMNS: [(&str, Option<SortKey>, u16); 12] = [
     ("USER", Some(SortKey::User), 8),
     ("GPU MEM", Some(SortKey::GpuMem), 7),
     ("SM%", Some(SortKey::Sm), 4),
-    ("MEM%", None, 4),
+    ("MEM%", Some(SortKey::MemPct), 4),
     ("CPU%", Some(SortKey::Cpu), 5),
     ("RSS", Some(SortKey::Rss), 6),
-    ("THR", None, 4),
-    ("WRK", None, 3),
-    ("S", None, 1),
+    ("THR", Some(SortKey::Threads), 4),
+    ("WRK", Some(SortKey::Workers), 3),
+    ("S", Some(SortKey::State), 1),
     ("COMMAND", Some(SortKey::Command), 0),
 ];
 
