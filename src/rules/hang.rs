@@ -39,12 +39,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
                 secs(w),
                 util.median
             ),
-            format!(
-                "power {}, {:+.0} W from {}",
-                c.pct_of_tdp(power.median),
-                power.median - c.floor_w,
-                c.floor_text()
-            ),
+            c.power_evidence(power.median),
         ],
         ..Verdict::default()
     };

@@ -75,12 +75,7 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
             util.max,
             util.nonzero_share * 100.0
         ),
-        format!(
-            "power {}, {:+.0} W from {}",
-            c.pct_of_tdp(power.median),
-            power.median - c.floor_w,
-            c.floor_text()
-        ),
+        c.power_evidence(power.median),
     ];
     if sm.n > 0 {
         evidence.push(format!(

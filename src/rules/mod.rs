@@ -156,6 +156,16 @@ impl Ctx<'_> {
             )
         }
     }
+    /// "power 121 W = 17 % of the 700 W TDP, +2 W from this GPU's idle floor (…)".
+    pub fn power_evidence(&self, w: f32) -> String {
+        format!(
+            "power {}, {:+.0} W from {}",
+            self.pct_of_tdp(w),
+            w - self.floor_w,
+            self.floor_text()
+        )
+    }
+
     pub fn pct_of_tdp(&self, w: f32) -> String {
         match self.tdp_w() {
             Some(tdp) if tdp > 0.0 => {

@@ -45,12 +45,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
             util.min,
             util.max
         ),
-        format!(
-            "power {}, {:+.0} W from {}",
-            c.pct_of_tdp(power.median),
-            power.median - c.floor_w,
-            c.floor_text()
-        ),
+        c.power_evidence(power.median),
     ];
     let signals = if sm.n > 0 {
         if sm.median > 5.0 || sm.median > c.t.sync_sm_to_util_max * util.median {

@@ -55,12 +55,9 @@ pub fn render(
         Line::raw(h.map_or("its PID does not resolve on this machine, so its host side is unknown".into(), |h| format!("$ {}", h.cmdline))),
     ];
     frame.render_widget(
-        Paragraph::new(head).wrap(Wrap { trim: false }).block(
-            Block::default()
-                .borders(Borders::ALL)
-                .title(" process (Esc back, K signal) ")
-                .border_style(theme.focus_border()),
-        ),
+        Paragraph::new(head)
+            .wrap(Wrap { trim: false })
+            .block(theme.pane(" process (Esc back, K signal) ".into(), true)),
         info,
     );
     curves_chart(frame, curves, state, obs, device, pid, theme);
@@ -91,12 +88,7 @@ pub fn render(
         Line::styled("    PID NAME                      CPU% S", theme.label()),
     );
     frame.render_widget(
-        Paragraph::new(child_lines).block(
-            Block::default()
-                .borders(Borders::ALL)
-                .title(" children (workers) ")
-                .border_style(theme.border()),
-        ),
+        Paragraph::new(child_lines).block(theme.pane(" children (workers) ".into(), false)),
         kids,
     );
     let mut lines: Vec<Line> = Vec::new();
@@ -130,12 +122,9 @@ pub fn render(
         ));
     }
     frame.render_widget(
-        Paragraph::new(lines).wrap(Wrap { trim: false }).block(
-            Block::default()
-                .borders(Borders::ALL)
-                .title(" findings ")
-                .border_style(theme.border()),
-        ),
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .block(theme.pane(" findings ".into(), false)),
         finds,
     );
 }
