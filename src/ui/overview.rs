@@ -57,7 +57,7 @@ pub fn scroll_start(selected: usize, rows: usize, n: usize) -> usize {
 
 fn header_line(wide: bool, theme: &Theme) -> Line<'static> {
     let text = if wide {
-        "  # NAME           UTIL              POWER %TDP             MEMORY          TEMP   SM CLK  DIAGNOSIS"
+        "  # NAME           UTIL              POWER %TDP             MEMORY          TEMP   SM CLK  PCIE   CLOCK EVENTS   DIAGNOSIS"
     } else {
         "  # NAME  UTIL          POWER %TDP         MEMORY     TEMP DIAGNOSIS"
     };
@@ -104,8 +104,17 @@ fn row<'a>(
     if wide {
         spans.push(Span::raw(
             s.sm_clock_mhz
-                .map_or("      –".into(), |c| format!(" {c:>4}MHz")),
+                .map_or("        –".into(), |c| format!(" {c:>4}MHz")),
         ));
+        let link = s
+            .pcie_gen
+            .zip(s.pcie_width)
+            .map_or("  –    ".into(), |(g, w)| format!(" G{g}x{w:<3}"));
+        // The reasons clocks are held down (power cap, thermal…), which nvidia-smi hides in -q.
+        let events = s.clock_events.map_or("–".into(), |e| {
+            crate::model::clock_event::names(e).join(",")
+        });
+        spans.push(Span::raw(format!("{link} {:<14}", clip(&events, 14))));
     }
     spans.push(Span::raw(" "));
     spans.push(badge(dev, obs, theme));
