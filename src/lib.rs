@@ -11,7 +11,9 @@
 //!   → render (pure function of state)  — ui/: one pane per file
 //! ```
 //!
-//! Recordings (record.rs) and reports (report.rs) go out; replay (source/replay.rs) comes back in.
+//! Recordings (record.rs), reports (report.rs) and bug-report snapshots (snapshot/) go out;
+//! replay (source/replay.rs) brings recordings and snapshots back in. command.rs runs the
+//! headless commands, tui.rs the terminal and its event loop.
 
 pub mod app;
 pub mod cli;
