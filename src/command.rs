@@ -183,10 +183,10 @@ fn observe(
     let replaying = matches!(source.pacing(), crate::source::Pacing::Recorded { .. });
     let virtual_time = source.virtual_time() || replaying;
     let mut sampler = Sampler::new(source);
-    let capacity = History::capacity_for(
-        duration.max(Duration::from_secs(900)).as_millis() as u64,
-        interval.as_millis() as u64,
-    );
+    let span = duration.max(Duration::from_secs(900)).as_millis() as u64;
+    let devices = sampler.source().devices().len();
+    let capacity = History::checked_capacity(span, interval.as_millis() as u64, devices)
+        .map_err(anyhow::Error::msg)?;
     let mut obs = Observed::new(
         sampler.source(),
         interval.as_millis() as u64,

@@ -138,6 +138,9 @@ pub struct ProcessTrail {
     pub points: Ring<ProcessPoint>,
 }
 
+/// The most memory the ring buffers may take.
+pub const MAX_BYTES: u64 = 2 << 30;
+
 /// Points kept per process: 15 minutes at one a second.
 const TRAIL_POINTS: usize = 900;
 /// A trail is forgotten this long after its process was last seen.
@@ -213,6 +216,28 @@ impl History {
                 .latest()
                 .is_some_and(|l| l.t_ms + TRAIL_FORGET_MS >= tick.t_ms)
         });
+    }
+
+    /// The capacity for `span_ms` of samples every `interval_ms` on `devices` GPUs, refused with
+    /// a message when the buffers would take more than `MAX_BYTES`.
+    pub fn checked_capacity(
+        span_ms: u64,
+        interval_ms: u64,
+        devices: usize,
+    ) -> Result<usize, String> {
+        let capacity = Self::capacity_for(span_ms, interval_ms);
+        let bytes = capacity as u64 * devices as u64 * DeviceSample::BYTES as u64;
+        if bytes > MAX_BYTES {
+            return Err(format!(
+                "keeping {:.1} h of history every {} ms for {devices} GPU(s) would take {:.1} GiB of memory; \
+                 shorten --history or lengthen --interval (the limit is {} GiB)",
+                span_ms as f64 / 3_600_000.0,
+                interval_ms,
+                bytes as f64 / (1u64 << 30) as f64,
+                MAX_BYTES >> 30
+            ));
+        }
+        Ok(capacity)
     }
 
     /// The capacity that keeps `span_ms` of samples taken every `interval_ms`.

@@ -107,7 +107,12 @@ pub fn run(
 ) -> Result<()> {
     let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let sampler = Sampler::new(source);
-    let capacity = History::capacity_for(history.as_millis() as u64, interval.as_millis() as u64);
+    let capacity = History::checked_capacity(
+        history.as_millis() as u64,
+        interval.as_millis() as u64,
+        sampler.source().devices().len(),
+    )
+    .map_err(|e| anyhow!(e))?;
     let observed = Arc::new(Mutex::new(Observed::new(
         sampler.source(),
         interval.as_millis() as u64,

@@ -137,3 +137,22 @@ fn invalid_config_file_is_reported_with_its_path() {
         "{err}"
     );
 }
+
+#[test]
+fn history_too_large_for_memory_is_refused_with_the_figure() {
+    let (code, _, err) = gpuwatch(&[
+        "diagnose",
+        "--demo=mixed",
+        "--gpus",
+        "64",
+        "--interval",
+        "50ms",
+        "--for",
+        "30d",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("would take") && err.contains("GiB") && err.contains("shorten --history"),
+        "{err}"
+    );
+}
