@@ -92,6 +92,8 @@ pub struct HostReader {
     users: HashMap<u32, String>,
     ticks_per_s: f32,
     page_bytes: u64,
+    /// Every PID the last `fill` looked up, resolved or not.
+    looked_up: Vec<u32>,
 }
 
 impl Default for HostReader {
@@ -114,6 +116,7 @@ impl HostReader {
             users: load_users(),
             ticks_per_s: if tps > 0 { tps as f32 } else { 100.0 },
             page_bytes: if page > 0 { page as u64 } else { 4096 },
+            looked_up: Vec::new(),
         }
     }
 
@@ -128,10 +131,18 @@ impl HostReader {
         now_ms: u64,
     ) {
         let mut seen = Vec::new();
+        self.looked_up.clear();
         for p in processes {
+            self.looked_up.push(p.pid);
             p.host = self.read(p.pid, now_ms, &mut seen);
         }
         self.prev.retain(|pid, _| seen.contains(pid));
+    }
+
+    /// True when the last `fill` looked `pid` up: a PID that did not resolve then (a
+    /// container) is not retried on every tick, only at the next regular refresh.
+    pub fn looked_up(&self, pid: u32) -> bool {
+        self.looked_up.contains(&pid)
     }
 
     fn cpu_pct(&mut self, pid: u32, ticks: u64, now_ms: u64, seen: &mut Vec<u32>) -> Option<f32> {
@@ -243,6 +254,22 @@ mod tests {
             .iter()
             .flatten()
             .all(|p| p.host.as_ref().unwrap().cpu_pct.is_some()));
+    }
+
+    #[test]
+    fn unresolved_pids_are_remembered_as_looked_up() {
+        let mut reader = HostReader::new();
+        let ghost = u32::MAX - 9;
+        assert!(!reader.looked_up(ghost));
+        let mut procs = vec![ProcessSample {
+            pid: ghost,
+            ..ProcessSample::default()
+        }];
+        reader.fill(&mut procs, 0);
+        assert!(procs[0].host.is_none());
+        assert!(reader.looked_up(ghost), "not retried every tick");
+        reader.fill(&mut Vec::<ProcessSample>::new(), 1000);
+        assert!(!reader.looked_up(ghost), "forgotten once gone");
     }
 
     #[test]

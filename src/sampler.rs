@@ -147,12 +147,13 @@ impl Sampler {
             return;
         };
         let t = self.tick.t_ms;
+        // New processes get their host side at once; known ones (resolved or not) once a second.
         let unseen = self
             .tick
             .devices
             .iter()
             .flat_map(|d| &d.processes)
-            .any(|p| p.host.is_none());
+            .any(|p| !reader.looked_up(p.pid));
         if t.saturating_sub(self.last_host_ms) >= 1000 || unseen {
             reader.fill(
                 self.tick
