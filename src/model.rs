@@ -54,6 +54,8 @@ pub struct GpmMetrics {
     pub sm_occupancy_pct: Option<f32>,
     pub tensor_active_pct: Option<f32>,
     pub dram_bw_pct: Option<f32>,
+    /// GPM GRAPHICS_UTIL. Kept for older recordings; no longer read live (it cost 0.75 ms of
+    /// CPU per read on an H200 and repeats `util_gpu_pct`), so new data has it as a gap.
     pub engine_active_pct: Option<f32>,
     pub fp16_active_pct: Option<f32>,
     pub fp32_active_pct: Option<f32>,

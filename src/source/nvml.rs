@@ -2,9 +2,11 @@
 //!
 //! One `Nvml` handle lives for the whole run (re-initialising per poll holds the GPU in a high
 //! power state). The fast tick reads only calls that take microseconds; the slow ones (energy
-//! counter 4–9 ms, per-process utilization 1.5–2.8 ms, GPM ~2 ms, legacy PCIe throughput ~20 ms
-//! on an H200, and memory and link state, which stalled up to 13 ms behind them) run on a second thread every `slow_interval` and the fast tick copies their latest
-//! values. An NVML error that means the GPU is gone marks that device lost; the others go on.
+//! counter 3.5 ms of CPU, per-process utilization 1.4 ms, legacy PCIe throughput ~20 ms of
+//! waiting, measured on an H200; GPM, memory and link state, which stalled up to 13 ms behind
+//! them) run on a second thread every `slow_interval`, the costliest of them only every few
+//! rounds, and the fast tick copies their latest values. An NVML error that means the GPU is
+//! gone marks that device lost; the others go on.
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
@@ -84,6 +86,9 @@ struct SlowReading {
     pcie_gen: Option<u32>,
     pcie_width: Option<u32>,
     processes: Vec<ProcessSample>,
+    /// The GPU has at most one process, so its utilization is the GPU's own: the fast tick
+    /// copies it in rather than paying for NVML's per-process call.
+    util_is_device: bool,
 }
 
 /// The slow thread's latest readings and a round counter, so the fast tick copies the process
@@ -277,6 +282,9 @@ impl Source for NvmlSource {
                 s.pcie_width = slow.pcie_width;
                 if new_round {
                     out.processes.clone_from(&slow.processes);
+                    if slow.util_is_device {
+                        device_util_to_process(&mut out.processes, s);
+                    }
                 }
             }
         }
@@ -298,6 +306,14 @@ impl Source for NvmlSource {
     fn label(&self) -> String {
         let _ = self.nvml; // the handle stays alive with the source
         "NVML".into()
+    }
+}
+
+/// A GPU's only process ran every kernel on it, so its utilization is the GPU's own: NVML's
+/// per-process call (1.4 ms of CPU on an H200) is skipped while a GPU has one process.
+fn device_util_to_process(procs: &mut [ProcessSample], s: &DeviceSample) {
+    if let [p] = procs {
+        (p.sm_pct, p.mem_pct) = (s.util_gpu_pct, s.util_mem_pct);
     }
 }
 
@@ -339,12 +355,14 @@ fn device_info(index: u32, d: &Device) -> DeviceInfo {
     }
 }
 
-const GPM_IDS: [GpmMetricId; 10] = [
+/// The GPM metrics read each slow round. `GraphicsUtil` is left out on purpose: measured on an
+/// H200 it alone cost 745 µs of CPU per `gpm_metrics_get` (every other metric ~1 µs), and it
+/// says what `utilization_rates().gpu` already says (time with a kernel resident).
+const GPM_IDS: [GpmMetricId; 9] = [
     GpmMetricId::SmUtil,
     GpmMetricId::SmOccupancy,
     GpmMetricId::AnyTensorUtil,
     GpmMetricId::DramBwUtil,
-    GpmMetricId::GraphicsUtil,
     GpmMetricId::Fp16Util,
     GpmMetricId::Fp32Util,
     GpmMetricId::Fp64Util,
@@ -367,9 +385,11 @@ struct SlowDevice {
     proc_util: HashMap<u32, (Option<f32>, Option<f32>)>,
 }
 
-/// Rounds between reads of the energy counter and the enforced limit (4–9 ms on an H200, and
-/// the limit rarely changes) and of per-process utilization (~2.8 ms).
-const ENERGY_EVERY: u64 = 5;
+/// Rounds between reads of the energy counter: 3.5 ms of CPU per call on an H200 (a busy wait
+/// in the driver), for a value that only cross-checks `power_usage`.
+const ENERGY_EVERY: u64 = 15;
+/// Rounds between reads of per-process utilization: 1.4 ms of CPU per call on an H200. It is
+/// not read at all while a GPU has one process (see `SlowReading::util_is_device`).
 const PROC_UTIL_EVERY: u64 = 2;
 
 fn spawn_slow_thread(
@@ -425,9 +445,14 @@ impl SlowDevice {
         let round = self.round;
         self.round += 1;
         self.last.processes = self.processes(t, &mut lost, round % PROC_UTIL_EVERY == 0);
+        self.last.util_is_device = self.last.processes.len() <= 1;
         let d = &self.device;
         let r = &mut self.last;
         r.mem_used_bytes = read(t, "memory_info", &mut lost, || d.memory_info()).map(|m| m.used);
+        r.power_limit_w = read(t, "enforced_power_limit", &mut lost, || {
+            d.enforced_power_limit()
+        })
+        .map(w);
         r.pcie_gen = read(t, "current_pcie_link_gen", &mut lost, || {
             d.current_pcie_link_gen()
         });
@@ -435,10 +460,6 @@ impl SlowDevice {
             d.current_pcie_link_width()
         });
         if round % ENERGY_EVERY == 0 {
-            r.power_limit_w = read(t, "enforced_power_limit", &mut lost, || {
-                d.enforced_power_limit()
-            })
-            .map(w);
             if let Some(mj) = read(t, "total_energy_consumption", &mut lost, || {
                 d.total_energy_consumption()
             }) {
@@ -501,7 +522,8 @@ impl SlowDevice {
                 ..ProcessSample::default()
             });
         }
-        if refresh_util {
+        // One process: its utilization is the GPU's, copied in on the fast tick.
+        if refresh_util && procs.len() > 1 {
             // NotFound here means "no samples yet" (nvml-wrapper#56), not an error.
             let started = Instant::now();
             let stats = d.process_utilization_stats(self.last_proc_ts);
@@ -518,6 +540,8 @@ impl SlowDevice {
             }
             self.proc_util
                 .retain(|pid, _| procs.iter().any(|p| p.pid == *pid));
+        } else if procs.len() <= 1 {
+            self.proc_util.clear();
         }
         for p in &mut procs {
             if let Some((sm, mem)) = self.proc_util.get(&p.pid) {
@@ -549,16 +573,41 @@ impl SlowDevice {
                     sm_occupancy_pct: v[1],
                     tensor_active_pct: v[2],
                     dram_bw_pct: v[3],
-                    engine_active_pct: v[4],
-                    fp16_active_pct: v[5],
-                    fp32_active_pct: v[6],
-                    fp64_active_pct: v[7],
+                    engine_active_pct: None,
+                    fp16_active_pct: v[4],
+                    fp32_active_pct: v[5],
+                    fp64_active_pct: v[6],
                 };
                 // NVML's header gives GPM PCIe rates in MiB/s (the wrapper's doc says bytes).
-                r.pcie_tx_kib_s = v[8].map(|m| m * 1024.0);
-                r.pcie_rx_kib_s = v[9].map(|m| m * 1024.0);
+                r.pcie_tx_kib_s = v[7].map(|m| m * 1024.0);
+                r.pcie_rx_kib_s = v[8].map(|m| m * 1024.0);
             }
         }
         self.prev_gpm = Some(sample);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_single_process_takes_the_gpus_utilization_and_several_do_not() {
+        let s = DeviceSample {
+            util_gpu_pct: Some(87.0),
+            util_mem_pct: Some(40.0),
+            ..DeviceSample::default()
+        };
+        let mut one = vec![ProcessSample::default()];
+        device_util_to_process(&mut one, &s);
+        assert_eq!((one[0].sm_pct, one[0].mem_pct), (Some(87.0), Some(40.0)));
+        let mut two = vec![ProcessSample::default(), ProcessSample::default()];
+        device_util_to_process(&mut two, &s);
+        assert!(two
+            .iter()
+            .all(|p| p.sm_pct.is_none() && p.mem_pct.is_none()));
+        let unsupported = DeviceSample::default();
+        device_util_to_process(&mut one, &unsupported);
+        assert_eq!(one[0].sm_pct, None, "a gap stays a gap");
     }
 }

@@ -506,7 +506,8 @@ fn draw(lv: &Level, n: &mut Noise, t_ms: u64, info: &DeviceInfo) -> DeviceSample
             sm_occupancy_pct: pct(n, lv.occ, 1.0),
             tensor_active_pct: pct(n, lv.tensor, 1.0),
             dram_bw_pct: pct(n, lv.dram, 1.0),
-            engine_active_pct: pct(n, lv.util, 0.5),
+            // Not read live either (see GPM_IDS in nvml.rs).
+            engine_active_pct: None,
             fp16_active_pct: Some(0.0),
             fp32_active_pct: pct(n, lv.sm * 0.1, 0.5),
             fp64_active_pct: Some(0.0),
