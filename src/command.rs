@@ -208,6 +208,7 @@ fn observe(
         next += interval;
         pace(next, virtual_time, &stop);
     }
+    obs.settle();
     let seconds = last_ms.saturating_sub(first_ms.unwrap_or(last_ms)) as f64 / 1000.0;
     Ok(Run {
         obs,

@@ -182,7 +182,13 @@ pub struct Observed {
     pub error: Option<String>,
     /// True when process PIDs belong to this machine (signals can be sent to them).
     pub pids_are_local: bool,
+    /// Sample time of the tick the rules last saw.
+    evaluated_ms: Option<u64>,
 }
+
+/// The rules judge windows of 10 s and more, so evaluating them more often than this adds
+/// nothing but CPU: at `--interval 50ms` they run on every 4th tick, at 250 ms on every one.
+const EVALUATE_EVERY_MS: u64 = 200;
 
 impl Observed {
     pub fn new(source: &dyn Source, interval_ms: u64, capacity: usize, engine: Engine) -> Self {
@@ -196,14 +202,45 @@ impl Observed {
             ended: false,
             error: None,
             pids_are_local: source.pids_are_local(),
+            evaluated_ms: None,
         }
     }
 
-    /// Takes in one tick: history first, then the rules over it.
+    /// Takes in one tick: history first, then the rules over it (at most every
+    /// `EVALUATE_EVERY_MS` of sample time, and whenever time went backwards).
     pub fn absorb(&mut self, tick: &Tick, cost: SelfCost) {
         self.history.push(tick);
-        self.engine.evaluate(&self.history);
+        let due = self
+            .evaluated_ms
+            .is_none_or(|last| tick.t_ms < last || tick.t_ms - last >= EVALUATE_EVERY_MS);
+        if due {
+            self.evaluate(tick.t_ms);
+        }
         self.cost = cost;
+    }
+
+    /// Brings the findings up to the last tick taken in: at the end of a replay or a run, so
+    /// that what is reported judged every sample.
+    pub fn settle(&mut self) {
+        let latest = self
+            .history
+            .devices
+            .iter()
+            .filter_map(|d| d.samples.latest().map(|s| s.t_ms))
+            .max();
+        if let Some(t) = latest.filter(|t| self.evaluated_ms != Some(*t)) {
+            self.evaluate(t);
+        }
+    }
+
+    fn evaluate(&mut self, t_ms: u64) {
+        self.engine.evaluate(&self.history);
+        self.evaluated_ms = Some(t_ms);
+    }
+
+    /// Sample time of the tick the rules last judged.
+    pub fn judged_at_ms(&self) -> Option<u64> {
+        self.evaluated_ms
     }
 }
 
@@ -238,7 +275,10 @@ pub fn spawn(
                 let Ok(mut obs) = observed.lock() else { return };
                 match outcome {
                     Ok(Sampled::Tick) => obs.absorb(sampler.tick(), sampler.cost()),
-                    Ok(Sampled::End) => obs.ended = true,
+                    Ok(Sampled::End) => {
+                        obs.settle();
+                        obs.ended = true
+                    }
                     Err(e) => obs.error = Some(e.to_string()),
                 }
                 let (done, ticks) = (obs.ended || obs.error.is_some(), obs.history.ticks());
@@ -263,6 +303,52 @@ pub fn spawn(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::config::Thresholds;
+    use crate::source::sim::{Scenario, SimSource};
+
+    #[test]
+    fn rules_run_at_most_every_200_ms_of_sample_time_and_settle_catches_up() {
+        let mut src = SimSource::new(Scenario::Hang, 1, 7, 0, 50);
+        let mut obs = Observed::new(&src, 50, 1000, Engine::new(Thresholds::default()));
+        let mut tick = Tick::default();
+        let mut judged = Vec::new();
+        for _ in 0..9 {
+            src.sample(&mut tick).unwrap();
+            obs.absorb(&tick, SelfCost::default());
+            judged.push(obs.judged_at_ms());
+        }
+        // Ticks at 0, 50, …, 400 ms: judged at 0, 200 and 400 only.
+        let at = |t| Some(t);
+        assert_eq!(
+            judged,
+            [0, 0, 0, 0, 200, 200, 200, 200, 400].map(at).to_vec()
+        );
+        src.sample(&mut tick).unwrap();
+        obs.absorb(&tick, SelfCost::default());
+        assert_eq!(obs.judged_at_ms(), Some(400), "450 ms is not due yet");
+        obs.settle();
+        assert_eq!(
+            obs.judged_at_ms(),
+            Some(450),
+            "the end of a run judges the last tick"
+        );
+    }
+
+    #[test]
+    fn time_going_backwards_is_judged_at_once() {
+        let mut src = SimSource::new(Scenario::Healthy, 1, 7, 10_000, 250);
+        let mut obs = Observed::new(&src, 250, 100, Engine::new(Thresholds::default()));
+        let mut tick = Tick::default();
+        src.sample(&mut tick).unwrap();
+        obs.absorb(&tick, SelfCost::default());
+        tick.t_ms = 5_000;
+        for d in &mut tick.devices {
+            d.sample.t_ms = 5_000;
+        }
+        obs.absorb(&tick, SelfCost::default());
+        assert_eq!(obs.judged_at_ms(), Some(5_000));
+    }
 
     #[test]
     fn live_pacing_waits_one_interval() {

@@ -5,9 +5,11 @@ mod common;
 
 use common::{rules_raised, run, shifted, sim_ticks, INTERVAL_MS, START_MS};
 use gpuwatch::config::Thresholds;
-use gpuwatch::model::GpmMetrics;
-use gpuwatch::rules::{all_rules, Severity};
-use gpuwatch::source::sim::Scenario;
+use gpuwatch::model::{GpmMetrics, Tick};
+use gpuwatch::rules::{all_rules, Engine, Severity};
+use gpuwatch::sampler::Observed;
+use gpuwatch::source::sim::{Scenario, SimSource};
+use gpuwatch::source::Source;
 
 #[test]
 fn healthy_saturated_memory_bound_and_idle_gpus_raise_nothing() {
@@ -291,4 +293,28 @@ fn every_rule_has_an_id_title_and_is_listed_once() {
     assert_eq!(ids.len(), rules.len());
     assert!(rules.iter().all(|r| !r.title.is_empty()));
     let _ = shifted(Vec::new(), 0);
+}
+
+#[test]
+fn at_50_ms_ticks_rules_judged_every_200_ms_still_open_within_the_window() {
+    // The sampler judges the rules at most every 200 ms of sample time, not on every tick.
+    let mut src = SimSource::new(Scenario::Hang, 1, 7, START_MS, 50);
+    let mut obs = Observed::new(&src, 50, 20_000, Engine::new(Thresholds::default()));
+    let window = Thresholds::default().hang_window.as_millis() as u64;
+    let mut tick = Tick::default();
+    let mut opened = None;
+    while opened.is_none() && tick.t_ms < START_MS + window + 5_000 {
+        src.sample(&mut tick).unwrap();
+        obs.absorb(&tick, Default::default());
+        opened = obs
+            .engine
+            .active_on(0)
+            .find(|f| f.rule == "hang")
+            .map(|f| f.opened_ms);
+    }
+    let onset = opened.expect("hang raised at 50 ms ticks") - START_MS;
+    assert!(
+        onset >= window / 2 && onset <= window + 200,
+        "onset {onset} ms, window {window} ms"
+    );
 }
