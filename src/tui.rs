@@ -188,7 +188,10 @@ where
     let mut frozen: Option<Observed> = None;
     let mut dirty = true;
     // New data redraws at most `frame` apart (sampling goes on at its own rate); input redraws
-    // at once. `data_pending` is a data redraw held back until the frame time has passed.
+    // at once. `data_pending` is a data redraw held back until the frame time has passed;
+    // while one is pending the loop does not listen for more ticks (a tick that comes then
+    // leaves a permit in the `Notify`, taken without waking up once the frame has been drawn),
+    // so at 10 ticks a second and 5 frames the loop wakes 5 times, not 15.
     let frame = session.frame;
     let mut last_draw = tokio::time::Instant::now();
     let mut data_pending = false;
@@ -200,7 +203,7 @@ where
         }
         let next_frame = last_draw + frame;
         let action = tokio::select! {
-            _ = session.data.notified() => {
+            _ = session.data.notified(), if !data_pending => {
                 let due = tokio::time::Instant::now() >= next_frame;
                 data_pending = frozen.is_none() && !due;
                 dirty = frozen.is_none() && due;
