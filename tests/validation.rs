@@ -63,6 +63,13 @@ fn torch_dataloader_with_num_workers_0_and_slow_getitem_is_starved() {
 }
 
 #[test]
+fn the_same_dataloader_rerun_live_with_the_current_rules_is_starved() {
+    let got = raised("dataloader_rerun", |t| t);
+    assert_eq!(rules(&got), vec!["starved"], "{got:?}");
+    assert!(got[0].2 <= 25, "diagnosed {} s after the job started", got[0].2);
+}
+
+#[test]
 fn small_batch_training_with_item_every_step_is_launch_bound() {
     let got = raised("launch_bound", |t| t);
     assert_eq!(rules(&got), vec!["sync"], "{got:?}");
@@ -99,6 +106,10 @@ fn without_gpm(mut ticks: Vec<Tick>) -> Vec<Tick> {
 #[test]
 fn without_gpm_the_fallbacks_still_tell_the_real_workloads_apart() {
     assert_eq!(rules(&raised("dataloader", without_gpm)), vec!["starved"]);
+    assert_eq!(
+        rules(&raised("dataloader_rerun", without_gpm)),
+        vec!["starved"]
+    );
     assert_eq!(rules(&raised("launch_bound", without_gpm)), vec!["sync"]);
     assert_eq!(rules(&raised("spin", without_gpm)), vec!["hang"]);
     for name in [
