@@ -66,7 +66,11 @@ fn torch_dataloader_with_num_workers_0_and_slow_getitem_is_starved() {
 fn the_same_dataloader_rerun_live_with_the_current_rules_is_starved() {
     let got = raised("dataloader_rerun", |t| t);
     assert_eq!(rules(&got), vec!["starved"], "{got:?}");
-    assert!(got[0].2 <= 25, "diagnosed {} s after the job started", got[0].2);
+    assert!(
+        got[0].2 <= 25,
+        "diagnosed {} s after the job started",
+        got[0].2
+    );
 }
 
 #[test]
