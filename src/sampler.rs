@@ -238,8 +238,8 @@ impl Observed {
         self.evaluated_ms = Some(t_ms);
     }
 
-    /// Sample time of the tick the rules last judged.
-    pub fn judged_at_ms(&self) -> Option<u64> {
+    /// Sample time of the tick the rules last evaluated.
+    pub fn evaluated_at_ms(&self) -> Option<u64> {
         self.evaluated_ms
     }
 }
@@ -316,7 +316,7 @@ mod tests {
         for _ in 0..9 {
             src.sample(&mut tick).unwrap();
             obs.absorb(&tick, SelfCost::default());
-            judged.push(obs.judged_at_ms());
+            judged.push(obs.evaluated_at_ms());
         }
         // Ticks at 0, 50, …, 400 ms: judged at 0, 200 and 400 only.
         let at = |t| Some(t);
@@ -326,10 +326,10 @@ mod tests {
         );
         src.sample(&mut tick).unwrap();
         obs.absorb(&tick, SelfCost::default());
-        assert_eq!(obs.judged_at_ms(), Some(400), "450 ms is not due yet");
+        assert_eq!(obs.evaluated_at_ms(), Some(400), "450 ms is not due yet");
         obs.settle();
         assert_eq!(
-            obs.judged_at_ms(),
+            obs.evaluated_at_ms(),
             Some(450),
             "the end of a run judges the last tick"
         );
@@ -347,7 +347,7 @@ mod tests {
             d.sample.t_ms = 5_000;
         }
         obs.absorb(&tick, SelfCost::default());
-        assert_eq!(obs.judged_at_ms(), Some(5_000));
+        assert_eq!(obs.evaluated_at_ms(), Some(5_000));
     }
 
     #[test]

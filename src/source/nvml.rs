@@ -87,9 +87,6 @@ struct SlowReading {
     pcie_gen: Option<u32>,
     pcie_width: Option<u32>,
     processes: Vec<ProcessSample>,
-    /// The GPU has at most one process, so its utilization is the GPU's own: the fast tick
-    /// copies it in rather than paying for NVML's per-process call.
-    util_is_device: bool,
 }
 
 /// The slow thread's latest readings and a round counter, so the fast tick copies the process
@@ -283,9 +280,7 @@ impl Source for NvmlSource {
                 s.pcie_width = slow.pcie_width;
                 if new_round {
                     out.processes.clone_from(&slow.processes);
-                    if slow.util_is_device {
-                        device_util_to_process(&mut out.processes, s);
-                    }
+                    device_util_to_process(&mut out.processes, s);
                 }
             }
         }
@@ -417,7 +412,7 @@ struct SlowDevice {
 /// in the driver), for a value that only cross-checks `power_usage`.
 const ENERGY_EVERY: u64 = 15;
 /// Rounds between reads of per-process utilization: 1.4 ms of CPU per call on an H200. It is
-/// not read at all while a GPU has one process (see `SlowReading::util_is_device`).
+/// not read at all while a GPU has one process (see `device_util_to_process`).
 const PROC_UTIL_EVERY: u64 = 2;
 
 fn spawn_slow_thread(
@@ -473,7 +468,6 @@ impl SlowDevice {
         let round = self.round;
         self.round += 1;
         self.last.processes = self.processes(t, &mut lost, round % PROC_UTIL_EVERY == 0);
-        self.last.util_is_device = self.last.processes.len() <= 1;
         let d = &self.device;
         let r = &mut self.last;
         r.mem_used_bytes = read(t, "memory_info", &mut lost, || d.memory_info()).map(|m| m.used);
