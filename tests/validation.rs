@@ -53,24 +53,16 @@ fn rules(v: &[(String, u32, u64)]) -> Vec<&str> {
 
 #[test]
 fn torch_dataloader_with_num_workers_0_and_slow_getitem_is_starved() {
-    let got = raised("dataloader", |t| t);
-    assert_eq!(rules(&got), vec!["starved"], "{got:?}");
-    assert!(
-        got[0].2 <= 25,
-        "diagnosed {} s after the job started",
-        got[0].2
-    );
-}
-
-#[test]
-fn the_same_dataloader_rerun_live_with_the_current_rules_is_starved() {
-    let got = raised("dataloader_rerun", |t| t);
-    assert_eq!(rules(&got), vec!["starved"], "{got:?}");
-    assert!(
-        got[0].2 <= 25,
-        "diagnosed {} s after the job started",
-        got[0].2
-    );
+    // `dataloader_rerun`: the same workload run again live, later, with the current rules.
+    for name in ["dataloader", "dataloader_rerun"] {
+        let got = raised(name, |t| t);
+        assert_eq!(rules(&got), vec!["starved"], "{name}: {got:?}");
+        assert!(
+            got[0].2 <= 25,
+            "{name}: diagnosed {} s after the start",
+            got[0].2
+        );
+    }
 }
 
 #[test]
