@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::fs;
 
-use crate::model::{ChildProcess, HostProcess, ProcessSample};
+use crate::model::{ChildProcess, HostProcess, JobInfo, ProcessSample};
 
 /// This machine's host name.
 pub fn hostname() -> String {
@@ -23,13 +23,16 @@ struct Stat {
     cpu_ticks: u64,
     threads: u32,
     rss_pages: u64,
+    /// Clock ticks after boot at which the process started: with the PID, what tells a
+    /// process from a later one that reuses its PID.
+    start_ticks: u64,
 }
 
 fn parse_stat(text: &str) -> Option<(String, Stat)> {
     let open = text.find('(')?;
     let close = text.rfind(')')?;
     let name = text[open + 1..close].to_string();
-    let f: Vec<&str> = text[close + 2..].split_whitespace().collect();
+    let f: Vec<&str> = text.get(close + 2..)?.split_whitespace().collect();
     let num = |i: usize| f.get(i).and_then(|v| v.parse::<u64>().ok());
     Some((
         name,
@@ -38,6 +41,7 @@ fn parse_stat(text: &str) -> Option<(String, Stat)> {
             ppid: num(1)? as u32,
             cpu_ticks: num(11)? + num(12)?,
             threads: num(17)? as u32,
+            start_ticks: num(19)?,
             rss_pages: num(21)?,
         },
     ))
@@ -66,6 +70,59 @@ fn read_uid(pid: u32) -> Option<u32> {
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
+/// `read_bytes` of /proc/PID/io: bytes this process made the storage layer fetch. Readable
+/// for one's own processes (or as root); `None` otherwise.
+fn read_io_bytes(pid: u32) -> Option<u64> {
+    let text = fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
+    let line = text.lines().find(|l| l.starts_with("read_bytes:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The only variables gpuwatch reads from a process's environment: what groups the ranks of
+/// one distributed job. Nothing else is read or kept.
+pub const JOB_KEYS: [&str; 7] = [
+    "TORCHELASTIC_RUN_ID",
+    "MASTER_ADDR",
+    "MASTER_PORT",
+    "RANK",
+    "LOCAL_RANK",
+    "WORLD_SIZE",
+    "SLURM_JOB_ID",
+];
+
+/// The job a process belongs to, from the allow-listed launcher variables of its environment
+/// block (NUL-separated `KEY=value`). `None` when it names no job.
+pub fn parse_job(environ: &[u8]) -> Option<JobInfo> {
+    let mut vals: [Option<String>; 7] = Default::default();
+    for entry in environ.split(|c| *c == 0) {
+        let Some(eq) = entry.iter().position(|c| *c == b'=') else {
+            continue;
+        };
+        let (k, v) = (&entry[..eq], &entry[eq + 1..]);
+        if let Some(i) = JOB_KEYS.iter().position(|key| key.as_bytes() == k) {
+            vals[i] = Some(String::from_utf8_lossy(v).chars().take(128).collect());
+        }
+    }
+    let [run_id, addr, port, rank, local_rank, world, slurm] = vals;
+    let key = match (slurm, run_id, addr, port) {
+        (Some(j), _, _, _) => format!("slurm:{j}"),
+        (None, Some(r), _, _) => format!("torchelastic:{r}"),
+        (None, None, Some(a), Some(p)) => format!("{a}:{p}"),
+        _ => return None,
+    };
+    let num = |v: Option<String>| v.and_then(|s| s.trim().parse().ok());
+    Some(JobInfo {
+        key,
+        rank: num(rank),
+        local_rank: num(local_rank),
+        world_size: num(world),
+    })
+}
+
+fn read_job(pid: u32) -> Option<JobInfo> {
+    parse_job(&fs::read(format!("/proc/{pid}/environ")).ok()?)
+}
+
 /// Children of `pid` from /proc/PID/task/*/children (every thread can fork).
 fn read_children(pid: u32) -> Vec<u32> {
     let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
@@ -85,15 +142,37 @@ fn read_children(pid: u32) -> Vec<u32> {
     out
 }
 
-/// Reads the host side of GPU processes and remembers CPU times between calls.
+/// Counters of one PID at its last reading, and the rates they gave.
+#[derive(Debug, Clone, Copy)]
+struct Counters {
+    at_ms: u64,
+    cpu_ticks: u64,
+    io_bytes: Option<u64>,
+    cpu_pct: Option<f32>,
+    io_bytes_s: Option<f32>,
+}
+
+/// What does not change while a process lives: read once per process, not per refresh.
+#[derive(Debug, Clone)]
+struct Fixed {
+    start_ticks: u64,
+    cmdline: String,
+    user: Option<String>,
+    job: Option<JobInfo>,
+}
+
+/// Reads the host side of GPU processes from /proc. It is the one writer of
+/// `ProcessSample::host` for live sources: `refresh` reads /proc (about once a second), and
+/// `attach` copies the latest reading into every tick, so no tick goes without it.
 pub struct HostReader {
-    /// pid -> (cpu ticks, time in ms) at the previous reading.
-    prev: HashMap<u32, (u64, u64)>,
+    counters: HashMap<u32, Counters>,
+    fixed: HashMap<u32, Fixed>,
+    /// The latest host side of each GPU process; `None` where the PID does not resolve.
+    latest: HashMap<u32, Option<HostProcess>>,
     users: HashMap<u32, String>,
     ticks_per_s: f32,
     page_bytes: u64,
-    /// Every PID the last `fill` looked up, resolved or not.
-    looked_up: Vec<u32>,
+    boot_ms: Option<u64>,
 }
 
 impl Default for HostReader {
@@ -112,79 +191,152 @@ impl HostReader {
             )
         };
         HostReader {
-            prev: HashMap::new(),
+            counters: HashMap::new(),
+            fixed: HashMap::new(),
+            latest: HashMap::new(),
             users: load_users(),
             ticks_per_s: if tps > 0 { tps as f32 } else { 100.0 },
             page_bytes: if page > 0 { page as u64 } else { 4096 },
-            looked_up: Vec::new(),
+            boot_ms: boot_time_ms(),
         }
     }
 
-    /// Fills `host` of each process whose PID exists here; leaves `None` where it does not
-    /// (inside a container NVML's host PIDs do not resolve).
-    ///
-    /// Give it every GPU's processes in one call: CPU times of PIDs not seen in this call are
-    /// forgotten, so filling GPU by GPU would lose the other GPUs' rates.
-    pub fn fill<'a>(
-        &mut self,
-        processes: impl IntoIterator<Item = &'a mut ProcessSample>,
-        now_ms: u64,
-    ) {
+    /// True when `pid` was looked up by the last refresh (resolved or not): a PID that did not
+    /// resolve (a container) is not retried on every tick, only at the next regular refresh.
+    pub fn knows(&self, pid: u32) -> bool {
+        self.latest.contains_key(&pid)
+    }
+
+    /// Reads /proc for every GPU process of a tick at `now_ms`. Give it all GPUs' PIDs in one
+    /// call: what is not named is forgotten. A PID that is also a child of another GPU process
+    /// (`torch.multiprocessing.spawn`: the parent holds a context too) is read once, and both
+    /// places get the same rates.
+    pub fn refresh(&mut self, pids: impl IntoIterator<Item = u32>, now_ms: u64) {
         let mut seen = Vec::new();
-        self.looked_up.clear();
-        for p in processes {
-            self.looked_up.push(p.pid);
-            p.host = self.read(p.pid, now_ms, &mut seen);
+        let mut latest = std::mem::take(&mut self.latest);
+        latest.clear();
+        for pid in pids {
+            if !latest.contains_key(&pid) {
+                let host = self.read(pid, now_ms, &mut seen);
+                latest.insert(pid, host);
+            }
         }
-        self.prev.retain(|pid, _| seen.contains(pid));
+        self.latest = latest;
+        self.counters.retain(|pid, _| seen.contains(pid));
+        self.fixed.retain(|pid, _| seen.contains(pid));
     }
 
-    /// True when the last `fill` looked `pid` up: a PID that did not resolve then (a
-    /// container) is not retried on every tick, only at the next regular refresh.
-    pub fn looked_up(&self, pid: u32) -> bool {
-        self.looked_up.contains(&pid)
+    /// Copies the latest reading into each process: every tick carries its host side.
+    pub fn attach<'a>(&self, processes: impl IntoIterator<Item = &'a mut ProcessSample>) {
+        for p in processes {
+            match (self.latest.get(&p.pid), &mut p.host) {
+                (Some(Some(theirs)), Some(mine)) => mine.clone_from(theirs),
+                (Some(Some(theirs)), mine) => *mine = Some(theirs.clone()),
+                (_, mine) => *mine = None,
+            }
+        }
     }
 
-    fn cpu_pct(&mut self, pid: u32, ticks: u64, now_ms: u64, seen: &mut Vec<u32>) -> Option<f32> {
-        seen.push(pid);
-        let prev = self.prev.insert(pid, (ticks, now_ms));
-        let (pt, pms) = prev?;
-        let dt = now_ms.checked_sub(pms).filter(|d| *d > 0)? as f32 / 1000.0;
-        Some((ticks.saturating_sub(pt) as f32 / self.ticks_per_s) / dt * 100.0)
+    /// Reads the CPU and I/O counters of `pid` and turns them into rates since its last
+    /// reading. Read twice at one instant, a PID keeps the rates of the first reading.
+    fn rates(&mut self, pid: u32, cpu_ticks: u64, now_ms: u64, seen: &mut Vec<u32>) -> Counters {
+        if !seen.contains(&pid) {
+            seen.push(pid);
+        }
+        if let Some(c) = self.counters.get(&pid).filter(|c| c.at_ms == now_ms) {
+            return *c;
+        }
+        let io_bytes = read_io_bytes(pid);
+        let prev = self.counters.get(&pid).copied();
+        let dt_s = prev
+            .and_then(|p| now_ms.checked_sub(p.at_ms))
+            .filter(|d| *d > 0)
+            .map(|d| d as f32 / 1000.0);
+        let c = Counters {
+            at_ms: now_ms,
+            cpu_ticks,
+            io_bytes,
+            cpu_pct: prev.zip(dt_s).map(|(p, dt)| {
+                cpu_ticks.saturating_sub(p.cpu_ticks) as f32 / self.ticks_per_s / dt * 100.0
+            }),
+            io_bytes_s: match (prev.and_then(|p| p.io_bytes), io_bytes, dt_s) {
+                (Some(before), Some(now), Some(dt)) => {
+                    Some(now.saturating_sub(before) as f32 / dt)
+                }
+                _ => None,
+            },
+        };
+        self.counters.insert(pid, c);
+        c
+    }
+
+    fn fixed(&mut self, pid: u32, stat: &Stat) -> Fixed {
+        match self.fixed.get(&pid) {
+            Some(f) if f.start_ticks == stat.start_ticks => f.clone(),
+            _ => {
+                let f = Fixed {
+                    start_ticks: stat.start_ticks,
+                    cmdline: read_cmdline(pid),
+                    user: read_uid(pid).map(|uid| {
+                        self.users
+                            .get(&uid)
+                            .cloned()
+                            .unwrap_or_else(|| uid.to_string())
+                    }),
+                    job: read_job(pid),
+                };
+                self.fixed.insert(pid, f.clone());
+                f
+            }
+        }
     }
 
     fn read(&mut self, pid: u32, now_ms: u64, seen: &mut Vec<u32>) -> Option<HostProcess> {
         let (name, stat) = read_stat(pid)?;
-        let cpu_pct = self.cpu_pct(pid, stat.cpu_ticks, now_ms, seen);
+        let own = self.rates(pid, stat.cpu_ticks, now_ms, seen);
+        let mut io_total = own.io_bytes_s;
         let children = read_children(pid)
             .into_iter()
             .filter_map(|c| {
                 let (cname, cstat) = read_stat(c)?;
+                let r = self.rates(c, cstat.cpu_ticks, now_ms, seen);
+                if let Some(v) = r.io_bytes_s {
+                    io_total = Some(io_total.unwrap_or(0.0) + v);
+                }
                 Some(ChildProcess {
                     pid: c,
                     name: cname,
-                    cpu_pct: self.cpu_pct(c, cstat.cpu_ticks, now_ms, seen),
+                    cpu_pct: r.cpu_pct,
                     state: Some(cstat.state),
                 })
             })
             .collect();
+        let fixed = self.fixed(pid, &stat);
+        let started_ms = self
+            .boot_ms
+            .map(|b| b + (stat.start_ticks as f64 / self.ticks_per_s as f64 * 1000.0) as u64);
         Some(HostProcess {
             name,
-            cmdline: read_cmdline(pid),
-            user: read_uid(pid).map(|uid| {
-                self.users
-                    .get(&uid)
-                    .cloned()
-                    .unwrap_or_else(|| uid.to_string())
-            }),
-            cpu_pct,
+            cmdline: fixed.cmdline,
+            user: fixed.user,
+            cpu_pct: own.cpu_pct,
             rss_bytes: Some(stat.rss_pages * self.page_bytes),
             threads: Some(stat.threads),
             state: Some(stat.state),
             ppid: Some(stat.ppid),
             children,
+            started_ms,
+            io_read_bytes_s: io_total,
+            job: fixed.job,
         })
     }
+}
+
+/// When the machine booted, ms since the Unix epoch (`btime` of /proc/stat).
+fn boot_time_ms() -> Option<u64> {
+    let text = fs::read_to_string("/proc/stat").ok()?;
+    let line = text.lines().find(|l| l.starts_with("btime "))?;
+    line[6..].trim().parse::<u64>().ok().map(|s| s * 1000)
 }
 
 fn load_users() -> HashMap<u32, String> {
@@ -203,6 +355,21 @@ fn load_users() -> HashMap<u32, String> {
 mod tests {
     use super::*;
 
+    fn procs(pids: &[u32]) -> Vec<ProcessSample> {
+        pids.iter()
+            .map(|&pid| ProcessSample {
+                pid,
+                ..ProcessSample::default()
+            })
+            .collect()
+    }
+
+    /// Refresh, then attach, as the sampler does on a tick that reads /proc.
+    fn tick(reader: &mut HostReader, list: &mut [ProcessSample], now: u64) {
+        reader.refresh(list.iter().map(|p| p.pid), now);
+        reader.attach(list.iter_mut());
+    }
+
     #[test]
     fn stat_with_spaces_and_parens_in_name_parses() {
         let text = "42 (my (odd) proc) S 1 42 42 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 7 0 100 1000000 300 18446744073709551615";
@@ -212,43 +379,82 @@ mod tests {
         assert_eq!(st.ppid, 1);
         assert_eq!(st.cpu_ticks, 300);
         assert_eq!(st.threads, 7);
+        assert_eq!(st.start_ticks, 100);
         assert_eq!(st.rss_pages, 300);
+    }
+
+    #[test]
+    fn truncated_stat_is_refused_not_a_panic() {
+        assert!(parse_stat("1 (x)").is_none());
+        assert!(parse_stat("1 (x) S 1 2").is_none());
     }
 
     #[test]
     fn own_process_is_read_and_cpu_needs_two_readings() {
         let me = std::process::id();
         let mut reader = HostReader::new();
-        let mut procs = vec![ProcessSample {
-            pid: me,
-            ..ProcessSample::default()
-        }];
-        reader.fill(&mut procs, 1_000);
-        let h = procs[0].host.as_ref().expect("own pid resolves");
+        let mut list = procs(&[me]);
+        tick(&mut reader, &mut list, 1_000);
+        let h = list[0].host.as_ref().expect("own pid resolves");
         assert!(h.cpu_pct.is_none(), "first reading has no CPU rate yet");
         assert!(h.rss_bytes.unwrap() > 0);
-        reader.fill(&mut procs, 2_000);
-        assert!(procs[0].host.as_ref().unwrap().cpu_pct.is_some());
+        assert!(h.started_ms.is_some_and(|t| t <= crate::model::now_ms()));
+        tick(&mut reader, &mut list, 2_000);
+        let h = list[0].host.as_ref().unwrap();
+        assert!(h.cpu_pct.is_some());
+        assert!(h.io_read_bytes_s.is_some(), "own /proc/self/io is readable");
+    }
+
+    #[test]
+    fn every_tick_between_refreshes_carries_the_host_side() {
+        // The NVML source hands over fresh process lists without a host side; attach fills
+        // them from the last refresh, so the rules never judge a tick with a gap.
+        let me = std::process::id();
+        let mut reader = HostReader::new();
+        let mut list = procs(&[me]);
+        tick(&mut reader, &mut list, 1_000);
+        tick(&mut reader, &mut list, 2_000);
+        for _ in 0..3 {
+            let mut fresh = procs(&[me]);
+            reader.attach(fresh.iter_mut());
+            let h = fresh[0].host.as_ref().expect("host side attached");
+            assert!(h.cpu_pct.is_some());
+        }
+    }
+
+    #[test]
+    fn a_gpu_process_that_is_also_the_child_of_another_keeps_its_cpu_rate() {
+        // torch.multiprocessing.spawn: the parent holds a CUDA context and the ranks are its
+        // children. Listing the parent first used to read each rank twice at one instant,
+        // and the second reading (dt = 0) had no rate.
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .expect("sleep runs");
+        let me = std::process::id();
+        let mut reader = HostReader::new();
+        let mut list = procs(&[me, child.id()]);
+        for now in [1_000, 2_000] {
+            tick(&mut reader, &mut list, now);
+        }
+        let parent = list[0].host.as_ref().unwrap();
+        let rank = list[1].host.as_ref().expect("child resolves");
+        assert!(parent.children.iter().any(|c| c.pid == child.id()));
+        assert!(rank.cpu_pct.is_some(), "rank CPU % read once, kept");
+        assert!(parent.cpu_pct.is_some());
+        let _ = child.kill();
+        let _ = child.wait();
     }
 
     #[test]
     fn processes_on_several_gpus_all_keep_their_cpu_rate() {
-        // A rank on GPU 0 and its parent on GPU 1: both must get a rate on the second reading.
         let me = std::process::id();
         let parent = std::os::unix::process::parent_id();
-        let mut gpus = [
-            vec![ProcessSample {
-                pid: me,
-                ..ProcessSample::default()
-            }],
-            vec![ProcessSample {
-                pid: parent,
-                ..ProcessSample::default()
-            }],
-        ];
+        let mut gpus = [procs(&[me]), procs(&[parent])];
         let mut reader = HostReader::new();
         for now in [1_000, 2_000] {
-            reader.fill(gpus.iter_mut().flatten(), now);
+            reader.refresh(gpus.iter().flatten().map(|p| p.pid), now);
+            reader.attach(gpus.iter_mut().flatten());
         }
         assert!(gpus
             .iter()
@@ -257,29 +463,30 @@ mod tests {
     }
 
     #[test]
-    fn unresolved_pids_are_remembered_as_looked_up() {
+    fn unresolved_pids_are_known_until_the_next_refresh_forgets_them() {
         let mut reader = HostReader::new();
         let ghost = u32::MAX - 9;
-        assert!(!reader.looked_up(ghost));
-        let mut procs = vec![ProcessSample {
-            pid: ghost,
-            ..ProcessSample::default()
-        }];
-        reader.fill(&mut procs, 0);
-        assert!(procs[0].host.is_none());
-        assert!(reader.looked_up(ghost), "not retried every tick");
-        reader.fill(&mut Vec::<ProcessSample>::new(), 1000);
-        assert!(!reader.looked_up(ghost), "forgotten once gone");
+        assert!(!reader.knows(ghost));
+        let mut list = procs(&[ghost]);
+        tick(&mut reader, &mut list, 0);
+        assert!(list[0].host.is_none());
+        assert!(reader.knows(ghost), "not retried every tick");
+        reader.refresh(std::iter::empty(), 1000);
+        assert!(!reader.knows(ghost), "forgotten once gone");
     }
 
     #[test]
-    fn unknown_pid_leaves_host_empty() {
-        let mut reader = HostReader::new();
-        let mut procs = vec![ProcessSample {
-            pid: u32::MAX - 7,
-            ..ProcessSample::default()
-        }];
-        reader.fill(&mut procs, 0);
-        assert!(procs[0].host.is_none());
+    fn job_comes_from_the_allow_listed_launcher_variables_only() {
+        let env = b"PATH=/bin\0MASTER_ADDR=10.0.0.1\0MASTER_PORT=29500\0RANK=1\0LOCAL_RANK=1\0WORLD_SIZE=2\0HF_TOKEN=secret\0";
+        let j = parse_job(env).expect("a job");
+        assert_eq!(j.key, "10.0.0.1:29500");
+        assert_eq!((j.rank, j.local_rank, j.world_size), (Some(1), Some(1), Some(2)));
+        assert!(!format!("{j:?}").contains("secret"));
+        let slurm = parse_job(b"SLURM_JOB_ID=77\0TORCHELASTIC_RUN_ID=abc\0RANK=0\0").unwrap();
+        assert_eq!(slurm.key, "slurm:77", "Slurm's job id wins: it spans nodes");
+        let elastic = parse_job(b"TORCHELASTIC_RUN_ID=abc\0MASTER_ADDR=h\0MASTER_PORT=1\0").unwrap();
+        assert_eq!(elastic.key, "torchelastic:abc");
+        assert!(parse_job(b"RANK=0\0WORLD_SIZE=2\0").is_none(), "no key, no job");
+        assert!(parse_job(b"\0=\0garbage\0MASTER_ADDR\0").is_none());
     }
 }

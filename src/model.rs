@@ -137,6 +137,26 @@ pub struct HostProcess {
     pub ppid: Option<u32>,
     /// Child processes (DataLoader workers and the like).
     pub children: Vec<ChildProcess>,
+    /// When the process started (ms since the Unix epoch), from /proc/PID/stat.
+    pub started_ms: Option<u64>,
+    /// Bytes per second read from storage by the process and its children (`read_bytes` of
+    /// /proc/PID/io); `None` where /proc/PID/io may not be read (another user's process).
+    pub io_read_bytes_s: Option<f32>,
+    /// The distributed job this process is a rank of, from its launcher's variables.
+    pub job: Option<JobInfo>,
+}
+
+/// The launcher variables of a rank (torchrun, Slurm, mpirun-style), read once per process from
+/// /proc/PID/environ. Only these keys are read and kept: `TORCHELASTIC_RUN_ID`, `MASTER_ADDR`,
+/// `MASTER_PORT`, `RANK`, `LOCAL_RANK`, `WORLD_SIZE`, `SLURM_JOB_ID`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct JobInfo {
+    /// What the ranks of one job share: the Slurm job, the torchelastic run, or the
+    /// rendezvous address and port.
+    pub key: String,
+    pub rank: Option<u32>,
+    pub local_rank: Option<u32>,
+    pub world_size: Option<u32>,
 }
 
 #[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -187,13 +207,24 @@ impl Clone for HostProcess {
         self.cmdline.clone_from(&o.cmdline);
         self.user.clone_from(&o.user);
         self.children.clone_from(&o.children);
+        self.job.clone_from(&o.job);
         (
             self.cpu_pct,
             self.rss_bytes,
             self.threads,
             self.state,
             self.ppid,
-        ) = (o.cpu_pct, o.rss_bytes, o.threads, o.state, o.ppid);
+            self.started_ms,
+            self.io_read_bytes_s,
+        ) = (
+            o.cpu_pct,
+            o.rss_bytes,
+            o.threads,
+            o.state,
+            o.ppid,
+            o.started_ms,
+            o.io_read_bytes_s,
+        );
     }
 }
 

@@ -141,29 +141,25 @@ impl Sampler {
         Ok(got)
     }
 
-    /// The host side changes slowly: read /proc once a second, or at once for new processes.
+    /// The host side changes slowly: /proc is read once a second, or at once for a new
+    /// process; every tick gets the latest reading. The sampler is its only writer.
     fn fill_host(&mut self) {
         let Some(reader) = self.host.as_mut() else {
             return;
         };
         let t = self.tick.t_ms;
-        // New processes get their host side at once; known ones (resolved or not) once a second.
-        let unseen = self
-            .tick
-            .devices
-            .iter()
-            .flat_map(|d| &d.processes)
-            .any(|p| !reader.looked_up(p.pid));
+        let procs = || self.tick.devices.iter().flat_map(|d| &d.processes);
+        let unseen = procs().any(|p| !reader.knows(p.pid));
         if t.saturating_sub(self.last_host_ms) >= 1000 || unseen {
-            reader.fill(
-                self.tick
-                    .devices
-                    .iter_mut()
-                    .flat_map(|d| d.processes.iter_mut()),
-                t,
-            );
+            reader.refresh(procs().map(|p| p.pid), t);
             self.last_host_ms = t;
         }
+        reader.attach(
+            self.tick
+                .devices
+                .iter_mut()
+                .flat_map(|d| d.processes.iter_mut()),
+        );
     }
 }
 

@@ -256,6 +256,9 @@ fn host(cmdline: &str, cpu: f32, rss_gib: u64, ppid: Option<u32>, workers: usize
                 state: Some('S'),
             })
             .collect(),
+        started_ms: None,
+        io_read_bytes_s: None,
+        job: None,
     }
 }
 
