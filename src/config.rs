@@ -35,6 +35,15 @@ pub struct Thresholds {
     /// …or within this many watts, whichever is larger.
     pub floor_margin_min_w: f32,
 
+    /// A process's first seconds on a GPU (import, model load, autotune, compile) are its
+    /// start-up: the "busy but idle" causes and memory growth judge only what comes after.
+    #[serde(with = "dur")]
+    pub startup_grace: Duration,
+
+    /// A hang is suspected (warning) once its symptoms held this long…
+    #[serde(with = "dur")]
+    pub hang_suspect_window: Duration,
+    /// …and confirmed (critical) once they held this long, or at once when the job lost a rank.
     #[serde(with = "dur")]
     pub hang_window: Duration,
     /// Utilization at or above this for the whole window counts as pinned.
@@ -60,6 +69,13 @@ pub struct Thresholds {
     pub sync_power_margin_pct_of_tdp: f32,
 
     #[serde(with = "dur")]
+    pub transfer_window: Duration,
+    /// Host-to-device traffic at or above this (GiB/s) with little SM work is input copying.
+    pub transfer_rx_min_gib_s: f32,
+    /// GPM SM activity below this while copying means the copies, not kernels, set the pace.
+    pub transfer_sm_max_pct: f32,
+
+    #[serde(with = "dur")]
     pub powercap_window: Duration,
     #[serde(with = "dur")]
     pub thermal_window: Duration,
@@ -79,6 +95,13 @@ pub struct Thresholds {
     pub mem_growth_window: Duration,
     /// Growth over the window, as a share of total memory, that counts as a leak.
     pub mem_growth_min_pct: f32,
+    /// A fast leak is judged by its rate over this shorter window…
+    #[serde(with = "dur")]
+    pub mem_growth_fast_window: Duration,
+    /// …when memory grew at least this fast (MiB/s)…
+    pub mem_growth_min_mib_s: f32,
+    /// …and by at least this much (GiB) within it.
+    pub mem_growth_fast_min_gib: f32,
 
     /// A finding clears only after its condition has been false this long (hysteresis).
     #[serde(with = "dur")]
@@ -92,16 +115,21 @@ impl Default for Thresholds {
             context_floor_extra_pct_of_tdp: 6.0,
             floor_margin_pct_of_tdp: 8.0,
             floor_margin_min_w: 25.0,
-            hang_window: Duration::from_secs(30),
+            startup_grace: Duration::from_secs(8),
+            hang_suspect_window: Duration::from_secs(8),
+            hang_window: Duration::from_secs(25),
             hang_util_min_pct: 95.0,
             hang_sm_max_pct: 25.0,
-            starved_window: Duration::from_secs(20),
+            starved_window: Duration::from_secs(10),
             starved_util_max_median_pct: 50.0,
             starved_power_margin_pct_of_tdp: 15.0,
             starved_host_cpu_min_pct: 70.0,
-            sync_window: Duration::from_secs(20),
+            sync_window: Duration::from_secs(10),
             sync_sm_to_util_max: 0.25,
             sync_power_margin_pct_of_tdp: 3.0,
+            transfer_window: Duration::from_secs(10),
+            transfer_rx_min_gib_s: 1.0,
+            transfer_sm_max_pct: 20.0,
             powercap_window: Duration::from_secs(15),
             thermal_window: Duration::from_secs(15),
             pcie_window: Duration::from_secs(15),
@@ -112,6 +140,9 @@ impl Default for Thresholds {
             mem_full_pct: 95.0,
             mem_growth_window: Duration::from_secs(120),
             mem_growth_min_pct: 5.0,
+            mem_growth_fast_window: Duration::from_secs(10),
+            mem_growth_min_mib_s: 200.0,
+            mem_growth_fast_min_gib: 2.0,
             clear_after: Duration::from_secs(10),
         }
     }
@@ -192,8 +223,22 @@ impl Config {
                 return Err(format!("thresholds.{name} = {v} must be between 0 and 100"));
             }
         }
-        if t.hang_window.is_zero() || t.starved_window.is_zero() || t.sync_window.is_zero() {
-            return Err("rule windows must be longer than 0s".into());
+        let windows = [
+            ("hang_suspect_window", t.hang_suspect_window),
+            ("hang_window", t.hang_window),
+            ("starved_window", t.starved_window),
+            ("sync_window", t.sync_window),
+            ("transfer_window", t.transfer_window),
+            ("mem_growth_fast_window", t.mem_growth_fast_window),
+        ];
+        if let Some((name, _)) = windows.iter().find(|(_, w)| w.is_zero()) {
+            return Err(format!("thresholds.{name} must be longer than 0s"));
+        }
+        if t.hang_window < t.hang_suspect_window {
+            return Err(
+                "thresholds.hang_window (confirmed) must not be shorter than hang_suspect_window"
+                    .into(),
+            );
         }
         Ok(())
     }

@@ -138,6 +138,23 @@ pub struct ProcessTrail {
     pub points: Ring<ProcessPoint>,
 }
 
+/// A process that left a GPU: the event the rules use to name a rank that died.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Departure {
+    pub device: u32,
+    pub pid: u32,
+    /// The last tick it was seen on, and the first without it (ms).
+    pub last_seen_ms: u64,
+    pub gone_ms: u64,
+    /// What grouped it with other ranks: its launcher job and rank, its parent.
+    pub job: Option<crate::model::JobInfo>,
+    pub ppid: Option<u32>,
+    pub name: String,
+}
+
+/// Departures kept: a job that loses more ranks than this at once is reported by its newest.
+const KEEP_DEPARTURES: usize = 64;
+
 /// The most memory the ring buffers may take.
 pub const MAX_BYTES: u64 = 2 << 30;
 
@@ -151,6 +168,8 @@ const TRAIL_FORGET_MS: u64 = 60_000;
 pub struct History {
     pub devices: Vec<DeviceHistory>,
     pub trails: Vec<ProcessTrail>,
+    /// Processes that left a GPU, oldest first (bounded).
+    pub departures: Vec<Departure>,
     ticks: u64,
 }
 
@@ -170,6 +189,7 @@ impl History {
         History {
             devices,
             trails: Vec::new(),
+            departures: Vec::new(),
             ticks: 0,
         }
     }
@@ -248,7 +268,12 @@ impl History {
     pub fn push(&mut self, tick: &Tick) {
         self.ticks += 1;
         for (dev, reading) in self.devices.iter_mut().zip(&tick.devices) {
+            note_departures(dev, reading, tick.t_ms, &mut self.departures);
             dev.push(reading, tick.t_ms);
+        }
+        if self.departures.len() > KEEP_DEPARTURES {
+            self.departures
+                .drain(..self.departures.len() - KEEP_DEPARTURES);
         }
         self.push_trails(tick);
     }
@@ -273,6 +298,35 @@ impl History {
             .iter()
             .map(|d| d.samples.capacity() * DeviceSample::BYTES)
             .sum()
+    }
+}
+
+/// Records the processes of the previous tick that `reading` no longer lists. A lost device's
+/// processes are not departures: the device left, not they.
+fn note_departures(
+    dev: &DeviceHistory,
+    reading: &DeviceReading,
+    t_ms: u64,
+    out: &mut Vec<Departure>,
+) {
+    if reading.status != DeviceStatus::Ok {
+        return;
+    }
+    let last_seen_ms = dev.samples.latest().map_or(t_ms, |s| s.t_ms);
+    for p in &dev.processes {
+        if reading.processes.iter().any(|q| q.pid == p.pid) {
+            continue;
+        }
+        let host = p.host.as_ref();
+        out.push(Departure {
+            device: dev.info.index,
+            pid: p.pid,
+            last_seen_ms,
+            gone_ms: t_ms,
+            job: host.and_then(|h| h.job.clone()),
+            ppid: host.and_then(|h| h.ppid),
+            name: host.map_or_else(String::new, |h| h.name.clone()),
+        });
     }
 }
 

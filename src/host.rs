@@ -260,9 +260,7 @@ impl HostReader {
                 cpu_ticks.saturating_sub(p.cpu_ticks) as f32 / self.ticks_per_s / dt * 100.0
             }),
             io_bytes_s: match (prev.and_then(|p| p.io_bytes), io_bytes, dt_s) {
-                (Some(before), Some(now), Some(dt)) => {
-                    Some(now.saturating_sub(before) as f32 / dt)
-                }
+                (Some(before), Some(now), Some(dt)) => Some(now.saturating_sub(before) as f32 / dt),
                 _ => None,
             },
         };
@@ -480,13 +478,20 @@ mod tests {
         let env = b"PATH=/bin\0MASTER_ADDR=10.0.0.1\0MASTER_PORT=29500\0RANK=1\0LOCAL_RANK=1\0WORLD_SIZE=2\0HF_TOKEN=secret\0";
         let j = parse_job(env).expect("a job");
         assert_eq!(j.key, "10.0.0.1:29500");
-        assert_eq!((j.rank, j.local_rank, j.world_size), (Some(1), Some(1), Some(2)));
+        assert_eq!(
+            (j.rank, j.local_rank, j.world_size),
+            (Some(1), Some(1), Some(2))
+        );
         assert!(!format!("{j:?}").contains("secret"));
         let slurm = parse_job(b"SLURM_JOB_ID=77\0TORCHELASTIC_RUN_ID=abc\0RANK=0\0").unwrap();
         assert_eq!(slurm.key, "slurm:77", "Slurm's job id wins: it spans nodes");
-        let elastic = parse_job(b"TORCHELASTIC_RUN_ID=abc\0MASTER_ADDR=h\0MASTER_PORT=1\0").unwrap();
+        let elastic =
+            parse_job(b"TORCHELASTIC_RUN_ID=abc\0MASTER_ADDR=h\0MASTER_PORT=1\0").unwrap();
         assert_eq!(elastic.key, "torchelastic:abc");
-        assert!(parse_job(b"RANK=0\0WORLD_SIZE=2\0").is_none(), "no key, no job");
+        assert!(
+            parse_job(b"RANK=0\0WORLD_SIZE=2\0").is_none(),
+            "no key, no job"
+        );
         assert!(parse_job(b"\0=\0garbage\0MASTER_ADDR\0").is_none());
     }
 }

@@ -304,3 +304,71 @@ fn missing_nvml_library_says_what_it_means_and_what_to_try() {
         "{msg}"
     );
 }
+
+/// A source shaped like the NVML one: samples every 250 ms, but the process list comes from a
+/// slower thread, a fresh list (without a host side) once a second; the ticks in between keep
+/// the list as it was. The PID is this test's own, so the host side is really read from /proc.
+struct NvmlShaped {
+    system: SystemInfo,
+    devices: Vec<gpuwatch::model::DeviceInfo>,
+    t_ms: u64,
+    round: u64,
+}
+
+impl Source for NvmlShaped {
+    fn system(&self) -> &SystemInfo {
+        &self.system
+    }
+    fn devices(&self) -> &[gpuwatch::model::DeviceInfo] {
+        &self.devices
+    }
+    fn sample(&mut self, tick: &mut Tick) -> Result<Sampled, gpuwatch::source::SourceError> {
+        self.t_ms += 250;
+        tick.t_ms = self.t_ms;
+        tick.devices.resize_with(1, Default::default);
+        tick.devices[0].sample.t_ms = self.t_ms;
+        tick.devices[0].sample.util_gpu_pct = Some(50.0);
+        // The slow thread's rounds do not line up with the sampler's once-a-second /proc reads.
+        if self.round == 0 || self.round % 4 == 2 {
+            tick.devices[0].processes = vec![gpuwatch::model::ProcessSample {
+                pid: std::process::id(),
+                gpu_mem_bytes: Some(1 << 30),
+                ..Default::default()
+            }];
+        }
+        self.round += 1;
+        Ok(Sampled::Tick)
+    }
+    fn pids_are_local(&self) -> bool {
+        true
+    }
+    fn label(&self) -> String {
+        "nvml-shaped".into()
+    }
+}
+
+#[test]
+fn with_an_nvml_shaped_source_every_tick_carries_the_host_side() {
+    let src = NvmlShaped {
+        system: SystemInfo::default(),
+        devices: vec![gpuwatch::model::DeviceInfo::default()],
+        t_ms: START_MS,
+        round: 0,
+    };
+    let mut sampler = gpuwatch::sampler::Sampler::new(Box::new(src));
+    let mut with_cpu = 0;
+    for step in 0..24 {
+        sampler.step().unwrap();
+        let p = &sampler.tick().devices[0].processes[0];
+        let host = p
+            .host
+            .as_ref()
+            .unwrap_or_else(|| panic!("tick {step}: no host side"));
+        // CPU % needs two readings a second apart; from then on, every tick has it.
+        if step >= 4 {
+            assert!(host.cpu_pct.is_some(), "tick {step}: CPU % missing");
+            with_cpu += 1;
+        }
+    }
+    assert_eq!(with_cpu, 20);
+}

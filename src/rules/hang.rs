@@ -1,77 +1,114 @@
 //! Hang: util pinned near 100 % while power sits at the idle floor and (with GPM) the SMs do
 //! almost nothing. One spinning kernel reads 100 % util; so does a collective (NCCL) waiting on
 //! a peer that never arrives, which keeps a few more warps busy, hence a SM ceiling well above
-//! 1 %. Fires wrongly on: a long, genuinely tiny kernel that is meant to spin (rare), and on
-//! GPUs without GPM whose power floor was not learned. Across GPUs of one job, an idle GPU of
-//! the same job is named as the likely straggler.
+//! 1 %. Suspected (warning) after `hang_suspect_window`, confirmed (critical) after
+//! `hang_window`, or at once when a rank of the same job left its GPU. Fires wrongly on: a long,
+//! genuinely tiny kernel that is meant to spin (rare), and on GPUs without GPM whose power
+//! floor was not learned. The rank the others wait for — one that exited, or one whose GPU
+//! idles — is named as the culprit and kept after the job ends.
 
-use super::{ms, secs, Ctx, Rule, Severity, Verdict};
-use crate::history::DeviceHistory;
+use super::{ms, secs, Ctx, Culprit, Rule, Severity, Stats, Verdict};
+use crate::history::{Departure, DeviceHistory};
+use crate::model::ProcessSample;
 
 pub const HANG: Rule = Rule {
     id: "hang",
     title: "Busy but idle: GPU looks hung",
-    severity: Severity::Critical,
-    window: |t| t.hang_window,
+    severity: Severity::Warning,
+    window: |t| t.hang_suspect_window,
     check,
+    cause: true,
+    after_startup: true,
 };
 
-fn check(c: &Ctx) -> Option<Verdict> {
-    let w = ms(c.t.hang_window);
-    if !c.covers(w) {
-        return None;
-    }
-    let util = c.stats(w, |s| s.util_gpu_pct);
-    let power = c.stats(w, |s| s.power_w);
+/// How far before the stall a rank's exit still counts as its cause.
+const DEPARTURE_LOOKBACK_MS: u64 = 60_000;
+
+/// The symptoms over the last `span_ms`: util pinned, power at the floor, no SM work.
+fn spinning(c: &Ctx, span_ms: u64) -> Option<(Stats, Stats, Option<(Stats, Stats, Stats)>)> {
+    let util = c.stats(span_ms, |s| s.util_gpu_pct);
+    let power = c.stats(span_ms, |s| s.power_w);
+    // Once open, a little slack so one lower sample does not close it (hysteresis).
+    let util_min = c.t.hang_util_min_pct - if c.open { 10.0 } else { 0.0 };
     // Percentiles, not extremes: one odd sample must not open or close a hang.
-    if util.n == 0
-        || util.p10 < c.t.hang_util_min_pct
-        || power.n == 0
-        || power.p90 > c.near_floor_w()
-    {
+    if util.n == 0 || util.p10 < util_min || power.n == 0 || power.p90 > c.near_floor_w() {
         return None;
     }
+    let sm = c.stats(span_ms, |s| s.gpm.sm_active_pct);
+    if sm.n == 0 {
+        // Without GPM, a power trace flat at the floor is what tells a spin from real work.
+        return (power.sd <= 3.0).then_some((util, power, None));
+    }
+    let tensor = c.stats(span_ms, |s| s.gpm.tensor_active_pct);
+    let dram = c.stats(span_ms, |s| s.gpm.dram_bw_pct);
+    if sm.median > c.t.hang_sm_max_pct || tensor.median > 10.0 || dram.median > 10.0 {
+        return None;
+    }
+    Some((util, power, Some((sm, tensor, dram))))
+}
+
+fn check(c: &Ctx) -> Option<Verdict> {
+    let w = ms(c.t.hang_suspect_window);
+    if !c.covers(w) || c.dev.processes.is_empty() {
+        return None;
+    }
+    let (util, power, gpm) = spinning(c, w)?;
+    let confirm = ms(c.t.hang_window);
+    let confirmed = c.covers(confirm) && spinning(c, confirm).is_some();
+    let lost = lost_rank(c);
+    let held = if confirmed { confirm } else { w };
     let mut v = Verdict {
         evidence: vec![
             format!(
-                "util ≥ {:.0} % for {} (median {:.0} %)",
+                "util ≥ {:.0} % for {}{} (median {:.0} %)",
                 util.p10,
-                secs(w),
+                if confirmed { "" } else { "at least " },
+                secs(held),
                 util.median
             ),
             c.power_evidence(power.median),
         ],
+        fit: 1.0,
+        summary: format!("util {:.0} % at idle power", util.median),
         ..Verdict::default()
     };
-    let sm = c.stats(w, |s| s.gpm.sm_active_pct);
-    if sm.n > 0 {
-        let tensor = c.stats(w, |s| s.gpm.tensor_active_pct);
-        let dram = c.stats(w, |s| s.gpm.dram_bw_pct);
-        if sm.median > c.t.hang_sm_max_pct || tensor.median > 10.0 || dram.median > 10.0 {
-            return None;
+    match gpm {
+        Some((sm, tensor, dram)) => {
+            v.evidence.push(format!(
+                "SM activity {:.1} %, tensor {:.1} %, DRAM {:.1} % (GPM)",
+                sm.median, tensor.median, dram.median
+            ));
+            v.signals =
+                "utilization, power against the idle floor, GPM SM/tensor/DRAM activity".into();
         }
-        v.evidence.push(format!(
-            "SM activity {:.1} %, tensor {:.1} %, DRAM {:.1} % (GPM)",
-            sm.median, tensor.median, dram.median
-        ));
-        v.signals = "utilization, power against the idle floor, GPM SM/tensor/DRAM activity".into();
-    } else {
-        // Without GPM, a power trace flat at the floor is what tells a spin from real work.
-        if power.sd > 3.0 {
-            return None;
+        None => {
+            v.evidence.push(format!(
+                "power flat (sd {:.1} W); no GPM on this GPU, so SM activity is unknown",
+                power.sd
+            ));
+            v.signals = "utilization and power against the idle floor (no GPM)".into();
         }
-        v.evidence.push(format!(
-            "power flat (sd {:.1} W); no GPM on this GPU, so SM activity is unknown",
-            power.sd
-        ));
-        v.signals = "utilization and power against the idle floor (no GPM)".into();
     }
     v.pids = c.dev.processes.iter().map(|p| p.pid).collect();
-    let straggler = straggler(c, w);
-    if let Some((text, pid)) = &straggler {
-        v.evidence.push(text.clone());
-        v.pids.push(*pid);
-        v.causes.push("A rank of this job never reached the collective: the GPU named above is the likely straggler".into());
+    v.culprit = lost.or_else(|| straggler(c, w));
+    if let Some(cul) = &v.culprit {
+        v.evidence.push(cul.text.clone());
+        v.pids.push(cul.pid);
+        v.causes.push(match cul.reason.as_str() {
+            "exited" => "A rank of this job exited (crashed or was killed): the others wait for it in a collective that can never complete".into(),
+            _ => "A rank of this job never reached the collective: the GPU named above is the likely straggler".into(),
+        });
+    }
+    let is_critical = confirmed || v.culprit.as_ref().is_some_and(|k| k.reason == "exited");
+    if is_critical {
+        v.severity = Some(Severity::Critical);
+        v.title = Some("Busy but idle: GPU hung".into());
+    } else {
+        v.title = Some("Busy but idle: hang suspected".into());
+        v.evidence.push(format!(
+            "suspected: confirmed once it lasts {} or a rank of the job is gone",
+            secs(confirm)
+        ));
     }
     v.causes.extend([
         "A collective (NCCL all-reduce, all-gather, barrier) waiting on a peer: a crashed, stuck or slower rank, or ranks calling collectives in a different order".into(),
@@ -87,33 +124,112 @@ fn check(c: &Ctx) -> Option<Verdict> {
     Some(v)
 }
 
-/// The parent PIDs of a device's processes: ranks started by one launcher share one.
-fn job_keys(d: &DeviceHistory) -> Vec<u32> {
-    d.processes
-        .iter()
-        .filter_map(|p| p.host.as_ref()?.ppid)
-        .filter(|pp| *pp > 1)
-        .collect()
+/// True when two processes are ranks of one job: the same launcher job (torchrun, Slurm,
+/// a rendezvous address), else the same parent, or one the parent of the other
+/// (`torch.multiprocessing.spawn` with a parent that holds a context too).
+pub(crate) fn same_job(
+    a: &ProcessSample,
+    b_job: Option<&crate::model::JobInfo>,
+    b_pid: u32,
+    b_ppid: Option<u32>,
+) -> bool {
+    let Some(h) = a.host.as_ref() else {
+        return false;
+    };
+    if let (Some(x), Some(y)) = (&h.job, b_job) {
+        return x.key == y.key;
+    }
+    let parent = |pp: Option<u32>| pp.filter(|p| *p > 1);
+    (parent(h.ppid).is_some() && parent(h.ppid) == parent(b_ppid))
+        || parent(h.ppid) == Some(b_pid)
+        || parent(b_ppid) == Some(a.pid)
+}
+
+fn rank_text(rank: Option<u32>) -> String {
+    rank.map(|r| format!("rank {r}, ")).unwrap_or_default()
+}
+
+/// A rank of one of this GPU's jobs that left its GPU shortly before or during the stall.
+fn lost_rank(c: &Ctx) -> Option<Culprit> {
+    let since = c
+        .now_ms
+        .saturating_sub(ms(c.t.hang_window) + DEPARTURE_LOOKBACK_MS);
+    let gone: &Departure = c.all.departures.iter().rev().find(|d| {
+        d.gone_ms >= since
+            && !c.dev.processes.iter().any(|p| p.pid == d.pid)
+            && c.dev
+                .processes
+                .iter()
+                .any(|p| same_job(p, d.job.as_ref(), d.pid, d.ppid))
+    })?;
+    let rank = gone.job.as_ref().and_then(|j| j.rank);
+    Some(Culprit {
+        device: gone.device,
+        pid: gone.pid,
+        rank,
+        reason: "exited".into(),
+        at_ms: gone.gone_ms,
+        text: format!(
+            "GPU {}'s process of the same job ({}pid {}{}) exited at {} UTC: the job lost a rank, and this GPU waits for it",
+            gone.device,
+            rank_text(rank),
+            gone.pid,
+            if gone.name.is_empty() { String::new() } else { format!(", {}", gone.name) },
+            crate::report::clock(gone.gone_ms)
+        ),
+    })
 }
 
 /// Another GPU of the same job that is idle while this one spins, and its process.
-fn straggler(c: &Ctx, w: u64) -> Option<(String, u32)> {
-    let keys = job_keys(c.dev);
-    if keys.is_empty() {
-        return None;
-    }
-    c.all.devices.iter().filter(|d| d.info.index != c.dev.info.index).find_map(|d| {
-        if !job_keys(d).iter().any(|k| keys.contains(k)) {
-            return None;
-        }
-        let util = super::Stats::of(d.samples.last(w).filter_map(|s| s.util_gpu_pct));
-        if util.n == 0 || util.median >= 5.0 {
-            return None;
-        }
-        let pid = d.processes.first().map(|p| p.pid).unwrap_or(0);
-        let cpu = d.processes.first().and_then(|p| p.host.as_ref()?.cpu_pct);
-        let host = cpu.map(|c| format!(", its process at {c:.0} % CPU")).unwrap_or_default();
-        let text = format!("GPU {} (pid {pid}) of the same job is idle (util {:.0} %){host}: the likely straggler the others wait for", d.info.index, util.median);
-        Some((text, pid))
+fn straggler(c: &Ctx, w: u64) -> Option<Culprit> {
+    c.all
+        .devices
+        .iter()
+        .filter(|d| d.info.index != c.dev.info.index)
+        .find_map(|d| {
+            let p = ranks_of_same_job(c.dev, d)?;
+            let util = Stats::of(d.samples.last(w).filter_map(|s| s.util_gpu_pct));
+            if util.n == 0 || util.median >= 5.0 {
+                return None;
+            }
+            let h = p.host.as_ref();
+            let rank = h.and_then(|h| h.job.as_ref()?.rank);
+            let cpu = h.and_then(|h| h.cpu_pct);
+            let state = h.and_then(|h| h.state);
+            let host = match (cpu, state) {
+                (Some(cpu), Some(st)) => format!(", its process at {cpu:.0} % CPU (state {st})"),
+                (Some(cpu), None) => format!(", its process at {cpu:.0} % CPU"),
+                _ => String::new(),
+            };
+            Some(Culprit {
+                device: d.info.index,
+                pid: p.pid,
+                rank,
+                reason: "idle".into(),
+                at_ms: c.now_ms,
+                text: format!(
+                    "GPU {} ({}pid {}) of the same job is idle (util {:.0} %){host}: the likely straggler the others wait for",
+                    d.info.index, rank_text(rank), p.pid, util.median
+                ),
+            })
+        })
+}
+
+/// The process on `other` that is a rank of one of `this` device's jobs.
+fn ranks_of_same_job<'a>(
+    this: &DeviceHistory,
+    other: &'a DeviceHistory,
+) -> Option<&'a ProcessSample> {
+    other.processes.iter().find(|q| {
+        let h = q.host.as_ref();
+        this.processes.iter().any(|p| {
+            p.pid != q.pid
+                && same_job(
+                    p,
+                    h.and_then(|h| h.job.as_ref()),
+                    q.pid,
+                    h.and_then(|h| h.ppid),
+                )
+        })
     })
 }

@@ -10,6 +10,8 @@ pub const LOST: Rule = Rule {
     severity: Severity::Critical,
     window: |_| std::time::Duration::ZERO,
     check: check_lost,
+    cause: false,
+    after_startup: false,
 };
 pub const POWERCAP: Rule = Rule {
     id: "powercap",
@@ -17,6 +19,8 @@ pub const POWERCAP: Rule = Rule {
     severity: Severity::Warning,
     window: |t| t.powercap_window,
     check: check_powercap,
+    cause: false,
+    after_startup: false,
 };
 pub const THERMAL: Rule = Rule {
     id: "thermal",
@@ -24,6 +28,8 @@ pub const THERMAL: Rule = Rule {
     severity: Severity::Warning,
     window: |t| t.thermal_window,
     check: check_thermal,
+    cause: false,
+    after_startup: false,
 };
 pub const PCIE: Rule = Rule {
     id: "pcie",
@@ -31,6 +37,8 @@ pub const PCIE: Rule = Rule {
     severity: Severity::Warning,
     window: |t| t.pcie_window,
     check: check_pcie,
+    cause: false,
+    after_startup: false,
 };
 pub const PERSISTENCE: Rule = Rule {
     id: "persistence",
@@ -38,6 +46,8 @@ pub const PERSISTENCE: Rule = Rule {
     severity: Severity::Info,
     window: |_| std::time::Duration::ZERO,
     check: check_persistence,
+    cause: false,
+    after_startup: false,
 };
 
 fn check_lost(c: &Ctx) -> Option<Verdict> {
@@ -108,7 +118,7 @@ fn check_powercap(c: &Ctx) -> Option<Verdict> {
         ],
         pids: c.dev.processes.iter().map(|p| p.pid).collect(),
         signals: "enforced vs default power limit, power draw, clock-event bits".into(),
-        severity: None,
+        ..Verdict::default()
     })
 }
 
@@ -178,6 +188,7 @@ fn check_thermal(c: &Ctx) -> Option<Verdict> {
         pids: Vec::new(),
         signals: "clock-event bits, temperature against the slowdown threshold".into(),
         severity,
+        ..Verdict::default()
     })
 }
 
@@ -227,7 +238,7 @@ fn check_pcie(c: &Ctx) -> Option<Verdict> {
         ],
         pids: Vec::new(),
         signals: "current vs maximum PCIe generation and width under load".into(),
-        severity: None,
+        ..Verdict::default()
     })
 }
 

@@ -1,9 +1,11 @@
 //! Rules that need the host side of the GPU's processes.
 //!
-//! Starved: util low or bursty and power near the floor while the owning process is busy on
-//! the host (or in I/O wait): the GPU waits for input. Fires wrongly on: a job that is
-//! legitimately CPU-heavy between short GPU steps (e.g. RL environments), which is still worth
-//! knowing. Idle-mem: a process holds GPU memory while no kernel runs for a long time.
+//! Starved: util low and power near the floor while the kernels that do run fill the SMs: the
+//! GPU waits for input. The host side says for what: the process (or its DataLoader workers)
+//! busy on a CPU preparing batches, or the process sleeping / in I/O wait with little CPU
+//! (slow storage, a remote source). Fires wrongly on: a job that is legitimately CPU-heavy
+//! between short GPU steps (e.g. RL environments), which is still worth knowing.
+//! Idle-mem: a process holds GPU memory while no kernel runs for a long time.
 
 use super::{ms, secs, Ctx, Rule, Severity, Verdict};
 use crate::model::{ProcessSample, GIB};
@@ -14,6 +16,8 @@ pub const STARVED: Rule = Rule {
     severity: Severity::Warning,
     window: |t| t.starved_window,
     check: check_starved,
+    cause: true,
+    after_startup: true,
 };
 
 pub const IDLE_MEM: Rule = Rule {
@@ -22,7 +26,12 @@ pub const IDLE_MEM: Rule = Rule {
     severity: Severity::Info,
     window: |t| t.idle_mem_window,
     check: check_idle_mem,
+    cause: false,
+    after_startup: false,
 };
+
+/// A process below this CPU % that sleeps (S) or waits on I/O (D) is waiting, not computing.
+const WAITING_CPU_MAX_PCT: f32 = 40.0;
 
 fn check_starved(c: &Ctx) -> Option<Verdict> {
     let w = ms(c.t.starved_window);
@@ -34,28 +43,30 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
     let power_ceiling =
         c.floor_w + c.tdp_w().unwrap_or(0.0) * c.t.starved_power_margin_pct_of_tdp / 100.0;
     // Some work arrives (NVML's averaging smooths a starved loader's bursts into a steady
-    // 10-20 % on an H200); both halves must be low, so a phase change (idle, then a saturated
-    // job) is not starvation even though its window has a low median.
-    let active = util.n > 0 && util.max >= 10.0 && util.nonzero_share >= 0.5;
+    // 10-20 % on an H200; a loader waiting on storage shows 0-9 %); both halves must be low, so
+    // a phase change (idle, then a saturated job) is not starvation.
+    let util_max = c.t.starved_util_max_median_pct + if c.open { 10.0 } else { 0.0 };
+    let active = util.n > 0 && util.max >= 3.0 && util.nonzero_share >= 0.3;
     let (u1, u2) = c.halves(w, |s| s.util_gpu_pct);
-    let both_halves_low =
-        u1.median < c.t.starved_util_max_median_pct && u2.median < c.t.starved_util_max_median_pct;
     if !active
-        || !both_halves_low
-        || util.median >= c.t.starved_util_max_median_pct
+        || u1.median >= util_max
+        || u2.median >= util_max
+        || util.median >= util_max
         || power.n == 0
         || power.median > power_ceiling
     {
         return None;
     }
     let sm = c.stats(w, |s| s.gpm.sm_active_pct);
+    let mut fit: f32 = 0.5;
     let signals = if sm.n > 0 {
         // Kernels that fill the SMs while they run (SM activity tracks util): work arrives in
-        // bursts. SM far below util is the launch-bound pattern, left to the sync rule.
-        if sm.median < 1.0 || sm.median < c.t.sync_sm_to_util_max * util.median {
+        // bursts. SM far below util is the launch-bound pattern, the sync rule's.
+        if sm.median < 0.5 || sm.median < c.t.sync_sm_to_util_max * util.median {
             return None;
         }
-        "low utilization, power against the idle floor, GPM SM activity, host CPU of the process"
+        fit += (sm.median / util.median.max(1.0)).min(1.0) * 0.2;
+        "low utilization, power against the idle floor, GPM SM activity, host side of the process"
     } else {
         // Without GPM: the GPU must draw above the floor while its kernels run; launch-bound
         // work does not (a utilization-variation test was tried and caught phase changes).
@@ -63,9 +74,14 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
         if power.median <= c.floor_w + margin {
             return None;
         }
-        "low utilization, power above the idle floor, host CPU of the process (no GPM)"
+        "low utilization, power above the idle floor, host side of the process (no GPM)"
     };
-    let host = host_evidence(&c.dev.processes, c.t.starved_host_cpu_min_pct)?;
+    let host = host_evidence(&c.dev.processes, c.t.starved_host_cpu_min_pct);
+    fit += match host.kind {
+        Kind::Computing | Kind::Waiting => 0.3,
+        Kind::Unknown => 0.1,
+        Kind::Idle => 0.0,
+    };
     let mut evidence = vec![
         format!(
             "util median {:.0} % over {} (range {:.0}–{:.0} %, busy in {:.0} % of samples)",
@@ -84,41 +100,98 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
         ));
     }
     evidence.extend(host.lines);
+    let (title, causes) = match host.kind {
+        Kind::Waiting => (
+            "GPU starved: the input waits on I/O",
+            vec![
+                "The training process sleeps or waits on I/O between batches: slow storage, a network filesystem or object store, or too few loader workers to hide the latency".to_string(),
+                "Small random reads (many little files, a dataset without sharding)".into(),
+                "The loader workers themselves wait (remote reads, a lock, a queue)".into(),
+            ],
+        ),
+        _ => (
+            "GPU starved: waiting for input",
+            vec![
+                "The input pipeline cannot keep up: batches prepared on the training process (DataLoader num_workers=0) or too few workers".to_string(),
+                "Slow reads from storage or network (the process waits on I/O)".into(),
+                "Pageable host-to-device copies that serialise with compute (pin_memory=False)".into(),
+            ],
+        ),
+    };
+    let mut actions = vec![
+        "`DataLoader(ds, num_workers=8, pin_memory=True, prefetch_factor=4, persistent_workers=True)`".to_string(),
+        "Copy without blocking: `x.to(device, non_blocking=True)` from pinned memory".into(),
+    ];
+    if host.kind == Kind::Waiting {
+        actions.extend([
+            "Find the slow reads: `iotop -o`, `iostat -x 1`, `py-spy dump --pid PID` (where it sleeps)".to_string(),
+            "Pack the data into large sequential shards (WebDataset, LMDB) and cache them on local NVMe".into(),
+        ]);
+    } else {
+        actions.extend([
+            "Move decode and augmentation to the GPU (NVIDIA DALI, torchvision.transforms.v2 on GPU tensors)".to_string(),
+            "See what the host does: `py-spy top --pid PID`; for I/O, `iostat -x 1`".into(),
+        ]);
+    }
     Some(Verdict {
         evidence,
-        causes: vec![
-            "The input pipeline cannot keep up: batches prepared on the training process (DataLoader num_workers=0) or too few workers".into(),
-            "Slow reads from storage or network (the process waits on I/O)".into(),
-            "Pageable host-to-device copies that serialise with compute (pin_memory=False)".into(),
-        ],
-        actions: vec![
-            "`DataLoader(ds, num_workers=8, pin_memory=True, prefetch_factor=4, persistent_workers=True)`".into(),
-            "Copy without blocking: `x.to(device, non_blocking=True)` from pinned memory".into(),
-            "Move decode and augmentation to the GPU (NVIDIA DALI, torchvision.transforms.v2 on GPU tensors)".into(),
-            "See what the host does: `py-spy top --pid PID`; for I/O, `iostat -x 1`".into(),
-        ],
+        causes,
+        actions,
         pids: host.pids,
         signals: signals.into(),
-        severity: None,
+        title: Some(title.into()),
+        fit: fit.min(1.0),
+        summary: format!(
+            "util {:.0} %, SM tracks it, host {}",
+            util.median,
+            host.kind.word()
+        ),
+        ..Verdict::default()
     })
 }
 
+/// What the GPU's processes do on the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// The process or a worker is busy on a CPU: it prepares the input.
+    Computing,
+    /// The process sleeps or waits on I/O with little CPU: it waits for the input.
+    Waiting,
+    /// Known, neither busy nor clearly waiting.
+    Idle,
+    /// The PIDs do not resolve here.
+    Unknown,
+}
+
+impl Kind {
+    fn word(self) -> &'static str {
+        match self {
+            Kind::Computing => "busy on the CPU",
+            Kind::Waiting => "waiting (sleeping or in I/O)",
+            Kind::Idle => "neither busy nor waiting",
+            Kind::Unknown => "unknown",
+        }
+    }
+}
+
 struct HostEvidence {
+    kind: Kind,
     lines: Vec<String>,
     pids: Vec<u32>,
 }
 
-/// Evidence that the owning process is busy on the host; `None` if it is known to be idle.
-fn host_evidence(procs: &[ProcessSample], busy_pct: f32) -> Option<HostEvidence> {
+/// What the owning processes do on the host, with a line of evidence each.
+fn host_evidence(procs: &[ProcessSample], busy_pct: f32) -> HostEvidence {
     let pids: Vec<u32> = procs.iter().map(|p| p.pid).collect();
     if procs.iter().all(|p| p.host.is_none()) {
-        return Some(HostEvidence {
+        return HostEvidence {
+            kind: Kind::Unknown,
             lines: vec!["host side unknown: the process IDs do not resolve here (a container?), so host CPU was not checked".into()],
             pids,
-        });
+        };
     }
     let mut lines = Vec::new();
-    let mut busy = false;
+    let (mut computing, mut waiting) = (false, false);
     for p in procs {
         let Some(h) = &p.host else { continue };
         let cpu = h.cpu_pct.unwrap_or(0.0);
@@ -128,18 +201,40 @@ fn host_evidence(procs: &[ProcessSample], busy_pct: f32) -> Option<HostEvidence>
             .iter()
             .filter(|k| k.cpu_pct.unwrap_or(0.0) >= busy_pct || k.state == Some('D'))
             .count();
-        busy |= cpu >= busy_pct || io_wait || busy_workers > 0;
+        let reads = h.io_read_bytes_s.unwrap_or(0.0);
+        computing |= cpu >= busy_pct || busy_workers > 0;
+        waiting |= (cpu < WAITING_CPU_MAX_PCT
+            && matches!(h.state, Some('S' | 'D'))
+            && h.cpu_pct.is_some())
+            || io_wait;
         let workers = match h.children.len() {
             0 => "no worker processes (DataLoader num_workers=0?)".to_string(),
             n => format!("{n} worker processes, {busy_workers} of them busy"),
         };
-        let wait = if io_wait { ", in I/O wait" } else { "" };
+        let state = match h.state {
+            Some('D') => ", in I/O wait (state D)".to_string(),
+            Some('S') if cpu < WAITING_CPU_MAX_PCT => ", sleeping (state S)".to_string(),
+            _ => String::new(),
+        };
+        let io = if reads >= 1024.0 * 1024.0 {
+            format!(
+                ", reading {:.0} MiB/s from storage",
+                reads / (1024.0 * 1024.0)
+            )
+        } else {
+            String::new()
+        };
         lines.push(format!(
-            "pid {} ({}) at {cpu:.0} % CPU{wait}; {workers}",
+            "pid {} ({}) at {cpu:.0} % CPU{state}{io}; {workers}",
             p.pid, h.name
         ));
     }
-    busy.then_some(HostEvidence { lines, pids })
+    let kind = match (computing, waiting) {
+        (true, _) => Kind::Computing,
+        (false, true) => Kind::Waiting,
+        (false, false) => Kind::Idle,
+    };
+    HostEvidence { kind, lines, pids }
 }
 
 fn check_idle_mem(c: &Ctx) -> Option<Verdict> {
@@ -188,6 +283,6 @@ fn check_idle_mem(c: &Ctx) -> Option<Verdict> {
         ],
         pids: c.dev.processes.iter().map(|p| p.pid).collect(),
         signals: "utilization, GPM SM activity, process GPU memory".into(),
-        severity: None,
+        ..Verdict::default()
     })
 }

@@ -9,13 +9,17 @@ pub const FULL: Rule = Rule {
     severity: Severity::Warning,
     window: |t| t.mem_full_window,
     check: check_full,
+    cause: false,
+    after_startup: false,
 };
 pub const GROWTH: Rule = Rule {
     id: "mem-growth",
     title: "GPU memory growing steadily",
     severity: Severity::Warning,
-    window: |t| t.mem_growth_window,
+    window: |t| t.mem_growth_fast_window,
     check: check_growth,
+    cause: false,
+    after_startup: true,
 };
 
 fn gib(b: f32) -> f32 {
@@ -46,7 +50,7 @@ fn check_full(c: &Ctx) -> Option<Verdict> {
         ],
         pids: c.dev.processes.iter().map(|p| p.pid).collect(),
         signals: "memory used against total".into(),
-        severity: None,
+        ..Verdict::default()
     })
 }
 
@@ -79,22 +83,37 @@ fn trend(c: &Ctx, w: u64) -> Option<(f32, f32)> {
     Some(((sxy / sxx) as f32, (sxy * sxy / (sxx * syy)) as f32))
 }
 
-fn check_growth(c: &Ctx) -> Option<Verdict> {
-    let w = ms(c.t.mem_growth_window);
-    let total = c.dev.info.memory_total_bytes? as f32;
+/// Growth over `w`: (bytes grown, slope in bytes/s, R²) when it is steady and large enough.
+fn growth(c: &Ctx, w: u64, min_bytes: f32, min_rate: f32) -> Option<(f32, f32, f32)> {
     if !c.covers(w) {
         return None;
     }
     let (slope, r2) = trend(c, w)?;
     let grown = slope * w as f32 / 1000.0;
-    if grown < total * c.t.mem_growth_min_pct / 100.0 || r2 < 0.8 {
-        return None;
-    }
+    // Once open, a leak that slows down is still a leak: hold it at half the rate.
+    let relax = if c.open { 0.5 } else { 1.0 };
+    (grown >= min_bytes * relax && slope >= min_rate * relax && r2 >= 0.8)
+        .then_some((grown, slope, r2))
+}
+
+fn check_growth(c: &Ctx) -> Option<Verdict> {
+    let total = c.dev.info.memory_total_bytes? as f32;
+    let fast = ms(c.t.mem_growth_fast_window);
+    let slow = ms(c.t.mem_growth_window);
+    // A fast leak by its rate within seconds; a slow one by its share of memory over minutes.
+    let (w, (grown, slope, r2)) = growth(
+        c,
+        fast,
+        c.t.mem_growth_fast_min_gib * GIB as f32,
+        c.t.mem_growth_min_mib_s * 1024.0 * 1024.0,
+    )
+    .map(|g| (fast, g))
+    .or_else(|| growth(c, slow, total * c.t.mem_growth_min_pct / 100.0, 0.0).map(|g| (slow, g)))?;
     let used = c.dev.samples.latest()?.mem_used_bytes? as f32;
     let to_full = (total - used).max(0.0) / slope;
     Some(Verdict {
         evidence: vec![
-            format!("memory grew {:.1} GiB in {} ({:.0} MiB/s, steady: R² {r2:.2})", gib(grown), secs(w), slope / (1024.0 * 1024.0)),
+            format!("memory grew {:.1} GiB in {} ({:.2} GiB/s, steady: R² {r2:.2})", gib(grown), secs(w), slope / GIB as f32),
             format!("{:.1} of {:.1} GiB used; full in about {} at this rate", gib(used), gib(total), secs((to_full * 1000.0) as u64)),
         ],
         causes: vec![
@@ -107,7 +126,7 @@ fn check_growth(c: &Ctx) -> Option<Verdict> {
             ALLOC_ADVICE.into(),
         ],
         pids: c.dev.processes.iter().map(|p| p.pid).collect(),
-        signals: "trend of memory used".into(),
-        severity: None,
+        signals: "trend of memory used (rate over seconds, share over minutes)".into(),
+        ..Verdict::default()
     })
 }

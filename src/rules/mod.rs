@@ -11,6 +11,7 @@ mod host;
 mod memory;
 mod stats;
 mod sync;
+mod transfer;
 
 use serde::{Deserialize, Serialize};
 
@@ -68,6 +69,29 @@ pub struct Finding {
     pub pids: Vec<u32>,
     /// Which signals decided ("GPM SM activity", or the fallbacks used without GPM).
     pub signals: String,
+    /// The rank the others wait for (a hang across GPUs of one job). Once named it stays, so a
+    /// report written after the job ended still names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub culprit: Option<Culprit>,
+    /// The runner-up cause whose symptoms also matched, if any (a rule id); the evidence says
+    /// why it was judged less likely.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alternative: Option<String>,
+}
+
+/// The rank of a job that the others wait for.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Culprit {
+    /// The GPU it ran on (NVML index).
+    pub device: u32,
+    pub pid: u32,
+    pub rank: Option<u32>,
+    /// `exited` (its process left the GPU) or `idle` (its GPU idles while the others spin).
+    pub reason: String,
+    /// When that was seen (ms).
+    pub at_ms: u64,
+    /// The sentence for the evidence list.
+    pub text: String,
 }
 
 /// A rule's verdict for one evaluation.
@@ -80,6 +104,16 @@ pub struct Verdict {
     pub signals: String,
     /// Raises the rule's severity (e.g. hardware power brake).
     pub severity: Option<Severity>,
+    /// A title for this stage of the finding ("hang suspected" before it is confirmed).
+    pub title: Option<String>,
+    /// How well the symptoms fit this cause, 0–1: when several causes match one GPU, the
+    /// best fit is shown and the runner-up named in its evidence.
+    pub fit: f32,
+    /// Why this cause, in one line, for a runner-up's mention.
+    pub summary: String,
+    pub culprit: Option<Culprit>,
+    /// Set by the engine: the runner-up cause.
+    pub alternative: Option<&'static str>,
 }
 
 /// Everything a rule may read about one device.
@@ -91,6 +125,12 @@ pub struct Ctx<'a> {
     pub floor_w: f32,
     pub floor: Floor,
     pub now_ms: u64,
+    /// Samples before this (ms) are not judged by rules that wait out start-up: the newest
+    /// process on the GPU was still starting.
+    pub judged_from_ms: u64,
+    /// True when this rule's finding is open on this device: a rule may hold it with looser
+    /// thresholds than it opened with (hysteresis), so a finding does not flap.
+    pub open: bool,
 }
 
 impl Ctx<'_> {
@@ -104,13 +144,13 @@ impl Ctx<'_> {
             .map_or(0.0, |tdp| tdp * self.t.floor_margin_pct_of_tdp / 100.0);
         self.floor_w + margin.max(self.t.floor_margin_min_w)
     }
-    /// True when the history reaches back at least `span_ms` from now.
+    /// True when the history reaches back at least `span_ms` from now, past start-up.
     pub fn covers(&self, span_ms: u64) -> bool {
         self.dev
             .samples
             .iter()
             .next()
-            .is_some_and(|s| s.t_ms + span_ms <= self.now_ms)
+            .is_some_and(|s| s.t_ms.max(self.judged_from_ms) + span_ms <= self.now_ms)
     }
     pub fn stats(
         &self,
@@ -185,6 +225,11 @@ pub struct Rule {
     /// How long the symptom must last before the finding opens.
     pub window: fn(&Thresholds) -> std::time::Duration,
     pub check: fn(&Ctx) -> Option<Verdict>,
+    /// One of the causes of "busy but idle" (hang, starved, sync, transfer): at most one is
+    /// open on a GPU at a time.
+    pub cause: bool,
+    /// Judges only what a GPU did after its processes' start-up (import, load, autotune).
+    pub after_startup: bool,
 }
 
 /// Every rule gpuwatch knows, in the order findings are listed.
@@ -194,6 +239,7 @@ pub fn all_rules() -> Vec<Rule> {
         hang::HANG,
         host::STARVED,
         sync::SYNC,
+        transfer::TRANSFER,
         hardware::POWERCAP,
         hardware::THERMAL,
         hardware::PCIE,
@@ -210,13 +256,42 @@ struct Slot {
     open: Option<Finding>,
 }
 
-/// Evaluates every rule on every device after each tick, with hysteresis.
+/// What a GPU is still being judged for: until the rules' windows are covered past its
+/// processes' start-up, "nothing found" does not mean "all clear".
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Judging {
+    pub device: u32,
+    /// Judged from here (ms): the first sample, or the end of the newest process's start-up.
+    pub from_ms: u64,
+    /// How much has been judged and how much the causes' windows need, ms.
+    pub covered_ms: u64,
+    pub needed_ms: u64,
+    /// Processes still in their start-up.
+    pub starting_pids: Vec<u32>,
+}
+
+impl Judging {
+    /// True while the windows are not covered yet.
+    pub fn pending(&self) -> bool {
+        self.covered_ms < self.needed_ms
+    }
+}
+
+/// When each process was first seen on a device, to tell start-up from steady state.
+#[derive(Debug, Clone, Default)]
+struct Arrivals {
+    seen: Vec<(u32, u64)>,
+}
+
+/// Evaluates every rule on every device, with hysteresis and one cause per GPU.
 #[derive(Clone)]
 pub struct Engine {
     rules: Vec<Rule>,
     pub thresholds: Thresholds,
     slots: Vec<Vec<Slot>>,
     floors: Vec<Floor>,
+    arrivals: Vec<Arrivals>,
+    judging: Vec<Judging>,
     /// Findings closed recently, newest last (bounded).
     pub cleared: Vec<Finding>,
 }
@@ -247,6 +322,8 @@ impl Engine {
             thresholds,
             slots: Vec::new(),
             floors: Vec::new(),
+            arrivals: Vec::new(),
+            judging: Vec::new(),
             cleared: Vec::new(),
         }
     }
@@ -281,14 +358,37 @@ impl Engine {
         self.active_on(device).max_by_key(|f| f.severity)
     }
 
+    /// What a device is still being judged for (by position); `None` before its first sample.
+    pub fn judging(&self, device: usize) -> Option<&Judging> {
+        self.judging.get(device).filter(|j| j.needed_ms > 0)
+    }
+
+    /// The longest window a cause needs: how long a GPU is "judging" after a start.
+    pub fn cause_window_ms(&self) -> u64 {
+        self.rules
+            .iter()
+            .filter(|r| r.cause)
+            .map(|r| ms((r.window)(&self.thresholds)))
+            .max()
+            .unwrap_or(0)
+    }
+
     /// The learned idle floors of a device (none until it has been idle for a few seconds).
     pub fn floors(&self, device: usize) -> Floor {
         self.floors.get(device).copied().unwrap_or_default()
     }
 
-    /// The learned idle floor of a device: with a context if seen, else with none.
-    pub fn floor_w(&self, device: usize) -> Option<f32> {
-        self.floors.get(device).and_then(Floor::best)
+    /// The idle floor the rules judge a device against, in watts: the floor seen with a
+    /// context; else the bare floor plus what a context adds; else a share of TDP.
+    pub fn floor_w(&self, device: usize, info: &crate::model::DeviceInfo) -> f32 {
+        let t = &self.thresholds;
+        let f = self.floors(device);
+        let tdp = info.tdp_w().unwrap_or(0.0);
+        f.context
+            .or(f
+                .bare
+                .map(|b| b + tdp * t.context_floor_extra_pct_of_tdp / 100.0))
+            .unwrap_or(tdp * t.floor_fallback_pct_of_tdp / 100.0)
     }
 
     pub fn evaluate(&mut self, history: &History) {
@@ -296,31 +396,54 @@ impl Engine {
         self.slots
             .resize_with(n, || vec![Slot::default(); self.rules.len()]);
         self.floors.resize(n, Floor::default());
+        self.arrivals.resize_with(n, Arrivals::default);
+        self.judging.resize_with(n, Judging::default);
         for (i, dev) in history.devices.iter().enumerate() {
             self.learn_floor(i, dev);
             let Some(now_ms) = dev.samples.latest().map(|s| s.t_ms) else {
                 continue;
             };
-            let fallback = dev.info.tdp_w().map_or(0.0, |tdp| {
-                tdp * self.thresholds.floor_fallback_pct_of_tdp / 100.0
-            });
-            let context_extra = dev.info.tdp_w().unwrap_or(0.0)
-                * self.thresholds.context_floor_extra_pct_of_tdp
-                / 100.0;
-            let ctx = Ctx {
+            let judged_from_ms = self.note_arrivals(i, dev, now_ms);
+            let mut ctx = Ctx {
                 dev,
                 all: history,
                 t: &self.thresholds,
-                floor_w: self.floors[i]
-                    .context
-                    .or(self.floors[i].bare.map(|b| b + context_extra))
-                    .unwrap_or(fallback),
+                floor_w: self.floor_w(i, &dev.info),
                 floor: self.floors[i],
                 now_ms,
+                judged_from_ms: 0,
+                open: false,
             };
-            for (rule, slot) in self.rules.iter().zip(self.slots[i].iter_mut()) {
-                let verdict = (rule.check)(&ctx);
-                if let Some(closed) = update_slot(slot, rule, &ctx, verdict) {
+            let verdicts: Vec<Option<Verdict>> = self
+                .rules
+                .iter()
+                .zip(&self.slots[i])
+                .map(|(rule, slot)| {
+                    ctx.judged_from_ms = if rule.after_startup {
+                        judged_from_ms
+                    } else {
+                        0
+                    };
+                    ctx.open = slot.open.is_some();
+                    (rule.check)(&ctx)
+                })
+                .collect();
+            let verdicts = one_cause(&self.rules, &self.slots[i], verdicts);
+            ctx.judged_from_ms = judged_from_ms;
+            for (r, verdict) in verdicts.into_iter().enumerate() {
+                let rule = &self.rules[r];
+                let opening = verdict.is_some() && self.slots[i][r].open.is_none();
+                if rule.cause && opening {
+                    // A new cause replaces the one still waiting out its hysteresis.
+                    close_other_causes(
+                        &self.rules,
+                        &mut self.slots[i],
+                        r,
+                        now_ms,
+                        &mut self.cleared,
+                    );
+                }
+                if let Some(closed) = update_slot(&mut self.slots[i][r], rule, &ctx, verdict) {
                     self.cleared.push(closed);
                 }
             }
@@ -328,6 +451,56 @@ impl Engine {
         if self.cleared.len() > KEEP_CLEARED {
             self.cleared.drain(..self.cleared.len() - KEEP_CLEARED);
         }
+    }
+
+    /// Tracks when each process arrived on device `i`; returns the time from which the
+    /// after-start-up rules may judge it, and updates its `Judging`.
+    fn note_arrivals(&mut self, i: usize, dev: &DeviceHistory, now_ms: u64) -> u64 {
+        let grace = ms(self.thresholds.startup_grace);
+        let first_ms = dev.samples.iter().next().map_or(now_ms, |s| s.t_ms);
+        let seen = &mut self.arrivals[i].seen;
+        seen.retain(|(pid, _)| dev.processes.iter().any(|p| p.pid == *pid));
+        for p in &dev.processes {
+            if seen.iter().any(|(pid, _)| *pid == p.pid) {
+                continue;
+            }
+            // A process already running when watching began, and started long enough before,
+            // is past its start-up: attaching to a running job judges it at once.
+            let started = p.host.as_ref().and_then(|h| h.started_ms);
+            let at_start = now_ms == first_ms && started.is_some_and(|s| s + grace <= first_ms);
+            seen.push((
+                p.pid,
+                if at_start {
+                    first_ms.saturating_sub(grace)
+                } else {
+                    now_ms
+                },
+            ));
+        }
+        let judged_from = seen
+            .iter()
+            .map(|(_, t)| t + grace)
+            .max()
+            .unwrap_or(0)
+            .max(first_ms);
+        let j = &mut self.judging[i];
+        j.device = dev.info.index;
+        j.from_ms = judged_from;
+        j.covered_ms = now_ms.saturating_sub(judged_from);
+        j.needed_ms = self
+            .rules
+            .iter()
+            .filter(|r| r.cause)
+            .map(|r| ms((r.window)(&self.thresholds)))
+            .max()
+            .unwrap_or(0);
+        j.starting_pids.clear();
+        j.starting_pids.extend(
+            seen.iter()
+                .filter(|(_, t)| t + grace > now_ms)
+                .map(|(pid, _)| *pid),
+        );
+        judged_from
     }
 
     /// The floor is the lowest power held through a stretch with no kernels running.
@@ -377,6 +550,72 @@ impl Engine {
     }
 }
 
+/// Keeps one cause per GPU: the open one while it still holds (no flapping between two
+/// explanations), else the best fit; the runner-up is named in the winner's evidence.
+fn one_cause(
+    rules: &[Rule],
+    slots: &[Slot],
+    mut verdicts: Vec<Option<Verdict>>,
+) -> Vec<Option<Verdict>> {
+    let held: Vec<usize> = (0..rules.len())
+        .filter(|&r| rules[r].cause && verdicts[r].is_some())
+        .collect();
+    if held.len() < 2 {
+        return verdicts;
+    }
+    let fit = |r: usize| verdicts[r].as_ref().map_or(0.0, |v| v.fit);
+    let winner = held
+        .iter()
+        .copied()
+        .find(|&r| slots[r].open.is_some())
+        .unwrap_or_else(|| {
+            held.iter()
+                .copied()
+                .max_by(|&a, &b| fit(a).total_cmp(&fit(b)))
+                .expect("two or more held")
+        });
+    let runner_up = held
+        .iter()
+        .copied()
+        .filter(|&r| r != winner)
+        .max_by(|&a, &b| fit(a).total_cmp(&fit(b)))
+        .expect("two or more held");
+    let other = verdicts[runner_up].take().expect("held");
+    for r in held {
+        if r != winner {
+            verdicts[r] = None;
+        }
+    }
+    if let Some(v) = verdicts[winner].as_mut() {
+        v.evidence.push(format!(
+            "also consistent with \"{}\" ({}), judged less likely (fit {:.2} against {:.2})",
+            rules[runner_up].title, other.summary, other.fit, v.fit
+        ));
+        v.summary = format!("{}; runner-up: {}", v.summary, rules[runner_up].id);
+        v.culprit = v.culprit.take().or(other.culprit);
+        v.alternative = Some(rules[runner_up].id);
+    }
+    verdicts
+}
+
+/// Closes every open cause on a device except `keep`.
+fn close_other_causes(
+    rules: &[Rule],
+    slots: &mut [Slot],
+    keep: usize,
+    now_ms: u64,
+    cleared: &mut Vec<Finding>,
+) {
+    for (r, slot) in slots.iter_mut().enumerate() {
+        if r != keep && rules[r].cause {
+            if let Some(mut f) = slot.open.take() {
+                f.cleared_ms = Some(now_ms);
+                cleared.push(f);
+            }
+        }
+    }
+}
+
 /// Opens, refreshes or closes one slot's finding; returns a finding that just closed.
 fn update_slot(
     slot: &mut Slot,
@@ -388,18 +627,34 @@ fn update_slot(
         (Some(v), Some(f)) => {
             f.last_ms = ctx.now_ms;
             f.severity = v.severity.unwrap_or(rule.severity);
+            f.title = v.title.unwrap_or_else(|| rule.title.into());
             f.evidence = v.evidence;
             f.causes = v.causes;
             f.actions = v.actions;
-            f.pids = v.pids;
             f.signals = v.signals;
+            f.alternative = v.alternative.map(String::from);
+            match (v.culprit, f.culprit.as_ref()) {
+                (Some(c), _) => f.culprit = Some(c),
+                // The job ended and took the evidence with it: keep what was seen.
+                (None, Some(c)) => f.evidence.push(format!(
+                    "{} (seen at {} UTC)",
+                    c.text,
+                    crate::report::clock(c.at_ms)
+                )),
+                (None, None) => {}
+            }
+            for pid in v.pids {
+                if !f.pids.contains(&pid) {
+                    f.pids.push(pid);
+                }
+            }
             None
         }
         (Some(v), None) => {
             let window = (rule.window)(ctx.t).as_millis() as u64;
             slot.open = Some(Finding {
                 rule: rule.id.into(),
-                title: rule.title.into(),
+                title: v.title.unwrap_or_else(|| rule.title.into()),
                 severity: v.severity.unwrap_or(rule.severity),
                 device: ctx.dev.info.index,
                 since_ms: ctx.now_ms.saturating_sub(window),
@@ -411,6 +666,8 @@ fn update_slot(
                 actions: v.actions,
                 pids: v.pids,
                 signals: v.signals,
+                culprit: v.culprit,
+                alternative: v.alternative.map(String::from),
             });
             None
         }

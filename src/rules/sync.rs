@@ -12,6 +12,8 @@ pub const SYNC: Rule = Rule {
     severity: Severity::Warning,
     window: |t| t.sync_window,
     check,
+    cause: true,
+    after_startup: true,
 };
 
 fn check(c: &Ctx) -> Option<Verdict> {
@@ -21,9 +23,10 @@ fn check(c: &Ctx) -> Option<Verdict> {
     }
     let util = c.stats(w, |s| s.util_gpu_pct);
     let power = c.stats(w, |s| s.power_w);
+    let util_max = if c.open { 95.0 } else { 90.0 };
     if util.n == 0
         || util.median < 5.0
-        || util.median > 90.0
+        || util.median > util_max
         || power.n == 0
         || power.median > c.near_floor_w()
     {
@@ -32,11 +35,12 @@ fn check(c: &Ctx) -> Option<Verdict> {
     let (u1, u2) = c.halves(w, |s| s.util_gpu_pct);
     if [u1, u2]
         .iter()
-        .any(|h| h.n == 0 || h.median < 5.0 || h.median > 90.0)
+        .any(|h| h.n == 0 || h.median < 5.0 || h.median > util_max)
     {
         return None;
     }
     let sm = c.stats(w, |s| s.gpm.sm_active_pct);
+    let mut fit: f32 = 0.6;
     let mut evidence = vec![
         format!(
             "util median {:.0} % over {} (range {:.0}–{:.0} %)",
@@ -52,6 +56,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
             return None;
         }
         evidence.push(format!("SM activity {:.1} % (GPM) while util says {:.0} %: kernels far too small to fill the GPU", sm.median, util.median));
+        fit += 0.2 * (1.0 - sm.median / (c.t.sync_sm_to_util_max * util.median).max(0.1));
         "utilization against GPM SM activity, power against the idle floor"
     } else {
         // Without GPM: steady medium util with power flat at the floor (starvation is burstier
@@ -75,6 +80,21 @@ fn check(c: &Ctx) -> Option<Verdict> {
             tx.median / 1024.0
         ));
     }
+    // The launching thread is busy on a CPU: Python and launch overhead set the pace.
+    let busy = c
+        .dev
+        .processes
+        .iter()
+        .filter_map(|p| p.host.as_ref())
+        .find(|h| h.cpu_pct.unwrap_or(0.0) >= c.t.starved_host_cpu_min_pct && h.state != Some('D'));
+    if let Some(h) = busy {
+        evidence.push(format!(
+            "the process ({}) runs at {:.0} % CPU: it launches and waits, step after step",
+            h.name,
+            h.cpu_pct.unwrap_or(0.0)
+        ));
+        fit += 0.2;
+    }
     Some(Verdict {
         evidence,
         causes: vec![
@@ -89,6 +109,8 @@ fn check(c: &Ctx) -> Option<Verdict> {
         ],
         pids: c.dev.processes.iter().map(|p| p.pid).collect(),
         signals: signals.into(),
-        severity: None,
+        fit: fit.clamp(0.0, 1.0),
+        summary: format!("util {:.0} %, SM far below it", util.median),
+        ..Verdict::default()
     })
 }

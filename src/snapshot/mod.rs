@@ -114,7 +114,7 @@ pub fn take(obs: &Observed, opts: &Options) -> Snapshot {
         .map(|(i, d)| DeviceSnapshot {
             info: d.info.clone(),
             status: d.status.clone(),
-            idle_floor_w: obs.engine.floor_w(i),
+            idle_floor_w: Some(obs.engine.floor_w(i, &d.info)),
             samples: d.samples.window(from, to).copied().collect(),
             processes: d
                 .processes

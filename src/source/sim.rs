@@ -182,7 +182,11 @@ impl SimSource {
         let sims = (0..gpus)
             .map(|i| {
                 let sc = scenario.for_gpu(i);
-                let processes = processes_for(sc, i);
+                let mut processes = processes_for(sc, i);
+                // The demo's jobs were running before gpuwatch started: past their start-up.
+                for h in processes.iter_mut().filter_map(|p| p.host.as_mut()) {
+                    h.started_ms = Some(start_ms.saturating_sub(3_600_000));
+                }
                 let base_cpu = processes
                     .iter()
                     .map(|p| p.host.as_ref().and_then(|h| h.cpu_pct).unwrap_or(0.0))

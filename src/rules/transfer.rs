@@ -1,0 +1,98 @@
+//! Input copies: the host-to-device link is busy (GiB/s of PCIe receive) while the SMs do
+//! little. Copies from pageable memory go through a staging buffer and block the copying
+//! thread, so the GPU waits for its input to arrive rather than for it to be prepared.
+//! Fires wrongly on: a job that streams data on purpose with little compute per byte (a
+//! checkpoint load, a data-movement benchmark), which is still "the GPU waits on the link".
+
+use super::{ms, secs, Ctx, Rule, Severity, Verdict};
+use crate::model::GIB;
+
+pub const TRANSFER: Rule = Rule {
+    id: "transfer",
+    title: "GPU waits on host-to-device copies",
+    severity: Severity::Warning,
+    window: |t| t.transfer_window,
+    check,
+    cause: true,
+    after_startup: true,
+};
+
+const KIB_PER_GIB: f32 = (GIB / 1024) as f32;
+
+fn check(c: &Ctx) -> Option<Verdict> {
+    let w = ms(c.t.transfer_window);
+    if !c.covers(w) || c.dev.processes.is_empty() {
+        return None;
+    }
+    let rx = c.stats(w, |s| s.pcie_rx_kib_s);
+    let relax = if c.open { 0.7 } else { 1.0 };
+    let (r1, r2) = c.halves(w, |s| s.pcie_rx_kib_s);
+    let min_kib = c.t.transfer_rx_min_gib_s * KIB_PER_GIB * relax;
+    if rx.n == 0 || r1.median < min_kib || r2.median < min_kib {
+        return None;
+    }
+    let util = c.stats(w, |s| s.util_gpu_pct);
+    let power = c.stats(w, |s| s.power_w);
+    let sm = c.stats(w, |s| s.gpm.sm_active_pct);
+    let (signals, work) = if sm.n > 0 {
+        if sm.median > c.t.transfer_sm_max_pct {
+            return None;
+        }
+        (
+            "PCIe receive rate, GPM SM activity",
+            format!(
+                "SM activity {:.1} % (GPM): the kernels wait for the copies",
+                sm.median
+            ),
+        )
+    } else {
+        // Without GPM: utilization is kernel time, so copies leave it low.
+        if util.n == 0 || util.median >= c.t.starved_util_max_median_pct {
+            return None;
+        }
+        (
+            "PCIe receive rate, utilization (no GPM)",
+            format!(
+                "util {:.0} %: little kernel time between the copies",
+                util.median
+            ),
+        )
+    };
+    let mut evidence = vec![
+        format!(
+            "host-to-device {:.1} GiB/s over {} (PCIe receive, median)",
+            rx.median / KIB_PER_GIB,
+            secs(w)
+        ),
+        work,
+    ];
+    if power.n > 0 {
+        evidence.push(c.power_evidence(power.median));
+    }
+    if let (Some(gen), Some(width)) = c
+        .dev
+        .samples
+        .latest()
+        .map(|s| (s.pcie_gen, s.pcie_width))
+        .unwrap_or_default()
+    {
+        evidence.push(format!("link Gen{gen} x{width}"));
+    }
+    Some(Verdict {
+        evidence,
+        causes: vec![
+            "Batches copied from pageable host memory: each `.to(device)` / `.cuda()` stages through a bounce buffer and blocks the step".into(),
+            "Data created on the host every step that could be made (or kept) on the GPU".into(),
+        ],
+        actions: vec![
+            "`DataLoader(..., pin_memory=True)` and `x.to(device, non_blocking=True)`, so copies overlap compute".into(),
+            "Keep reused tensors on the GPU; generate random or synthetic inputs there (`torch.randn(..., device=\"cuda\")`)".into(),
+            "Send less: uint8 or bf16 instead of fp32 over the link, decode on the GPU (NVIDIA DALI, nvJPEG)".into(),
+        ],
+        pids: c.dev.processes.iter().map(|p| p.pid).collect(),
+        signals: signals.into(),
+        fit: 0.9,
+        summary: format!("{:.1} GiB/s of host-to-device copies", rx.median / KIB_PER_GIB),
+        ..Verdict::default()
+    })
+}
