@@ -115,7 +115,7 @@ impl Default for Thresholds {
             context_floor_extra_pct_of_tdp: 6.0,
             floor_margin_pct_of_tdp: 8.0,
             floor_margin_min_w: 25.0,
-            startup_grace: Duration::from_secs(8),
+            startup_grace: Duration::from_secs(5),
             hang_suspect_window: Duration::from_secs(8),
             hang_window: Duration::from_secs(25),
             hang_util_min_pct: 95.0,

@@ -216,9 +216,8 @@ impl HostReader {
         let mut latest = std::mem::take(&mut self.latest);
         latest.clear();
         for pid in pids {
-            if !latest.contains_key(&pid) {
-                let host = self.read(pid, now_ms, &mut seen);
-                latest.insert(pid, host);
+            if let std::collections::hash_map::Entry::Vacant(slot) = latest.entry(pid) {
+                slot.insert(self.read(pid, now_ms, &mut seen));
             }
         }
         self.latest = latest;

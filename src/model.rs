@@ -149,7 +149,7 @@ pub struct HostProcess {
 /// The launcher variables of a rank (torchrun, Slurm, mpirun-style), read once per process from
 /// /proc/PID/environ. Only these keys are read and kept: `TORCHELASTIC_RUN_ID`, `MASTER_ADDR`,
 /// `MASTER_PORT`, `RANK`, `LOCAL_RANK`, `WORLD_SIZE`, `SLURM_JOB_ID`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct JobInfo {
     /// What the ranks of one job share: the Slurm job, the torchelastic run, or the
     /// rendezvous address and port.
@@ -193,6 +193,19 @@ impl Clone for ChildProcess {
     fn clone_from(&mut self, o: &Self) {
         (self.pid, self.cpu_pct, self.state) = (o.pid, o.cpu_pct, o.state);
         self.name.clone_from(&o.name);
+    }
+}
+
+impl Clone for JobInfo {
+    fn clone(&self) -> Self {
+        JobInfo {
+            key: self.key.clone(),
+            ..*self
+        }
+    }
+    fn clone_from(&mut self, o: &Self) {
+        self.key.clone_from(&o.key);
+        (self.rank, self.local_rank, self.world_size) = (o.rank, o.local_rank, o.world_size);
     }
 }
 

@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use crate::history::History;
 use crate::model::{DeviceInfo, SystemInfo, GIB};
-use crate::rules::{Finding, Severity};
+use crate::rules::{Finding, Judging, Severity};
 
 /// What `gpuwatch diagnose --json` prints.
 #[derive(Debug, Serialize)]
@@ -17,16 +17,44 @@ pub struct Diagnosis<'a> {
     /// Every finding seen during the run: those still open, then those that cleared.
     pub findings: Vec<Finding>,
     pub worst: Option<Severity>,
+    /// GPUs whose rules had not covered their windows when the run ended (too short a
+    /// `--for`, or a process that had just started): "no findings" there is not "all clear".
+    pub judging: Vec<Judging>,
 }
 
 impl Diagnosis<'_> {
-    /// Exit status for scripts: 1 when a warning or worse was found.
+    /// Exit status for scripts: 1 when a warning or worse was found; else 3 when some GPU
+    /// could not be judged in full (the run was shorter than the rules' windows); else 0.
     pub fn exit_code(&self) -> i32 {
         match self.worst {
             Some(s) if s >= Severity::Warning => 1,
+            _ if !self.judging.is_empty() => NOT_JUDGED,
             _ => 0,
         }
     }
+}
+
+/// `diagnose`'s exit status when nothing was found but not everything could be judged.
+pub const NOT_JUDGED: i32 = 3;
+
+/// "judging: 6 s of the 10 s the rules need (pid 42 is starting)".
+pub fn judging_text(j: &Judging) -> String {
+    let starting = match j.starting_pids.as_slice() {
+        [] => String::new(),
+        [p] => format!("; pid {p} is starting"),
+        many => format!(
+            "; pids {} are starting",
+            many.iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    format!(
+        "judging: {} s of the {} s the rules need{starting}",
+        j.covered_ms / 1000,
+        j.needed_ms / 1000
+    )
 }
 
 /// "HH:MM:SS" of a time in ms since the epoch, UTC.
@@ -95,14 +123,31 @@ pub fn diagnosis_text(d: &Diagnosis, history: &History) -> String {
             .map_or(String::new(), |w| format!(", TDP {w:.0} W"));
         let _ = writeln!(out, "\nGPU {i}: {}{mem}{tdp}", dev.info.name);
         let mine: Vec<&Finding> = d.findings.iter().filter(|f| f.device == i).collect();
-        if mine.is_empty() {
-            let _ = writeln!(out, "  no findings");
+        let pending = d.judging.iter().find(|j| j.device == i);
+        match (mine.is_empty(), pending) {
+            (true, Some(j)) => {
+                let _ = writeln!(
+                    out,
+                    "  not judged in full: {}; run longer (`--for`)",
+                    judging_text(j)
+                );
+            }
+            (true, None) => {
+                let _ = writeln!(out, "  no findings");
+            }
+            (false, Some(j)) => {
+                let _ = writeln!(out, "  {}", judging_text(j));
+            }
+            (false, None) => {}
         }
         for f in mine {
             finding_text(f, &mut out);
         }
     }
     let verdict = match d.worst {
+        None if !d.judging.is_empty() => {
+            "nothing found yet, but not every GPU could be judged in full".to_string()
+        }
         None => "nothing found".to_string(),
         Some(s) => format!("worst finding: {}", s.name()),
     };

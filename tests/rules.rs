@@ -165,7 +165,7 @@ fn hang_evidence_gives_numbers_and_names_the_straggler_of_the_same_job() {
         "{text}"
     );
     assert!(
-        text.contains("GPU 6 (pid 10060) of the same job is idle"),
+        text.contains("GPU 6 (rank 6, pid 10060) of the same job is idle"),
         "{text}"
     );
     assert!(hang.causes[0].contains("straggler"));

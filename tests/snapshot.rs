@@ -263,3 +263,29 @@ fn the_schema_rejects_what_it_should() {
     v["format"] = serde_json::json!("something-else");
     assert_eq!(schema().iter_errors(&v).count(), 3);
 }
+
+#[test]
+fn the_schema_names_every_threshold_and_no_other() {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/snapshot.schema.json"
+    ))
+    .unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut in_schema: Vec<String> = schema["$defs"]["thresholds"]["properties"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    let mut in_code: Vec<String> = serde_json::to_value(gpuwatch::config::Thresholds::default())
+        .unwrap()
+        .as_object()
+        .unwrap()
+        .keys()
+        .cloned()
+        .collect();
+    in_schema.sort();
+    in_code.sort();
+    assert_eq!(in_schema, in_code, "docs/snapshot.schema.json's thresholds");
+}

@@ -381,8 +381,39 @@ fn the_h200_hang_snapshot_replays_with_the_hang_on_screen() {
     }
     let screen = text(&draw(&mut AppState::new(true), &obs, 160, 48));
     assert!(
-        screen.contains("‼ HANG") && screen.contains("Busy but idle: GPU looks hung"),
+        screen.contains("‼ HANG") && screen.contains("Busy but idle: GPU hung"),
         "{screen}"
     );
     assert!(screen.contains("SM activity 0.8 %"), "{screen}");
+}
+
+#[test]
+fn a_gpu_is_judging_not_ok_until_the_rules_windows_are_covered() {
+    // A hung job that just started: for its first seconds nothing can be said, and the screen
+    // must not say "ok".
+    let src = SimSource::new(Scenario::Hang, 1, 7, START_MS, 250);
+    let mut obs = Observed::new(&src, 250, 3600, Engine::new(Thresholds::default()));
+    let (_, ticks) = sim_ticks(Scenario::Hang, 1, 30, START_MS);
+    let mut state = AppState::new(true);
+    for (n, mut t) in ticks.into_iter().enumerate() {
+        for p in &mut t.devices[0].processes {
+            p.host.as_mut().unwrap().started_ms = None; // arrived with the first tick
+        }
+        obs.absorb(&t, Default::default());
+        if n == 16 {
+            let screen = text(&draw(&mut state, &obs, 120, 40));
+            assert!(screen.contains("… 4/10s"), "{screen}");
+            assert!(
+                screen.contains("judging: 4 s of the 10 s the rules need"),
+                "{screen}"
+            );
+            assert!(
+                !screen.contains("✓ ok") && !screen.contains("nothing wrong seen"),
+                "{screen}"
+            );
+        }
+    }
+    let screen = text(&draw(&mut state, &obs, 120, 40));
+    assert!(screen.contains("‼ HANG"), "{screen}");
+    assert!(!screen.contains("judging"), "{screen}");
 }

@@ -24,8 +24,11 @@ pub const HANG: Rule = Rule {
 /// How far before the stall a rank's exit still counts as its cause.
 const DEPARTURE_LOOKBACK_MS: u64 = 60_000;
 
+/// SM, tensor and DRAM activity over a window (GPM).
+type Gpm = (Stats, Stats, Stats);
+
 /// The symptoms over the last `span_ms`: util pinned, power at the floor, no SM work.
-fn spinning(c: &Ctx, span_ms: u64) -> Option<(Stats, Stats, Option<(Stats, Stats, Stats)>)> {
+fn spinning(c: &Ctx, span_ms: u64) -> Option<(Stats, Stats, Option<Gpm>)> {
     let util = c.stats(span_ms, |s| s.util_gpu_pct);
     let power = c.stats(span_ms, |s| s.power_w);
     // Once open, a little slack so one lower sample does not close it (hysteresis).

@@ -92,8 +92,27 @@ fn growth(c: &Ctx, w: u64, min_bytes: f32, min_rate: f32) -> Option<(f32, f32, f
     let grown = slope * w as f32 / 1000.0;
     // Once open, a leak that slows down is still a leak: hold it at half the rate.
     let relax = if c.open { 0.5 } else { 1.0 };
-    (grown >= min_bytes * relax && slope >= min_rate * relax && r2 >= 0.8)
-        .then_some((grown, slope, r2))
+    let steady = grown >= min_bytes * relax && slope >= min_rate * relax && r2 >= 0.8;
+    // A leak grows all along; one allocation (a model loaded, the allocator's first large
+    // blocks) is a single step, which a regression over a short window can mistake for one.
+    (steady && grows_in_every_third(c, w, grown)).then_some((grown, slope, r2))
+}
+
+/// True when memory grew in each third of the window, each time by at least a sixth of the
+/// whole growth: a leak grows all along, the allocator's warm-up grows in a step or two.
+fn grows_in_every_third(c: &Ctx, w: u64, grown: f32) -> bool {
+    let rise = |from: u64, to: u64| {
+        let mut it = c
+            .dev
+            .samples
+            .window(from, to)
+            .filter_map(|s| s.mem_used_bytes);
+        let first = it.next();
+        let last = it.next_back().or(first);
+        first.zip(last).map_or(0.0, |(a, b)| b as f32 - a as f32)
+    };
+    let start = c.now_ms.saturating_sub(w);
+    (0..3).all(|i| rise(start + w * i / 3, start + w * (i + 1) / 3) >= grown / 6.0)
 }
 
 fn check_growth(c: &Ctx) -> Option<Verdict> {

@@ -292,6 +292,7 @@ pub struct Engine {
     floors: Vec<Floor>,
     arrivals: Vec<Arrivals>,
     judging: Vec<Judging>,
+    verdicts: Vec<Option<Verdict>>,
     /// Findings closed recently, newest last (bounded).
     pub cleared: Vec<Finding>,
 }
@@ -324,6 +325,7 @@ impl Engine {
             floors: Vec::new(),
             arrivals: Vec::new(),
             judging: Vec::new(),
+            verdicts: Vec::new(),
             cleared: Vec::new(),
         }
     }
@@ -414,23 +416,21 @@ impl Engine {
                 judged_from_ms: 0,
                 open: false,
             };
-            let verdicts: Vec<Option<Verdict>> = self
-                .rules
-                .iter()
-                .zip(&self.slots[i])
-                .map(|(rule, slot)| {
-                    ctx.judged_from_ms = if rule.after_startup {
-                        judged_from_ms
-                    } else {
-                        0
-                    };
-                    ctx.open = slot.open.is_some();
-                    (rule.check)(&ctx)
-                })
-                .collect();
-            let verdicts = one_cause(&self.rules, &self.slots[i], verdicts);
+            // A buffer kept between evaluations: judging healthy GPUs allocates nothing.
+            let verdicts = &mut self.verdicts;
+            verdicts.clear();
+            for (rule, slot) in self.rules.iter().zip(&self.slots[i]) {
+                ctx.judged_from_ms = if rule.after_startup {
+                    judged_from_ms
+                } else {
+                    0
+                };
+                ctx.open = slot.open.is_some();
+                verdicts.push((rule.check)(&ctx));
+            }
+            one_cause(&self.rules, &self.slots[i], verdicts);
             ctx.judged_from_ms = judged_from_ms;
-            for (r, verdict) in verdicts.into_iter().enumerate() {
+            for (r, verdict) in self.verdicts.drain(..).enumerate() {
                 let rule = &self.rules[r];
                 let opening = verdict.is_some() && self.slots[i][r].open.is_none();
                 if rule.cause && opening {
@@ -477,9 +477,12 @@ impl Engine {
                 },
             ));
         }
+        // Windows never reach back before the newest process arrived: what the GPU did before
+        // (idle, another job) says nothing about it. Its first `startup_grace` is "starting";
+        // no cause window is shorter, so nothing opens on a start-up alone.
         let judged_from = seen
             .iter()
-            .map(|(_, t)| t + grace)
+            .map(|(_, t)| *t)
             .max()
             .unwrap_or(0)
             .max(first_ms);
@@ -552,17 +555,12 @@ impl Engine {
 
 /// Keeps one cause per GPU: the open one while it still holds (no flapping between two
 /// explanations), else the best fit; the runner-up is named in the winner's evidence.
-fn one_cause(
-    rules: &[Rule],
-    slots: &[Slot],
-    mut verdicts: Vec<Option<Verdict>>,
-) -> Vec<Option<Verdict>> {
-    let held: Vec<usize> = (0..rules.len())
-        .filter(|&r| rules[r].cause && verdicts[r].is_some())
-        .collect();
-    if held.len() < 2 {
-        return verdicts;
+fn one_cause(rules: &[Rule], slots: &[Slot], verdicts: &mut [Option<Verdict>]) {
+    let holds = |r: usize| rules[r].cause && verdicts[r].is_some();
+    if (0..rules.len()).filter(|&r| holds(r)).count() < 2 {
+        return;
     }
+    let held: Vec<usize> = (0..rules.len()).filter(|&r| holds(r)).collect();
     let fit = |r: usize| verdicts[r].as_ref().map_or(0.0, |v| v.fit);
     let winner = held
         .iter()
@@ -595,7 +593,6 @@ fn one_cause(
         v.culprit = v.culprit.take().or(other.culprit);
         v.alternative = Some(rules[runner_up].id);
     }
-    verdicts
 }
 
 /// Closes every open cause on a device except `keep`.

@@ -30,7 +30,16 @@ pub fn to_markdown(s: &Snapshot) -> String {
         summary_row(&mut md, d);
     }
     let _ = writeln!(md, "\n### Findings\n");
-    if s.findings.active.is_empty() && s.findings.recent.is_empty() {
+    for j in &s.findings.judging {
+        let _ = writeln!(
+            md,
+            "- GPU {} not judged in full — {}\n",
+            j.device,
+            crate::report::judging_text(j)
+        );
+    }
+    if s.findings.active.is_empty() && s.findings.recent.is_empty() && s.findings.judging.is_empty()
+    {
         let _ = writeln!(md, "None: every GPU that looked busy was doing work.");
     }
     for f in s.findings.active.iter().chain(&s.findings.recent) {

@@ -67,6 +67,10 @@ pub struct DeviceSnapshot {
 pub struct Findings {
     pub active: Vec<Finding>,
     pub recent: Vec<Finding>,
+    /// GPUs the rules had not judged in full when the snapshot was taken (a process had just
+    /// started, or watching had just begun): no finding there is not "all clear".
+    #[serde(default)]
+    pub judging: Vec<crate::rules::Judging>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -158,6 +162,11 @@ pub fn take(obs: &Observed, opts: &Options) -> Snapshot {
                 .cleared
                 .iter()
                 .filter(in_window)
+                .cloned()
+                .collect(),
+            judging: (0..obs.history.devices.len())
+                .filter_map(|i| obs.engine.judging(i))
+                .filter(|j| j.pending())
                 .cloned()
                 .collect(),
         },

@@ -312,6 +312,15 @@ fn processes_for(sc: Scenario, gpu: usize) -> Vec<ProcessSample> {
     if sc == Scenario::IdleMem {
         h.state = Some('S');
     }
+    if ppid == Some(JOB_PARENT_PID) {
+        // torchrun puts the launcher's variables in each rank's environment.
+        h.job = Some(crate::model::JobInfo {
+            key: "torchelastic:demo-job".into(),
+            rank: Some(gpu as u32),
+            local_rank: Some(gpu as u32),
+            world_size: None,
+        });
+    }
     for (i, c) in h.children.iter_mut().enumerate() {
         c.pid = pid + 1 + i as u32;
     }

@@ -18,7 +18,21 @@ pub fn render(frame: &mut Frame, area: Rect, state: &AppState, obs: &Observed, t
     let title = format!(" Findings ({} open) ", active.len());
     let block = theme.pane(title, focused);
     let mut lines: Vec<Line> = Vec::new();
-    if active.is_empty() {
+    let judging: Vec<_> = (0..obs.history.devices.len())
+        .filter_map(|i| obs.engine.judging(i))
+        .filter(|j| j.pending())
+        .collect();
+    for j in &judging {
+        lines.push(Line::styled(
+            format!(
+                "… GPU {} {}: no verdict yet",
+                j.device,
+                crate::report::judging_text(j)
+            ),
+            theme.dim(),
+        ));
+    }
+    if active.is_empty() && judging.is_empty() {
         lines.push(Line::styled(
             "✓ nothing wrong seen: every GPU that looks busy is doing work",
             theme.dim(),

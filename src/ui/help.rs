@@ -40,7 +40,10 @@ pub const KEYS: [(&str, &str); 18] = [
     ("?", "this help"),
     ("q  Ctrl-C", "quit"),
     ("", ""),
-    ("badges", "‼ critical  ! warning  i info  ✓ ok"),
+    (
+        "badges",
+        "‼ critical  ! warning  i info  … 6/10s judging  ✓ ok",
+    ),
     (
         "chart",
         "━ util ━ power %TDP ━ SM active ━ memory; ▀ under the axis: a busy-but-idle finding",

@@ -152,6 +152,17 @@ fn badge<'a>(dev: &DeviceHistory, obs: &Observed, theme: &Theme) -> Span<'a> {
                 theme.severity(f.severity),
             )
         }
-        None => Span::styled("✓ ok", theme.dim()),
+        // Not "ok" before the rules could judge: a hang looks fine for its first seconds.
+        None => match obs
+            .engine
+            .judging(dev.info.index as usize)
+            .filter(|j| j.pending())
+        {
+            Some(j) => Span::styled(
+                format!("… {}/{}s", j.covered_ms / 1000, j.needed_ms / 1000),
+                theme.dim(),
+            ),
+            None => Span::styled("✓ ok", theme.dim()),
+        },
     }
 }

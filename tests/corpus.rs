@@ -1,0 +1,522 @@
+//! The labelled corpus (tests/corpus/labels.json): real H200 recordings cut into phases by
+//! what each workload did, replayed through the rules and scored per phase — the finding, its
+//! cause, the time to diagnosis from onset, false alarms, the culprit of multi-GPU hangs —
+//! as recorded, without GPM, and thinned to one tick a second. Prints the table, keeps
+//! docs/validation.md's copy of it current (`GPUWATCH_BLESS=1 cargo test --test corpus`
+//! rewrites it), and fails below the targets.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use gpuwatch::config::Thresholds;
+use gpuwatch::history::History;
+use gpuwatch::model::{DeviceInfo, GpmMetrics, Tick};
+use gpuwatch::rules::{Engine, Finding, Severity};
+use gpuwatch::source::replay::ReplaySource;
+use gpuwatch::source::Source;
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize)]
+struct Labels {
+    recordings: Vec<Recording>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Recording {
+    /// Relative to tests/.
+    file: String,
+    /// `tune` (the rules were fitted on it), `holdout` (checked once the rules were done) or
+    /// `earlier` (recordings of earlier sessions, by an older gpuwatch).
+    set: String,
+    phases: Vec<Phase>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+struct Phase {
+    job: String,
+    gpu: u32,
+    /// `healthy`, `startup`, `transition`, `idle`, `culprit` (nothing may fire), or the rule
+    /// that must: `hang`, `starved`, `sync`, `transfer`, `mem-growth`.
+    label: String,
+    start_ms: u64,
+    end_ms: u64,
+    onset_ms: Option<u64>,
+    /// For a multi-GPU hang: the GPU of the rank the others wait for.
+    culprit_gpu: Option<u32>,
+}
+
+impl Phase {
+    fn expected(&self) -> Option<&str> {
+        match self.label.as_str() {
+            "healthy" | "startup" | "transition" | "idle" | "culprit" => None,
+            rule => Some(rule),
+        }
+    }
+}
+
+/// A finding as first raised, and as it ended up (for the culprit kept after the job ended).
+#[derive(Debug, Clone)]
+struct Raised {
+    first: Finding,
+    last: Finding,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Variant {
+    AsRecorded,
+    NoGpm,
+    OneSecond,
+}
+
+impl Variant {
+    fn name(self) -> &'static str {
+        match self {
+            Variant::AsRecorded => "as recorded",
+            Variant::NoGpm => "without GPM",
+            Variant::OneSecond => "1 s ticks",
+        }
+    }
+    fn apply(self, ticks: &[Tick]) -> Vec<Tick> {
+        match self {
+            Variant::AsRecorded => ticks.to_vec(),
+            Variant::NoGpm => ticks
+                .iter()
+                .cloned()
+                .map(|mut t| {
+                    for d in &mut t.devices {
+                        d.sample.gpm = GpmMetrics::default();
+                    }
+                    t
+                })
+                .collect(),
+            Variant::OneSecond => {
+                let mut last = None;
+                ticks
+                    .iter()
+                    .filter(|t| {
+                        let keep = last.is_none_or(|l: u64| t.t_ms >= l + 950);
+                        if keep {
+                            last = Some(t.t_ms);
+                        }
+                        keep
+                    })
+                    .cloned()
+                    .collect()
+            }
+        }
+    }
+}
+
+const VARIANTS: [Variant; 3] = [Variant::AsRecorded, Variant::NoGpm, Variant::OneSecond];
+
+fn tests_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests")
+}
+
+fn load(file: &str) -> (Vec<DeviceInfo>, Vec<Tick>) {
+    let path = tests_dir().join(file);
+    let mut src = ReplaySource::open(&path, f64::INFINITY)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let ticks = src.read_all().unwrap();
+    (src.devices().to_vec(), ticks)
+}
+
+/// Replays the ticks as the sampler does (rules judged every 200 ms of sample time).
+fn replay(infos: &[DeviceInfo], ticks: &[Tick]) -> Vec<Raised> {
+    let mut history = History::new(infos, 3600 * 4);
+    let mut engine = Engine::new(Thresholds::default());
+    let mut raised: Vec<Finding> = Vec::new();
+    let mut judged: Option<u64> = None;
+    for tick in ticks {
+        history.push(tick);
+        if judged.is_some_and(|j| tick.t_ms >= j && tick.t_ms - j < 200) {
+            continue;
+        }
+        judged = Some(tick.t_ms);
+        engine.evaluate(&history);
+        for f in engine.active() {
+            let known = raised
+                .iter()
+                .any(|r| r.rule == f.rule && r.device == f.device && r.opened_ms == f.opened_ms);
+            if !known {
+                raised.push(f.clone());
+            }
+        }
+    }
+    let finals: Vec<Finding> = engine
+        .cleared
+        .iter()
+        .cloned()
+        .chain(engine.active().into_iter().cloned())
+        .collect();
+    raised
+        .into_iter()
+        .map(|first| {
+            let last = finals
+                .iter()
+                .find(|f| {
+                    f.rule == first.rule
+                        && f.device == first.device
+                        && f.opened_ms == first.opened_ms
+                })
+                .cloned()
+                .unwrap_or_else(|| first.clone());
+            Raised { first, last }
+        })
+        .collect()
+}
+
+/// One phase's score.
+#[derive(Debug, Clone)]
+struct Score {
+    set: String,
+    phase: Phase,
+    /// The expected finding, when raised: seconds from onset.
+    found_after_s: Option<f64>,
+    /// Warnings and criticals opened during the phase that are not its expected finding.
+    false_alarms: Vec<String>,
+    /// For multi-GPU hangs: the culprit GPU the finding named (at its end).
+    culprit: Option<Option<u32>>,
+}
+
+/// Grace after a phase's end for its finding (the rules judge every 200 ms).
+const LATE_MS: u64 = 2_000;
+
+fn score(set: &str, phases: &[Phase], raised: &[Raised]) -> Vec<Score> {
+    // Findings that answer a problem phase are not false alarms of a neighbouring phase.
+    let mut answered: Vec<(String, u32, u64)> = Vec::new();
+    let mut scores: Vec<Score> = phases
+        .iter()
+        .map(|p| {
+            let mut s = Score {
+                set: set.into(),
+                phase: p.clone(),
+                found_after_s: None,
+                false_alarms: Vec::new(),
+                culprit: None,
+            };
+            if let (Some(rule), Some(onset)) = (p.expected(), p.onset_ms) {
+                let hit = raised.iter().find(|r| {
+                    r.first.rule == rule
+                        && r.first.device == p.gpu
+                        && r.first.opened_ms + 1_000 >= onset
+                        && r.first.opened_ms <= p.end_ms + LATE_MS
+                });
+                if let Some(r) = hit {
+                    s.found_after_s = Some(r.first.opened_ms.saturating_sub(onset) as f64 / 1000.0);
+                    answered.push((r.first.rule.clone(), r.first.device, r.first.opened_ms));
+                    if p.culprit_gpu.is_some() {
+                        s.culprit = Some(r.last.culprit.as_ref().map(|c| c.device));
+                    }
+                } else if p.culprit_gpu.is_some() {
+                    s.culprit = Some(None);
+                }
+            }
+            s
+        })
+        .collect();
+    for s in &mut scores {
+        let p = &s.phase;
+        s.false_alarms = raised
+            .iter()
+            .map(|r| &r.first)
+            .filter(|f| {
+                f.device == p.gpu
+                    && f.severity >= Severity::Warning
+                    && f.opened_ms >= p.start_ms
+                    && f.opened_ms < p.end_ms
+                    && !answered.contains(&(f.rule.clone(), f.device, f.opened_ms))
+            })
+            .map(|f| {
+                format!(
+                    "{} at +{:.0} s",
+                    f.rule,
+                    (f.opened_ms - p.start_ms) as f64 / 1000.0
+                )
+            })
+            .collect();
+    }
+    scores
+}
+
+/// Totals of one set and variant.
+#[derive(Debug, Default)]
+struct Totals {
+    problems: usize,
+    found: usize,
+    false_alarms: usize,
+    quiet_ms: u64,
+    hang_ttd: Vec<f64>,
+    other_ttd: Vec<f64>,
+    culprits: usize,
+    culprits_named: usize,
+    startups: usize,
+    transitions: usize,
+    two_gpu_jobs: usize,
+}
+
+fn totals(scores: &[Score]) -> Totals {
+    let mut t = Totals::default();
+    let mut jobs_on_two = std::collections::BTreeSet::new();
+    for s in scores {
+        let p = &s.phase;
+        t.false_alarms += s.false_alarms.len();
+        match p.expected() {
+            Some(rule) => {
+                t.problems += 1;
+                if let Some(after) = s.found_after_s {
+                    t.found += 1;
+                    if rule == "hang" {
+                        t.hang_ttd.push(after);
+                    } else {
+                        t.other_ttd.push(after);
+                    }
+                }
+            }
+            None => t.quiet_ms += p.end_ms.saturating_sub(p.start_ms),
+        }
+        if let Some(want) = p.culprit_gpu {
+            t.culprits += 1;
+            t.culprits_named += (s.culprit == Some(Some(want))) as usize;
+        }
+        t.startups += (p.label == "startup") as usize;
+        t.transitions += (p.label == "transition") as usize;
+        if p.gpu == 1 {
+            jobs_on_two.insert(p.job.clone());
+        }
+    }
+    t.two_gpu_jobs = scores
+        .iter()
+        .filter(|s| s.phase.gpu == 0 && jobs_on_two.contains(&s.phase.job))
+        .map(|s| s.phase.job.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    t
+}
+
+fn worst(v: &[f64]) -> String {
+    v.iter()
+        .copied()
+        .reduce(f64::max)
+        .map_or("–".into(), |w| format!("{w:.1} s"))
+}
+
+fn median(v: &[f64]) -> String {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2)
+        .map_or("–".into(), |m| format!("{m:.1} s"))
+}
+
+/// Everything scored: (set, variant) → phase scores.
+fn score_corpus() -> BTreeMap<(String, &'static str), Vec<Score>> {
+    let labels: Labels = serde_json::from_str(
+        &std::fs::read_to_string(tests_dir().join("corpus/labels.json")).unwrap(),
+    )
+    .unwrap();
+    let mut out: BTreeMap<(String, &'static str), Vec<Score>> = BTreeMap::new();
+    for rec in &labels.recordings {
+        let (infos, ticks) = load(&rec.file);
+        for v in VARIANTS {
+            let raised = replay(&infos, &v.apply(&ticks));
+            out.entry((rec.set.clone(), v.name()))
+                .or_default()
+                .extend(score(&rec.set, &rec.phases, &raised));
+        }
+    }
+    out
+}
+
+const SET_ORDER: [&str; 3] = ["tune", "holdout", "earlier"];
+
+fn report(all: &BTreeMap<(String, &'static str), Vec<Score>>) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "| set | variant | problems found | false alarms (per hour quiet) | hang: median / worst time to finding | others: median / worst | culprit named | start-ups | transitions |");
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|---|");
+    for set in SET_ORDER {
+        for v in VARIANTS {
+            let Some(scores) = all.get(&(set.to_string(), v.name())) else {
+                continue;
+            };
+            let t = totals(scores);
+            let per_hour = t.false_alarms as f64 / (t.quiet_ms as f64 / 3_600_000.0).max(1e-9);
+            let _ = writeln!(
+                out,
+                "| {set} | {} | {}/{} | {} ({per_hour:.1}/h of {:.0} min) | {} / {} | {} / {} | {}/{} | {} | {} |",
+                v.name(),
+                t.found,
+                t.problems,
+                t.false_alarms,
+                t.quiet_ms as f64 / 60_000.0,
+                median(&t.hang_ttd),
+                worst(&t.hang_ttd),
+                median(&t.other_ttd),
+                worst(&t.other_ttd),
+                t.culprits_named,
+                t.culprits,
+                t.startups,
+                t.transitions,
+            );
+        }
+    }
+    let _ = writeln!(out, "\nEvery phase: the expected finding and how long after onset it came; in bold, what went wrong (a miss, a false alarm: a warning or critical that opened in the phase and is not its finding):\n");
+    let _ = writeln!(
+        out,
+        "| set | GPU | job | label | as recorded | without GPM | 1 s ticks | culprit |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|---|---|---|");
+    for set in SET_ORDER {
+        let Some(base) = all.get(&(set.to_string(), Variant::AsRecorded.name())) else {
+            continue;
+        };
+        for (i, s) in base.iter().enumerate() {
+            let p = &s.phase;
+            let cells: Vec<String> = VARIANTS
+                .iter()
+                .map(|v| cell(&all[&(set.to_string(), v.name())][i]))
+                .collect();
+            let culprit = match (p.culprit_gpu, s.culprit) {
+                (Some(want), Some(Some(got))) if got == want => format!("GPU {got} ✓"),
+                (Some(want), Some(Some(got))) => format!("**GPU {got}, not {want}**"),
+                (Some(_), _) => "**not named**".into(),
+                (None, _) => String::new(),
+            };
+            let _ = writeln!(
+                out,
+                "| {set} | {} | {} | {} | {} | {culprit} |",
+                p.gpu,
+                p.job,
+                p.label,
+                cells.join(" | ")
+            );
+        }
+    }
+    out
+}
+
+/// One phase under one variant: its finding and time, and any false alarm.
+fn cell(s: &Score) -> String {
+    let mut c = match (s.phase.expected(), s.found_after_s) {
+        (None, _) => "–".to_string(),
+        (Some(_), Some(a)) => format!("{a:.1} s"),
+        (Some(r), None) => format!("**{r} missed**"),
+    };
+    if !s.false_alarms.is_empty() {
+        c = format!("{c} **+{}**", s.false_alarms.join(", "));
+    }
+    c
+}
+
+const BEGIN: &str = "<!-- corpus table: generated by tests/corpus.rs, do not edit -->";
+const END: &str = "<!-- end of corpus table -->";
+
+/// Keeps docs/validation.md's copy of the table equal to what the test computed.
+fn check_doc(table: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/validation.md");
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let (Some(b), Some(e)) = (doc.find(BEGIN), doc.find(END)) else {
+        panic!("docs/validation.md lacks the corpus table markers");
+    };
+    let current = &doc[b + BEGIN.len()..e];
+    let wanted = format!("\n{table}");
+    if current == wanted {
+        return;
+    }
+    if std::env::var_os("GPUWATCH_BLESS").is_some() {
+        let new = format!("{}{BEGIN}{wanted}{}", &doc[..b], &doc[e..]);
+        std::fs::write(&path, new).unwrap();
+        return;
+    }
+    panic!("docs/validation.md's corpus table is out of date: run `GPUWATCH_BLESS=1 cargo test --test corpus` and commit it");
+}
+
+#[test]
+fn the_labelled_corpus_meets_its_targets() {
+    let all = score_corpus();
+    let table = report(&all);
+    println!("{table}");
+    check_doc(&table);
+    let mut failures = Vec::new();
+    for ((set, variant), scores) in &all {
+        let t = totals(scores);
+        let tag = format!("{set}, {variant}");
+        if t.found < t.problems {
+            failures.push(format!(
+                "{tag}: {} of {} problems found",
+                t.found, t.problems
+            ));
+        }
+        if t.false_alarms > 0 {
+            failures.push(format!("{tag}: {} false alarms", t.false_alarms));
+        }
+        if t.hang_ttd.iter().any(|s| *s > 10.0) {
+            failures.push(format!(
+                "{tag}: a hang took {} (target 10 s)",
+                worst(&t.hang_ttd)
+            ));
+        }
+        if t.other_ttd.iter().any(|s| *s > 15.0) {
+            failures.push(format!(
+                "{tag}: a finding took {} (target 15 s)",
+                worst(&t.other_ttd)
+            ));
+        }
+        if t.culprits_named < t.culprits {
+            failures.push(format!(
+                "{tag}: culprit named in {} of {} multi-GPU hangs",
+                t.culprits_named, t.culprits
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "below target:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn the_corpus_has_what_the_issue_asks_for() {
+    let all = score_corpus();
+    let mine: Vec<&Score> = all
+        .iter()
+        .filter(|((set, v), _)| set != "earlier" && *v == Variant::AsRecorded.name())
+        .flat_map(|(_, s)| s)
+        .collect();
+    let labelled = mine.len();
+    let startups = mine.iter().filter(|s| s.phase.label == "startup").count();
+    let transitions = mine
+        .iter()
+        .filter(|s| s.phase.label == "transition")
+        .count();
+    let two_gpu: std::collections::BTreeSet<(String, String)> = mine
+        .iter()
+        .filter(|s| {
+            s.phase.gpu == 1
+                && mine
+                    .iter()
+                    .any(|o| o.phase.gpu == 0 && o.phase.job == s.phase.job && o.set == s.set)
+        })
+        .map(|s| (s.set.clone(), s.phase.job.clone()))
+        .collect();
+    assert!(labelled >= 25, "{labelled} labelled phases");
+    assert!(startups >= 6, "{startups} start-ups");
+    assert!(transitions >= 1, "{transitions} transitions");
+    assert!(two_gpu.len() >= 3, "{} two-GPU jobs", two_gpu.len());
+    for kind in [
+        "hang",
+        "starved",
+        "sync",
+        "mem-growth",
+        "transfer",
+        "healthy",
+    ] {
+        for set in ["tune", "holdout"] {
+            assert!(
+                mine.iter().any(|s| s.set == set && s.phase.label == kind),
+                "no {kind} phase in the {set} set"
+            );
+        }
+    }
+}
