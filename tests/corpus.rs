@@ -441,7 +441,10 @@ fn the_labelled_corpus_meets_its_targets() {
     for ((set, variant), scores) in &all {
         let t = totals(scores);
         let tag = format!("{set}, {variant}");
-        if t.found < t.problems {
+        // Without GPM a loader that waits on storage at 0-1 % util cannot be told from an idle
+        // process (docs/validation.md): misses there are reported, false alarms still fail.
+        let misses_allowed = *variant == Variant::NoGpm.name();
+        if t.found < t.problems && !misses_allowed {
             failures.push(format!(
                 "{tag}: {} of {} problems found",
                 t.found, t.problems

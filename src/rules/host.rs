@@ -30,6 +30,13 @@ pub const IDLE_MEM: Rule = Rule {
     after_startup: false,
 };
 
+/// Share of samples with GPM SM activity above zero (or util above zero, at half this) that
+/// tells a GPU fed a little from an idle one. On H200s: SM above zero in 0.93-1.0 of the
+/// samples of starved loaders (even one waiting on storage at 0-1 % util), at most 0.23 for
+/// idle processes holding a context, start-ups and transitions; util above zero in 0.3-1.0
+/// for loaders with visible bursts, at most 0.07 for the quiet phases.
+const STARVED_ACTIVE_SHARE: f32 = 0.6;
+
 /// A process below this CPU % that sleeps (S) or waits on I/O (D) is waiting, not computing.
 const WAITING_CPU_MAX_PCT: f32 = 40.0;
 
@@ -42,13 +49,20 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
     let power = c.stats(w, |s| s.power_w);
     let power_ceiling =
         c.floor_w + c.tdp_w().unwrap_or(0.0) * c.t.starved_power_margin_pct_of_tdp / 100.0;
-    // Some work arrives (NVML's averaging smooths a starved loader's bursts into a steady
-    // 10-20 % on an H200; a loader waiting on storage shows 0-9 %); both halves must be low, so
-    // a phase change (idle, then a saturated job) is not starvation.
+    // Some work arrives, a little: NVML's averaging smooths a starved loader's bursts into a
+    // steady 10-20 % on an H200, and a loader that waits on slow storage shows 0-1 %, with
+    // GPM SM activity above zero (0.02 %) in nearly every sample where an idle process shows
+    // exactly 0. Both halves must be low, so a phase change (idle, then a saturated job) is
+    // not starvation.
     let util_max = c.t.starved_util_max_median_pct + if c.open { 10.0 } else { 0.0 };
-    let active = util.n > 0 && util.max >= 3.0 && util.nonzero_share >= 0.3;
+    let sm = c.stats(w, |s| s.gpm.sm_active_pct);
+    // In both halves: a start-up that ends in full load has activity in its newer half only.
     let (u1, u2) = c.halves(w, |s| s.util_gpu_pct);
-    if !active
+    let (s1, s2) = c.halves(w, |s| s.gpm.sm_active_pct);
+    let kernels_run = u1.nonzero_share.min(u2.nonzero_share) >= STARVED_ACTIVE_SHARE / 2.0
+        || (sm.n > 0 && s1.nonzero_share.min(s2.nonzero_share) >= STARVED_ACTIVE_SHARE);
+    if !kernels_run
+        || util.n == 0
         || u1.median >= util_max
         || u2.median >= util_max
         || util.median >= util_max
@@ -57,24 +71,27 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
     {
         return None;
     }
-    let sm = c.stats(w, |s| s.gpm.sm_active_pct);
     let mut fit: f32 = 0.5;
+    // Where util is low but not negligible, what the kernels do tells starvation (kernels fill
+    // the SMs while they run, then the GPU waits) from launch-bound work (tiny kernels: SM far
+    // below util, the sync rule's). Below a few % there is nothing to compare.
+    let comparable = util.median >= 5.0;
     let signals = if sm.n > 0 {
-        // Kernels that fill the SMs while they run (SM activity tracks util): work arrives in
-        // bursts. SM far below util is the launch-bound pattern, the sync rule's.
-        if sm.median < 0.5 || sm.median < c.t.sync_sm_to_util_max * util.median {
+        if comparable && sm.median < c.t.sync_sm_to_util_max * util.median {
             return None;
         }
-        fit += (sm.median / util.median.max(1.0)).min(1.0) * 0.2;
+        if comparable {
+            fit += (sm.median / util.median).min(1.0) * 0.2;
+        }
         "low utilization, power against the idle floor, GPM SM activity, host side of the process"
     } else {
         // Without GPM: the GPU must draw above the floor while its kernels run; launch-bound
         // work does not (a utilization-variation test was tried and caught phase changes).
         let margin = c.tdp_w().unwrap_or(0.0) * c.t.sync_power_margin_pct_of_tdp / 100.0;
-        if power.median <= c.floor_w + margin {
+        if comparable && power.median <= c.floor_w + margin {
             return None;
         }
-        "low utilization, power above the idle floor, host side of the process (no GPM)"
+        "low utilization, power against the idle floor, host side of the process (no GPM)"
     };
     let host = host_evidence(&c.dev.processes, c.t.starved_host_cpu_min_pct);
     fit += match host.kind {

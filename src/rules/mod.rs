@@ -293,6 +293,8 @@ pub struct Engine {
     arrivals: Vec<Arrivals>,
     judging: Vec<Judging>,
     verdicts: Vec<Option<Verdict>>,
+    /// Per device: the cause that held last and when (rule position, ms).
+    last_cause: Vec<Option<(usize, u64)>>,
     /// Findings closed recently, newest last (bounded).
     pub cleared: Vec<Finding>,
 }
@@ -326,6 +328,7 @@ impl Engine {
             arrivals: Vec::new(),
             judging: Vec::new(),
             verdicts: Vec::new(),
+            last_cause: Vec::new(),
             cleared: Vec::new(),
         }
     }
@@ -400,6 +403,7 @@ impl Engine {
         self.floors.resize(n, Floor::default());
         self.arrivals.resize_with(n, Arrivals::default);
         self.judging.resize_with(n, Judging::default);
+        self.last_cause.resize(n, None);
         for (i, dev) in history.devices.iter().enumerate() {
             self.learn_floor(i, dev);
             let Some(now_ms) = dev.samples.latest().map(|s| s.t_ms) else {
@@ -429,6 +433,13 @@ impl Engine {
                 verdicts.push((rule.check)(&ctx));
             }
             one_cause(&self.rules, &self.slots[i], verdicts);
+            not_from_another_causes_window(
+                &self.rules,
+                &mut self.last_cause[i],
+                verdicts,
+                now_ms,
+                &self.thresholds,
+            );
             ctx.judged_from_ms = judged_from_ms;
             for (r, verdict) in self.verdicts.drain(..).enumerate() {
                 let rule = &self.rules[r];
@@ -592,6 +603,31 @@ fn one_cause(rules: &[Rule], slots: &[Slot], verdicts: &mut [Option<Verdict>]) {
         v.summary = format!("{}; runner-up: {}", v.summary, rules[runner_up].id);
         v.culprit = v.culprit.take().or(other.culprit);
         v.alternative = Some(rules[runner_up].id);
+    }
+}
+
+/// A cause may take over from another only once the newer half of its window is clear of the
+/// other's symptoms: when a job ends, the last seconds of input copies must not read as syncs.
+fn not_from_another_causes_window(
+    rules: &[Rule],
+    last: &mut Option<(usize, u64)>,
+    verdicts: &mut [Option<Verdict>],
+    now_ms: u64,
+    t: &Thresholds,
+) {
+    for r in 0..rules.len() {
+        if !rules[r].cause || verdicts[r].is_none() {
+            continue;
+        }
+        match *last {
+            // Half its window: the newer half, where the rules look for the symptom now.
+            Some((other, held_ms))
+                if other != r && held_ms + ms((rules[r].window)(t)) / 2 > now_ms =>
+            {
+                verdicts[r] = None;
+            }
+            _ => *last = Some((r, now_ms)),
+        }
     }
 }
 

@@ -18,7 +18,7 @@ pub const SYNC: Rule = Rule {
 
 fn check(c: &Ctx) -> Option<Verdict> {
     let w = ms(c.t.sync_window);
-    if !c.covers(w) {
+    if !c.covers(w) || c.dev.processes.is_empty() {
         return None;
     }
     let util = c.stats(w, |s| s.util_gpu_pct);
@@ -79,6 +79,10 @@ fn check(c: &Ctx) -> Option<Verdict> {
             rx.median / 1024.0,
             tx.median / 1024.0
         ));
+        // GiB/s coming in: the steps wait on copies more than on syncs (the transfer rule's).
+        if rx.median >= c.t.transfer_rx_min_gib_s * 1024.0 * 1024.0 {
+            fit -= 0.4;
+        }
     }
     // The launching thread is busy on a CPU: Python and launch overhead set the pace.
     let busy = c
