@@ -334,3 +334,118 @@ fn at_50_ms_ticks_rules_judged_every_200_ms_still_open_within_the_window() {
         "onset {onset} ms, window {window} ms"
     );
 }
+
+/// The last `from` ticks of GPU `gpu` made idle: its process gone, nothing running.
+fn process_leaves(ticks: &mut [gpuwatch::model::Tick], gpu: usize, from: usize) {
+    for t in ticks.iter_mut().skip(from) {
+        let d = &mut t.devices[gpu];
+        d.processes.clear();
+        d.sample.util_gpu_pct = Some(0.0);
+        d.sample.gpm.sm_active_pct = Some(0.0);
+    }
+}
+
+#[test]
+fn a_rank_that_exits_makes_the_hang_critical_at_once_and_is_named() {
+    // Two ranks of one torchrun job spin in a collective; rank 1's process dies 20 s in.
+    let (infos, mut ticks) = sim_ticks(Scenario::Hang, 2, 40, START_MS);
+    process_leaves(&mut ticks, 1, 80);
+    let r = run(&infos, &ticks, Thresholds::default());
+    let hang = r
+        .engine
+        .active_on(0)
+        .find(|f| f.rule == "hang")
+        .expect("GPU 0 still hangs");
+    assert_eq!(hang.severity, Severity::Critical);
+    let culprit = hang.culprit.as_ref().expect("culprit named");
+    assert_eq!((culprit.device, culprit.reason.as_str()), (1, "exited"));
+    assert_eq!(culprit.rank, Some(1));
+    assert!(
+        hang.evidence.iter().any(|e| e
+            .contains("GPU 1's process of the same job (rank 1, pid 10010")
+            && e.contains("exited")),
+        "{:?}",
+        hang.evidence
+    );
+}
+
+#[test]
+fn a_hang_is_suspected_within_10_s_and_critical_only_once_confirmed() {
+    let (infos, ticks) = sim_ticks(Scenario::Hang, 1, 40, START_MS);
+    let r = run(&infos, &ticks, Thresholds::default());
+    let first = r.raised.iter().find(|f| f.rule == "hang").unwrap();
+    assert!(first.opened_ms - START_MS <= 10_000);
+    assert_eq!(first.severity, Severity::Warning);
+    assert_eq!(first.title, "Busy but idle: hang suspected");
+    let now = r.engine.active_on(0).find(|f| f.rule == "hang").unwrap();
+    assert_eq!(now.severity, Severity::Critical);
+}
+
+#[test]
+fn the_culprit_stays_named_after_the_job_is_killed() {
+    // GPU 4 hangs waiting for GPU 6's rank; then the whole job is killed and the GPUs idle.
+    let (infos, mut ticks) = sim_ticks(Scenario::Mixed, 8, 90, START_MS);
+    for gpu in [4, 5, 6] {
+        process_leaves(&mut ticks, gpu, 200);
+    }
+    let r = run(&infos, &ticks, Thresholds::default());
+    assert!(r.engine.active_on(4).all(|f| f.rule != "hang"), "closed");
+    let hang = r
+        .engine
+        .cleared
+        .iter()
+        .find(|f| f.rule == "hang" && f.device == 4)
+        .expect("GPU 4's hang, closed");
+    let culprit = hang.culprit.as_ref().expect("still named");
+    assert_eq!(culprit.device, 6);
+    assert!(
+        hang.evidence.iter().any(|e| e.contains("GPU 6 (rank 6")),
+        "{:?}",
+        hang.evidence
+    );
+}
+
+#[test]
+fn two_causes_that_match_show_one_finding_with_the_runner_up() {
+    // Tiny kernels while GiB/s of input arrive over PCIe: the copies, not the syncs, set the
+    // pace (seen on an H200 with 1 GiB pageable copies per step).
+    let (infos, mut ticks) = sim_ticks(Scenario::Sync, 1, 60, START_MS);
+    for t in &mut ticks {
+        t.devices[0].sample.pcie_rx_kib_s = Some(9.0 * 1024.0 * 1024.0);
+    }
+    let r = run(&infos, &ticks, Thresholds::default());
+    let rules: Vec<&str> = r.raised.iter().map(|f| f.rule.as_str()).collect();
+    assert_eq!(rules, ["transfer"], "one cause, never two at once");
+    let f = &r.raised[0];
+    assert_eq!(f.alternative.as_deref(), Some("sync"));
+    assert!(
+        f.evidence
+            .iter()
+            .any(|e| e.starts_with("also consistent with")),
+        "{:?}",
+        f.evidence
+    );
+}
+
+#[test]
+fn a_process_in_its_start_up_is_judged_only_from_its_arrival() {
+    // An idle GPU, then a job arrives that is launch-bound from its first step: the window
+    // never reaches back into the idle stretch, and the GPU is "judging" meanwhile.
+    let (infos, mut idle) = sim_ticks(Scenario::Sync, 1, 30, START_MS);
+    process_leaves(&mut idle, 0, 0);
+    let (_, mut job) = sim_ticks(Scenario::Sync, 1, 40, START_MS + 30_000);
+    for t in &mut job {
+        t.devices[0].processes[0].host.as_mut().unwrap().started_ms = None;
+    }
+    let ticks: Vec<_> = idle.into_iter().chain(job).collect();
+    let r = run(&infos, &ticks, Thresholds::default());
+    let f = r.raised.iter().find(|f| f.rule == "sync").expect("sync");
+    let arrival = START_MS + 30_000;
+    let window = Thresholds::default().sync_window.as_millis() as u64;
+    assert!(
+        f.opened_ms >= arrival + window,
+        "opened {} ms after arrival",
+        f.opened_ms - arrival
+    );
+    assert!(r.raised.iter().all(|f| f.rule == "sync"), "{:?}", r.raised);
+}

@@ -110,10 +110,16 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
         ),
         c.power_evidence(power.median),
     ];
-    if sm.n > 0 {
+    if sm.n > 0 && comparable {
         evidence.push(format!(
             "SM activity {:.1} % (GPM): kernels fill the GPU while they run, then it waits",
             sm.median
+        ));
+    } else if sm.n > 0 {
+        evidence.push(format!(
+            "SM activity {:.2} % (GPM), above zero in {:.0} % of samples: a little work arrives, then the GPU waits",
+            sm.median,
+            sm.nonzero_share * 100.0
         ));
     }
     evidence.extend(host.lines);

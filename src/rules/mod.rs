@@ -198,10 +198,12 @@ impl Ctx<'_> {
     }
     /// "power 121 W = 17 % of the 700 W TDP, +2 W from this GPU's idle floor (…)".
     pub fn power_evidence(&self, w: f32) -> String {
+        // Rounded first, so a reading a fraction below the floor does not print "-0 W".
+        let above = (w - self.floor_w).round();
         format!(
             "power {}, {:+.0} W from {}",
             self.pct_of_tdp(w),
-            w - self.floor_w,
+            above + 0.0,
             self.floor_text()
         )
     }
@@ -254,6 +256,8 @@ pub fn all_rules() -> Vec<Rule> {
 #[derive(Debug, Clone, Default)]
 struct Slot {
     open: Option<Finding>,
+    /// The best fit the open finding's verdicts had: its evidence is the one seen then.
+    best_fit: f32,
 }
 
 /// What a GPU is still being judged for: until the rules' windows are covered past its
@@ -659,22 +663,39 @@ fn update_slot(
     match (verdict, slot.open.as_mut()) {
         (Some(v), Some(f)) => {
             f.last_ms = ctx.now_ms;
-            f.severity = v.severity.unwrap_or(rule.severity);
-            f.title = v.title.unwrap_or_else(|| rule.title.into());
-            f.evidence = v.evidence;
-            f.causes = v.causes;
-            f.actions = v.actions;
-            f.signals = v.signals;
-            f.alternative = v.alternative.map(String::from);
+            // Severity only rises while a finding is open (a hang once confirmed stays so).
+            let escalates = v.severity.unwrap_or(rule.severity) > f.severity;
+            f.severity = f.severity.max(v.severity.unwrap_or(rule.severity));
+            // The evidence shown is the one of the finding's strongest moment: as a job ends,
+            // its process leaves /proc and its last verdicts know less (host side unknown).
+            // A different reading of the same cause (the starved process now computing rather
+            // than waiting: its teardown) must fit better than the one shown.
+            let same_reading = v.title.as_deref().is_none_or(|t| t == f.title);
+            let better = if same_reading {
+                v.fit >= slot.best_fit - 0.05
+            } else {
+                v.fit > slot.best_fit + 0.05
+            };
+            if better || escalates {
+                slot.best_fit = slot.best_fit.max(v.fit);
+                f.title = v.title.unwrap_or_else(|| rule.title.into());
+                f.evidence = v.evidence;
+                f.causes = v.causes;
+                f.actions = v.actions;
+                f.signals = v.signals;
+                f.alternative = v.alternative.map(String::from);
+            }
             match (v.culprit, f.culprit.as_ref()) {
                 (Some(c), _) => f.culprit = Some(c),
                 // The job ended and took the evidence with it: keep what was seen.
-                (None, Some(c)) => f.evidence.push(format!(
-                    "{} (seen at {} UTC)",
-                    c.text,
-                    crate::report::clock(c.at_ms)
-                )),
-                (None, None) => {}
+                (None, Some(c)) if !f.evidence.contains(&c.text) => {
+                    let seen = match c.reason.as_str() {
+                        "exited" => String::new(),
+                        _ => format!(" (seen at {} UTC)", crate::report::clock(c.at_ms)),
+                    };
+                    f.evidence.push(format!("{}{seen}", c.text));
+                }
+                _ => {}
             }
             for pid in v.pids {
                 if !f.pids.contains(&pid) {
@@ -685,6 +706,7 @@ fn update_slot(
         }
         (Some(v), None) => {
             let window = (rule.window)(ctx.t).as_millis() as u64;
+            slot.best_fit = v.fit;
             slot.open = Some(Finding {
                 rule: rule.id.into(),
                 title: v.title.unwrap_or_else(|| rule.title.into()),
