@@ -328,7 +328,7 @@ fn score_corpus() -> BTreeMap<(String, &'static str), Vec<Score>> {
     out
 }
 
-const SET_ORDER: [&str; 3] = ["tune", "holdout", "earlier"];
+const SET_ORDER: [&str; 4] = ["tune", "holdout", "holdout2", "earlier"];
 
 fn report(all: &BTreeMap<(String, &'static str), Vec<Score>>) -> String {
     let mut out = String::new();
@@ -442,9 +442,10 @@ fn the_labelled_corpus_meets_its_targets() {
         let t = totals(scores);
         let tag = format!("{set}, {variant}");
         // Without GPM a loader that waits on storage at 0-1 % util cannot be told from an idle
-        // process (docs/validation.md): misses there are reported, false alarms still fail.
-        let misses_allowed = *variant == Variant::NoGpm.name();
-        if t.found < t.problems && !misses_allowed {
+        // process, and a starved loader shows later (docs/validation.md): misses and times are
+        // reported there; false alarms and culprits are held to the targets everywhere.
+        let degraded = *variant == Variant::NoGpm.name();
+        if t.found < t.problems && !degraded {
             failures.push(format!(
                 "{tag}: {} of {} problems found",
                 t.found, t.problems
@@ -453,13 +454,17 @@ fn the_labelled_corpus_meets_its_targets() {
         if t.false_alarms > 0 {
             failures.push(format!("{tag}: {} false alarms", t.false_alarms));
         }
-        if t.hang_ttd.iter().any(|s| *s > 10.0) {
+        // The earlier sessions' spans start with the job (their scripts wrote no mark at the
+        // end of start-up), so their times include model build and first batches: reported
+        // in the table, not held to the targets, which count from a measured onset.
+        let timed = set != "earlier" && !degraded;
+        if timed && t.hang_ttd.iter().any(|s| *s > 10.0) {
             failures.push(format!(
                 "{tag}: a hang took {} (target 10 s)",
                 worst(&t.hang_ttd)
             ));
         }
-        if t.other_ttd.iter().any(|s| *s > 15.0) {
+        if timed && t.other_ttd.iter().any(|s| *s > 15.0) {
             failures.push(format!(
                 "{tag}: a finding took {} (target 15 s)",
                 worst(&t.other_ttd)

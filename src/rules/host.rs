@@ -42,7 +42,7 @@ const WAITING_CPU_MAX_PCT: f32 = 40.0;
 
 fn check_starved(c: &Ctx) -> Option<Verdict> {
     let w = ms(c.t.starved_window);
-    if !c.covers(w) || c.dev.processes.is_empty() {
+    if !c.covers(w) || c.dev.processes.is_empty() || !c.memory_settled(w) {
         return None;
     }
     let util = c.stats(w, |s| s.util_gpu_pct);

@@ -144,6 +144,15 @@ impl Ctx<'_> {
             .map_or(0.0, |tdp| tdp * self.t.floor_margin_pct_of_tdp / 100.0);
         self.floor_w + margin.max(self.t.floor_margin_min_w)
     }
+    /// True when GPU memory held steady over the last `span_ms` (within 512 MiB or 2 %): a
+    /// process still laying out its memory — loading a model, cuDNN autotune trying
+    /// workspaces, the allocator warming up — is starting, whatever its util looks like. A
+    /// steady training loop reuses its cached blocks. Unknown memory counts as steady.
+    pub fn memory_settled(&self, span_ms: u64) -> bool {
+        let used = self.stats(span_ms, |s| s.mem_used_bytes.map(|b| b as f32));
+        used.n == 0 || used.max - used.min <= (512.0 * 1024.0 * 1024.0f32).max(used.max * 0.02)
+    }
+
     /// True when the history reaches back at least `span_ms` from now, past start-up.
     pub fn covers(&self, span_ms: u64) -> bool {
         self.dev

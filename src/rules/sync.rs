@@ -18,7 +18,7 @@ pub const SYNC: Rule = Rule {
 
 fn check(c: &Ctx) -> Option<Verdict> {
     let w = ms(c.t.sync_window);
-    if !c.covers(w) || c.dev.processes.is_empty() {
+    if !c.covers(w) || c.dev.processes.is_empty() || !c.memory_settled(w) {
         return None;
     }
     let util = c.stats(w, |s| s.util_gpu_pct);
@@ -79,9 +79,11 @@ fn check(c: &Ctx) -> Option<Verdict> {
             rx.median / 1024.0,
             tx.median / 1024.0
         ));
-        // GiB/s coming in: the steps wait on copies more than on syncs (the transfer rule's).
-        if rx.median >= c.t.transfer_rx_min_gib_s * 1024.0 * 1024.0 {
-            fit -= 0.4;
+        // GiB/s coming in now: the steps wait on copies, not on syncs (the transfer rule's,
+        // which sees it a second or two later: GPM's PCIe rate needs two slow readings).
+        let (_, rx_now) = c.halves(w, |s| s.pcie_rx_kib_s);
+        if rx_now.median >= c.t.transfer_rx_min_gib_s * 1024.0 * 1024.0 {
+            return None;
         }
     }
     // The launching thread is busy on a CPU: Python and launch overhead set the pace.

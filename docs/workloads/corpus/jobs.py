@@ -922,6 +922,69 @@ def startup_bigload(dev):
         torch.cuda.synchronize()
 
 
+def healthy_unet_autotune(dev):
+    """A U-Net-like encoder/decoder in bf16 with cudnn.benchmark on, fed three input sizes in
+    turn during start-up (every new shape autotunes again), then trained on one size."""
+    torch.backends.cudnn.benchmark = True
+
+    def block(i, o):
+        return nn.Sequential(nn.Conv2d(i, o, 3, padding=1), nn.BatchNorm2d(o), nn.ReLU(),
+                             nn.Conv2d(o, o, 3, padding=1), nn.BatchNorm2d(o), nn.ReLU())
+
+    class UNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.d1, self.d2, self.d3 = block(3, 64), block(64, 128), block(128, 256)
+            self.u2, self.u1 = block(256 + 128, 128), block(128 + 64, 64)
+            self.out = nn.Conv2d(64, 4, 1)
+
+        def forward(self, x):
+            a = self.d1(x)
+            b = self.d2(F.max_pool2d(a, 2))
+            c = self.d3(F.max_pool2d(b, 2))
+            b2 = self.u2(torch.cat([F.interpolate(c, scale_factor=2.0), b], 1))
+            a2 = self.u1(torch.cat([F.interpolate(b2, scale_factor=2.0), a], 1))
+            return self.out(a2)
+
+    model = UNet().to(dev).train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+    def step(x):
+        with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+            loss = model(x).float().pow(2).mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    for size in (160, 224, 288, 256):            # autotune once per shape, inside start-up
+        x = torch.randn(48, 3, size, size, device=dev)
+        for _ in range(3):
+            step(x)
+    ready()
+    i = 0
+    while running():
+        loss = step(x)
+        i += 1
+        if i % 25 == 0:
+            loss.item()
+
+
+def pageable_copy_c(dev):
+    """Each step: a 512 MiB uint8 numpy batch (filled once, pageable) sent with
+    torch.from_numpy(...).cuda(), then normalised on the GPU and summed."""
+    batch = np.random.randint(0, 255, size=(512 * 1024 * 1024,), dtype=np.uint8)
+    host = torch.from_numpy(batch)
+    ready(onset=True)
+    i = 0
+    while running():
+        x = host.cuda()                         # pageable: staged, blocking
+        y = (x.float() * (1.0 / 255.0)).sum()
+        i += 1
+        if i % 4 == 0:
+            y.item()
+
+
 KINDS = {
     "healthy_transformer_bf16": healthy_transformer_bf16,
     "healthy_cnn_fp16": healthy_cnn_fp16,
@@ -941,6 +1004,8 @@ KINDS = {
     "pageable_copy_b": pageable_copy_b,
     "startup_compile": startup_compile,
     "startup_bigload": startup_bigload,
+    "healthy_unet_autotune": healthy_unet_autotune,
+    "pageable_copy_c": pageable_copy_c,
 }
 
 

@@ -30,8 +30,15 @@ case "$SET" in
     # not a shared parent, tie the ranks together.
     DUAL=(ddp_healthy_b:30 env:ddp_host_stall:40 env:ddp_uneven_steps:40)
     ;;
+  holdout2)
+    # Added after the first held-out check failed on a cuDNN autotune start-up and a
+    # pageable copy: new programs of those kinds, and the two-GPU job the recorder missed.
+    LANE0=(healthy_unet_autotune:25)
+    LANE1=(pageable_copy_c:25)
+    DUAL=(env:ddp_uneven_steps:40)
+    ;;
   *)
-    echo "SET must be tune or holdout, not '$SET'" >&2
+    echo "SET must be tune, holdout or holdout2, not '$SET'" >&2
     exit 2
     ;;
 esac
@@ -47,6 +54,7 @@ REC=$OUTDIR/$SET.jsonl
 allowance() {
   case "$1" in
     startup_compile) echo 45 ;;      # inductor/triton compile of the first steps
+    healthy_unet_autotune|healthy_cnn_fp16) echo 35 ;;   # cuDNN autotune of every shape
     startup_bigload) echo 25 ;;      # 6 GiB of torch.randn on the host, then the copies
     starved_io_b) echo 20 ;;         # writes 4 GiB of files first
     ddp_*) echo 20 ;;                # two ranks, NCCL set-up
@@ -91,13 +99,14 @@ run_dual() {  # KIND DUR   (KIND env:K: one process per rank, launcher variables
   if [ "${kind#env:}" != "$kind" ]; then
     kind=${kind#env:}
     echo "=== $(date -Is) gpu0+1 $kind ${dur}s (env launch): begin" >> "$LOG"
-    local port=$((29600 + RANDOM % 300))
+    local port=$((29600 + RANDOM % 300)) ranks=()
     for r in 0 1; do
       RANK=$r LOCAL_RANK=$r WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
         TORCHELASTIC_RUN_ID=corpus-$kind \
         timeout -k 10 $((dur + 60)) python3 "$HERE/ddp.py" "$kind" "$dur" "$MARKS" --rank $r >> "$LOG" 2>&1 &
+      ranks+=($!)
     done
-    wait
+    wait "${ranks[@]}"   # the ranks only: a bare wait would also wait for the recorder
     echo "$(date +%T) gpu0+1 $kind (env launch) done"
     return
   fi
