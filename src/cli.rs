@@ -107,7 +107,8 @@ pub enum Command {
         #[arg(long)]
         no_host: bool,
     },
-    /// Sample (or replay) headlessly and print the diagnosis; exit 1 if a warning or worse was found.
+    /// Sample (or replay) headlessly and print the diagnosis. Exit status: 0 nothing found, 1 a
+    /// warning or worse found, 3 nothing found but some GPU not judged in full (run longer), 2 error.
     Diagnose {
         /// How long to sample a live or simulated source.
         #[arg(long = "for", default_value = "30s", value_parser = parse_duration)]

@@ -48,6 +48,26 @@ fn diagnose_exit_codes_follow_the_worst_finding() {
 }
 
 #[test]
+fn diagnose_shorter_than_the_rules_need_says_so_and_exits_3() {
+    // A hung demo GPU, watched for 5 s: the hang cannot be judged yet, and "nothing found"
+    // would be a lie.
+    let (code, out, _) = gpuwatch(&["diagnose", "--demo=hang", "--for", "5s"]);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("not judged in full: judging: 5 s of the 10 s the rules need"),
+        "{out}"
+    );
+    assert!(
+        out.contains("not every GPU could be judged in full"),
+        "{out}"
+    );
+    let (code, out, _) = gpuwatch(&["diagnose", "--demo=hang", "--for", "5s", "--json"]);
+    assert_eq!(code, 3);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("valid JSON");
+    assert_eq!(v["judging"][0]["needed_ms"], 10_000, "{v}");
+}
+
+#[test]
 fn diagnose_json_is_machine_readable() {
     let (code, out, _) = gpuwatch(&["diagnose", "--demo=mixed", "--for", "40s", "--json"]);
     assert_eq!(code, 1);
@@ -64,6 +84,16 @@ fn diagnose_json_is_machine_readable() {
         rules.contains(&"hang") && rules.contains(&"sync") && rules.contains(&"starved"),
         "{rules:?}"
     );
+    // The straggler of the hung demo job is named as the culprit, as a field.
+    let hang = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "hang" && f["device"] == 4)
+        .expect("GPU 4 hangs");
+    assert_eq!(hang["culprit"]["device"], 6, "{hang}");
+    assert_eq!(hang["culprit"]["reason"], "idle");
+    assert!(v["judging"].as_array().unwrap().is_empty());
 }
 
 #[test]
