@@ -498,13 +498,18 @@ fn the_corpus_has_what_the_issue_asks_for() {
         .iter()
         .filter(|s| s.phase.label == "transition")
         .count();
+    // A two-GPU job: the same job on GPU 0 and GPU 1 at the same time.
     let two_gpu: std::collections::BTreeSet<(String, String)> = mine
         .iter()
+        .filter(|s| s.phase.gpu == 1)
         .filter(|s| {
-            s.phase.gpu == 1
-                && mine
-                    .iter()
-                    .any(|o| o.phase.gpu == 0 && o.phase.job == s.phase.job && o.set == s.set)
+            mine.iter().any(|o| {
+                o.phase.gpu == 0
+                    && o.set == s.set
+                    && o.phase.job == s.phase.job
+                    && o.phase.start_ms < s.phase.end_ms
+                    && s.phase.start_ms < o.phase.end_ms
+            })
         })
         .map(|s| (s.set.clone(), s.phase.job.clone()))
         .collect();
@@ -527,4 +532,40 @@ fn the_corpus_has_what_the_issue_asks_for() {
             );
         }
     }
+}
+
+#[test]
+fn a_snapshot_taken_after_the_job_ended_still_names_the_culprit() {
+    // Taken live on two H200s (holdout2): `gpuwatch snapshot --for 160s` beside the corpus
+    // run, written 33 s after the env-launched two-rank job whose rank 1 stopped stepping
+    // had ended and its processes were gone.
+    let path = tests_dir().join("fixtures/h200x2/after-job-snapshot.json");
+    let snap: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let hang = snap["findings"]["recent"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "hang")
+        .expect("the hang, closed");
+    assert_eq!(hang["device"], 0);
+    assert_eq!(hang["culprit"]["device"], 1, "{hang}");
+    assert_eq!(
+        hang["culprit"]["rank"], 1,
+        "rank read from the launcher's variables"
+    );
+    assert!(snap["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|d| d["processes"].as_array().unwrap().is_empty()));
+    // Replayed through the current rules, the hang comes out of the samples again; which rank
+    // it waited for lives in the stored finding (a snapshot keeps only the last process list).
+    let (infos, ticks) = load("fixtures/h200x2/after-job-snapshot.json");
+    let raised = replay(&infos, &ticks);
+    let again = raised
+        .iter()
+        .find(|r| r.first.rule == "hang")
+        .expect("hang on replay");
+    assert_eq!(again.first.device, 0);
 }

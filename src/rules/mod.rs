@@ -481,6 +481,7 @@ impl Engine {
     /// after-start-up rules may judge it, and updates its `Judging`.
     fn note_arrivals(&mut self, i: usize, dev: &DeviceHistory, now_ms: u64) -> u64 {
         let grace = ms(self.thresholds.startup_grace);
+        let needed_ms = self.cause_window_ms();
         let first_ms = dev.samples.iter().next().map_or(now_ms, |s| s.t_ms);
         let seen = &mut self.arrivals[i].seen;
         seen.retain(|(pid, _)| dev.processes.iter().any(|p| p.pid == *pid));
@@ -514,13 +515,7 @@ impl Engine {
         j.device = dev.info.index;
         j.from_ms = judged_from;
         j.covered_ms = now_ms.saturating_sub(judged_from);
-        j.needed_ms = self
-            .rules
-            .iter()
-            .filter(|r| r.cause)
-            .map(|r| ms((r.window)(&self.thresholds)))
-            .max()
-            .unwrap_or(0);
+        j.needed_ms = needed_ms;
         j.starting_pids.clear();
         j.starting_pids.extend(
             seen.iter()
