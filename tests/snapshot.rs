@@ -289,3 +289,40 @@ fn the_schema_names_every_threshold_and_no_other() {
     in_code.sort();
     assert_eq!(in_schema, in_code, "docs/snapshot.schema.json's thresholds");
 }
+
+#[test]
+fn a_symlink_planted_at_the_old_temporary_name_is_not_followed() {
+    // The temporary name used to be predictable (`.NAME.tmp-PID`): a symlink planted there
+    // made gpuwatch overwrite whatever it pointed to.
+    let dir = tempfile::tempdir().unwrap();
+    let victim = dir.path().join("victim.txt");
+    std::fs::write(&victim, "keep me").unwrap();
+    let target = dir.path().join("snap.json");
+    let planted = dir
+        .path()
+        .join(format!(".snap.json.tmp-{}", std::process::id()));
+    std::os::unix::fs::symlink(&victim, &planted).unwrap();
+    let written = gpuwatch::snapshot::write_new(&target, "{}").unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+    assert_eq!(std::fs::read_to_string(&written).unwrap(), "{}");
+    let meta = std::fs::symlink_metadata(&written).unwrap();
+    assert!(
+        meta.file_type().is_file(),
+        "a plain file, not a link to the symlink"
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(".gpuwatch-"))
+        .collect();
+    assert!(left.is_empty(), "temporary files left: {left:?}");
+}
+
+#[test]
+fn a_name_near_the_255_byte_limit_can_be_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = format!("{}.json", "s".repeat(250));
+    let written = gpuwatch::snapshot::write_new(&dir.path().join(&name), "{}").unwrap();
+    assert_eq!(written.file_name().unwrap().len(), 255);
+}

@@ -19,14 +19,7 @@ pub fn write_new(path: &Path, text: &str) -> Result<PathBuf, SnapshotError> {
         dir: dir.clone(),
         source,
     };
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        path.file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("snapshot"),
-        std::process::id()
-    ));
-    let mut f = fs::File::create(&tmp).map_err(err)?;
+    let (tmp, mut f) = create_temp(&dir).map_err(err)?;
     let written = f.write_all(text.as_bytes()).and_then(|_| f.sync_all());
     if let Err(e) = written {
         let _ = fs::remove_file(&tmp);
@@ -55,6 +48,40 @@ pub fn write_new(path: &Path, text: &str) -> Result<PathBuf, SnapshotError> {
     Err(err(std::io::Error::other(
         "a thousand files of that name already exist",
     )))
+}
+
+/// Creates a new temporary file in `dir` under an unpredictable short name, exclusively and
+/// without following a symlink planted there (`O_EXCL | O_NOFOLLOW`). The name is short so
+/// that a target name near the 255-byte limit still works.
+fn create_temp(dir: &Path) -> std::io::Result<(PathBuf, fs::File)> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let mut last = None;
+    for _ in 0..64 {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        // splitmix64 of time, PID and a counter: not guessable ahead, never repeated here.
+        let mut x =
+            nanos ^ (u64::from(std::process::id()) << 32) ^ n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        x ^= x >> 31;
+        let tmp = dir.join(format!(".gpuwatch-{x:016x}.tmp"));
+        match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&tmp)
+        {
+            Ok(f) => return Ok((tmp, f)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| std::io::Error::other("no temporary name was free")))
 }
 
 fn suffixed(path: &Path, n: u32) -> PathBuf {
