@@ -30,8 +30,9 @@ pub struct Common {
     /// How much history to keep in memory.
     #[arg(long, global = true, default_value = "15m", value_parser = parse_duration, env = "GPUWATCH_HISTORY")]
     pub history: Duration,
-    /// Config file with thresholds (default: $XDG_CONFIG_HOME/gpuwatch/config.toml).
-    #[arg(long, global = true, env = "GPUWATCH_CONFIG")]
+    /// Config file with thresholds (default: $GPUWATCH_CONFIG when set and not empty, else
+    /// $XDG_CONFIG_HOME/gpuwatch/config.toml).
+    #[arg(long, global = true)]
     pub config: Option<PathBuf>,
     /// Path to libnvidia-ml.so.1 when it is not on the loader path (e.g. /usr/lib/wsl/lib/libnvidia-ml.so.1).
     #[arg(long, global = true, env = "GPUWATCH_NVML_LIB")]
@@ -58,8 +59,9 @@ pub enum Command {
     /// Play a recording (or snapshot) back in the monitor.
     Replay {
         file: PathBuf,
-        /// Playback speed: 1 is the recorded pace, 10 ten times faster, 0 as fast as possible.
-        #[arg(long, default_value_t = 1.0)]
+        /// Playback speed: 1 is the recorded pace, 10 ten times faster, 0 as fast as possible
+        /// (0.01 to 10000).
+        #[arg(long, default_value_t = 1.0, value_parser = parse_speed)]
         speed: f64,
     },
     /// Record samples to a JSON Lines file.
@@ -133,6 +135,22 @@ fn parse_interval(s: &str) -> Result<Duration, String> {
         return Err(format!("{s} is outside 50ms to 10s"));
     }
     Ok(d)
+}
+
+/// A playback speed: 0 (as fast as possible) or a finite factor from 0.01 to 10 000. Slower
+/// than 0.01 would wait hours per tick; NaN and infinities mean nothing.
+fn parse_speed(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number (try 1, 10 or 0 for as fast as possible)"))?;
+    if v == 0.0 || (0.01..=10_000.0).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!(
+            "{s} is outside 0.01 to 10000 (0 plays as fast as possible)"
+        ))
+    }
 }
 
 fn parse_scenario(s: &str) -> Result<Scenario, String> {

@@ -165,13 +165,33 @@ pub enum ConfigError {
     Invalid { path: PathBuf, reason: String },
 }
 
+/// Reads a config file of at most `MAX_CONFIG_BYTES`, refusing a larger (or endless) one.
+fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use std::io::Read as _;
+    let mut text = String::new();
+    let read = std::fs::File::open(path)?
+        .take(MAX_CONFIG_BYTES + 1)
+        .read_to_string(&mut text)?;
+    if read as u64 > MAX_CONFIG_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "larger than {} KiB: not a gpuwatch config file",
+                MAX_CONFIG_BYTES >> 10
+            ),
+        ));
+    }
+    Ok(text)
+}
+
 impl Config {
     /// The config file to read: `explicit`, else `$GPUWATCH_CONFIG`, else the XDG location.
     pub fn path(explicit: Option<&Path>) -> Option<PathBuf> {
         if let Some(p) = explicit {
             return Some(p.to_path_buf());
         }
-        if let Some(p) = std::env::var_os("GPUWATCH_CONFIG") {
+        // Set but empty means unset, as shells leave it after `export GPUWATCH_CONFIG=`.
+        if let Some(p) = std::env::var_os("GPUWATCH_CONFIG").filter(|p| !p.is_empty()) {
             return Some(PathBuf::from(p));
         }
         let base = std::env::var_os("XDG_CONFIG_HOME")
@@ -185,7 +205,7 @@ impl Config {
         let Some(path) = path else {
             return Ok(Config::default());
         };
-        let text = match std::fs::read_to_string(path) {
+        let text = match read_bounded(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
                 return Ok(Config::default())
@@ -210,17 +230,25 @@ impl Config {
 
     fn validate(&self) -> Result<(), String> {
         let t = &self.thresholds;
-        let pcts = [
-            ("hang_util_min_pct", t.hang_util_min_pct),
-            ("hang_sm_max_pct", t.hang_sm_max_pct),
-            ("starved_util_max_median_pct", t.starved_util_max_median_pct),
-            ("busy_util_min_pct", t.busy_util_min_pct),
-            ("mem_full_pct", t.mem_full_pct),
-            ("floor_fallback_pct_of_tdp", t.floor_fallback_pct_of_tdp),
-        ];
-        for (name, v) in pcts {
-            if !(0.0..=100.0).contains(&v) {
-                return Err(format!("thresholds.{name} = {v} must be between 0 and 100"));
+        // Every number, generically: serde writes a NaN or an infinity as null.
+        let value = serde_json::to_value(t).map_err(|e| e.to_string())?;
+        for (name, v) in value.as_object().into_iter().flatten() {
+            if v.is_string() {
+                continue; // a duration, checked below
+            }
+            let Some(x) = v.as_f64() else {
+                return Err(format!("thresholds.{name} must be a finite number"));
+            };
+            if x < 0.0 {
+                return Err(format!("thresholds.{name} = {x} must not be negative"));
+            }
+            if name.contains("_pct") && !name.ends_with("_pct_of_tdp") && x > 100.0 {
+                return Err(format!("thresholds.{name} = {x} must be between 0 and 100"));
+            }
+            if name.ends_with("_pct_of_tdp") && x > 100.0 {
+                return Err(format!(
+                    "thresholds.{name} = {x} must be between 0 and 100 (% of TDP)"
+                ));
             }
         }
         let windows = [
@@ -229,10 +257,21 @@ impl Config {
             ("starved_window", t.starved_window),
             ("sync_window", t.sync_window),
             ("transfer_window", t.transfer_window),
+            ("powercap_window", t.powercap_window),
+            ("thermal_window", t.thermal_window),
+            ("pcie_window", t.pcie_window),
+            ("idle_mem_window", t.idle_mem_window),
+            ("mem_full_window", t.mem_full_window),
+            ("mem_growth_window", t.mem_growth_window),
             ("mem_growth_fast_window", t.mem_growth_fast_window),
         ];
-        if let Some((name, _)) = windows.iter().find(|(_, w)| w.is_zero()) {
-            return Err(format!("thresholds.{name} must be longer than 0s"));
+        for (name, w) in windows {
+            if w.is_zero() || w > MAX_WINDOW {
+                return Err(format!(
+                    "thresholds.{name} = {} must be longer than 0s and at most 1h",
+                    humantime::format_duration(w)
+                ));
+            }
         }
         if t.hang_window < t.hang_suspect_window {
             return Err(
@@ -240,9 +279,18 @@ impl Config {
                     .into(),
             );
         }
+        if t.startup_grace > MAX_WINDOW || t.clear_after > MAX_WINDOW {
+            return Err("thresholds.startup_grace and clear_after must be at most 1h".into());
+        }
         Ok(())
     }
 }
+
+/// The longest window a rule may judge: the history holds 15 minutes by default.
+const MAX_WINDOW: Duration = Duration::from_secs(3600);
+
+/// A config file larger than this is not one (`--config /dev/zero` must not read forever).
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 #[cfg(test)]
 mod tests {
@@ -276,6 +324,37 @@ mod tests {
         std::fs::write(&p, "[thresholds]\nmem_full_pct = 140\n").unwrap();
         let e = Config::load(Some(&p), true).unwrap_err().to_string();
         assert!(e.contains("mem_full_pct"), "{e}");
+    }
+
+    #[test]
+    fn non_finite_negative_and_out_of_range_values_and_empty_windows_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.toml");
+        for (line, name) in [
+            ("hang_util_min_pct = nan", "hang_util_min_pct"),
+            ("floor_margin_min_w = inf", "floor_margin_min_w"),
+            ("floor_margin_min_w = -5", "floor_margin_min_w"),
+            (
+                "starved_util_max_median_pct = 5000",
+                "starved_util_max_median_pct",
+            ),
+            ("transfer_rx_min_gib_s = -1", "transfer_rx_min_gib_s"),
+            ("sync_window = \"0s\"", "sync_window"),
+            ("mem_growth_fast_window = \"0s\"", "mem_growth_fast_window"),
+            ("idle_mem_window = \"30d\"", "idle_mem_window"),
+        ] {
+            std::fs::write(&p, format!("[thresholds]\n{line}\n")).unwrap();
+            let e = Config::load(Some(&p), true).unwrap_err().to_string();
+            assert!(e.contains(name), "{line}: {e}");
+        }
+    }
+
+    #[test]
+    fn an_endless_config_file_is_refused_with_the_limit() {
+        let e = Config::load(Some(Path::new("/dev/zero")), true)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/dev/zero") && e.contains("1024 KiB"), "{e}");
     }
 
     #[test]

@@ -23,10 +23,10 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<i32> {
     let c = &cli.common;
-    let config = Config::load(
-        Config::path(c.config.as_deref()).as_deref(),
-        c.config.is_some(),
-    )?;
+    // A file named by --config or $GPUWATCH_CONFIG must exist; the default location need not.
+    let named =
+        c.config.is_some() || std::env::var_os("GPUWATCH_CONFIG").is_some_and(|v| !v.is_empty());
+    let config = Config::load(Config::path(c.config.as_deref()).as_deref(), named)?;
     let s = &cli.source;
     let open = |replay: Option<(&std::path::Path, f64)>| {
         source::open(

@@ -245,7 +245,10 @@ fn delay(pacing: Pacing, interval: Duration, prev_t_ms: Option<u64>, t_ms: u64) 
     match (pacing, prev_t_ms) {
         (Pacing::Live, _) => interval,
         (Pacing::Recorded { speed }, Some(prev)) if speed.is_finite() && speed > 0.0 => {
-            Duration::from_secs_f64(t_ms.saturating_sub(prev) as f64 / 1000.0 / speed)
+            // A gap of days at a tiny speed would overflow a Duration: wait at most a minute.
+            Duration::try_from_secs_f64(t_ms.saturating_sub(prev) as f64 / 1000.0 / speed)
+                .unwrap_or(Duration::MAX)
+                .min(Duration::from_secs(60))
         }
         (Pacing::Recorded { .. }, _) => Duration::ZERO,
     }
@@ -344,6 +347,20 @@ mod tests {
         }
         obs.absorb(&tick, SelfCost::default());
         assert_eq!(obs.evaluated_at_ms(), Some(5_000));
+    }
+
+    #[test]
+    fn a_tiny_speed_or_a_huge_gap_waits_a_minute_at_most_and_never_panics() {
+        let p = Pacing::Recorded { speed: 1e-30 };
+        assert_eq!(
+            delay(p, Duration::ZERO, Some(0), 1_000),
+            Duration::from_secs(60)
+        );
+        let p = Pacing::Recorded { speed: 1.0 };
+        assert_eq!(
+            delay(p, Duration::ZERO, Some(0), u64::MAX),
+            Duration::from_secs(60)
+        );
     }
 
     #[test]

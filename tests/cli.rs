@@ -186,3 +186,24 @@ fn history_too_large_for_memory_is_refused_with_the_figure() {
         "{err}"
     );
 }
+
+#[test]
+fn an_empty_gpuwatch_config_means_the_default_and_bad_speeds_are_refused() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
+        .args(["diagnose", "--demo=healthy", "--for", "12s"])
+        .env("GPUWATCH_CONFIG", "")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for speed in ["1e-30", "nan", "inf", "-1"] {
+        let arg = format!("--speed={speed}");
+        let (code, _, err) = gpuwatch(&["replay", "x.jsonl", &arg]);
+        assert_eq!(code, 2, "--speed {speed}: {err}");
+        assert!(err.contains("--speed"), "{err}");
+    }
+}
