@@ -34,6 +34,22 @@ impl Diagnosis<'_> {
     }
 }
 
+/// `text` with every control character a terminal could act on (ESC and the rest of C0 but
+/// newline and tab, DEL, C1) shown as `�`: GPU and process names come from the machine or from
+/// a recording someone sent, and must not reach a terminal as escape sequences (an OSC 52
+/// clipboard write, a title change, a cursor move).
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| (c.is_control() && c != '\n' && c != '\t') || c == '\u{7f}';
+    if text.chars().any(unsafe_char) {
+        text.chars()
+            .map(|c| if unsafe_char(c) { '\u{FFFD}' } else { c })
+            .collect::<String>()
+            .into()
+    } else {
+        text.into()
+    }
+}
+
 /// `diagnose`'s exit status when nothing was found but not everything could be judged.
 pub const NOT_JUDGED: i32 = 3;
 
@@ -101,7 +117,12 @@ pub fn finding_text(f: &Finding, out: &mut String) {
     let _ = writeln!(out, "      decided by: {}", f.signals);
 }
 
+/// The text report, safe to print to a terminal (`printable`).
 pub fn diagnosis_text(d: &Diagnosis, history: &History) -> String {
+    printable(&diagnosis_text_raw(d, history)).into_owned()
+}
+
+fn diagnosis_text_raw(d: &Diagnosis, history: &History) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     let _ = writeln!(

@@ -207,3 +207,37 @@ fn an_empty_gpuwatch_config_means_the_default_and_bad_speeds_are_refused() {
         assert!(err.contains("--speed"), "{err}");
     }
 }
+
+#[test]
+fn names_from_a_recording_never_reach_the_terminal_as_escape_sequences() {
+    use gpuwatch::record::{Header, Recorder};
+    use gpuwatch::source::sim::{Scenario, SimSource};
+    use gpuwatch::source::Source;
+    // A recording someone sent: an OSC 52 clipboard write in the GPU's name, a screen clear
+    // in the process's, on a GPU that hangs so both are printed.
+    let mut src = SimSource::new(Scenario::Hang, 1, 7, 1_800_000_000_000, 250);
+    let mut infos = src.devices().to_vec();
+    infos[0].name = "H200\u{1b}]52;c;ZXZpbA==\u{7}".into();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hostile.jsonl");
+    let header = Header::new(src.system(), &infos, 250);
+    let mut rec = Recorder::create(&path, &header, false).unwrap();
+    let mut tick = gpuwatch::model::Tick::default();
+    for _ in 0..200 {
+        src.sample(&mut tick).unwrap();
+        tick.devices[0].processes[0].host.as_mut().unwrap().name = "py\u{1b}[2J\u{9b}31m".into();
+        rec.write(&tick).unwrap();
+    }
+    drop(rec);
+    let f = path.to_str().unwrap();
+    let (code, out, _) = gpuwatch(&["diagnose", "--replay", f]);
+    assert_eq!(code, 1, "{out}");
+    let (_, md, _) = gpuwatch(&["snapshot", "--replay", f, "--format", "md", "-o", "-"]);
+    for text in [&out, &md] {
+        assert!(!text.contains('\u{1b}') && !text.contains('\u{9b}') && !text.contains('\u{7}'));
+        assert!(
+            text.contains("H200\u{FFFD}]52;c;ZXZpbA==\u{FFFD}"),
+            "{text}"
+        );
+    }
+}

@@ -8,7 +8,13 @@ use crate::report::{clip, clock};
 use crate::rules::Finding;
 
 /// A compact report to paste into an issue tracker.
+/// The Markdown report, with control characters from names and command lines made visible
+/// (`report::printable`), since it is pasted and printed.
 pub fn to_markdown(s: &Snapshot) -> String {
+    crate::report::printable(&to_markdown_raw(s)).into_owned()
+}
+
+fn to_markdown_raw(s: &Snapshot) -> String {
     let mut md = String::new();
     let host = s.host.as_deref().unwrap_or("(host left out)");
     let _ = writeln!(md, "## gpuwatch snapshot\n");
