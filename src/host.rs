@@ -329,6 +329,16 @@ impl HostReader {
     }
 }
 
+/// When process `pid` started (ms since the epoch), computed as `HostReader` does, so the two
+/// compare equal for the same process; `None` when it does not exist (any more).
+pub fn started_ms(pid: u32) -> Option<u64> {
+    let (_, stat) = read_stat(pid)?;
+    // SAFETY: sysconf only reads a configuration value and has no preconditions.
+    let tps = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    let tps = if tps > 0 { tps as f32 } else { 100.0 };
+    Some(boot_time_ms()? + (stat.start_ticks as f64 / tps as f64 * 1000.0) as u64)
+}
+
 /// When the machine booted, ms since the Unix epoch (`btime` of /proc/stat).
 fn boot_time_ms() -> Option<u64> {
     let text = fs::read_to_string("/proc/stat").ok()?;

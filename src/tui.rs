@@ -241,9 +241,12 @@ where
                     None
                 };
             }
-            Effect::Signal { pid, signal, name } => {
-                state.signal_result(pid, name, send_signal(pid, signal))
-            }
+            Effect::Signal {
+                pid,
+                signal,
+                name,
+                started_ms,
+            } => state.signal_result(pid, name, send_signal(pid, signal, started_ms)),
             Effect::Export => {
                 let live = session
                     .observed
@@ -280,9 +283,32 @@ where
     Ok(())
 }
 
-fn send_signal(pid: u32, signal: i32) -> std::io::Result<()> {
-    // SAFETY: kill(2) has no memory-safety preconditions; a bad pid or signal is an error code.
-    let rc = unsafe { libc::kill(pid as libc::pid_t, signal) };
+/// Sends `signal` to `pid` once it is verified to be the process the user chose: a real PID
+/// (not 0, 1 or a value that `pid_t` would turn into a process group), and still the process
+/// that started at `started_ms` (not one that reused its number since). Says why otherwise.
+fn send_signal(pid: u32, signal: i32, started_ms: Option<u64>) -> std::io::Result<()> {
+    let refuse = |why: String| {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            why,
+        ))
+    };
+    let target = match libc::pid_t::try_from(pid) {
+        Ok(p) if p > 1 => p,
+        _ => return refuse(format!("{pid} is not a process gpuwatch may signal")),
+    };
+    let Some(expected) = started_ms else {
+        return refuse("its start time could not be read, so it cannot be verified".into());
+    };
+    match crate::host::started_ms(pid) {
+        Some(now) if now == expected => {}
+        Some(_) => {
+            return refuse("that PID now belongs to another process (the one chosen exited)".into())
+        }
+        None => return refuse("the process has exited".into()),
+    }
+    // SAFETY: kill(2) has no memory-safety preconditions; `target` is a single positive PID.
+    let rc = unsafe { libc::kill(target, signal) };
     if rc == 0 {
         Ok(())
     } else {
@@ -327,4 +353,43 @@ fn key(k: KeyEvent) -> Option<Key> {
         KeyCode::F(n) => Key::F(n),
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::send_signal;
+
+    fn child() -> std::process::Child {
+        std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("sleep runs")
+    }
+
+    #[test]
+    fn pids_that_mean_a_group_ourselves_or_init_are_refused() {
+        for pid in [0, 1, u32::MAX, 1 << 31] {
+            let e = send_signal(pid, 0, Some(0)).unwrap_err();
+            assert!(e.to_string().contains("may signal"), "{pid}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_signal_goes_only_to_the_process_that_was_chosen() {
+        let mut c = child();
+        let started = crate::host::started_ms(c.id()).expect("child readable");
+        // Another process with the same number (a start time that does not match): refused.
+        let e = send_signal(c.id(), libc::SIGTERM, Some(started + 5_000)).unwrap_err();
+        assert!(e.to_string().contains("another process"), "{e}");
+        assert!(c.try_wait().unwrap().is_none(), "still running");
+        let e = send_signal(c.id(), libc::SIGTERM, None).unwrap_err();
+        assert!(e.to_string().contains("cannot be verified"), "{e}");
+        // The chosen process itself: sent.
+        send_signal(c.id(), libc::SIGTERM, Some(started)).unwrap();
+        let status = c.wait().unwrap();
+        assert!(!status.success());
+        // Gone (and reaped): refused, not sent to whoever takes the number next.
+        let e = send_signal(c.id(), libc::SIGTERM, Some(started)).unwrap_err();
+        assert!(e.to_string().contains("exited"), "{e}");
+    }
 }

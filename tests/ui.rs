@@ -272,7 +272,9 @@ fn signal_prompt_asks_first_and_offers_term_int_kill() {
         vec![Effect::Signal {
             pid: 10_000,
             signal: libc::SIGKILL,
-            name: "KILL"
+            name: "KILL",
+            // The demo's processes started an hour before it: the start time travels along.
+            started_ms: Some(START_MS - 3_600_000),
         }]
     );
     keys(&mut st, &obs, &[Key::Char('K'), Key::Esc]);

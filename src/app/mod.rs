@@ -135,6 +135,9 @@ pub enum Effect {
         pid: u32,
         signal: i32,
         name: &'static str,
+        /// When the chosen process started (ms since the epoch): the loop checks, just before
+        /// sending, that `pid` is still that process and not a later one reusing its number.
+        started_ms: Option<u64>,
     },
     /// Write a snapshot of what is on screen.
     Export,
@@ -148,6 +151,7 @@ pub struct KillPrompt {
     pub pid: u32,
     pub command: String,
     pub signal: usize,
+    pub started_ms: Option<u64>,
 }
 
 /// Where panes were drawn last, so a click can be mapped to a row.
@@ -353,9 +357,14 @@ impl AppState {
             }
             Key::Char('y') | Key::Enter => {
                 let (name, signal) = SIGNALS[prompt.signal];
-                let pid = prompt.pid;
+                let (pid, started_ms) = (prompt.pid, prompt.started_ms);
                 self.kill = None;
-                Effect::Signal { pid, signal, name }
+                Effect::Signal {
+                    pid,
+                    signal,
+                    name,
+                    started_ms,
+                }
             }
             Key::Char('n') | Key::Esc | Key::Char('q') => {
                 self.kill = None;
@@ -437,14 +446,13 @@ impl AppState {
             ));
             return;
         }
-        let command = find_process(obs, device, pid)
-            .and_then(|p| p.host.as_ref())
-            .map(short_command)
-            .unwrap_or_default();
+        let host = find_process(obs, device, pid).and_then(|p| p.host.as_ref());
+        let command = host.map(short_command).unwrap_or_default();
         self.kill = Some(KillPrompt {
             pid,
             command,
             signal: 0,
+            started_ms: host.and_then(|h| h.started_ms),
         });
     }
 
