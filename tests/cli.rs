@@ -241,3 +241,29 @@ fn names_from_a_recording_never_reach_the_terminal_as_escape_sequences() {
         );
     }
 }
+
+#[test]
+fn a_recording_can_come_from_standard_input() {
+    use std::io::Write as _;
+    let rec = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/h200/variants/spin.jsonl.gz"
+    );
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
+        .args(["diagnose", "--replay", "-"])
+        .env_remove("GPUWATCH_CONFIG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&std::fs::read(rec).unwrap())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("[hang]"), "{text}");
+}

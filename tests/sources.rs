@@ -372,3 +372,126 @@ fn with_an_nvml_shaped_source_every_tick_carries_the_host_side() {
     }
     assert_eq!(with_cpu, 20);
 }
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(bytes).unwrap();
+    enc.finish().unwrap()
+}
+
+#[test]
+fn a_gzip_recording_cut_short_plays_up_to_the_torn_tail() {
+    let (text, ticks) = recorded_text(30);
+    let gz = gzip(text.as_bytes());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.jsonl.gz");
+    std::fs::write(&path, &gz[..gz.len() - 200]).unwrap();
+    let got = ReplaySource::open(&path, f64::INFINITY)
+        .unwrap()
+        .read_all()
+        .expect("a torn tail is not an error");
+    assert!(
+        got.len() > ticks.len() / 2 && got.len() < ticks.len(),
+        "{}",
+        got.len()
+    );
+    assert_eq!(got[..], ticks[..got.len()]);
+}
+
+#[test]
+fn a_decompression_bomb_is_refused_naming_the_limit() {
+    // A valid header, then 160 lines of 1 MiB of spaces: about 160 KiB compressed, a
+    // thousand times less than it expands to.
+    let (text, _) = recorded_text(1);
+    let header = text.lines().next().unwrap();
+    let mut plain = format!("{header}\n").into_bytes();
+    let blank = [vec![b' '; (1 << 20) - 1], vec![b'\n']].concat();
+    for _ in 0..160 {
+        plain.extend_from_slice(&blank);
+    }
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(&plain).unwrap();
+    let gz = enc.finish().unwrap();
+    assert!(
+        gz.len() * 500 < plain.len(),
+        "{} bytes compressed",
+        gz.len()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bomb.jsonl.gz");
+    std::fs::write(&path, gz).unwrap();
+    drop(plain);
+    let e = ReplaySource::open(&path, f64::INFINITY)
+        .unwrap()
+        .read_all()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("expands more than 200 times"), "{e}");
+}
+
+#[test]
+fn an_endless_line_is_refused_naming_the_limit() {
+    let e = ReplaySource::open(Path::new("/dev/zero"), f64::INFINITY)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(e.contains("longer than 16 MiB"), "{e}");
+}
+
+#[test]
+fn snapshots_are_recognised_by_their_format_field_gzipped_or_not() {
+    let (infos, ticks) = sim_ticks(Scenario::Hang, 1, 20, START_MS);
+    let dir = tempfile::tempdir().unwrap();
+    // A recording whose header mentions the snapshot format's name is still a recording.
+    let rec = dir.path().join("rec.jsonl");
+    let header = Header::new(
+        &SystemInfo {
+            host: "gpuwatch-snapshot".into(),
+            ..Default::default()
+        },
+        &infos,
+        250,
+    );
+    let mut r = Recorder::create(&rec, &header, false).unwrap();
+    for t in &ticks {
+        r.write(t).unwrap();
+    }
+    drop(r);
+    assert_eq!(
+        ReplaySource::open(&rec, f64::INFINITY)
+            .unwrap()
+            .read_all()
+            .unwrap()
+            .len(),
+        ticks.len()
+    );
+    // A snapshot, gzipped: replays.
+    let snap =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/examples/h200-hang.json"))
+            .unwrap();
+    let gz = dir.path().join("snap.json.gz");
+    std::fs::write(&gz, gzip(&snap)).unwrap();
+    let mut src = ReplaySource::open(&gz, f64::INFINITY).unwrap();
+    assert!(src.label().contains("snap.json.gz"));
+    assert!(!src.read_all().unwrap().is_empty());
+}
+
+#[test]
+fn a_fifo_is_read_once_and_plays() {
+    let (text, ticks) = recorded_text(10);
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("rec.fifo");
+    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo reads a valid NUL-terminated path and has no other precondition.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let writer = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::write(fifo, text).unwrap())
+    };
+    let got = ReplaySource::open(&fifo, f64::INFINITY)
+        .unwrap()
+        .read_all()
+        .unwrap();
+    writer.join().unwrap();
+    assert_eq!(got, ticks);
+}

@@ -12,7 +12,7 @@ pub use file::{export_from_tui, stamp, write_new};
 pub use markdown::{sparkline, to_markdown};
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
@@ -276,32 +276,18 @@ pub fn to_json(s: &Snapshot) -> String {
 }
 
 /// Reads a snapshot back; `None` if the file is not one (so it can be tried as a recording).
-pub fn read(path: &Path) -> Result<Option<Snapshot>, SnapshotError> {
-    use std::io::Read;
-    let rd = |reason: String| SnapshotError::Read {
-        path: path.to_path_buf(),
-        reason,
-    };
-    let mut head = [0u8; 512];
-    let n = fs::File::open(path)
-        .and_then(|mut f| f.read(&mut head))
-        .map_err(|e| rd(e.to_string()))?;
-    if !String::from_utf8_lossy(&head[..n]).contains(FORMAT) {
-        return Ok(None);
-    }
-    let text = fs::read_to_string(path).map_err(|e| rd(e.to_string()))?;
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| rd(e.to_string()))?;
+/// Parses a snapshot's JSON text: `Err` with the reason when it is not one this gpuwatch reads.
+pub fn parse(text: &str) -> Result<Snapshot, String> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
     if value.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
-        return Ok(None);
+        return Err(format!("no \"format\": \"{FORMAT}\""));
     }
     if value.get("version").and_then(|v| v.as_u64()).unwrap_or(0) as u32 > VERSION {
-        return Err(rd(format!(
+        return Err(format!(
             "it is a newer format than this gpuwatch reads ({VERSION}); update gpuwatch"
-        )));
+        ));
     }
-    serde_json::from_value(value)
-        .map(Some)
-        .map_err(|e| rd(e.to_string()))
+    serde_json::from_value(value).map_err(|e| e.to_string())
 }
 
 /// The snapshot's window as ticks, oldest first, for the replay source. Processes, known only

@@ -60,38 +60,95 @@ pub struct ReplaySource {
     speed: f64,
 }
 
+/// The longest line a recording may have: a tick of 64 GPUs with their processes is ~1 MiB.
+pub const MAX_LINE_BYTES: usize = 16 << 20;
+/// The largest snapshot gpuwatch reads (the JSON text, decompressed).
+pub const MAX_SNAPSHOT_BYTES: u64 = 512 << 20;
+/// A gzip stream may expand at most this many times (recordings compress 10-20×; a
+/// decompression bomb, a thousand).
+pub const MAX_GZIP_RATIO: u64 = 200;
+
 impl ReplaySource {
-    /// Opens a recording or a snapshot; gzip-compressed files (`.jsonl.gz`) are read
-    /// transparently.
+    /// Opens a recording or a snapshot, plain or gzip-compressed, reading the input once, so
+    /// that `-` (standard input), pipes and FIFOs work as well as files.
     pub fn open(path: &Path, speed: f64) -> Result<Self, ReplayError> {
-        File::open(path).map_err(|source| ReplayError::Open {
+        let open_err = |source| ReplayError::Open {
+            path: path.to_path_buf(),
+            source,
+        };
+        let raw: Box<dyn Read + Send> = if path == Path::new("-") {
+            Box::new(std::io::stdin())
+        } else {
+            Box::new(File::open(path).map_err(open_err)?)
+        };
+        let mut raw = BufReader::new(raw);
+        let magic = raw.fill_buf().map_err(|source| ReplayError::Read {
             path: path.to_path_buf(),
             source,
         })?;
-        match crate::snapshot::read(path) {
-            Ok(Some(snap)) => return Ok(Self::from_snapshot(&snap, path, speed)),
-            Ok(None) => {}
-            Err(e) => {
-                return Err(ReplayError::NotARecording {
-                    path: path.to_path_buf(),
-                    line: 1,
-                    reason: e.to_string(),
-                })
-            }
+        let input: Box<dyn Read + Send> = if magic.starts_with(&[0x1f, 0x8b]) {
+            Box::new(bomb_guard(raw, path))
+        } else {
+            Box::new(raw)
+        };
+        let mut lines = BufReader::new(input);
+        let mut first = String::new();
+        read_bounded_line(&mut lines, &mut first, path, 1)?;
+        if first.trim().is_empty() {
+            return Err(ReplayError::Empty {
+                path: path.to_path_buf(),
+            });
         }
-        let open = || {
-            File::open(path).map_err(|source| ReplayError::Open {
+        // A recording's first line is its header, one JSON object. A snapshot is one JSON
+        // document (pretty-printed over many lines): its format field says so, not a guess.
+        match serde_json::from_str::<serde_json::Value>(&first) {
+            Ok(v) if v.get("format").and_then(|f| f.as_str()) == Some(crate::snapshot::FORMAT) => {
+                Self::snapshot_from(first, lines, path, speed)
+            }
+            Ok(_) => Self::after_header(&first, Box::new(lines), path, speed),
+            Err(_) if first.trim_start().starts_with('{') => {
+                Self::snapshot_from(first, lines, path, speed)
+            }
+            Err(e) => Err(ReplayError::NotARecording {
+                path: path.to_path_buf(),
+                line: 1,
+                reason: e.to_string(),
+            }),
+        }
+    }
+
+    /// Reads the rest of a snapshot (bounded) after its first line and plays its window.
+    fn snapshot_from(
+        first: String,
+        rest: impl Read,
+        path: &Path,
+        speed: f64,
+    ) -> Result<Self, ReplayError> {
+        let mut text = first;
+        let read = rest
+            .take(MAX_SNAPSHOT_BYTES)
+            .read_to_string(&mut text)
+            .map_err(|source| ReplayError::Read {
                 path: path.to_path_buf(),
                 source,
-            })
-        };
-        let mut magic = [0u8; 2];
-        let gz = open()?.read_exact(&mut magic).is_ok() && magic == [0x1f, 0x8b];
-        if gz {
-            Self::from_reader(flate2::read::GzDecoder::new(open()?), path, speed)
-        } else {
-            Self::from_reader(open()?, path, speed)
+            })?;
+        if read as u64 >= MAX_SNAPSHOT_BYTES {
+            return Err(ReplayError::NotARecording {
+                path: path.to_path_buf(),
+                line: 1,
+                reason: format!(
+                    "larger than {} MiB: not a gpuwatch snapshot",
+                    MAX_SNAPSHOT_BYTES >> 20
+                ),
+            });
         }
+        let not = |reason: String| ReplayError::NotARecording {
+            path: path.to_path_buf(),
+            line: 1,
+            reason,
+        };
+        let snap = crate::snapshot::parse(&text).map_err(not)?;
+        Ok(Self::from_snapshot(&snap, path, speed))
     }
 
     /// Reads the header from `reader`; `path` is only used in messages.
@@ -102,22 +159,27 @@ impl ReplaySource {
     ) -> Result<Self, ReplayError> {
         let mut lines: Box<dyn BufRead + Send> = Box::new(BufReader::new(reader));
         let mut first = String::new();
-        let path = path.to_path_buf();
-        lines
-            .read_line(&mut first)
-            .map_err(|source| ReplayError::Read {
-                path: path.clone(),
-                source,
-            })?;
+        read_bounded_line(&mut lines, &mut first, path, 1)?;
         if first.trim().is_empty() {
-            return Err(ReplayError::Empty { path });
+            return Err(ReplayError::Empty {
+                path: path.to_path_buf(),
+            });
         }
-        let header = parse_header(&first, &path)?;
+        Self::after_header(&first, lines, path, speed)
+    }
+
+    fn after_header(
+        first: &str,
+        lines: Box<dyn BufRead + Send>,
+        path: &Path,
+        speed: f64,
+    ) -> Result<Self, ReplayError> {
+        let header = parse_header(first, path)?;
         Ok(ReplaySource {
             header,
             lines,
             queued: Default::default(),
-            path,
+            path: path.to_path_buf(),
             line_no: 1,
             buf: String::new(),
             speed,
@@ -161,13 +223,22 @@ impl ReplaySource {
         }
         loop {
             self.buf.clear();
-            let n = self
-                .lines
-                .read_line(&mut self.buf)
-                .map_err(|source| ReplayError::Read {
-                    path: self.path.clone(),
-                    source,
-                })?;
+            let n = match read_bounded_line(
+                &mut self.lines,
+                &mut self.buf,
+                &self.path,
+                self.line_no + 1,
+            ) {
+                Ok(n) => n,
+                // A gzip stream cut short (a recorder killed while compressing, a partial
+                // download): what came before it plays, only the torn tail is lost.
+                Err(ReplayError::Read { source, .. })
+                    if source.kind() == std::io::ErrorKind::UnexpectedEof =>
+                {
+                    return Ok(false)
+                }
+                Err(e) => return Err(e),
+            };
             if n == 0 {
                 return Ok(false);
             }
@@ -201,6 +272,95 @@ impl ReplaySource {
         }
         *tick = t;
         Ok(())
+    }
+}
+
+/// Reads one line of at most `MAX_LINE_BYTES` (a 1 GB line, or `/dev/zero`, is an error
+/// naming the limit, not an allocation that takes the machine's memory).
+fn read_bounded_line(
+    lines: &mut impl BufRead,
+    buf: &mut String,
+    path: &Path,
+    line: usize,
+) -> Result<usize, ReplayError> {
+    let n = lines
+        .take(MAX_LINE_BYTES as u64 + 1)
+        .read_line(buf)
+        .map_err(|source| ReplayError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    if buf.len() > MAX_LINE_BYTES {
+        return Err(ReplayError::Corrupt {
+            path: path.to_path_buf(),
+            line,
+            reason: format!(
+                "the line is longer than {} MiB: not a gpuwatch recording",
+                MAX_LINE_BYTES >> 20
+            ),
+        });
+    }
+    Ok(n)
+}
+
+/// Decompresses a gzip stream, failing once it expands more than `MAX_GZIP_RATIO` times
+/// (plus 64 MiB of slack for small files) what was read of it.
+fn bomb_guard(compressed: impl BufRead + Send + 'static, path: &Path) -> impl Read + Send {
+    struct Counting<R> {
+        inner: R,
+        read: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    }
+    impl<R: Read> Read for Counting<R> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.inner.read(buf)?;
+            self.read
+                .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+            Ok(n)
+        }
+    }
+    impl<R: BufRead> BufRead for Counting<R> {
+        fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+            self.inner.fill_buf()
+        }
+        fn consume(&mut self, n: usize) {
+            self.read
+                .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+            self.inner.consume(n);
+        }
+    }
+    struct Guard<R> {
+        inner: R,
+        compressed: std::sync::Arc<std::sync::atomic::AtomicU64>,
+        out: u64,
+        path: PathBuf,
+    }
+    impl<R: Read> Read for Guard<R> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.inner.read(buf)?;
+            self.out += n as u64;
+            let cin = self.compressed.load(std::sync::atomic::Ordering::Relaxed);
+            if self.out > cin.saturating_mul(MAX_GZIP_RATIO) + (64 << 20) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "{} expands more than {MAX_GZIP_RATIO} times: not a gpuwatch recording (a decompression bomb?)",
+                        self.path.display()
+                    ),
+                ));
+            }
+            Ok(n)
+        }
+    }
+    let read = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counted = Counting {
+        inner: compressed,
+        read: read.clone(),
+    };
+    Guard {
+        inner: flate2::bufread::MultiGzDecoder::new(counted),
+        compressed: read,
+        out: 0,
+        path: path.to_path_buf(),
     }
 }
 
