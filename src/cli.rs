@@ -75,6 +75,10 @@ pub enum Command {
         /// Overwrite FILE if it exists.
         #[arg(long)]
         force: bool,
+        /// With --demo: write simulated time as fast as the CPU allows instead of in real time
+        /// (needs --duration).
+        #[arg(long, requires = "duration")]
+        fast: bool,
     },
     /// List the GPUs and their static facts.
     Devices {

@@ -124,12 +124,15 @@ fn pace(next: Instant, virtual_time: bool, stop: &AtomicBool) {
     }
 }
 
+/// Records ticks to `out`. Simulated sources are written in real time too (unpaced, a demo
+/// wrote ~650 MB/s until the disk was full), unless `fast` asks otherwise with a duration.
 pub fn record(
     source: Box<dyn Source>,
     out: &Path,
     duration: Option<Duration>,
     interval: Duration,
     force: bool,
+    fast: bool,
 ) -> Result<()> {
     let stop = stop_flag()?;
     let header = Header::new(
@@ -138,7 +141,7 @@ pub fn record(
         interval.as_millis() as u64,
     );
     let mut rec = Recorder::create(out, &header, force)?;
-    let virtual_time = source.virtual_time();
+    let virtual_time = fast && duration.is_some() && source.virtual_time();
     let mut sampler = Sampler::new(source);
     let (mut next, mut first_ms, mut lines) = (Instant::now(), None, 0u64);
     eprintln!(

@@ -38,6 +38,14 @@ fn run(cli: Cli) -> Result<i32> {
             c.interval,
         )
     };
+    let tui = matches!(cli.command, None | Some(Command::Replay { .. }));
+    if tui && !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        anyhow::bail!(
+            "the monitor draws on a terminal, and standard output is not one (redirected to a \
+             file or a pipe?).\nTo keep what it sees, use `gpuwatch record -o FILE`, \
+             `gpuwatch snapshot` or `gpuwatch diagnose`."
+        );
+    }
     match &cli.command {
         None => gpuwatch::tui::run(open(None)?, &config, c.interval, c.history, c.fps).map(|_| 0),
         Some(Command::Replay { file, speed }) => gpuwatch::tui::run(
@@ -52,7 +60,8 @@ fn run(cli: Cli) -> Result<i32> {
             output,
             duration,
             force,
-        }) => command::record(open(None)?, output, *duration, c.interval, *force).map(|_| 0),
+            fast,
+        }) => command::record(open(None)?, output, *duration, c.interval, *force, *fast).map(|_| 0),
         Some(Command::Devices {
             json,
             timings: None,

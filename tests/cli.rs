@@ -101,7 +101,15 @@ fn record_then_replay_through_diagnose() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("hang.jsonl");
     let f = file.to_str().unwrap();
-    let (code, _, err) = gpuwatch(&["record", "--demo=hang", "-o", f, "--duration", "45s"]);
+    let (code, _, err) = gpuwatch(&[
+        "record",
+        "--demo=hang",
+        "-o",
+        f,
+        "--duration",
+        "45s",
+        "--fast",
+    ]);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("wrote 180 ticks"), "{err}");
     let (code, _, err) = gpuwatch(&["record", "--demo=hang", "-o", f, "--duration", "1s"]);
@@ -266,4 +274,37 @@ fn a_recording_can_come_from_standard_input() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("[hang]"), "{text}");
+}
+
+#[test]
+fn recording_a_demo_runs_in_real_time_unless_asked_to_go_fast() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("demo.jsonl");
+    let f = f.to_str().unwrap();
+    let started = std::time::Instant::now();
+    let (code, _, err) = gpuwatch(&["record", "--demo=healthy", "-o", f, "--duration", "2s"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(started.elapsed() >= std::time::Duration::from_millis(1_700));
+    let lines = std::fs::read_to_string(f).unwrap().lines().count();
+    assert!(
+        (8..=10).contains(&lines),
+        "header + about 8 ticks of 250 ms, got {lines} lines"
+    );
+    let (code, _, err) = gpuwatch(&["record", "--demo=healthy", "-o", f, "--force", "--fast"]);
+    assert_eq!(
+        code, 2,
+        "--fast without --duration would fill the disk: {err}"
+    );
+}
+
+#[test]
+fn the_monitor_refuses_to_draw_into_a_file() {
+    // `gpuwatch --demo > out.txt` drew nothing and filled the file with escape codes.
+    let (code, out, err) = gpuwatch(&["--demo"]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty(), "nothing written to the redirected output");
+    assert!(
+        err.contains("standard output is not") && err.contains("gpuwatch record"),
+        "{err}"
+    );
 }
