@@ -243,11 +243,7 @@ pub fn diagnose(
         seconds,
         worst: findings.iter().map(|f| f.severity).max(),
         findings,
-        judging: (0..obs.history.devices.len())
-            .filter_map(|i| obs.engine.judging(i))
-            .filter(|j| j.pending())
-            .cloned()
-            .collect(),
+        judging: obs.engine.pending().cloned().collect(),
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&d)?);

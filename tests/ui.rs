@@ -419,3 +419,29 @@ fn a_gpu_is_judging_not_ok_until_the_rules_windows_are_covered() {
     assert!(screen.contains("‼ HANG"), "{screen}");
     assert!(!screen.contains("judging"), "{screen}");
 }
+
+#[test]
+fn findings_show_on_their_own_gpu_when_indices_are_not_positions() {
+    // A recording of a subset of a node's GPUs, listed in another order: NVML indices 107
+    // down to 100. The two hung GPUs sit at positions 4 and 5, indices 103 and 102.
+    let (mut infos, ticks) = sim_ticks(Scenario::Mixed, 8, 45, START_MS);
+    for (pos, info) in infos.iter_mut().enumerate() {
+        info.index = 107 - pos as u32;
+    }
+    let mut history = gpuwatch::history::History::new(&infos, 3600);
+    let mut engine = Engine::new(Thresholds::default());
+    for t in &ticks {
+        history.push(t);
+        engine.evaluate(&history);
+    }
+    let hung: Vec<u32> = engine
+        .active()
+        .iter()
+        .filter(|f| f.rule == "hang")
+        .map(|f| f.device)
+        .collect();
+    assert_eq!(hung, [102, 103]);
+    assert!(engine.worst_on(103).is_some_and(|f| f.rule == "hang"));
+    assert!(engine.worst_on(104).is_none_or(|f| f.rule != "hang"));
+    assert!(engine.worst_on(4).is_none(), "positions are not indices");
+}

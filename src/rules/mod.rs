@@ -306,6 +306,8 @@ pub struct Engine {
     arrivals: Vec<Arrivals>,
     judging: Vec<Judging>,
     verdicts: Vec<Option<Verdict>>,
+    /// NVML index of each position, as of the last evaluation.
+    indices: Vec<u32>,
     /// Per device: the cause that held last and when (rule position, ms).
     last_cause: Vec<Option<(usize, u64)>>,
     /// Findings closed recently, newest last (bounded).
@@ -342,6 +344,7 @@ impl Engine {
             judging: Vec::new(),
             verdicts: Vec::new(),
             last_cause: Vec::new(),
+            indices: Vec::new(),
             cleared: Vec::new(),
         }
     }
@@ -362,23 +365,39 @@ impl Engine {
         v
     }
 
-    /// The open findings of one device.
-    pub fn active_on(&self, device: usize) -> impl Iterator<Item = &Finding> {
-        self.slots
-            .get(device)
+    /// The position in the history of the GPU with NVML index `device`. Every per-device
+    /// query takes the NVML index, as `Finding::device` does: a recording whose indices are
+    /// not 0, 1, 2… (a subset of a node's GPUs) must not show one GPU's finding on another.
+    fn position(&self, device: u32) -> Option<usize> {
+        self.indices.iter().position(|&i| i == device)
+    }
+
+    /// The open findings of the GPU with NVML index `device`.
+    pub fn active_on(&self, device: u32) -> impl Iterator<Item = &Finding> {
+        self.position(device)
+            .and_then(|p| self.slots.get(p))
             .into_iter()
             .flatten()
             .filter_map(|s| s.open.as_ref())
     }
 
     /// The most severe open finding of a device, for its badge.
-    pub fn worst_on(&self, device: usize) -> Option<&Finding> {
+    pub fn worst_on(&self, device: u32) -> Option<&Finding> {
         self.active_on(device).max_by_key(|f| f.severity)
     }
 
-    /// What a device is still being judged for (by position); `None` before its first sample.
-    pub fn judging(&self, device: usize) -> Option<&Judging> {
-        self.judging.get(device).filter(|j| j.needed_ms > 0)
+    /// What a device (NVML index) is still being judged for; `None` before its first sample.
+    pub fn judging(&self, device: u32) -> Option<&Judging> {
+        self.position(device)
+            .and_then(|p| self.judging.get(p))
+            .filter(|j| j.needed_ms > 0)
+    }
+
+    /// Every device still being judged, in history order.
+    pub fn pending(&self) -> impl Iterator<Item = &Judging> {
+        self.judging
+            .iter()
+            .filter(|j| j.needed_ms > 0 && j.pending())
     }
 
     /// The longest window a cause needs: how long a GPU is "judging" after a start.
@@ -391,16 +410,19 @@ impl Engine {
             .unwrap_or(0)
     }
 
-    /// The learned idle floors of a device (none until it has been idle for a few seconds).
-    pub fn floors(&self, device: usize) -> Floor {
-        self.floors.get(device).copied().unwrap_or_default()
+    /// The learned idle floors of a device (NVML index; none until it has been idle a while).
+    pub fn floors(&self, device: u32) -> Floor {
+        self.position(device)
+            .and_then(|p| self.floors.get(p))
+            .copied()
+            .unwrap_or_default()
     }
 
     /// The idle floor the rules judge a device against, in watts: the floor seen with a
     /// context; else the bare floor plus what a context adds; else a share of TDP.
-    pub fn floor_w(&self, device: usize, info: &crate::model::DeviceInfo) -> f32 {
+    pub fn floor_w(&self, info: &crate::model::DeviceInfo) -> f32 {
         let t = &self.thresholds;
-        let f = self.floors(device);
+        let f = self.floors(info.index);
         let tdp = info.tdp_w().unwrap_or(0.0);
         f.context
             .or(f
@@ -417,6 +439,9 @@ impl Engine {
         self.arrivals.resize_with(n, Arrivals::default);
         self.judging.resize_with(n, Judging::default);
         self.last_cause.resize(n, None);
+        self.indices.clear();
+        self.indices
+            .extend(history.devices.iter().map(|d| d.info.index));
         for (i, dev) in history.devices.iter().enumerate() {
             self.learn_floor(i, dev);
             let Some(now_ms) = dev.samples.latest().map(|s| s.t_ms) else {
@@ -427,7 +452,7 @@ impl Engine {
                 dev,
                 all: history,
                 t: &self.thresholds,
-                floor_w: self.floor_w(i, &dev.info),
+                floor_w: self.floor_w(&dev.info),
                 floor: self.floors[i],
                 now_ms,
                 judged_from_ms: 0,

@@ -114,11 +114,10 @@ pub fn take(obs: &Observed, opts: &Options) -> Snapshot {
         .history
         .devices
         .iter()
-        .enumerate()
-        .map(|(i, d)| DeviceSnapshot {
+        .map(|d| DeviceSnapshot {
             info: d.info.clone(),
             status: d.status.clone(),
-            idle_floor_w: Some(obs.engine.floor_w(i, &d.info)),
+            idle_floor_w: Some(obs.engine.floor_w(&d.info)),
             samples: d.samples.window(from, to).copied().collect(),
             processes: d
                 .processes
@@ -164,11 +163,7 @@ pub fn take(obs: &Observed, opts: &Options) -> Snapshot {
                 .filter(in_window)
                 .cloned()
                 .collect(),
-            judging: (0..obs.history.devices.len())
-                .filter_map(|i| obs.engine.judging(i))
-                .filter(|j| j.pending())
-                .cloned()
-                .collect(),
+            judging: obs.engine.pending().cloned().collect(),
         },
         thresholds: obs.engine.thresholds.clone(),
         cost: obs.cost,

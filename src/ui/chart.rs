@@ -78,7 +78,7 @@ pub fn finding_spans(
     from_ms: u64,
     to_ms: u64,
 ) -> Vec<(f64, f64, &Finding)> {
-    let open = obs.engine.active_on(device as usize);
+    let open = obs.engine.active_on(device);
     let cleared = obs.engine.cleared.iter().filter(|f| f.device == device);
     open.chain(cleared)
         .filter(|f| BUSY_BUT_IDLE.contains(&f.rule.as_str()))

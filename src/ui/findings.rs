@@ -18,10 +18,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &AppState, obs: &Observed, t
     let title = format!(" Findings ({} open) ", active.len());
     let block = theme.pane(title, focused);
     let mut lines: Vec<Line> = Vec::new();
-    let judging: Vec<_> = (0..obs.history.devices.len())
-        .filter_map(|i| obs.engine.judging(i))
-        .filter(|j| j.pending())
-        .collect();
+    let judging: Vec<_> = obs.engine.pending().collect();
     for j in &judging {
         lines.push(Line::styled(
             format!(

@@ -135,11 +135,11 @@ fn badge<'a>(dev: &DeviceHistory, obs: &Observed, theme: &Theme) -> Span<'a> {
     if let DeviceStatus::Lost { .. } = dev.status {
         return Span::styled("‼ LOST", theme.severity(crate::rules::Severity::Critical));
     }
-    match obs.engine.worst_on(dev.info.index as usize) {
+    match obs.engine.worst_on(dev.info.index) {
         Some(f) => {
             let more = obs
                 .engine
-                .active_on(dev.info.index as usize)
+                .active_on(dev.info.index)
                 .count()
                 .saturating_sub(1);
             let extra = if more > 0 {
@@ -153,11 +153,7 @@ fn badge<'a>(dev: &DeviceHistory, obs: &Observed, theme: &Theme) -> Span<'a> {
             )
         }
         // Not "ok" before the rules could judge: a hang looks fine for its first seconds.
-        None => match obs
-            .engine
-            .judging(dev.info.index as usize)
-            .filter(|j| j.pending())
-        {
+        None => match obs.engine.judging(dev.info.index).filter(|j| j.pending()) {
             Some(j) => Span::styled(
                 format!("… {}/{}s", j.covered_ms / 1000, j.needed_ms / 1000),
                 theme.dim(),
