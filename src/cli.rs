@@ -34,6 +34,10 @@ pub struct Common {
     /// $XDG_CONFIG_HOME/gpuwatch/config.toml).
     #[arg(long, global = true)]
     pub config: Option<PathBuf>,
+    /// Keep secrets in command lines (tokens, passwords, keys are redacted everywhere by
+    /// default: on screen, in recordings and snapshots). For your own machine only.
+    #[arg(long, global = true)]
+    pub no_redact: bool,
     /// Path to libnvidia-ml.so.1 when it is not on the loader path (e.g. /usr/lib/wsl/lib/libnvidia-ml.so.1).
     #[arg(long, global = true, env = "GPUWATCH_NVML_LIB")]
     pub nvml_lib: Option<PathBuf>,

@@ -51,6 +51,9 @@ fn read_stat(pid: u32) -> Option<(String, Stat)> {
     parse_stat(&fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
 }
 
+/// The command line, its secrets redacted argument by argument before the arguments are
+/// joined (a passphrase with spaces is one argument here, and gone as a whole), unless
+/// `--no-redact`. What is never read cannot leak through the screen, a recording or a snapshot.
 fn read_cmdline(pid: u32) -> String {
     fs::read(format!("/proc/{pid}/cmdline"))
         .map(|b| {
@@ -59,7 +62,11 @@ fn read_cmdline(pid: u32) -> String {
                 .filter(|p| !p.is_empty())
                 .map(|p| String::from_utf8_lossy(p).into_owned())
                 .collect();
-            parts.join(" ")
+            if crate::redact::redacting() {
+                crate::redact::redact_args(&parts).join(" ")
+            } else {
+                parts.join(" ")
+            }
         })
         .unwrap_or_default()
 }
@@ -480,6 +487,32 @@ mod tests {
         assert!(reader.knows(ghost), "not retried every tick");
         reader.refresh(std::iter::empty(), 1000);
         assert!(!reader.knows(ghost), "forgotten once gone");
+    }
+
+    #[test]
+    fn secrets_are_redacted_argument_by_argument_when_read() {
+        // A process whose arguments hold a token and a passphrase with spaces.
+        let mut c = std::process::Command::new("sh")
+            .args([
+                "-c",
+                "sleep 30; true",
+                "job",
+                "--token",
+                "t0k3n",
+                "--passphrase",
+                "correct horse",
+            ])
+            .spawn()
+            .expect("sh runs");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let mut reader = HostReader::new();
+        let mut list = procs(&[c.id()]);
+        tick(&mut reader, &mut list, 1_000);
+        let cmd = list[0].host.as_ref().expect("resolves").cmdline.clone();
+        let _ = c.kill();
+        let _ = c.wait();
+        assert!(cmd.contains("--token *** --passphrase ***"), "{cmd}");
+        assert!(!cmd.contains("t0k3n") && !cmd.contains("horse"), "{cmd}");
     }
 
     #[test]

@@ -23,6 +23,7 @@ pub mod history;
 pub mod host;
 pub mod model;
 pub mod record;
+pub mod redact;
 pub mod report;
 pub mod rules;
 pub mod sampler;

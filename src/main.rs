@@ -23,6 +23,9 @@ fn main() -> ExitCode {
 
 fn run(cli: Cli) -> Result<i32> {
     let c = &cli.common;
+    if c.no_redact {
+        gpuwatch::redact::keep_secrets();
+    }
     // A file named by --config or $GPUWATCH_CONFIG must exist; the default location need not.
     let named =
         c.config.is_some() || std::env::var_os("GPUWATCH_CONFIG").is_some_and(|v| !v.is_empty());
@@ -83,6 +86,8 @@ fn run(cli: Cli) -> Result<i32> {
                 include_host: !no_host,
                 cmdlines: if *no_cmdline {
                     CmdlinePolicy::Omitted
+                } else if c.no_redact {
+                    CmdlinePolicy::Raw
                 } else {
                     CmdlinePolicy::Redacted
                 },

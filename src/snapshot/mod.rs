@@ -86,6 +86,8 @@ pub enum CmdlinePolicy {
     Redacted,
     /// Command lines are left out; process names stay.
     Omitted,
+    /// Kept as they were (`--no-redact`, for one's own machine).
+    Raw,
 }
 
 /// What to include.
@@ -101,7 +103,11 @@ impl Default for Options {
         Options {
             window_ms: 120_000,
             include_host: true,
-            cmdlines: CmdlinePolicy::Redacted,
+            cmdlines: if crate::redact::redacting() {
+                CmdlinePolicy::Redacted
+            } else {
+                CmdlinePolicy::Raw
+            },
         }
     }
 }
@@ -191,68 +197,12 @@ fn private_process(p: &ProcessSample, policy: CmdlinePolicy) -> ProcessSample {
     let mut p = p.clone();
     if let Some(h) = p.host.as_mut() {
         h.cmdline = match policy {
-            CmdlinePolicy::Redacted => redact(&h.cmdline),
+            CmdlinePolicy::Redacted => crate::redact::redact(&h.cmdline),
             CmdlinePolicy::Omitted => String::new(),
+            CmdlinePolicy::Raw => h.cmdline.clone(),
         };
     }
     p
-}
-
-/// Words of a flag or variable name (split at '-' and '_') that mark its value as secret…
-const SECRET_WORDS: [&str; 9] = [
-    "key",
-    "apikey",
-    "pwd",
-    "auth",
-    "credential",
-    "credentials",
-    "cookie",
-    "pass",
-    "pat",
-];
-fn is_secret_name(name: &str) -> bool {
-    let n = name.trim_start_matches('-').to_lowercase();
-    // "hftoken" and "dbpassword" are secrets; "tokenizer" and "max_new_tokens" are not.
-    n.split(['-', '_']).any(|w| {
-        SECRET_WORDS.contains(&w)
-            || w.ends_with("token")
-            || w.contains("secret")
-            || w.contains("passw")
-    })
-}
-
-/// Replaces the values of secret-looking flags (`--token=x`, `--api-key x`), variables
-/// (`HF_TOKEN=x`) and URL credentials (`https://user:pass@host`) with `***`.
-pub fn redact(cmdline: &str) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut hide_next = false;
-    for arg in cmdline.split(' ') {
-        if hide_next && !arg.starts_with('-') {
-            out.push("***".into());
-            hide_next = false;
-            continue;
-        }
-        hide_next = false;
-        if let Some((name, _)) = arg.split_once('=') {
-            if is_secret_name(name) {
-                out.push(format!("{name}=***"));
-                continue;
-            }
-        } else if arg.starts_with('-') && is_secret_name(arg) {
-            hide_next = true;
-        }
-        out.push(redact_url(arg));
-    }
-    out.join(" ")
-}
-
-fn redact_url(arg: &str) -> String {
-    match (arg.find("://"), arg.find('@')) {
-        (Some(s), Some(at)) if at > s + 3 && !arg[s + 3..at].contains('/') => {
-            format!("{}***{}", &arg[..s + 3], &arg[at..])
-        }
-        _ => arg.to_string(),
-    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -270,7 +220,6 @@ pub fn to_json(s: &Snapshot) -> String {
     serde_json::to_string_pretty(s).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
 }
 
-/// Reads a snapshot back; `None` if the file is not one (so it can be tried as a recording).
 /// Parses a snapshot's JSON text: `Err` with the reason when it is not one this gpuwatch reads.
 pub fn parse(text: &str) -> Result<Snapshot, String> {
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
@@ -330,7 +279,7 @@ pub fn ticks(s: &Snapshot) -> Vec<Tick> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::redact::redact;
 
     #[test]
     fn secrets_in_flags_variables_and_urls_are_redacted() {
