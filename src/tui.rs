@@ -96,6 +96,22 @@ pub struct Session {
     pub frame: Duration,
     pub data: Arc<Notify>,
     pub export: Box<ExportFn>,
+    /// Suspends the process with the terminal given back to the shell, and takes it again on
+    /// `fg` (Ctrl-Z, or SIGTSTP sent from outside); `None` where there is no real terminal.
+    pub suspend: Option<fn() -> Result<()>>,
+}
+
+/// Gives the terminal back (cooked mode, main screen, cursor, no mouse reporting), stops the
+/// process, and on SIGCONT takes the terminal again. The caller redraws the whole screen.
+fn suspend_to_shell() -> Result<()> {
+    restore_terminal();
+    // SAFETY: raise(2) has no preconditions; SIGSTOP cannot be caught, so this returns only
+    // once the shell continues the process (`fg`).
+    unsafe { libc::raise(libc::SIGSTOP) };
+    enable_raw_mode().context("the terminal refused raw mode after resuming")?;
+    execute!(std::io::stdout(), EnterAlternateScreen, EnableMouseCapture)
+        .context("taking the terminal again after resuming")?;
+    Ok(())
 }
 
 pub fn run(
@@ -151,6 +167,7 @@ pub fn run(
         frame,
         data,
         export: Box::new(export),
+        suspend: Some(suspend_to_shell),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -185,6 +202,12 @@ where
     let mut term = signal(SignalKind::terminate())?;
     let mut hup = signal(SignalKind::hangup())?;
     let mut int = signal(SignalKind::interrupt())?;
+    // Only with a real terminal: catching SIGTSTP replaces the default stop, which must then
+    // be done by hand, after the terminal is given back.
+    let mut tstp = match session.suspend {
+        Some(_) => Some(signal(SignalKind::from_raw(libc::SIGTSTP))?),
+        None => None,
+    };
     let mut frozen: Option<Observed> = None;
     let mut dirty = true;
     // New data redraws at most `frame` apart (sampling goes on at its own rate); input redraws
@@ -217,11 +240,21 @@ where
             _ = term.recv() => return Ok(()),
             _ = hup.recv() => return Ok(()),
             _ = int.recv() => return Ok(()),
+            Some(()) = async { tstp.as_mut()?.recv().await } => Some(Action::Key(Key::Ctrl('z'))),
         };
         let Some(action) = action else {
             dirty = true; // resize or focus change: redraw
             continue;
         };
+        if let (Action::Key(Key::Ctrl('z')), Some(suspend)) = (&action, session.suspend) {
+            suspend()?;
+            // The screen was the shell's meanwhile: clear it and draw all of it. (`clear()`
+            // would ask the terminal where its cursor is, an answer the input thread eats.)
+            let size = terminal.size()?;
+            terminal.resize(ratatui::layout::Rect::new(0, 0, size.width, size.height))?;
+            dirty = true;
+            continue;
+        }
         dirty = true;
         let effect = {
             let live = session

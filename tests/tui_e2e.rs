@@ -170,3 +170,77 @@ fn sigterm_restores_the_terminal() {
     assert!(screen.contains("gpuwatch-exit=0"), "{screen}");
     assert!(!t.alternate_screen());
 }
+
+impl Tmux {
+    fn flag(&self, name: &str) -> String {
+        let out = Command::new("tmux")
+            .args([
+                "display",
+                "-p",
+                "-t",
+                &self.session,
+                &format!("#{{{name}}}"),
+            ])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+}
+
+#[test]
+fn sigtstp_gives_the_terminal_back_and_sigcont_takes_it_again() {
+    if !tmux_available() {
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_gpuwatch");
+    let dir = tempfile::tempdir().unwrap();
+    let pidfile = dir.path().join("pid");
+    let cmd = format!(
+        "sh -c 'echo $$ > {}; exec {bin} --demo=hang'; echo gpuwatch-exit=$?; sleep 30",
+        pidfile.display()
+    );
+    let t = Tmux::start("sigtstp", &cmd, 100, 30);
+    t.wait_for("GPUs (1)");
+    assert!(t.alternate_screen());
+    let pid: i32 = std::fs::read_to_string(&pidfile)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // SAFETY: kill(2) on the pid of the program this test started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTSTP) }, 0);
+    let start = Instant::now();
+    while t.alternate_screen() && start.elapsed() < Duration::from_secs(10) {
+        sleep(Duration::from_millis(100));
+    }
+    assert!(!t.alternate_screen(), "stopped: the shell's screen is back");
+    assert_eq!(t.flag("cursor_flag"), "1", "cursor shown");
+    assert_eq!(t.flag("mouse_any_flag"), "0", "mouse reporting off");
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    assert!(stat.contains(") T "), "the process is stopped: {stat}");
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    let start = Instant::now();
+    while !t.alternate_screen() && start.elapsed() < Duration::from_secs(10) {
+        sleep(Duration::from_millis(100));
+    }
+    assert!(
+        t.alternate_screen(),
+        "resumed: the monitor takes the terminal again"
+    );
+    let screen = t.wait_for("GPUs (1)");
+    assert!(screen.contains("GPUs (1)"), "redrawn in full:\n{screen}");
+    // Ctrl-Z typed in the monitor (raw mode delivers it as a key) does the same.
+    t.keys(&["C-z"]);
+    let start = Instant::now();
+    while t.alternate_screen() && start.elapsed() < Duration::from_secs(10) {
+        sleep(Duration::from_millis(100));
+    }
+    assert!(!t.alternate_screen(), "Ctrl-Z gives the terminal back");
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    t.wait_for("GPUs (1)");
+    t.keys(&["q"]);
+    let screen = t.wait_for("gpuwatch-exit=");
+    assert!(screen.contains("gpuwatch-exit=0"), "{screen}");
+}

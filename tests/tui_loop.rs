@@ -30,6 +30,7 @@ fn session(frame: Duration) -> (Session, Arc<Notify>) {
         frame,
         data: data.clone(),
         export: Box::new(|_, _| Ok(String::new())),
+        suspend: None,
     };
     (s, data)
 }

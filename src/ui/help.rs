@@ -8,7 +8,7 @@ use ratatui::Frame;
 use super::theme::Theme;
 
 /// The keys, as README's table shows them too.
-pub const KEYS: [(&str, &str); 18] = [
+pub const KEYS: [(&str, &str); 19] = [
     (
         "↑ ↓  j k",
         "move in the focused pane (GPUs, findings, processes)",
@@ -39,6 +39,7 @@ pub const KEYS: [(&str, &str); 18] = [
     ),
     ("?", "this help"),
     ("q  Ctrl-C", "quit"),
+    ("Ctrl-Z", "suspend to the shell (fg resumes)"),
     ("", ""),
     (
         "badges",
