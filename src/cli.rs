@@ -113,7 +113,8 @@ pub enum Command {
         /// Leave command lines out (by default they are kept with secrets redacted).
         #[arg(long)]
         no_cmdline: bool,
-        /// Leave the host name out.
+        /// Leave out what names the machine and its people: the host name, user names, and the
+        /// directories of a replayed file.
         #[arg(long)]
         no_host: bool,
     },

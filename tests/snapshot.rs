@@ -151,6 +151,33 @@ fn command_lines_are_redacted_by_default_and_can_be_left_out() {
     let json = snapshot::to_json(&none);
     assert!(!json.contains("train.py") && !json.contains("\"host\": \"demo\""));
     assert!(json.contains("\"name\": \"python3\""), "process names stay");
+    assert!(
+        !json.contains("alice"),
+        "--no-host leaves user names out too"
+    );
+}
+
+#[test]
+fn no_host_leaves_the_replayed_files_directories_out() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/h200/variants/spin.jsonl.gz");
+    let mut src = ReplaySource::open(&path, f64::INFINITY).unwrap();
+    let ticks = src.read_all().unwrap();
+    let mut obs = Observed::new(&src, 250, 3600, Engine::new(Thresholds::default()));
+    for t in &ticks {
+        obs.absorb(t, Default::default());
+    }
+    let opts = Options {
+        include_host: false,
+        ..Options::default()
+    };
+    let json = snapshot::to_json(&snapshot::take(&obs, &opts));
+    assert!(
+        json.contains("\"source\": \"replay: spin.jsonl.gz\""),
+        "{}",
+        &json[..400]
+    );
+    assert!(!json.contains("tests/fixtures"), "no directories");
 }
 
 #[test]

@@ -101,10 +101,15 @@ pub fn export_from_tui(obs: &Observed, window_ms: u64) -> anyhow::Result<String>
     let dir = std::env::var_os("GPUWATCH_SNAPSHOT_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("."));
+    // GPUWATCH_SNAPSHOT_NO_HOST=1 leaves the host name, user names and paths out of `e`'s
+    // snapshots too, as `gpuwatch snapshot --no-host` does.
+    let no_host =
+        std::env::var_os("GPUWATCH_SNAPSHOT_NO_HOST").is_some_and(|v| !v.is_empty() && v != "0");
     let snap = take(
         obs,
         &Options {
             window_ms,
+            include_host: !no_host,
             ..Options::default()
         },
     );

@@ -128,7 +128,7 @@ pub fn take(obs: &Observed, opts: &Options) -> Snapshot {
             processes: d
                 .processes
                 .iter()
-                .map(|p| private_process(p, opts.cmdlines))
+                .map(|p| private_process(p, opts.cmdlines, opts.include_host))
                 .collect(),
         })
         .collect();
@@ -148,7 +148,11 @@ pub fn take(obs: &Observed, opts: &Options) -> Snapshot {
             },
             ..obs.system.clone()
         },
-        source: obs.source_label.clone(),
+        source: if opts.include_host {
+            obs.source_label.clone()
+        } else {
+            without_paths(&obs.source_label)
+        },
         interval_ms: obs.interval_ms,
         // What the window really holds: less than asked for when sampling was shorter.
         window_ms: obs
@@ -193,9 +197,28 @@ fn os_info() -> OsInfo {
     OsInfo { name, kernel }
 }
 
-fn private_process(p: &ProcessSample, policy: CmdlinePolicy) -> ProcessSample {
+/// "replay: /home/alice/runs/x.jsonl" → "replay: x.jsonl": a path names its owner.
+fn without_paths(label: &str) -> String {
+    label
+        .split(' ')
+        .map(|w| {
+            if w.contains('/') {
+                w.rsplit('/').next().unwrap_or(w)
+            } else {
+                w
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn private_process(p: &ProcessSample, policy: CmdlinePolicy, include_host: bool) -> ProcessSample {
     let mut p = p.clone();
     if let Some(h) = p.host.as_mut() {
+        if !include_host {
+            // Who ran it says which machine and which person it was.
+            h.user = None;
+        }
         h.cmdline = match policy {
             CmdlinePolicy::Redacted => crate::redact::redact(&h.cmdline),
             CmdlinePolicy::Omitted => String::new(),
