@@ -163,6 +163,9 @@ struct Counters {
 #[derive(Debug, Clone)]
 struct Fixed {
     start_ticks: u64,
+    /// False when the process's open files could be read and none is a GPU device: the PID
+    /// belongs to someone else (NVML's PIDs inside a container are the host's).
+    holds_gpu: bool,
     cmdline: String,
     user: Option<String>,
     job: Option<JobInfo>,
@@ -180,6 +183,9 @@ pub struct HostReader {
     ticks_per_s: f32,
     page_bytes: u64,
     boot_ms: Option<u64>,
+    /// Take a PID as this machine's only if the process holds a `/dev/nvidia*` file (set for
+    /// NVML, whose PIDs are the host's even inside a container).
+    pub check_gpu_files: bool,
 }
 
 impl Default for HostReader {
@@ -205,6 +211,7 @@ impl HostReader {
             ticks_per_s: if tps > 0 { tps as f32 } else { 100.0 },
             page_bytes: if page > 0 { page as u64 } else { 4096 },
             boot_ms: boot_time_ms(),
+            check_gpu_files: false,
         }
     }
 
@@ -280,6 +287,8 @@ impl HostReader {
             _ => {
                 let f = Fixed {
                     start_ticks: stat.start_ticks,
+                    holds_gpu: !self.check_gpu_files
+                        || holds_file(pid, "/dev/nvidia").unwrap_or(true),
                     cmdline: read_cmdline(pid),
                     user: read_uid(pid).map(|uid| {
                         self.users
@@ -297,6 +306,9 @@ impl HostReader {
 
     fn read(&mut self, pid: u32, now_ms: u64, seen: &mut Vec<u32>) -> Option<HostProcess> {
         let (name, stat) = read_stat(pid)?;
+        if !self.fixed(pid, &stat).holds_gpu {
+            return None;
+        }
         let own = self.rates(pid, stat.cpu_ticks, now_ms, seen);
         let mut io_total = own.io_bytes_s;
         let children = read_children(pid)
@@ -334,6 +346,17 @@ impl HostReader {
             job: fixed.job,
         })
     }
+}
+
+/// Whether process `pid` has a file open whose path starts with `prefix`; `None` when its
+/// open files may not be read (another user's process, without root).
+fn holds_file(pid: u32, prefix: &str) -> Option<bool> {
+    let fds = fs::read_dir(format!("/proc/{pid}/fd")).ok()?;
+    Some(
+        fds.flatten().any(|fd| {
+            fs::read_link(fd.path()).is_ok_and(|t| t.to_string_lossy().starts_with(prefix))
+        }),
+    )
 }
 
 /// When process `pid` started (ms since the epoch), computed as `HostReader` does, so the two
@@ -487,6 +510,27 @@ mod tests {
         assert!(reader.knows(ghost), "not retried every tick");
         reader.refresh(std::iter::empty(), 1000);
         assert!(!reader.knows(ghost), "forgotten once gone");
+    }
+
+    #[test]
+    fn a_pid_that_does_not_hold_the_gpu_is_not_taken_for_the_gpu_process() {
+        // Inside a container NVML lists the host's PIDs; the same number here is another
+        // process, with no /dev/nvidia* open: no host side rather than a stranger's.
+        let me = std::process::id();
+        let _null = std::fs::File::open("/dev/null").unwrap();
+        assert_eq!(holds_file(me, "/dev/null"), Some(true));
+        assert_eq!(holds_file(me, "/dev/nvidia"), Some(false));
+        let mut reader = HostReader::new();
+        reader.check_gpu_files = true;
+        let mut list = procs(&[me]);
+        tick(&mut reader, &mut list, 1_000);
+        assert!(list[0].host.is_none(), "this test holds no GPU");
+        let mut trusting = HostReader::new();
+        tick(&mut trusting, &mut list, 1_000);
+        assert!(
+            list[0].host.is_some(),
+            "without the check (simulated sources) it resolves"
+        );
     }
 
     #[test]

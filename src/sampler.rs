@@ -100,7 +100,11 @@ pub struct Sampler {
 
 impl Sampler {
     pub fn new(source: Box<dyn Source>) -> Self {
-        let host = source.pids_are_local().then(HostReader::new);
+        let host = source.pids_are_local().then(|| {
+            let mut r = HostReader::new();
+            r.check_gpu_files = source.pids_hold_the_gpu();
+            r
+        });
         let tick = Tick::for_devices(source.devices().len());
         Sampler {
             source,

@@ -495,3 +495,26 @@ fn a_fifo_is_read_once_and_plays() {
     writer.join().unwrap();
     assert_eq!(got, ticks);
 }
+
+#[test]
+fn more_gpus_or_processes_than_any_node_has_are_refused_naming_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let infos = vec![gpuwatch::model::DeviceInfo::default(); 1025];
+    let many = dir.path().join("gpus.jsonl");
+    write_recording(&many, &[], &infos);
+    let e = ReplaySource::open(&many, f64::INFINITY)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("1025 GPUs, more than the 1024"), "{e}");
+    let (infos, mut ticks) = sim_ticks(Scenario::Healthy, 1, 1, START_MS);
+    ticks[0].devices[0].processes = vec![Default::default(); 4097];
+    let crowded = dir.path().join("procs.jsonl");
+    write_recording(&crowded, &ticks, &infos);
+    let e = ReplaySource::open(&crowded, f64::INFINITY)
+        .unwrap()
+        .read_all()
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("4097 processes on one GPU"), "{e}");
+}

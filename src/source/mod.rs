@@ -52,6 +52,12 @@ pub trait Source: Send {
     fn pids_are_local(&self) -> bool {
         false
     }
+    /// True when each listed process really holds the GPU (NVML): a PID is then taken as this
+    /// machine's only if that process has a `/dev/nvidia*` file open. Inside a container NVML
+    /// reports the host's PIDs, and the same number here may be an unrelated process.
+    fn pids_hold_the_gpu(&self) -> bool {
+        false
+    }
     /// True when time is virtual (simulated): headless commands need not wait for it.
     fn virtual_time(&self) -> bool {
         false

@@ -289,6 +289,9 @@ impl Source for NvmlSource {
     fn pids_are_local(&self) -> bool {
         true
     }
+    fn pids_hold_the_gpu(&self) -> bool {
+        true
+    }
     fn call_times(&self) -> Option<CallTimes> {
         let mut all = self.fast_times.clone();
         if let Ok(g) = self.slow_times.lock() {

@@ -60,6 +60,11 @@ pub struct ReplaySource {
     speed: f64,
 }
 
+/// The most GPUs a recording may list, and processes a GPU may have in one tick: far above
+/// any real node, low enough that a hostile file cannot make every tick a huge allocation.
+pub const MAX_DEVICES: usize = 1024;
+pub const MAX_PROCESSES: usize = 4096;
+
 /// The longest line a recording may have: a tick of 64 GPUs with their processes is ~1 MiB.
 pub const MAX_LINE_BYTES: usize = 16 << 20;
 /// The largest snapshot gpuwatch reads (the JSON text, decompressed).
@@ -148,6 +153,12 @@ impl ReplaySource {
             reason,
         };
         let snap = crate::snapshot::parse(&text).map_err(not)?;
+        if snap.devices.len() > MAX_DEVICES {
+            return Err(not(format!(
+                "{} GPUs, more than the {MAX_DEVICES} gpuwatch reads",
+                snap.devices.len()
+            )));
+        }
         Ok(Self::from_snapshot(&snap, path, speed))
     }
 
@@ -261,6 +272,16 @@ impl ReplaySource {
     }
 
     fn accept(&self, t: Tick, tick: &mut Tick) -> Result<(), ReplayError> {
+        if let Some(d) = t.devices.iter().find(|d| d.processes.len() > MAX_PROCESSES) {
+            return Err(ReplayError::Corrupt {
+                path: self.path.clone(),
+                line: self.line_no,
+                reason: format!(
+                    "{} processes on one GPU, more than the {MAX_PROCESSES} gpuwatch reads",
+                    d.processes.len()
+                ),
+            });
+        }
         let want = self.header.devices.len();
         if t.devices.len() != want {
             return Err(ReplayError::DeviceCount {
@@ -383,7 +404,14 @@ fn parse_header(line: &str, path: &Path) -> Result<Header, ReplayError> {
             version,
         });
     }
-    serde_json::from_value(value).map_err(|e| not(e.to_string()))
+    let header: Header = serde_json::from_value(value).map_err(|e| not(e.to_string()))?;
+    if header.devices.len() > MAX_DEVICES {
+        return Err(not(format!(
+            "{} GPUs, more than the {MAX_DEVICES} gpuwatch reads",
+            header.devices.len()
+        )));
+    }
+    Ok(header)
 }
 
 impl Source for ReplaySource {
