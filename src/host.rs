@@ -306,7 +306,8 @@ impl HostReader {
 
     fn read(&mut self, pid: u32, now_ms: u64, seen: &mut Vec<u32>) -> Option<HostProcess> {
         let (name, stat) = read_stat(pid)?;
-        if !self.fixed(pid, &stat).holds_gpu {
+        let fixed = self.fixed(pid, &stat);
+        if !fixed.holds_gpu {
             return None;
         }
         let own = self.rates(pid, stat.cpu_ticks, now_ms, seen);
@@ -327,7 +328,6 @@ impl HostReader {
                 })
             })
             .collect();
-        let fixed = self.fixed(pid, &stat);
         let started_ms = self
             .boot_ms
             .map(|b| b + (stat.start_ticks as f64 / self.ticks_per_s as f64 * 1000.0) as u64);

@@ -144,11 +144,8 @@ fn replay_open_a_process_and_quit_restores_the_terminal() {
     );
 }
 
-#[test]
-fn sigterm_restores_the_terminal() {
-    if !tmux_available() {
-        return;
-    }
+/// The hung demo in tmux, drawn; returns the session and the monitor's PID.
+fn demo_with_pid(name: &str) -> (Tmux, i32) {
     let bin = env!("CARGO_BIN_EXE_gpuwatch");
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("pid");
@@ -156,22 +153,43 @@ fn sigterm_restores_the_terminal() {
         "sh -c 'echo $$ > {}; exec {bin} --demo=hang'; echo gpuwatch-exit=$?; sleep 30",
         pidfile.display()
     );
-    let t = Tmux::start("sigterm", &cmd, 100, 30);
+    let t = Tmux::start(name, &cmd, 100, 30);
     t.wait_for("GPUs (1)");
     assert!(t.alternate_screen());
-    let pid: i32 = std::fs::read_to_string(&pidfile)
+    let pid = std::fs::read_to_string(&pidfile)
         .unwrap()
         .trim()
         .parse()
         .unwrap();
+    (t, pid)
+}
+
+/// Sends `signal` to the monitor this test started.
+fn signal(pid: i32, signal: i32) {
     // SAFETY: kill(2) on the pid of the program this test started.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+}
+
+#[test]
+fn sigterm_restores_the_terminal() {
+    if !tmux_available() {
+        return;
+    }
+    let (t, pid) = demo_with_pid("sigterm");
+    signal(pid, libc::SIGTERM);
     let screen = t.wait_for("gpuwatch-exit=");
     assert!(screen.contains("gpuwatch-exit=0"), "{screen}");
     assert!(!t.alternate_screen());
 }
 
 impl Tmux {
+    /// Waits (10 s at most) until the pane is, or is not, on the alternate screen.
+    fn wait_alternate(&self, on: bool) {
+        let start = Instant::now();
+        while self.alternate_screen() != on && start.elapsed() < Duration::from_secs(10) {
+            sleep(Duration::from_millis(100));
+        }
+    }
     fn flag(&self, name: &str) -> String {
         let out = Command::new("tmux")
             .args([
@@ -192,38 +210,16 @@ fn sigtstp_gives_the_terminal_back_and_sigcont_takes_it_again() {
     if !tmux_available() {
         return;
     }
-    let bin = env!("CARGO_BIN_EXE_gpuwatch");
-    let dir = tempfile::tempdir().unwrap();
-    let pidfile = dir.path().join("pid");
-    let cmd = format!(
-        "sh -c 'echo $$ > {}; exec {bin} --demo=hang'; echo gpuwatch-exit=$?; sleep 30",
-        pidfile.display()
-    );
-    let t = Tmux::start("sigtstp", &cmd, 100, 30);
-    t.wait_for("GPUs (1)");
-    assert!(t.alternate_screen());
-    let pid: i32 = std::fs::read_to_string(&pidfile)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
-    // SAFETY: kill(2) on the pid of the program this test started.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGTSTP) }, 0);
-    let start = Instant::now();
-    while t.alternate_screen() && start.elapsed() < Duration::from_secs(10) {
-        sleep(Duration::from_millis(100));
-    }
+    let (t, pid) = demo_with_pid("sigtstp");
+    signal(pid, libc::SIGTSTP);
+    t.wait_alternate(false);
     assert!(!t.alternate_screen(), "stopped: the shell's screen is back");
     assert_eq!(t.flag("cursor_flag"), "1", "cursor shown");
     assert_eq!(t.flag("mouse_any_flag"), "0", "mouse reporting off");
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     assert!(stat.contains(") T "), "the process is stopped: {stat}");
-    // SAFETY: as above.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
-    let start = Instant::now();
-    while !t.alternate_screen() && start.elapsed() < Duration::from_secs(10) {
-        sleep(Duration::from_millis(100));
-    }
+    signal(pid, libc::SIGCONT);
+    t.wait_alternate(true);
     assert!(
         t.alternate_screen(),
         "resumed: the monitor takes the terminal again"
@@ -232,13 +228,9 @@ fn sigtstp_gives_the_terminal_back_and_sigcont_takes_it_again() {
     assert!(screen.contains("GPUs (1)"), "redrawn in full:\n{screen}");
     // Ctrl-Z typed in the monitor (raw mode delivers it as a key) does the same.
     t.keys(&["C-z"]);
-    let start = Instant::now();
-    while t.alternate_screen() && start.elapsed() < Duration::from_secs(10) {
-        sleep(Duration::from_millis(100));
-    }
+    t.wait_alternate(false);
     assert!(!t.alternate_screen(), "Ctrl-Z gives the terminal back");
-    // SAFETY: as above.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGCONT) }, 0);
+    signal(pid, libc::SIGCONT);
     t.wait_for("GPUs (1)");
     t.keys(&["q"]);
     let screen = t.wait_for("gpuwatch-exit=");
