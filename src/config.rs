@@ -217,7 +217,12 @@ impl Config {
                 })
             }
         };
-        let cfg: Config = toml::from_str(&text).map_err(|e| ConfigError::Invalid {
+        Self::parse(&text, path)
+    }
+
+    /// Parses and validates a config file's text; `path` is only used in messages.
+    pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
+        let cfg: Config = toml::from_str(text).map_err(|e| ConfigError::Invalid {
             path: path.to_path_buf(),
             reason: e.to_string(),
         })?;

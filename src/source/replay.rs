@@ -86,6 +86,16 @@ impl ReplaySource {
         } else {
             Box::new(File::open(path).map_err(open_err)?)
         };
+        Self::from_input(raw, path, speed)
+    }
+
+    /// Reads a recording or a snapshot, plain or gzip-compressed, from `raw`; `path` is only
+    /// used in messages. The fuzz targets (tests/cargo-fuzz) enter here.
+    pub fn from_input(
+        raw: Box<dyn Read + Send>,
+        path: &Path,
+        speed: f64,
+    ) -> Result<Self, ReplayError> {
         let mut raw = BufReader::new(raw);
         let magic = raw.fill_buf().map_err(|source| ReplayError::Read {
             path: path.to_path_buf(),
