@@ -8,54 +8,68 @@ use clap::{Args, Parser, Subcommand};
 use crate::source::sim::Scenario;
 
 #[derive(Debug, Parser)]
-#[command(name = "gpuwatch", version, about = "A terminal GPU monitor that tells busy GPUs from busy-looking idle ones", long_about = None)]
+#[command(
+    name = "gpuwatch",
+    version,
+    about = "A terminal GPU monitor that tells busy GPUs from busy-looking idle ones",
+    long_about = None,
+    args_conflicts_with_subcommands = true
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// The monitor's own options (no subcommand): each subcommand lists only the flags it uses.
     #[command(flatten)]
-    pub source: SourceArgs,
+    pub live: LiveArgs,
     #[command(flatten)]
-    pub common: Common,
+    pub view: ViewArgs,
+    #[command(flatten)]
+    pub judge: JudgeArgs,
 }
 
-/// Options every command shares.
+/// Where live samples come from: real GPUs through NVML, or simulated ones.
 #[derive(Debug, Args, Clone)]
-pub struct Common {
+pub struct LiveArgs {
+    /// Show simulated GPUs instead of real ones: healthy, membound, starved, hang, sync, powercap,
+    /// thermal, pcie, idle-mem, leak, idle, mixed (default), lost, straggler.
+    #[arg(long, num_args = 0..=1, default_missing_value = "mixed", value_name = "SCENARIO", value_parser = parse_scenario)]
+    pub demo: Option<Scenario>,
+    /// Number of simulated GPUs for --demo (1 to 64).
+    #[arg(long, requires = "demo", value_parser = clap::value_parser!(u16).range(1..=64))]
+    pub gpus: Option<u16>,
+    /// Seed of the simulated noise for --demo.
+    #[arg(long, requires = "demo", default_value_t = 7)]
+    pub seed: u64,
     /// Sampling interval (50ms to 10s).
-    #[arg(long, global = true, default_value = "250ms", value_parser = parse_interval, env = "GPUWATCH_INTERVAL")]
+    #[arg(long, default_value = "250ms", value_parser = parse_interval, env = "GPUWATCH_INTERVAL")]
     pub interval: Duration,
-    /// Most redraws per second caused by new data (sampling keeps its own interval; keys redraw at once).
-    #[arg(long, global = true, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=60), env = "GPUWATCH_FPS")]
-    pub fps: u32,
-    /// How much history to keep in memory.
-    #[arg(long, global = true, default_value = "15m", value_parser = parse_duration, env = "GPUWATCH_HISTORY")]
-    pub history: Duration,
-    /// Config file with thresholds (default: $GPUWATCH_CONFIG when set and not empty, else
-    /// $XDG_CONFIG_HOME/gpuwatch/config.toml).
-    #[arg(long, global = true)]
-    pub config: Option<PathBuf>,
-    /// Keep secrets in command lines (tokens, passwords, keys are redacted everywhere by
-    /// default: on screen, in recordings and snapshots). For your own machine only.
-    #[arg(long, global = true)]
-    pub no_redact: bool,
     /// Path to libnvidia-ml.so.1 when it is not on the loader path (e.g. /usr/lib/wsl/lib/libnvidia-ml.so.1).
-    #[arg(long, global = true, env = "GPUWATCH_NVML_LIB")]
+    #[arg(long, env = "GPUWATCH_NVML_LIB")]
     pub nvml_lib: Option<PathBuf>,
 }
 
-/// Where samples come from when no subcommand says otherwise.
-#[derive(Debug, Args, Clone, Default)]
-pub struct SourceArgs {
-    /// Show simulated GPUs instead of real ones: healthy, membound, starved, hang, sync, powercap,
-    /// thermal, pcie, idle-mem, leak, idle, mixed (default), lost, straggler.
-    #[arg(long, global = true, num_args = 0..=1, default_missing_value = "mixed", value_name = "SCENARIO", value_parser = parse_scenario)]
-    pub demo: Option<Scenario>,
-    /// Number of simulated GPUs for --demo (1 to 64).
-    #[arg(long, global = true, value_parser = clap::value_parser!(u16).range(1..=64))]
-    pub gpus: Option<u16>,
-    /// Seed of the simulated noise.
-    #[arg(long, global = true, default_value_t = 7)]
-    pub seed: u64,
+/// How the monitor keeps and draws what it sees.
+#[derive(Debug, Args, Clone)]
+pub struct ViewArgs {
+    /// Most redraws per second caused by new data (sampling keeps its own interval; keys redraw at once).
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=60), env = "GPUWATCH_FPS")]
+    pub fps: u32,
+    /// How much history to keep in memory.
+    #[arg(long, default_value = "15m", value_parser = parse_duration, env = "GPUWATCH_HISTORY")]
+    pub history: Duration,
+}
+
+/// What the diagnosis judges with, and what command lines keep.
+#[derive(Debug, Args, Clone)]
+pub struct JudgeArgs {
+    /// Config file with thresholds (default: $GPUWATCH_CONFIG when set and not empty, else
+    /// $XDG_CONFIG_HOME/gpuwatch/config.toml).
+    #[arg(long)]
+    pub config: Option<PathBuf>,
+    /// Keep secrets in command lines (tokens, passwords, keys are redacted everywhere by
+    /// default: on screen, in recordings and snapshots). For your own machine only.
+    #[arg(long)]
+    pub no_redact: bool,
 }
 
 #[derive(Debug, Subcommand)]
@@ -67,6 +81,10 @@ pub enum Command {
         /// (0.01 to 10000).
         #[arg(long, default_value_t = 1.0, value_parser = parse_speed)]
         speed: f64,
+        #[command(flatten)]
+        view: ViewArgs,
+        #[command(flatten)]
+        judge: JudgeArgs,
     },
     /// Record samples to a JSON Lines file.
     Record {
@@ -83,6 +101,11 @@ pub enum Command {
         /// (needs --duration).
         #[arg(long, requires = "duration")]
         fast: bool,
+        #[command(flatten)]
+        live: LiveArgs,
+        /// Keep secrets in command lines (they are redacted in recordings by default).
+        #[arg(long)]
+        no_redact: bool,
     },
     /// List the GPUs and their static facts.
     Devices {
@@ -92,6 +115,8 @@ pub enum Command {
         /// Also time every NVML call over this many ticks and print the latencies.
         #[arg(long, value_name = "TICKS")]
         timings: Option<u32>,
+        #[command(flatten)]
+        live: LiveArgs,
     },
     /// Write a snapshot for a bug report: JSON (opens again with `replay`) or Markdown.
     Snapshot {
@@ -108,7 +133,7 @@ pub enum Command {
         #[arg(long = "for", default_value = "10s", value_parser = parse_duration)]
         duration: Duration,
         /// Snapshot a recording instead of live GPUs.
-        #[arg(long)]
+        #[arg(long, conflicts_with_all = ["demo", "duration"])]
         replay: Option<PathBuf>,
         /// Leave command lines out (by default they are kept with secrets redacted).
         #[arg(long)]
@@ -117,6 +142,10 @@ pub enum Command {
         /// directories of a replayed file.
         #[arg(long)]
         no_host: bool,
+        #[command(flatten)]
+        live: LiveArgs,
+        #[command(flatten)]
+        judge: JudgeArgs,
     },
     /// Sample (or replay) headlessly and print the diagnosis. Exit status: 0 nothing found, 1 a
     /// warning or worse found, 3 nothing found but some GPU not judged in full (run longer), 2 error.
@@ -125,11 +154,15 @@ pub enum Command {
         #[arg(long = "for", default_value = "30s", value_parser = parse_duration)]
         duration: Duration,
         /// Diagnose a recording or snapshot instead of live GPUs.
-        #[arg(long)]
+        #[arg(long, conflicts_with_all = ["demo", "duration"])]
         replay: Option<PathBuf>,
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        live: LiveArgs,
+        #[command(flatten)]
+        judge: JudgeArgs,
     },
 }
 
@@ -184,10 +217,72 @@ mod tests {
     #[test]
     fn demo_without_value_means_mixed() {
         let cli = Cli::try_parse_from(["gpuwatch", "--demo"]).unwrap();
-        assert_eq!(cli.source.demo, Some(Scenario::Mixed));
+        assert_eq!(cli.live.demo, Some(Scenario::Mixed));
         let cli = Cli::try_parse_from(["gpuwatch", "--demo=hang", "--gpus", "3"]).unwrap();
-        assert_eq!(cli.source.demo, Some(Scenario::Hang));
-        assert_eq!(cli.source.gpus, Some(3));
+        assert_eq!(cli.live.demo, Some(Scenario::Hang));
+        assert_eq!(cli.live.gpus, Some(3));
         assert!(Cli::try_parse_from(["gpuwatch", "--demo=nope"]).is_err());
+    }
+
+    #[test]
+    fn the_definition_is_consistent() {
+        use clap::CommandFactory as _;
+        Cli::command().debug_assert();
+    }
+
+    /// A flag a command does not use is an error, not silently ignored.
+    #[test]
+    fn flags_a_command_does_not_use_are_refused() {
+        let refused = [
+            &["gpuwatch", "replay", "f.jsonl", "--gpus", "4"][..],
+            &["gpuwatch", "replay", "f.jsonl", "--demo"],
+            &["gpuwatch", "replay", "f.jsonl", "--interval", "1s"],
+            &["gpuwatch", "diagnose", "--history", "5m"],
+            &["gpuwatch", "diagnose", "--fps", "10"],
+            &["gpuwatch", "diagnose", "--replay", "f.jsonl", "--demo"],
+            &[
+                "gpuwatch", "diagnose", "--replay", "f.jsonl", "--for", "10s",
+            ],
+            &["gpuwatch", "snapshot", "--replay", "f.jsonl", "--demo=hang"],
+            &["gpuwatch", "record", "-o", "x", "--config", "c.toml"],
+            &["gpuwatch", "devices", "--no-redact"],
+            &["gpuwatch", "--gpus", "4"],
+            &["gpuwatch", "--demo", "replay", "f.jsonl"],
+        ];
+        for args in refused {
+            assert!(Cli::try_parse_from(args).is_err(), "{args:?} was accepted");
+        }
+        let accepted = [
+            &[
+                "gpuwatch", "replay", "f.jsonl", "--speed", "10", "--fps", "2",
+            ][..],
+            &[
+                "gpuwatch",
+                "diagnose",
+                "--demo=hang",
+                "--gpus",
+                "2",
+                "--for",
+                "5s",
+            ],
+            &["gpuwatch", "diagnose", "--replay", "f.jsonl", "--json"],
+            &[
+                "gpuwatch",
+                "record",
+                "--demo",
+                "-o",
+                "x",
+                "--duration",
+                "1s",
+                "--fast",
+            ],
+            &["gpuwatch", "devices", "--demo", "--timings", "3"],
+            &["gpuwatch", "--demo", "--fps", "10", "--history", "1h"],
+        ];
+        for args in accepted {
+            if let Err(e) = Cli::try_parse_from(args) {
+                panic!("{args:?} was refused: {e}");
+            }
+        }
     }
 }

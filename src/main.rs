@@ -5,7 +5,10 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Parser;
 
-use gpuwatch::cli::{Cli, Command};
+use std::path::Path;
+use std::time::Duration;
+
+use gpuwatch::cli::{Cli, Command, JudgeArgs, LiveArgs};
 use gpuwatch::config::Config;
 use gpuwatch::snapshot::{CmdlinePolicy, Options};
 use gpuwatch::{command, source};
@@ -22,25 +25,6 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<i32> {
-    let c = &cli.common;
-    if c.no_redact {
-        gpuwatch::redact::keep_secrets();
-    }
-    // A file named by --config or $GPUWATCH_CONFIG must exist; the default location need not.
-    let named =
-        c.config.is_some() || std::env::var_os("GPUWATCH_CONFIG").is_some_and(|v| !v.is_empty());
-    let config = Config::load(Config::path(c.config.as_deref()).as_deref(), named)?;
-    let s = &cli.source;
-    let open = |replay: Option<(&std::path::Path, f64)>| {
-        source::open(
-            s.demo,
-            s.gpus,
-            s.seed,
-            replay,
-            c.nvml_lib.as_deref(),
-            c.interval,
-        )
-    };
     let tui = matches!(cli.command, None | Some(Command::Replay { .. }));
     if tui && !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         anyhow::bail!(
@@ -49,29 +33,48 @@ fn run(cli: Cli) -> Result<i32> {
              `gpuwatch snapshot` or `gpuwatch diagnose`."
         );
     }
-    match &cli.command {
-        None => gpuwatch::tui::run(open(None)?, &config, c.interval, c.history, c.fps).map(|_| 0),
-        Some(Command::Replay { file, speed }) => gpuwatch::tui::run(
-            open(Some((file, *speed)))?,
-            &config,
-            c.interval,
-            c.history,
-            c.fps,
-        )
-        .map(|_| 0),
+    match cli.command {
+        None => {
+            let config = judge(&cli.judge)?;
+            let (interval, view) = (cli.live.interval, &cli.view);
+            let src = open(&cli.live, None)?;
+            gpuwatch::tui::run(src, &config, interval, view.history, view.fps).map(|_| 0)
+        }
+        Some(Command::Replay {
+            file,
+            speed,
+            view,
+            judge: j,
+        }) => {
+            let config = judge(&j)?;
+            let src = source::open_replay(&file, speed)?;
+            let interval = Duration::from_millis(250);
+            gpuwatch::tui::run(src, &config, interval, view.history, view.fps).map(|_| 0)
+        }
         Some(Command::Record {
             output,
             duration,
             force,
             fast,
-        }) => command::record(open(None)?, output, *duration, c.interval, *force, *fast).map(|_| 0),
+            live,
+            no_redact,
+        }) => {
+            if no_redact {
+                gpuwatch::redact::keep_secrets();
+            }
+            let src = open(&live, None)?;
+            command::record(src, &output, duration, live.interval, force, fast).map(|_| 0)
+        }
         Some(Command::Devices {
             json,
             timings: None,
-        }) => command::devices(open(None)?.as_ref(), *json).map(|_| 0),
+            live,
+        }) => command::devices(open(&live, None)?.as_ref(), json).map(|_| 0),
         Some(Command::Devices {
-            timings: Some(n), ..
-        }) => command::timings(open(None)?, *n, c.interval).map(|_| 0),
+            timings: Some(n),
+            live,
+            ..
+        }) => command::timings(open(&live, None)?, n, live.interval).map(|_| 0),
         Some(Command::Snapshot {
             output,
             window,
@@ -80,13 +83,16 @@ fn run(cli: Cli) -> Result<i32> {
             replay,
             no_cmdline,
             no_host,
+            live,
+            judge: j,
         }) => {
+            let config = judge(&j)?;
             let options = Options {
                 window_ms: window.as_millis() as u64,
                 include_host: !no_host,
-                cmdlines: if *no_cmdline {
+                cmdlines: if no_cmdline {
                     CmdlinePolicy::Omitted
-                } else if c.no_redact {
+                } else if j.no_redact {
                     CmdlinePolicy::Raw
                 } else {
                     CmdlinePolicy::Redacted
@@ -94,21 +100,52 @@ fn run(cli: Cli) -> Result<i32> {
             };
             let args = command::SnapshotArgs {
                 output: output.as_deref(),
-                window: *window,
+                window,
                 markdown: format == "md",
-                sample_for: *duration,
+                sample_for: duration,
                 options,
             };
-            let src = open(replay.as_deref().map(|p| (p, 0.0)))?;
-            command::snapshot(src, &config, c.interval, &args).map(|_| 0)
+            let src = open(&live, replay.as_deref())?;
+            command::snapshot(src, &config, live.interval, &args).map(|_| 0)
         }
         Some(Command::Diagnose {
             duration,
             replay,
             json,
+            live,
+            judge: j,
         }) => {
-            let src = open(replay.as_deref().map(|p| (p, 0.0)))?;
-            command::diagnose(src, &config, *duration, c.interval, *json)
+            let config = judge(&j)?;
+            let src = open(&live, replay.as_deref())?;
+            command::diagnose(src, &config, duration, live.interval, json)
         }
     }
+}
+
+/// Applies `--no-redact` and loads the thresholds. A file named by `--config` or
+/// `$GPUWATCH_CONFIG` must exist; the default location need not.
+fn judge(j: &JudgeArgs) -> Result<Config> {
+    if j.no_redact {
+        gpuwatch::redact::keep_secrets();
+    }
+    let named =
+        j.config.is_some() || std::env::var_os("GPUWATCH_CONFIG").is_some_and(|v| !v.is_empty());
+    Ok(Config::load(
+        Config::path(j.config.as_deref()).as_deref(),
+        named,
+    )?)
+}
+
+/// The live source `live` names, or the recording a headless command replays as fast as it can.
+fn open(live: &LiveArgs, replay: Option<&Path>) -> Result<Box<dyn source::Source>> {
+    if let Some(path) = replay {
+        return Ok(source::open_replay(path, 0.0)?);
+    }
+    Ok(source::open_live(
+        live.demo,
+        live.gpus,
+        live.seed,
+        live.nvml_lib.as_deref(),
+        live.interval,
+    )?)
 }

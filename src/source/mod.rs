@@ -126,12 +126,11 @@ impl CallTime {
     }
 }
 
-/// Opens the source the command line asks for: a demo, a recording, or the real GPUs.
-pub fn open(
+/// Opens live GPUs: simulated ones for `demo`, else the real ones through NVML.
+pub fn open_live(
     demo: Option<sim::Scenario>,
     gpus: Option<u16>,
     seed: u64,
-    replay: Option<(&std::path::Path, f64)>,
     nvml_lib: Option<&std::path::Path>,
     interval: std::time::Duration,
 ) -> Result<Box<dyn Source>, SourceError> {
@@ -145,10 +144,13 @@ pub fn open(
             interval.as_millis() as u64,
         )));
     }
-    if let Some((path, speed)) = replay {
-        let speed = if speed <= 0.0 { f64::INFINITY } else { speed };
-        return Ok(Box::new(replay::ReplaySource::open(path, speed)?));
-    }
     let slow = interval.max(std::time::Duration::from_secs(1));
     Ok(Box::new(nvml::NvmlSource::open(nvml_lib, slow)?))
+}
+
+/// Opens a recording or snapshot, played at `speed` × the recorded pace (0: as fast as
+/// possible).
+pub fn open_replay(path: &std::path::Path, speed: f64) -> Result<Box<dyn Source>, SourceError> {
+    let speed = if speed <= 0.0 { f64::INFINITY } else { speed };
+    Ok(Box::new(replay::ReplaySource::open(path, speed)?))
 }
