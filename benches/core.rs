@@ -6,9 +6,9 @@ use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use gpuwatch::config::Thresholds;
+use gpuwatch::format::record::{Header, Recorder};
 use gpuwatch::history::History;
 use gpuwatch::model::Tick;
-use gpuwatch::record::{Header, Recorder};
 use gpuwatch::rules::Engine;
 use gpuwatch::sampler::Sampler;
 use gpuwatch::source::replay::ReplaySource;

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 
 use crate::config::Config;
+use crate::format::record::{Header, Recorder};
 use crate::history::History;
-use crate::record::{Header, Recorder};
 use crate::report::{diagnosis_text, Diagnosis};
 use crate::rules::Engine;
 use crate::sampler::{Observed, Sampler};
@@ -291,7 +291,7 @@ pub fn snapshot(
     let ext = if args.markdown { "md" } else { "json" };
     let default = std::path::PathBuf::from(format!(
         "gpuwatch-snapshot-{}.{ext}",
-        crate::snapshot::stamp(snap.taken_at_ms)
+        crate::text::stamp(snap.taken_at_ms)
     ));
     let written = write_new(args.output.unwrap_or(&default), &text)?;
     let found = snap.findings.active.len() + snap.findings.recent.len();

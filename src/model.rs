@@ -307,3 +307,14 @@ pub fn now_ms() -> u64 {
 
 pub const MIB: u64 = 1024 * 1024;
 pub const GIB: u64 = 1024 * MIB;
+
+/// What watching costs, measured by the sampler on itself.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SelfCost {
+    /// gpuwatch's whole process, % of one core, over the last second or so.
+    pub cpu_pct: Option<f32>,
+    /// Median time the source took per tick (NVML time for the live source), ms.
+    pub tick_ms_median: Option<f32>,
+    pub tick_ms_max: Option<f32>,
+    pub rss_bytes: Option<u64>,
+}

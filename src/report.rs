@@ -5,6 +5,7 @@ use serde::Serialize;
 use crate::history::History;
 use crate::model::{DeviceInfo, SystemInfo, GIB};
 use crate::rules::{Finding, Judging, Severity};
+use crate::text::{clock, printable};
 
 /// What `gpuwatch diagnose --json` prints.
 #[derive(Debug, Serialize)]
@@ -34,22 +35,6 @@ impl Diagnosis<'_> {
     }
 }
 
-/// `text` with every control character a terminal could act on (ESC and the rest of C0 but
-/// newline and tab, DEL, C1) shown as `�`: GPU and process names come from the machine or from
-/// a recording someone sent, and must not reach a terminal as escape sequences (an OSC 52
-/// clipboard write, a title change, a cursor move).
-pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| (c.is_control() && c != '\n' && c != '\t') || c == '\u{7f}';
-    if text.chars().any(unsafe_char) {
-        text.chars()
-            .map(|c| if unsafe_char(c) { '\u{FFFD}' } else { c })
-            .collect::<String>()
-            .into()
-    } else {
-        text.into()
-    }
-}
-
 /// `diagnose`'s exit status when nothing was found but not everything could be judged.
 pub const NOT_JUDGED: i32 = 3;
 
@@ -71,23 +56,6 @@ pub fn judging_text(j: &Judging) -> String {
         j.covered_ms / 1000,
         j.needed_ms / 1000
     )
-}
-
-/// "HH:MM:SS" of a time in ms since the epoch, UTC.
-pub fn clock(ms: u64) -> String {
-    let s = ms / 1000;
-    format!("{:02}:{:02}:{:02}", (s / 3600) % 24, (s / 60) % 60, s % 60)
-}
-
-/// `s` cut to `n` characters, with an ellipsis when cut.
-pub fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let mut out: String = s.chars().take(n.saturating_sub(1)).collect();
-        out.push('…');
-        out
-    }
 }
 
 /// One finding, indented, for a terminal or a bug report.

@@ -8,20 +8,9 @@ use std::time::{Duration, Instant};
 
 use crate::history::{History, Ring};
 use crate::host::HostReader;
-use crate::model::{SystemInfo, Tick};
+use crate::model::{SelfCost, SystemInfo, Tick};
 use crate::rules::Engine;
 use crate::source::{Pacing, Sampled, Source, SourceError};
-
-/// What watching costs, measured by the sampler on itself.
-#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct SelfCost {
-    /// gpuwatch's whole process, % of one core, over the last second or so.
-    pub cpu_pct: Option<f32>,
-    /// Median time the source took per tick (NVML time for the live source), ms.
-    pub tick_ms_median: Option<f32>,
-    pub tick_ms_max: Option<f32>,
-    pub rss_bytes: Option<u64>,
-}
 
 /// Measures the sampler's own cost without allocating per tick.
 struct CostMeter {

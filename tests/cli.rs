@@ -218,7 +218,7 @@ fn an_empty_gpuwatch_config_means_the_default_and_bad_speeds_are_refused() {
 
 #[test]
 fn names_from_a_recording_never_reach_the_terminal_as_escape_sequences() {
-    use gpuwatch::record::{Header, Recorder};
+    use gpuwatch::format::record::{Header, Recorder};
     use gpuwatch::source::sim::{Scenario, SimSource};
     use gpuwatch::source::Source;
     // A recording someone sent: an OSC 52 clipboard write in the GPU's name, a screen clear

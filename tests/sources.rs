@@ -7,9 +7,9 @@ use std::io::Write;
 use std::path::Path;
 
 use common::{sim_ticks, START_MS};
+use gpuwatch::format::record::{Header, Recorder};
 use gpuwatch::history::History;
 use gpuwatch::model::{DeviceStatus, SystemInfo, Tick};
-use gpuwatch::record::{Header, Recorder};
 use gpuwatch::source::replay::{ReplayError, ReplaySource};
 use gpuwatch::source::sim::{Scenario, SimSource, SCENARIOS};
 use gpuwatch::source::{Sampled, Source};

@@ -7,9 +7,10 @@
 //! floor was not learned. The rank the others wait for — one that exited, or one whose GPU
 //! idles — is named as the culprit and kept after the job ends.
 
-use super::{ms, secs, Ctx, Culprit, Rule, Severity, Stats, Verdict};
+use super::{ms, Ctx, Culprit, Rule, Severity, Stats, Verdict};
 use crate::history::{Departure, DeviceHistory};
 use crate::model::ProcessSample;
+use crate::text::span_words;
 
 pub const HANG: Rule = Rule {
     id: "hang",
@@ -68,7 +69,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
                 "util ≥ {:.0} % for {}{} (median {:.0} %)",
                 util.p10,
                 if confirmed { "" } else { "at least " },
-                secs(held),
+                span_words(held),
                 util.median
             ),
             c.power_evidence(power.median),
@@ -112,7 +113,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
         v.title = Some("Busy but idle: hang suspected".into());
         v.evidence.push(format!(
             "suspected: confirmed once it lasts {} or a rank of the job is gone",
-            secs(confirm)
+            span_words(confirm)
         ));
     }
     v.causes.extend([
@@ -180,7 +181,7 @@ fn lost_rank(c: &Ctx) -> Option<Culprit> {
             rank_text(rank),
             gone.pid,
             if gone.name.is_empty() { String::new() } else { format!(", {}", gone.name) },
-            crate::report::clock(gone.gone_ms)
+            crate::text::clock(gone.gone_ms)
         ),
     })
 }

@@ -1,8 +1,9 @@
 //! Rules about the GPU itself: lost from the bus, power capped below TDP, thermal or hardware
 //! slowdown, a PCIe link below its maximum, persistence mode off.
 
-use super::{ms, secs, Ctx, Rule, Severity, Verdict};
+use super::{ms, Ctx, Rule, Severity, Verdict};
 use crate::model::{clock_event, DeviceStatus};
+use crate::text::span_words;
 
 pub const LOST: Rule = Rule {
     id: "lost",
@@ -55,7 +56,7 @@ fn check_lost(c: &Ctx) -> Option<Verdict> {
         return None;
     };
     let since = c.dev.lost_since_ms.map_or(String::new(), |t| {
-        format!(" for {}", secs(c.now_ms.saturating_sub(t)))
+        format!(" for {}", span_words(c.now_ms.saturating_sub(t)))
     });
     Some(Verdict {
         evidence: vec![format!("NVML stopped answering for this GPU{since}: {reason}")],
@@ -225,7 +226,7 @@ fn check_pcie(c: &Ctx) -> Option<Verdict> {
     Some(Verdict {
         evidence: vec![
             format!("link at Gen{} x{} while util is {:.0} %; this GPU supports Gen{max_gen} x{max_width}", latest.pcie_gen?, latest.pcie_width?, util.median),
-            format!("below its maximum in {:.0} % of samples over {}", below.mean * 100.0, secs(w)),
+            format!("below its maximum in {:.0} % of samples over {}", below.mean * 100.0, span_words(w)),
         ],
         causes: vec![
             "The GPU sits in a slower or narrower slot, or behind a riser or switch that limits it".into(),

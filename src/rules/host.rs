@@ -7,8 +7,9 @@
 //! between short GPU steps (e.g. RL environments), which is still worth knowing.
 //! Idle-mem: a process holds GPU memory while no kernel runs for a long time.
 
-use super::{ms, secs, Ctx, Rule, Severity, Verdict};
+use super::{ms, Ctx, Rule, Severity, Verdict};
 use crate::model::{ProcessSample, GIB};
+use crate::text::span_words;
 
 pub const STARVED: Rule = Rule {
     id: "starved",
@@ -103,7 +104,7 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
         format!(
             "util median {:.0} % over {} (range {:.0}–{:.0} %, busy in {:.0} % of samples)",
             util.median,
-            secs(w),
+            span_words(w),
             util.min,
             util.max,
             util.nonzero_share * 100.0
@@ -293,7 +294,7 @@ fn check_idle_mem(c: &Ctx) -> Option<Verdict> {
         .collect();
     Some(Verdict {
         evidence: vec![
-            format!("no kernel ran for {} (util max {:.0} %)", secs(w), util.max),
+            format!("no kernel ran for {} (util max {:.0} %)", span_words(w), util.max),
             format!("{:.1} GiB of GPU memory held: {}", held as f64 / GIB as f64, holders.join("; ")),
         ],
         causes: vec![

@@ -1,7 +1,8 @@
 //! Memory nearly full, or growing steadily (a leak, or a cache that never stops).
 
-use super::{ms, secs, Ctx, Rule, Severity, Verdict};
+use super::{ms, Ctx, Rule, Severity, Verdict};
 use crate::model::GIB;
+use crate::text::span_words;
 
 pub const FULL: Rule = Rule {
     id: "mem-full",
@@ -39,7 +40,7 @@ fn check_full(c: &Ctx) -> Option<Verdict> {
         return None;
     }
     Some(Verdict {
-        evidence: vec![format!("{:.1} of {:.1} GiB used ({:.0} %) for {}", gib(used.median), gib(total), used.median / total * 100.0, secs(w))],
+        evidence: vec![format!("{:.1} of {:.1} GiB used ({:.0} %) for {}", gib(used.median), gib(total), used.median / total * 100.0, span_words(w))],
         causes: vec![
             "The job is sized to the limit (batch, sequence length, activations); the next larger step will fail with out-of-memory".into(),
             "The caching allocator holds freed blocks; fragmentation leaves no large free block".into(),
@@ -134,8 +135,8 @@ fn check_growth(c: &Ctx) -> Option<Verdict> {
     let to_full = (total - used).max(0.0) / slope;
     Some(Verdict {
         evidence: vec![
-            format!("memory grew {:.1} GiB in {} ({:.2} GiB/s, steady: R² {r2:.2})", gib(grown), secs(w), slope / GIB as f32),
-            format!("{:.1} of {:.1} GiB used; full in about {} at this rate", gib(used), gib(total), secs((to_full * 1000.0) as u64)),
+            format!("memory grew {:.1} GiB in {} ({:.2} GiB/s, steady: R² {r2:.2})", gib(grown), span_words(w), slope / GIB as f32),
+            format!("{:.1} of {:.1} GiB used; full in about {} at this rate", gib(used), gib(total), span_words((to_full * 1000.0) as u64)),
         ],
         causes: vec![
             "Tensors kept alive across steps: losses appended without `.item()`/`.detach()`, growing caches, graphs retained".into(),

@@ -720,7 +720,7 @@ fn update_slot(
                 (None, Some(c)) if !f.evidence.contains(&c.text) => {
                     let seen = match c.reason.as_str() {
                         "exited" => String::new(),
-                        _ => format!(" (seen at {} UTC)", crate::report::clock(c.at_ms)),
+                        _ => format!(" (seen at {} UTC)", crate::text::clock(c.at_ms)),
                     };
                     f.evidence.push(format!("{}{seen}", c.text));
                 }
@@ -763,16 +763,6 @@ fn update_slot(
             Some(closed)
         }
         _ => None,
-    }
-}
-
-/// Short strings for evidence.
-pub(crate) fn secs(ms: u64) -> String {
-    let s = ms / 1000;
-    if s >= 120 {
-        format!("{} min", s / 60)
-    } else {
-        format!("{s} s")
     }
 }
 

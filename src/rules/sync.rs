@@ -4,7 +4,8 @@
 //! done. Fires wrongly on: a legitimately small model served with batch size 1 (still
 //! launch-bound, still worth knowing).
 
-use super::{ms, secs, Ctx, Rule, Severity, Verdict};
+use super::{ms, Ctx, Rule, Severity, Verdict};
+use crate::text::span_words;
 
 pub const SYNC: Rule = Rule {
     id: "sync",
@@ -45,7 +46,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
         format!(
             "util median {:.0} % over {} (range {:.0}–{:.0} %)",
             util.median,
-            secs(w),
+            span_words(w),
             util.min,
             util.max
         ),

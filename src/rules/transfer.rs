@@ -4,8 +4,9 @@
 //! Fires wrongly on: a job that streams data on purpose with little compute per byte (a
 //! checkpoint load, a data-movement benchmark), which is still "the GPU waits on the link".
 
-use super::{ms, secs, Ctx, Rule, Severity, Verdict};
+use super::{ms, Ctx, Rule, Severity, Verdict};
 use crate::model::GIB;
+use crate::text::span_words;
 
 pub const TRANSFER: Rule = Rule {
     id: "transfer",
@@ -62,7 +63,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
         format!(
             "host-to-device {:.1} GiB/s over {} (PCIe receive, median)",
             rx.median / KIB_PER_GIB,
-            secs(w)
+            span_words(w)
         ),
         work,
     ];

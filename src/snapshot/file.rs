@@ -113,7 +113,7 @@ pub fn export_from_tui(obs: &Observed, window_ms: u64) -> anyhow::Result<String>
             ..Options::default()
         },
     );
-    let name = format!("gpuwatch-snapshot-{}", stamp(snap.taken_at_ms));
+    let name = format!("gpuwatch-snapshot-{}", crate::text::stamp(snap.taken_at_ms));
     let json = write_new(&dir.join(format!("{name}.json")), &to_json(&snap))?;
     let md_path = json.with_extension("md");
     let md = write_new(&md_path, &to_markdown(&snap))?;
@@ -125,41 +125,9 @@ pub fn export_from_tui(obs: &Observed, window_ms: u64) -> anyhow::Result<String>
     ))
 }
 
-/// "20261130-151203" from ms since the epoch (UTC).
-pub fn stamp(ms: u64) -> String {
-    let days = (ms / 86_400_000) as i64;
-    let (y, m, d) = civil_from_days(days);
-    let s = (ms / 1000) % 86_400;
-    format!(
-        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
-        s / 3600,
-        (s / 60) % 60,
-        s % 60
-    )
-}
-
-/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian (Howard Hinnant's method).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn stamps_are_utc_dates() {
-        assert_eq!(stamp(0), "19700101-000000");
-        assert_eq!(stamp(1_796_051_694_058), "20261130-151454");
-    }
 
     #[test]
     fn suffixes_go_before_the_extension() {

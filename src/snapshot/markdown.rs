@@ -4,14 +4,14 @@ use std::fmt::Write as _;
 
 use super::{DeviceSnapshot, Snapshot};
 use crate::model::{DeviceSample, DeviceStatus, ProcessSample, GIB};
-use crate::report::{clip, clock};
 use crate::rules::Finding;
+use crate::text::{clip, clock};
 
 /// A compact report to paste into an issue tracker.
 /// The Markdown report, with control characters from names and command lines made visible
-/// (`report::printable`), since it is pasted and printed.
+/// (`text::printable`), since it is pasted and printed.
 pub fn to_markdown(s: &Snapshot) -> String {
-    crate::report::printable(&to_markdown_raw(s)).into_owned()
+    crate::text::printable(&to_markdown_raw(s)).into_owned()
 }
 
 fn to_markdown_raw(s: &Snapshot) -> String {

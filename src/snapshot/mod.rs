@@ -8,87 +8,19 @@
 mod file;
 mod markdown;
 
-pub use file::{export_from_tui, stamp, write_new};
+pub use file::{export_from_tui, write_new};
 pub use markdown::{sparkline, to_markdown};
 
 use std::fs;
 use std::path::PathBuf;
 
-use serde::{Deserialize, Serialize};
-
-use crate::config::Thresholds;
-use crate::model::{DeviceInfo, DeviceSample, DeviceStatus, ProcessSample, SystemInfo, Tick};
+pub use crate::format::snapshot::{
+    parse, to_json, CmdlinePolicy, DeviceSnapshot, Findings, OsInfo, Privacy, Snapshot, FORMAT,
+    VERSION,
+};
+use crate::model::{ProcessSample, SystemInfo};
 use crate::rules::Finding;
-use crate::sampler::{Observed, SelfCost};
-
-pub const FORMAT: &str = "gpuwatch-snapshot";
-pub const VERSION: u32 = 1;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Snapshot {
-    pub format: String,
-    pub version: u32,
-    pub gpuwatch_version: String,
-    /// When it was taken (ms since the Unix epoch): the newest sample's time.
-    pub taken_at_ms: u64,
-    pub host: Option<String>,
-    pub os: OsInfo,
-    pub system: SystemInfo,
-    pub source: String,
-    pub interval_ms: u64,
-    pub window_ms: u64,
-    pub devices: Vec<DeviceSnapshot>,
-    pub findings: Findings,
-    pub thresholds: Thresholds,
-    pub cost: SelfCost,
-    /// What was left out or redacted, so a reader knows.
-    pub privacy: Privacy,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct OsInfo {
-    pub name: Option<String>,
-    pub kernel: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DeviceSnapshot {
-    pub info: DeviceInfo,
-    pub status: DeviceStatus,
-    /// The learned idle floor in watts, if one was seen.
-    pub idle_floor_w: Option<f32>,
-    /// Every sample in the window, oldest first; unsupported metrics are null.
-    pub samples: Vec<DeviceSample>,
-    /// The processes on the GPU at the newest sample, with their host side.
-    pub processes: Vec<ProcessSample>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Findings {
-    pub active: Vec<Finding>,
-    pub recent: Vec<Finding>,
-    /// GPUs the rules had not judged in full when the snapshot was taken (a process had just
-    /// started, or watching had just begun): no finding there is not "all clear".
-    #[serde(default)]
-    pub judging: Vec<crate::rules::Judging>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Privacy {
-    pub host_included: bool,
-    pub cmdlines: CmdlinePolicy,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CmdlinePolicy {
-    /// Values of flags and variables that look like secrets are replaced by `***`.
-    Redacted,
-    /// Command lines are left out; process names stay.
-    Omitted,
-    /// Kept as they were (`--no-redact`, for one's own machine).
-    Raw,
-}
+use crate::sampler::Observed;
 
 /// What to include.
 #[derive(Debug, Clone, Copy)]
@@ -237,67 +169,6 @@ pub enum SnapshotError {
     },
     #[error("cannot read snapshot {path}: {reason}")]
     Read { path: PathBuf, reason: String },
-}
-
-pub fn to_json(s: &Snapshot) -> String {
-    serde_json::to_string_pretty(s).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
-}
-
-/// Parses a snapshot's JSON text: `Err` with the reason when it is not one this gpuwatch reads.
-pub fn parse(text: &str) -> Result<Snapshot, String> {
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
-    if value.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
-        return Err(format!("no \"format\": \"{FORMAT}\""));
-    }
-    if value.get("version").and_then(|v| v.as_u64()).unwrap_or(0) as u32 > VERSION {
-        return Err(format!(
-            "it is a newer format than this gpuwatch reads ({VERSION}); update gpuwatch"
-        ));
-    }
-    serde_json::from_value(value).map_err(|e| e.to_string())
-}
-
-/// The snapshot's window as ticks, oldest first, for the replay source. Processes, known only
-/// at the newest sample, are attached to every tick so the screen and the rules see them.
-pub fn ticks(s: &Snapshot) -> Vec<Tick> {
-    let mut times: Vec<u64> = s
-        .devices
-        .iter()
-        .flat_map(|d| d.samples.iter().map(|x| x.t_ms))
-        .collect();
-    times.sort_unstable();
-    times.dedup();
-    let mut cursors = vec![0usize; s.devices.len()];
-    times
-        .into_iter()
-        .map(|t| Tick {
-            t_ms: t,
-            devices: s
-                .devices
-                .iter()
-                .zip(cursors.iter_mut())
-                .map(|(d, c)| {
-                    while *c + 1 < d.samples.len() && d.samples[*c + 1].t_ms <= t {
-                        *c += 1;
-                    }
-                    let sample = d
-                        .samples
-                        .get(*c)
-                        .copied()
-                        .filter(|x| x.t_ms <= t)
-                        .unwrap_or(DeviceSample {
-                            t_ms: t,
-                            ..Default::default()
-                        });
-                    crate::model::DeviceReading {
-                        sample: DeviceSample { t_ms: t, ..sample },
-                        processes: d.processes.clone(),
-                        status: DeviceStatus::Ok,
-                    }
-                })
-                .collect(),
-        })
-        .collect()
 }
 
 #[cfg(test)]

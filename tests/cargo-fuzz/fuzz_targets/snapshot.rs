@@ -11,6 +11,11 @@ fuzz_target!(|data: &[u8]| {
     let Ok(snap) = gpuwatch::snapshot::parse(text) else {
         return;
     };
-    let _ = gpuwatch::snapshot::ticks(&snap);
+    let mut replay = gpuwatch::source::replay::ReplaySource::from_snapshot(
+        &snap,
+        std::path::Path::new("fuzz-snapshot.json"),
+        f64::INFINITY,
+    );
+    let _ = replay.read_all();
     let _ = gpuwatch::snapshot::to_markdown(&snap);
 });

@@ -1,0 +1,95 @@
+//! The snapshot file: its data types and its reader. Built from what was observed by
+//! `crate::snapshot::take`; read back by the replay source, which must not depend on the store.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Thresholds;
+use crate::model::{DeviceInfo, DeviceSample, DeviceStatus, ProcessSample, SelfCost, SystemInfo};
+use crate::rules::Finding;
+
+pub const FORMAT: &str = "gpuwatch-snapshot";
+pub const VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Snapshot {
+    pub format: String,
+    pub version: u32,
+    pub gpuwatch_version: String,
+    /// When it was taken (ms since the Unix epoch): the newest sample's time.
+    pub taken_at_ms: u64,
+    pub host: Option<String>,
+    pub os: OsInfo,
+    pub system: SystemInfo,
+    pub source: String,
+    pub interval_ms: u64,
+    pub window_ms: u64,
+    pub devices: Vec<DeviceSnapshot>,
+    pub findings: Findings,
+    pub thresholds: Thresholds,
+    pub cost: SelfCost,
+    /// What was left out or redacted, so a reader knows.
+    pub privacy: Privacy,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OsInfo {
+    pub name: Option<String>,
+    pub kernel: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceSnapshot {
+    pub info: DeviceInfo,
+    pub status: DeviceStatus,
+    /// The learned idle floor in watts, if one was seen.
+    pub idle_floor_w: Option<f32>,
+    /// Every sample in the window, oldest first; unsupported metrics are null.
+    pub samples: Vec<DeviceSample>,
+    /// The processes on the GPU at the newest sample, with their host side.
+    pub processes: Vec<ProcessSample>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Findings {
+    pub active: Vec<Finding>,
+    pub recent: Vec<Finding>,
+    /// GPUs the rules had not judged in full when the snapshot was taken (a process had just
+    /// started, or watching had just begun): no finding there is not "all clear".
+    #[serde(default)]
+    pub judging: Vec<crate::rules::Judging>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Privacy {
+    pub host_included: bool,
+    pub cmdlines: CmdlinePolicy,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CmdlinePolicy {
+    /// Values of flags and variables that look like secrets are replaced by `***`.
+    Redacted,
+    /// Command lines are left out; process names stay.
+    Omitted,
+    /// Kept as they were (`--no-redact`, for one's own machine).
+    Raw,
+}
+
+pub fn to_json(s: &Snapshot) -> String {
+    serde_json::to_string_pretty(s).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}
+
+/// Parses a snapshot's JSON text: `Err` with the reason when it is not one this gpuwatch reads.
+pub fn parse(text: &str) -> Result<Snapshot, String> {
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    if value.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
+        return Err(format!("no \"format\": \"{FORMAT}\""));
+    }
+    if value.get("version").and_then(|v| v.as_u64()).unwrap_or(0) as u32 > VERSION {
+        return Err(format!(
+            "it is a newer format than this gpuwatch reads ({VERSION}); update gpuwatch"
+        ));
+    }
+    serde_json::from_value(value).map_err(|e| e.to_string())
+}
