@@ -1,4 +1,5 @@
-//! A full frame at 200×50 for 1, 8 and 64 simulated GPUs, drawn into ratatui's TestBackend.
+//! A full frame at 200×50 for 1, 8 and 64 simulated GPUs, drawn into ratatui's TestBackend;
+//! and what the screen holds the store's lock for: bringing its view up to date by one tick.
 
 use std::hint::black_box;
 
@@ -6,22 +7,51 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use gpuwatch::app::AppState;
 use gpuwatch::config::Thresholds;
 use gpuwatch::model::Tick;
-use gpuwatch::rules::Engine;
-use gpuwatch::sampler::Observed;
 use gpuwatch::source::sim::{Scenario, SimSource};
 use gpuwatch::source::Source;
+use gpuwatch::store::{Store, StoreView};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
-fn observed(gpus: usize) -> Observed {
+fn observed(gpus: usize) -> StoreView {
+    filled(gpus).0.view()
+}
+
+/// A store with 15 minutes of the mixed demo on `gpus` GPUs, and the source to go on with.
+fn filled(gpus: usize) -> (Store, SimSource) {
     let mut src = SimSource::new(Scenario::Mixed, gpus, 7, 1_800_000_000_000, 250);
-    let mut obs = Observed::new(&src, 250, 3600, Engine::new(Thresholds::default()));
+    let mut store = Store::new(
+        &src,
+        std::time::Duration::from_secs(900),
+        Thresholds::default(),
+    )
+    .unwrap();
     let mut t = Tick::default();
     for _ in 0..15 * 60 * 4 {
         src.sample(&mut t).unwrap();
-        obs.absorb(&t, Default::default());
+        store.absorb(&t, Default::default());
     }
-    obs
+    (store, src)
+}
+
+/// One tick taken in, then the view caught up (what the lock is held for per frame), against
+/// a whole copy of the store (what holding it to draw would be replaced by otherwise).
+fn bench_view_copy(c: &mut Criterion) {
+    for gpus in [8usize, 64] {
+        let (mut store, mut src) = filled(gpus);
+        let mut view = store.view();
+        let mut t = Tick::default();
+        c.bench_function(&format!("store_absorb_and_catch_up_view_{gpus}gpu"), |b| {
+            b.iter(|| {
+                src.sample(&mut t).unwrap();
+                store.absorb(&t, Default::default());
+                store.copy_into(black_box(&mut view));
+            })
+        });
+        c.bench_function(&format!("store_whole_view_copy_{gpus}gpu"), |b| {
+            b.iter(|| black_box(store.view()))
+        });
+    }
 }
 
 fn bench_frames(c: &mut Criterion) {
@@ -50,5 +80,5 @@ fn bench_frames(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench_frames);
+criterion_group!(benches, bench_frames, bench_view_copy);
 criterion_main!(benches);

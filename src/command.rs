@@ -1,20 +1,21 @@
-//! The headless commands: devices, record, diagnose, and the plain-text watch view.
+//! The headless commands: devices (and NVML timings), record, diagnose, snapshot. Each runs the
+//! one sampling loop, `driver::drive`, with a plan of its own.
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 
 use crate::config::Config;
+use crate::driver::{drive, Pace, Plan, Ran};
 use crate::format::record::{Header, Recorder};
-use crate::history::History;
 use crate::report::{diagnosis_text, Diagnosis};
-use crate::rules::Engine;
-use crate::sampler::{Observed, Sampler};
-use crate::source::{Sampled, Source};
+use crate::sampler::Sampler;
+use crate::source::Source;
+use crate::store::{Store, StoreView};
 
 /// Set by SIGINT, SIGTERM and SIGHUP so loops can end cleanly.
 pub fn stop_flag() -> Result<Arc<AtomicBool>> {
@@ -66,16 +67,20 @@ pub fn devices(source: &dyn Source, json: bool) -> Result<()> {
     Ok(())
 }
 
-/// Runs `ticks` ticks and prints how long each NVML call took.
-pub fn timings(source: Box<dyn Source>, ticks: u32, interval: Duration) -> Result<()> {
+/// Runs `ticks` ticks at the source's interval and prints how long each NVML call took.
+pub fn timings(source: Box<dyn Source>, ticks: u32) -> Result<()> {
+    let stop = stop_flag()?;
     let mut sampler = Sampler::new(source);
     let mut tick_us = Vec::new();
-    for _ in 0..ticks {
-        let started = Instant::now();
-        sampler.step()?;
-        tick_us.push(started.elapsed().as_micros() as u32);
-        std::thread::sleep(interval.saturating_sub(started.elapsed()));
-    }
+    let plan = Plan {
+        pace: Pace::Real,
+        span: None,
+        ticks: Some(u64::from(ticks)),
+    };
+    drive(&mut sampler, &plan, &stop, |taken| {
+        tick_us.push(taken.took.as_micros() as u32);
+        Ok(())
+    })?;
     tick_us.sort_unstable();
     let q = |p: f64| {
         tick_us
@@ -113,111 +118,71 @@ pub fn timings(source: Box<dyn Source>, ticks: u32, interval: Duration) -> Resul
     Ok(())
 }
 
-/// Waits until `next`, unless time is virtual or a stop was asked for.
-fn pace(next: Instant, virtual_time: bool, stop: &AtomicBool) {
-    while !virtual_time && !stop.load(Ordering::Relaxed) {
-        let now = Instant::now();
-        if now >= next {
-            return;
-        }
-        std::thread::sleep((next - now).min(Duration::from_millis(200)));
-    }
-}
-
 /// Records ticks to `out`. Simulated sources are written in real time too (unpaced, a demo
 /// wrote ~650 MB/s until the disk was full), unless `fast` asks otherwise with a duration.
 pub fn record(
     source: Box<dyn Source>,
     out: &Path,
     duration: Option<Duration>,
-    interval: Duration,
     force: bool,
     fast: bool,
 ) -> Result<()> {
     let stop = stop_flag()?;
+    let interval = source.interval();
     let header = Header::new(
         source.system(),
         source.devices(),
         interval.as_millis() as u64,
     );
     let mut rec = Recorder::create(out, &header, force)?;
-    let virtual_time = fast && duration.is_some() && source.virtual_time();
     let mut sampler = Sampler::new(source);
-    let (mut next, mut first_ms, mut lines) = (Instant::now(), None, 0u64);
     eprintln!(
         "recording {} GPU(s) every {} to {} (Ctrl-C stops)",
         header.devices.len(),
         humantime::format_duration(interval),
         out.display()
     );
-    while !stop.load(Ordering::Relaxed) {
-        if sampler.step()? == Sampled::End {
-            break;
-        }
-        let t = sampler.tick().t_ms;
-        let first = *first_ms.get_or_insert(t);
-        if duration.is_some_and(|d| t.saturating_sub(first) >= d.as_millis() as u64) {
-            break;
-        }
-        rec.write(sampler.tick())?;
-        lines += 1;
-        next += interval;
-        pace(next, virtual_time, &stop);
-    }
-    eprintln!("wrote {lines} ticks to {}", out.display());
+    let plan = Plan {
+        pace: if fast && duration.is_some() {
+            Pace::Fast
+        } else {
+            Pace::Real
+        },
+        span: duration,
+        ticks: None,
+    };
+    let ran = drive(&mut sampler, &plan, &stop, |taken| {
+        Ok(rec.write(taken.tick)?)
+    })?;
+    eprintln!("wrote {} ticks to {}", ran.ticks, out.display());
     Ok(())
 }
 
-/// What a headless run saw.
-struct Run {
-    obs: Observed,
-    ticks: u64,
-    seconds: f64,
-}
-
-/// Samples a live or simulated source for `duration` (a recording: to its end), headlessly.
+/// Samples a live or simulated source for `duration` (a recording: to its end), headlessly,
+/// simulated and recorded time as fast as the CPU allows. Returns what the store saw.
 fn observe(
     source: Box<dyn Source>,
     config: &Config,
     duration: Duration,
-    interval: Duration,
-) -> Result<Run> {
+) -> Result<(StoreView, Ran)> {
     let stop = stop_flag()?;
     let replaying = matches!(source.pacing(), crate::source::Pacing::Recorded { .. });
-    let virtual_time = source.virtual_time() || replaying;
+    // Keep at least 15 minutes, as the monitor does, so a long window is judged whole.
+    let span = duration.max(Duration::from_secs(900));
+    let mut store =
+        Store::new(source.as_ref(), span, config.thresholds.clone()).map_err(anyhow::Error::msg)?;
     let mut sampler = Sampler::new(source);
-    let span = duration.max(Duration::from_secs(900)).as_millis() as u64;
-    let devices = sampler.source().devices().len();
-    let capacity = History::checked_capacity(span, interval.as_millis() as u64, devices)
-        .map_err(anyhow::Error::msg)?;
-    let mut obs = Observed::new(
-        sampler.source(),
-        interval.as_millis() as u64,
-        capacity,
-        Engine::new(config.thresholds.clone()),
-    );
-    let (mut next, mut first_ms, mut last_ms, mut ticks) = (Instant::now(), None, 0u64, 0u64);
-    while !stop.load(Ordering::Relaxed) {
-        if sampler.step()? == Sampled::End {
-            break;
-        }
-        let t = sampler.tick().t_ms;
-        let first = *first_ms.get_or_insert(t);
-        if !replaying && t.saturating_sub(first) > duration.as_millis() as u64 {
-            break;
-        }
-        obs.absorb(sampler.tick(), sampler.cost());
-        (last_ms, ticks) = (t, ticks + 1);
-        next += interval;
-        pace(next, virtual_time, &stop);
-    }
-    obs.settle();
-    let seconds = last_ms.saturating_sub(first_ms.unwrap_or(last_ms)) as f64 / 1000.0;
-    Ok(Run {
-        obs,
-        ticks,
-        seconds,
-    })
+    let plan = Plan {
+        pace: Pace::Fast,
+        span: (!replaying).then_some(duration),
+        ticks: None,
+    };
+    let ran = drive(&mut sampler, &plan, &stop, |taken| {
+        store.absorb(taken.tick, taken.cost);
+        Ok(())
+    })?;
+    store.settle();
+    Ok((store.view(), ran))
 }
 
 /// Samples (or replays) headlessly and prints the findings. Returns the exit code.
@@ -225,30 +190,26 @@ pub fn diagnose(
     source: Box<dyn Source>,
     config: &Config,
     duration: Duration,
-    interval: Duration,
     json: bool,
 ) -> Result<i32> {
-    let Run {
-        obs,
-        ticks,
-        seconds,
-    } = observe(source, config, duration, interval)?;
-    let mut findings: Vec<_> = obs.engine.active().into_iter().cloned().collect();
-    findings.extend(obs.engine.cleared.iter().cloned());
+    let (view, ran) = observe(source, config, duration)?;
+    let found = view.findings();
+    let mut findings: Vec<_> = found.active().to_vec();
+    findings.extend(found.cleared().iter().cloned());
     let d = Diagnosis {
-        source: obs.source_label.clone(),
-        system: &obs.system,
-        devices: obs.history.devices.iter().map(|d| &d.info).collect(),
-        samples: ticks,
-        seconds,
+        source: view.source_label().to_string(),
+        system: view.system(),
+        devices: view.history().devices.iter().map(|d| &d.info).collect(),
+        samples: ran.ticks,
+        seconds: ran.seconds(),
         worst: findings.iter().map(|f| f.severity).max(),
         findings,
-        judging: obs.engine.pending().cloned().collect(),
+        judging: found.pending().cloned().collect(),
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&d)?);
     } else {
-        print!("{}", diagnosis_text(&d, &obs.history));
+        print!("{}", diagnosis_text(&d, view.history()));
     }
     std::io::stdout().flush()?;
     Ok(d.exit_code())
@@ -265,20 +226,15 @@ pub struct SnapshotArgs<'a> {
 
 /// Samples (live: `sample_for`, at least 3 s so GPM has two readings; a demo: the window;
 /// a recording: all of it) and writes a snapshot of the last `window`.
-pub fn snapshot(
-    source: Box<dyn Source>,
-    config: &Config,
-    interval: Duration,
-    args: &SnapshotArgs,
-) -> Result<()> {
+pub fn snapshot(source: Box<dyn Source>, config: &Config, args: &SnapshotArgs) -> Result<()> {
     use crate::snapshot::{take, to_json, to_markdown, write_new};
     let duration = if source.virtual_time() {
         args.window
     } else {
         args.sample_for.max(Duration::from_secs(3))
     };
-    let run = observe(source, config, duration, interval)?;
-    let snap = take(&run.obs, &args.options);
+    let (view, _) = observe(source, config, duration)?;
+    let snap = take(&view, &args.options);
     let text = if args.markdown {
         to_markdown(&snap)
     } else {

@@ -8,12 +8,28 @@
 use crate::model::{DeviceInfo, DeviceReading, DeviceSample, DeviceStatus, ProcessSample, Tick};
 
 /// A fixed-capacity ring of samples ordered by time (oldest first).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Ring<T> {
     buf: Vec<T>,
     capacity: usize,
     /// Index of the oldest element once the ring is full.
     head: usize,
+}
+
+impl<T: Copy> Clone for Ring<T> {
+    fn clone(&self) -> Self {
+        Ring {
+            buf: self.buf.clone(),
+            capacity: self.capacity,
+            head: self.head,
+        }
+    }
+    /// Copies into the buffer already there: a copy kept up to date allocates once.
+    fn clone_from(&mut self, other: &Self) {
+        self.buf.clone_from(&other.buf);
+        self.capacity = other.capacity;
+        self.head = other.head;
+    }
 }
 
 impl<T: Copy> Ring<T> {
@@ -171,6 +187,8 @@ pub struct History {
     /// Processes that left a GPU, oldest first (bounded).
     pub departures: Vec<Departure>,
     ticks: u64,
+    /// Changes to `trails` and `departures` (a point a second at most): when a copy needs them.
+    slow_changes: u64,
 }
 
 impl History {
@@ -191,6 +209,7 @@ impl History {
             trails: Vec::new(),
             departures: Vec::new(),
             ticks: 0,
+            slow_changes: 0,
         }
     }
 
@@ -218,8 +237,12 @@ impl History {
                     .find(|t| t.pid == p.pid && t.device == device)
                 {
                     Some(t) if t.points.latest().is_some_and(|l| tick.t_ms < l.t_ms + 1000) => {}
-                    Some(t) => t.points.push(point),
+                    Some(t) => {
+                        t.points.push(point);
+                        self.slow_changes += 1;
+                    }
                     None => {
+                        self.slow_changes += 1;
                         let mut points = Ring::with_capacity(TRAIL_POINTS);
                         points.push(point);
                         self.trails.push(ProcessTrail {
@@ -231,11 +254,13 @@ impl History {
                 }
             }
         }
+        let before = self.trails.len();
         self.trails.retain(|t| {
             t.points
                 .latest()
                 .is_some_and(|l| l.t_ms + TRAIL_FORGET_MS >= tick.t_ms)
         });
+        self.slow_changes += (before - self.trails.len()) as u64;
     }
 
     /// The capacity for `span_ms` of samples every `interval_ms` on `devices` GPUs, refused with
@@ -267,15 +292,50 @@ impl History {
 
     pub fn push(&mut self, tick: &Tick) {
         self.ticks += 1;
+        let departed = self.departures.len();
         for (dev, reading) in self.devices.iter_mut().zip(&tick.devices) {
             note_departures(dev, reading, tick.t_ms, &mut self.departures);
             dev.push(reading, tick.t_ms);
         }
+        self.slow_changes += (self.departures.len() - departed) as u64;
         if self.departures.len() > KEEP_DEPARTURES {
             self.departures
                 .drain(..self.departures.len() - KEEP_DEPARTURES);
         }
         self.push_trails(tick);
+    }
+
+    /// Brings `self`, an earlier copy of `other`, up to date: only the ticks pushed since are
+    /// copied, so the screen's copy costs a few samples a frame, not the whole history. Any
+    /// other history (another shape, or one that went back) is copied whole.
+    pub fn catch_up(&mut self, other: &History) {
+        let same_shape = self.devices.len() == other.devices.len()
+            && self.devices.iter().zip(&other.devices).all(|(a, b)| {
+                a.info.index == b.info.index && a.samples.capacity() == b.samples.capacity()
+            });
+        if !same_shape || other.ticks < self.ticks {
+            self.clone_from(other);
+            return;
+        }
+        let new = other.ticks - self.ticks;
+        if new == 0 {
+            return;
+        }
+        for (mine, theirs) in self.devices.iter_mut().zip(&other.devices) {
+            let n = (new.min(theirs.samples.len() as u64)) as usize;
+            for s in theirs.samples.iter().skip(theirs.samples.len() - n) {
+                mine.samples.push(*s);
+            }
+            mine.processes.clone_from(&theirs.processes);
+            mine.status.clone_from(&theirs.status);
+            mine.lost_since_ms = theirs.lost_since_ms;
+        }
+        if self.slow_changes != other.slow_changes {
+            self.trails.clone_from(&other.trails);
+            self.departures.clone_from(&other.departures);
+            self.slow_changes = other.slow_changes;
+        }
+        self.ticks = other.ticks;
     }
 
     /// Ticks pushed since the start; the screen redraws when it changes.

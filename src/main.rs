@@ -6,7 +6,6 @@ use anyhow::Result;
 use clap::Parser;
 
 use std::path::Path;
-use std::time::Duration;
 
 use gpuwatch::cli::{Cli, Command, JudgeArgs, LiveArgs};
 use gpuwatch::config::Config;
@@ -36,9 +35,8 @@ fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         None => {
             let config = judge(&cli.judge)?;
-            let (interval, view) = (cli.live.interval, &cli.view);
             let src = open(&cli.live, None)?;
-            gpuwatch::tui::run(src, &config, interval, view.history, view.fps).map(|_| 0)
+            gpuwatch::tui::run(src, &config, cli.view.history, cli.view.fps).map(|_| 0)
         }
         Some(Command::Replay {
             file,
@@ -48,8 +46,7 @@ fn run(cli: Cli) -> Result<i32> {
         }) => {
             let config = judge(&j)?;
             let src = source::open_replay(&file, speed)?;
-            let interval = Duration::from_millis(250);
-            gpuwatch::tui::run(src, &config, interval, view.history, view.fps).map(|_| 0)
+            gpuwatch::tui::run(src, &config, view.history, view.fps).map(|_| 0)
         }
         Some(Command::Record {
             output,
@@ -63,7 +60,7 @@ fn run(cli: Cli) -> Result<i32> {
                 gpuwatch::redact::keep_secrets();
             }
             let src = open(&live, None)?;
-            command::record(src, &output, duration, live.interval, force, fast).map(|_| 0)
+            command::record(src, &output, duration, force, fast).map(|_| 0)
         }
         Some(Command::Devices {
             json,
@@ -74,7 +71,7 @@ fn run(cli: Cli) -> Result<i32> {
             timings: Some(n),
             live,
             ..
-        }) => command::timings(open(&live, None)?, n, live.interval).map(|_| 0),
+        }) => command::timings(open(&live, None)?, n).map(|_| 0),
         Some(Command::Snapshot {
             output,
             window,
@@ -106,7 +103,7 @@ fn run(cli: Cli) -> Result<i32> {
                 options,
             };
             let src = open(&live, replay.as_deref())?;
-            command::snapshot(src, &config, live.interval, &args).map(|_| 0)
+            command::snapshot(src, &config, &args).map(|_| 0)
         }
         Some(Command::Diagnose {
             duration,
@@ -117,7 +114,7 @@ fn run(cli: Cli) -> Result<i32> {
         }) => {
             let config = judge(&j)?;
             let src = open(&live, replay.as_deref())?;
-            command::diagnose(src, &config, duration, live.interval, json)
+            command::diagnose(src, &config, duration, json)
         }
     }
 }

@@ -1,8 +1,9 @@
 //! The full-screen monitor: terminal set-up and restore, and the event loop.
 //!
-//! The sampler runs on its own thread and pokes a `Notify` after each tick; a second thread
-//! turns terminal input into messages. The loop wakes only for those (or a signal), updates the
-//! state, and redraws only when something changed. The terminal is restored on every exit path:
+//! The sampling driver runs on its own thread, feeds the store and pokes a `Notify` after each
+//! tick; a second thread turns terminal input into messages. The loop wakes only for those (or
+//! a signal), copies what changed from the store into its own view (unless paused), updates the
+//! state, and redraws only when something changed; the store's lock is never held to draw. The terminal is restored on every exit path:
 //! a guard on drop, a panic hook, and SIGTERM/SIGHUP/SIGINT ending the loop.
 
 use std::io::Stdout;
@@ -25,10 +26,9 @@ use tokio::sync::{mpsc, Notify};
 
 use crate::app::{Action, AppState, Effect, Key};
 use crate::config::Config;
-use crate::history::History;
-use crate::rules::Engine;
-use crate::sampler::{self, Observed, Sampler};
+use crate::sampler::Sampler;
 use crate::source::Source;
+use crate::store::{Store, StoreView};
 
 /// Restores the terminal when dropped, whatever the exit path.
 struct TerminalGuard {
@@ -87,11 +87,11 @@ pub enum Msg {
 }
 
 /// Writes a snapshot of what is shown; returns the message for the status line.
-pub type ExportFn = dyn Fn(&Observed, &AppState) -> Result<String>;
+pub type ExportFn = dyn Fn(&StoreView, &AppState) -> Result<String>;
 
-/// What the loop needs besides the terminal: the shared observations and how to export.
+/// What the loop needs besides the terminal: the store the driver feeds, and how to export.
 pub struct Session {
-    pub observed: Arc<Mutex<Observed>>,
+    pub store: Arc<Mutex<Store>>,
     /// The shortest time between two redraws caused by new data (1 / --fps).
     pub frame: Duration,
     pub data: Arc<Notify>,
@@ -114,37 +114,18 @@ fn suspend_to_shell() -> Result<()> {
     Ok(())
 }
 
-pub fn run(
-    source: Box<dyn Source>,
-    config: &Config,
-    interval: Duration,
-    history: Duration,
-    fps: u32,
-) -> Result<()> {
+pub fn run(source: Box<dyn Source>, config: &Config, history: Duration, fps: u32) -> Result<()> {
     let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let store =
+        Store::new(source.as_ref(), history, config.thresholds.clone()).map_err(|e| anyhow!(e))?;
+    let store = Arc::new(Mutex::new(store));
     let sampler = Sampler::new(source);
-    let capacity = History::checked_capacity(
-        history.as_millis() as u64,
-        interval.as_millis() as u64,
-        sampler.source().devices().len(),
-    )
-    .map_err(|e| anyhow!(e))?;
-    let observed = Arc::new(Mutex::new(Observed::new(
-        sampler.source(),
-        interval.as_millis() as u64,
-        capacity,
-        Engine::new(config.thresholds.clone()),
-    )));
     let data = Arc::new(Notify::new());
     let stop = Arc::new(AtomicBool::new(false));
     let poke = data.clone();
-    sampler::spawn(
-        sampler,
-        observed.clone(),
-        interval,
-        stop.clone(),
-        move |_| poke.notify_one(),
-    )
+    crate::driver::spawn(sampler, store.clone(), stop.clone(), move || {
+        poke.notify_one()
+    })
     .context("starting the sampler thread")?;
     let (tx, rx) = mpsc::unbounded_channel();
     std::thread::Builder::new()
@@ -158,12 +139,12 @@ pub fn run(
         })
         .context("starting the input thread")?;
     // `e` exports the chart's window, and never less than two minutes.
-    let export = |obs: &Observed, st: &AppState| {
-        crate::snapshot::export_from_tui(obs, st.window_ms().max(120_000))
+    let export = |view: &StoreView, st: &AppState| {
+        crate::snapshot::export_from_tui(view, st.window_ms().max(120_000))
     };
     let frame = Duration::from_secs_f64(1.0 / f64::from(fps.max(1)));
     let session = Session {
-        observed,
+        store,
         frame,
         data,
         export: Box::new(export),
@@ -208,7 +189,10 @@ where
         Some(_) => Some(signal(SignalKind::from_raw(libc::SIGTSTP))?),
         None => None,
     };
-    let mut frozen: Option<Observed> = None;
+    // The screen's copy of the store, brought up to date before each redraw caused by data;
+    // while paused it is left as it was.
+    let mut view = StoreView::default();
+    catch_up(session, &mut view)?;
     let mut dirty = true;
     // New data redraws at most `frame` apart (sampling goes on at its own rate); input redraws
     // at once. `data_pending` is a data redraw held back until the frame time has passed;
@@ -220,7 +204,10 @@ where
     let mut data_pending = false;
     loop {
         if dirty {
-            draw(terminal, &mut state, session, frozen.as_ref())?;
+            if !state.paused {
+                catch_up(session, &mut view)?;
+            }
+            draw(terminal, &mut state, &view)?;
             last_draw = tokio::time::Instant::now();
             data_pending = false;
         }
@@ -228,8 +215,8 @@ where
         let action = tokio::select! {
             _ = session.data.notified(), if !data_pending => {
                 let due = tokio::time::Instant::now() >= next_frame;
-                data_pending = frozen.is_none() && !due;
-                dirty = frozen.is_none() && due;
+                data_pending = !state.paused && !due;
+                dirty = !state.paused && due;
                 continue;
             }
             _ = tokio::time::sleep_until(next_frame), if data_pending => { dirty = true; continue; }
@@ -256,24 +243,11 @@ where
             continue;
         }
         dirty = true;
-        let effect = {
-            let live = session
-                .observed
-                .lock()
-                .map_err(|_| anyhow!("the sampler thread crashed"))?;
-            state.update(action, frozen.as_ref().unwrap_or(&live))
-        };
+        let effect = state.update(action, &view);
         match effect {
             Effect::None => {}
             Effect::Quit => return Ok(()),
-            Effect::TogglePause => {
-                state.paused = !state.paused;
-                frozen = if state.paused {
-                    session.observed.lock().ok().map(|o| o.clone())
-                } else {
-                    None
-                };
-            }
+            Effect::TogglePause => state.paused = !state.paused,
             Effect::Signal {
                 pid,
                 signal,
@@ -281,37 +255,35 @@ where
                 started_ms,
             } => state.signal_result(pid, name, send_signal(pid, signal, started_ms)),
             Effect::Export => {
-                let live = session
-                    .observed
-                    .lock()
-                    .map_err(|_| anyhow!("the sampler thread crashed"))?;
-                state.status = Some(
-                    match (session.export)(frozen.as_ref().unwrap_or(&live), &state) {
-                        Ok(msg) => msg,
-                        Err(e) => format!("export failed: {e:#}"),
-                    },
-                );
+                state.status = Some(match (session.export)(&view, &state) {
+                    Ok(msg) => msg,
+                    Err(e) => format!("export failed: {e:#}"),
+                });
             }
         }
     }
 }
 
+/// Copies what changed in the store into the screen's view; the lock is held for that only.
+fn catch_up(session: &Session, view: &mut StoreView) -> Result<()> {
+    let store = session
+        .store
+        .lock()
+        .map_err(|_| anyhow!("the sampler thread crashed"))?;
+    store.copy_into(view);
+    Ok(())
+}
+
 fn draw<B: Backend>(
     terminal: &mut Terminal<B>,
     state: &mut AppState,
-    session: &Session,
-    frozen: Option<&Observed>,
+    view: &StoreView,
 ) -> Result<()>
 where
     B::Error: Send + Sync + 'static,
 {
-    let live = session
-        .observed
-        .lock()
-        .map_err(|_| anyhow!("the sampler thread crashed"))?;
-    let obs = frozen.unwrap_or(&live);
     let mut hits = state.hits;
-    terminal.draw(|f| hits = crate::ui::render(f, state, obs))?;
+    terminal.draw(|f| hits = crate::ui::render(f, state, view))?;
     state.hits = hits;
     Ok(())
 }

@@ -111,7 +111,8 @@ fn record_then_replay_through_diagnose() {
         "--fast",
     ]);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("wrote 180 ticks"), "{err}");
+    // The recording spans the 45 s asked for: samples at 0, 0.25, …, 45 s.
+    assert!(err.contains("wrote 181 ticks"), "{err}");
     let (code, _, err) = gpuwatch(&["record", "--demo=hang", "-o", f, "--duration", "1s"]);
     assert_eq!(code, 2);
     assert!(err.contains("already exists"), "{err}");

@@ -6,10 +6,11 @@ mod common;
 use common::{rules_raised, run, shifted, sim_ticks, INTERVAL_MS, START_MS};
 use gpuwatch::config::Thresholds;
 use gpuwatch::model::{GpmMetrics, Tick};
-use gpuwatch::rules::{all_rules, Engine, Severity};
-use gpuwatch::sampler::Observed;
+use gpuwatch::rules::{all_rules, Severity};
 use gpuwatch::source::sim::{Scenario, SimSource};
 use gpuwatch::source::Source;
+use gpuwatch::store::Store;
+use std::time::Duration;
 
 #[test]
 fn healthy_saturated_memory_bound_and_idle_gpus_raise_nothing() {
@@ -315,15 +316,15 @@ fn every_rule_has_an_id_title_and_is_listed_once() {
 fn at_50_ms_ticks_rules_judged_every_200_ms_still_open_within_the_window() {
     // The sampler judges the rules at most every 200 ms of sample time, not on every tick.
     let mut src = SimSource::new(Scenario::Hang, 1, 7, START_MS, 50);
-    let mut obs = Observed::new(&src, 50, 20_000, Engine::new(Thresholds::default()));
+    let mut store = Store::new(&src, Duration::from_secs(1000), Thresholds::default()).unwrap();
     let window = Thresholds::default().hang_suspect_window.as_millis() as u64;
     let mut tick = Tick::default();
     let mut opened = None;
     while opened.is_none() && tick.t_ms < START_MS + window + 5_000 {
         src.sample(&mut tick).unwrap();
-        obs.absorb(&tick, Default::default());
-        opened = obs
-            .engine
+        store.absorb(&tick, Default::default());
+        opened = store
+            .engine()
             .active_on(0)
             .find(|f| f.rule == "hang")
             .map(|f| f.opened_ms);

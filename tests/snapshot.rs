@@ -8,20 +8,24 @@ use std::process::Command;
 
 use common::{sim_ticks, START_MS};
 use gpuwatch::config::Thresholds;
-use gpuwatch::rules::Engine;
-use gpuwatch::sampler::Observed;
 use gpuwatch::snapshot::{self, CmdlinePolicy, Options};
 use gpuwatch::source::replay::ReplaySource;
 use gpuwatch::source::sim::{Scenario, SimSource};
 use gpuwatch::source::Source;
+use gpuwatch::store::{Store, StoreView};
 
-fn observed(sc: Scenario, gpus: usize, seconds: u64) -> Observed {
+fn observed(sc: Scenario, gpus: usize, seconds: u64) -> StoreView {
     let src = SimSource::new(sc, gpus, 7, START_MS, 250);
-    let mut obs = Observed::new(&src, 250, 3600, Engine::new(Thresholds::default()));
+    let mut store = Store::new(
+        &src,
+        std::time::Duration::from_secs(900),
+        Thresholds::default(),
+    )
+    .unwrap();
     for t in sim_ticks(sc, gpus, seconds, START_MS).1 {
-        obs.absorb(&t, Default::default());
+        store.absorb(&t, Default::default());
     }
-    obs
+    store.view()
 }
 
 fn schema() -> jsonschema::Validator {
@@ -70,10 +74,16 @@ fn the_h200_recording_snapshots_validly() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200/phases.jsonl.gz");
     let mut src = ReplaySource::open(&path, f64::INFINITY).unwrap();
     let ticks = src.read_all().unwrap();
-    let mut obs = Observed::new(&src, 250, 3600, Engine::new(Thresholds::default()));
+    let mut store = Store::new(
+        &src,
+        std::time::Duration::from_secs(900),
+        Thresholds::default(),
+    )
+    .unwrap();
     for t in &ticks[..660] {
-        obs.absorb(t, Default::default());
+        store.absorb(t, Default::default());
     }
+    let obs = store.view();
     let json = snapshot::to_json(&snapshot::take(&obs, &Options::default()));
     assert_valid(&json);
     assert!(
@@ -84,13 +94,19 @@ fn the_h200_recording_snapshots_validly() {
 
 fn replay_findings(snap: &snapshot::Snapshot) -> Vec<(String, u32)> {
     let src = ReplaySource::from_snapshot(snap, Path::new("snap.json"), f64::INFINITY);
-    let mut obs = Observed::new(&src, 250, 3600, Engine::new(snap.thresholds.clone()));
+    let mut store = Store::new(
+        &src,
+        std::time::Duration::from_secs(900),
+        snap.thresholds.clone(),
+    )
+    .unwrap();
     let mut src = src;
     for t in src.read_all().unwrap() {
-        obs.absorb(&t, Default::default());
+        store.absorb(&t, Default::default());
     }
+    let obs = store.view();
     let mut v: Vec<(String, u32)> = obs
-        .engine
+        .findings()
         .active()
         .iter()
         .map(|f| (f.rule.clone(), f.device))
@@ -163,10 +179,16 @@ fn no_host_leaves_the_replayed_files_directories_out() {
         .join("tests/fixtures/h200/variants/spin.jsonl.gz");
     let mut src = ReplaySource::open(&path, f64::INFINITY).unwrap();
     let ticks = src.read_all().unwrap();
-    let mut obs = Observed::new(&src, 250, 3600, Engine::new(Thresholds::default()));
+    let mut store = Store::new(
+        &src,
+        std::time::Duration::from_secs(900),
+        Thresholds::default(),
+    )
+    .unwrap();
     for t in &ticks {
-        obs.absorb(t, Default::default());
+        store.absorb(t, Default::default());
     }
+    let obs = store.view();
     let opts = Options {
         include_host: false,
         ..Options::default()

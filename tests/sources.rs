@@ -339,6 +339,9 @@ impl Source for NvmlShaped {
         self.round += 1;
         Ok(Sampled::Tick)
     }
+    fn interval(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(250)
+    }
     fn pids_are_local(&self) -> bool {
         true
     }

@@ -9,9 +9,8 @@ use std::time::Duration;
 use common::{sim_ticks, START_MS};
 use gpuwatch::app::AppState;
 use gpuwatch::config::Thresholds;
-use gpuwatch::rules::Engine;
-use gpuwatch::sampler::Observed;
 use gpuwatch::source::sim::{Scenario, SimSource};
+use gpuwatch::store::Store;
 use gpuwatch::tui::{event_loop, Msg, Session};
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
@@ -20,13 +19,18 @@ use tokio::sync::{mpsc, Notify};
 
 fn session(frame: Duration) -> (Session, Arc<Notify>) {
     let src = SimSource::new(Scenario::Healthy, 1, 7, START_MS, 250);
-    let mut obs = Observed::new(&src, 250, 3600, Engine::new(Thresholds::default()));
+    let mut store = Store::new(
+        &src,
+        std::time::Duration::from_secs(900),
+        Thresholds::default(),
+    )
+    .unwrap();
     for t in sim_ticks(Scenario::Healthy, 1, 30, START_MS).1 {
-        obs.absorb(&t, Default::default());
+        store.absorb(&t, Default::default());
     }
     let data = Arc::new(Notify::new());
     let s = Session {
-        observed: Arc::new(Mutex::new(obs)),
+        store: Arc::new(Mutex::new(store)),
         frame,
         data: data.clone(),
         export: Box::new(|_, _| Ok(String::new())),

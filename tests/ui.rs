@@ -10,42 +10,54 @@ use common::{sim_ticks, START_MS};
 use gpuwatch::app::{Action, AppState, Effect, Key, Pane, SortKey, View};
 use gpuwatch::config::Thresholds;
 use gpuwatch::rules::Engine;
-use gpuwatch::sampler::Observed;
 use gpuwatch::source::replay::ReplaySource;
 use gpuwatch::source::sim::{Scenario, SimSource};
 use gpuwatch::source::Source;
+use gpuwatch::store::{Store, StoreView};
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
 use ratatui::Terminal;
 
-fn observed_sim(sc: Scenario, gpus: usize, seconds: u64) -> Observed {
+fn observed_sim(sc: Scenario, gpus: usize, seconds: u64) -> StoreView {
     let src = SimSource::new(sc, gpus, 7, START_MS, 250);
-    let mut obs = Observed::new(&src, 250, 3600, Engine::new(Thresholds::default()));
+    let mut store = Store::new(
+        &src,
+        std::time::Duration::from_secs(900),
+        Thresholds::default(),
+    )
+    .unwrap();
     for t in sim_ticks(sc, gpus, seconds, START_MS).1 {
-        obs.absorb(&t, Default::default());
+        store.absorb(&t, Default::default());
     }
-    obs
+    store.view()
 }
 
 /// The H200 recording up to `until_s` seconds after its first tick.
-fn observed_h200(until_s: u64) -> Observed {
+fn observed_h200(until_s: u64) -> StoreView {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200/phases.jsonl.gz");
-    let mut src = ReplaySource::open(&path, f64::INFINITY).unwrap();
+    // Read under its file name alone: the label on screen must not depend on the checkout.
+    let file = std::fs::File::open(&path).unwrap();
+    let name = Path::new("phases.jsonl.gz");
+    let mut src = ReplaySource::from_input(Box::new(file), name, f64::INFINITY).unwrap();
     let ticks = src.read_all().unwrap();
-    let mut obs = Observed::new(&src, 250, 3600, Engine::new(Thresholds::default()));
-    obs.source_label = "replay: phases.jsonl.gz".into();
+    let mut store = Store::new(
+        &src,
+        std::time::Duration::from_secs(900),
+        Thresholds::default(),
+    )
+    .unwrap();
     let first = ticks[0].t_ms;
     for t in ticks
         .iter()
         .take_while(|t| t.t_ms <= first + until_s * 1000)
     {
-        obs.absorb(t, Default::default());
+        store.absorb(t, Default::default());
     }
-    obs
+    store.view()
 }
 
-fn draw(state: &mut AppState, obs: &Observed, w: u16, h: u16) -> Buffer {
+fn draw(state: &mut AppState, obs: &StoreView, w: u16, h: u16) -> Buffer {
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
     let mut hits = state.hits;
     term.draw(|f| hits = gpuwatch::ui::render(f, state, obs))
@@ -69,7 +81,7 @@ fn text(buf: &Buffer) -> String {
         .join("\n")
 }
 
-fn keys(state: &mut AppState, obs: &Observed, keys: &[Key]) -> Vec<Effect> {
+fn keys(state: &mut AppState, obs: &StoreView, keys: &[Key]) -> Vec<Effect> {
     keys.iter()
         .map(|k| state.update(Action::Key(*k), obs))
         .collect()
@@ -256,8 +268,42 @@ fn sorting_by_cpu_orders_the_table() {
 
 #[test]
 fn signal_prompt_asks_first_and_offers_term_int_kill() {
-    let mut obs = observed_sim(Scenario::Healthy, 1, 5);
-    obs.pids_are_local = true;
+    // A source whose PIDs are this machine's (the sampler would read their /proc).
+    struct Local(SimSource);
+    impl Source for Local {
+        fn system(&self) -> &gpuwatch::model::SystemInfo {
+            self.0.system()
+        }
+        fn devices(&self) -> &[gpuwatch::model::DeviceInfo] {
+            self.0.devices()
+        }
+        fn sample(
+            &mut self,
+            tick: &mut gpuwatch::model::Tick,
+        ) -> Result<gpuwatch::source::Sampled, gpuwatch::source::SourceError> {
+            self.0.sample(tick)
+        }
+        fn interval(&self) -> std::time::Duration {
+            self.0.interval()
+        }
+        fn pids_are_local(&self) -> bool {
+            true
+        }
+        fn label(&self) -> String {
+            self.0.label()
+        }
+    }
+    let src = Local(SimSource::new(Scenario::Healthy, 1, 7, START_MS, 250));
+    let mut store = Store::new(
+        &src,
+        std::time::Duration::from_secs(900),
+        Thresholds::default(),
+    )
+    .unwrap();
+    for t in sim_ticks(Scenario::Healthy, 1, 5, START_MS).1 {
+        store.absorb(&t, Default::default());
+    }
+    let obs = store.view();
     let mut st = AppState::new(true);
     keys(&mut st, &obs, &[Key::Tab, Key::Tab, Key::Char('K')]);
     assert_eq!(st.kill.as_ref().unwrap().pid, 10_000);
@@ -347,10 +393,20 @@ fn clicking_a_gpu_row_selects_it() {
 
 #[test]
 fn processes_whose_pids_do_not_resolve_are_explained() {
-    let mut obs = observed_sim(Scenario::Healthy, 1, 5);
-    for p in &mut obs.history.devices[0].processes {
-        p.host = None;
+    let src = SimSource::new(Scenario::Healthy, 1, 7, START_MS, 250);
+    let mut store = Store::new(
+        &src,
+        std::time::Duration::from_secs(900),
+        Thresholds::default(),
+    )
+    .unwrap();
+    for mut t in sim_ticks(Scenario::Healthy, 1, 5, START_MS).1 {
+        for p in &mut t.devices[0].processes {
+            p.host = None;
+        }
+        store.absorb(&t, Default::default());
     }
+    let obs = store.view();
     let screen = text(&draw(&mut AppState::new(true), &obs, 160, 48));
     assert!(
         screen.contains("PIDs do not resolve on this machine"),
@@ -377,10 +433,16 @@ fn the_h200_hang_snapshot_replays_with_the_hang_on_screen() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/examples/h200-hang.json");
     let mut src = ReplaySource::open(&path, f64::INFINITY).unwrap();
     let ticks = src.read_all().unwrap();
-    let mut obs = Observed::new(&src, 250, 3600, Engine::new(Thresholds::default()));
+    let mut store = Store::new(
+        &src,
+        std::time::Duration::from_secs(900),
+        Thresholds::default(),
+    )
+    .unwrap();
     for t in &ticks {
-        obs.absorb(t, Default::default());
+        store.absorb(t, Default::default());
     }
+    let obs = store.view();
     let screen = text(&draw(&mut AppState::new(true), &obs, 160, 48));
     assert!(
         screen.contains("‼ HANG") && screen.contains("Busy but idle: GPU hung"),
@@ -394,16 +456,21 @@ fn a_gpu_is_judging_not_ok_until_the_rules_windows_are_covered() {
     // A hung job that just started: for its first seconds nothing can be said, and the screen
     // must not say "ok".
     let src = SimSource::new(Scenario::Hang, 1, 7, START_MS, 250);
-    let mut obs = Observed::new(&src, 250, 3600, Engine::new(Thresholds::default()));
+    let mut store = Store::new(
+        &src,
+        std::time::Duration::from_secs(900),
+        Thresholds::default(),
+    )
+    .unwrap();
     let (_, ticks) = sim_ticks(Scenario::Hang, 1, 30, START_MS);
     let mut state = AppState::new(true);
     for (n, mut t) in ticks.into_iter().enumerate() {
         for p in &mut t.devices[0].processes {
             p.host.as_mut().unwrap().started_ms = None; // arrived with the first tick
         }
-        obs.absorb(&t, Default::default());
+        store.absorb(&t, Default::default());
         if n == 16 {
-            let screen = text(&draw(&mut state, &obs, 120, 40));
+            let screen = text(&draw(&mut state, &store.view(), 120, 40));
             assert!(screen.contains("… 4/10s"), "{screen}");
             assert!(
                 screen.contains("judging: 4 s of the 10 s the rules need"),
@@ -415,6 +482,7 @@ fn a_gpu_is_judging_not_ok_until_the_rules_windows_are_covered() {
             );
         }
     }
+    let obs = store.view();
     let screen = text(&draw(&mut state, &obs, 120, 40));
     assert!(screen.contains("‼ HANG"), "{screen}");
     assert!(!screen.contains("judging"), "{screen}");

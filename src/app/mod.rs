@@ -6,7 +6,7 @@ mod processes;
 
 pub use processes::{find_process, process_rows, short_command, ProcessRow};
 
-use crate::sampler::Observed;
+use crate::store::StoreView;
 
 /// The panes of the main screen that take the focus, in Tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -215,7 +215,7 @@ impl AppState {
     }
 
     /// Applies one input; returns what the loop must do.
-    pub fn update(&mut self, action: Action, obs: &Observed) -> Effect {
+    pub fn update(&mut self, action: Action, obs: &StoreView) -> Effect {
         match action {
             Action::Key(key) => self.key(key, obs),
             Action::Click { column, row } => {
@@ -227,7 +227,7 @@ impl AppState {
         }
     }
 
-    fn key(&mut self, key: Key, obs: &Observed) -> Effect {
+    fn key(&mut self, key: Key, obs: &StoreView) -> Effect {
         if matches!(key, Key::Ctrl('c')) {
             return Effect::Quit;
         }
@@ -288,7 +288,7 @@ impl AppState {
             }
             Key::Char(c @ '1'..='9') => {
                 let i = c as usize - '1' as usize;
-                if i < obs.history.devices.len() {
+                if i < obs.history().devices.len() {
                     self.select_gpu(i, obs);
                 }
                 Effect::None
@@ -375,12 +375,12 @@ impl AppState {
         }
     }
 
-    fn select_gpu(&mut self, i: usize, obs: &Observed) {
-        self.selected_gpu = i.min(obs.history.devices.len().saturating_sub(1));
+    fn select_gpu(&mut self, i: usize, obs: &StoreView) {
+        self.selected_gpu = i.min(obs.history().devices.len().saturating_sub(1));
         self.selected_process = 0;
     }
 
-    fn move_selection(&mut self, by: i64, obs: &Observed) -> Effect {
+    fn move_selection(&mut self, by: i64, obs: &StoreView) -> Effect {
         let step = |cur: usize, len: usize| -> usize {
             if len == 0 {
                 return 0;
@@ -389,13 +389,13 @@ impl AppState {
         };
         match (self.view, self.focus) {
             (View::Main, Pane::Overview) => {
-                let i = step(self.selected_gpu, obs.history.devices.len());
+                let i = step(self.selected_gpu, obs.history().devices.len());
                 self.select_gpu(i, obs);
             }
             (View::Main, Pane::Findings) => {
                 self.findings_scroll = step(
                     self.findings_scroll,
-                    obs.engine.active().len() + obs.engine.cleared.len(),
+                    obs.findings().active().len() + obs.findings().cleared().len(),
                 )
             }
             (View::Main, Pane::Processes) => {
@@ -407,13 +407,13 @@ impl AppState {
     }
 
     /// The process under the selection in the table, if any.
-    pub fn selected_row<'a>(&self, obs: &'a Observed) -> Option<ProcessRow<'a>> {
+    pub fn selected_row<'a>(&self, obs: &'a StoreView) -> Option<ProcessRow<'a>> {
         let rows = process_rows(self, obs);
         let i = self.selected_process.min(rows.len().saturating_sub(1));
         rows.into_iter().nth(i)
     }
 
-    fn open_process(&mut self, obs: &Observed) {
+    fn open_process(&mut self, obs: &StoreView) {
         if self.view != View::Main {
             return;
         }
@@ -429,7 +429,7 @@ impl AppState {
         }
     }
 
-    fn ask_kill(&mut self, obs: &Observed) {
+    fn ask_kill(&mut self, obs: &StoreView) {
         let target = match self.view {
             View::Process { device, pid } => Some((device, pid)),
             View::Main => self.selected_row(obs).map(|r| (r.gpu, r.process.pid)),
@@ -439,10 +439,10 @@ impl AppState {
             self.status = Some("no process selected".into());
             return;
         };
-        if !obs.pids_are_local {
+        if !obs.pids_are_local() {
             self.status = Some(format!(
                 "pid {pid} is not a process of this machine ({}): no signal sent",
-                obs.source_label
+                obs.source_label()
             ));
             return;
         }
@@ -456,7 +456,7 @@ impl AppState {
         });
     }
 
-    fn click(&mut self, column: u16, row: u16, obs: &Observed) {
+    fn click(&mut self, column: u16, row: u16, obs: &StoreView) {
         let _ = column;
         let (top, n) = self.hits.overview;
         if self.view == View::Main && row >= top && row < top + n {

@@ -2,7 +2,7 @@
 
 use super::{AppState, SortKey};
 use crate::model::{HostProcess, ProcessSample};
-use crate::sampler::Observed;
+use crate::store::StoreView;
 
 /// One row of the process table.
 #[derive(Debug, Clone)]
@@ -17,8 +17,8 @@ impl ProcessRow<'_> {
     }
 }
 
-pub fn find_process(obs: &Observed, device: u32, pid: u32) -> Option<&ProcessSample> {
-    obs.history
+pub fn find_process(obs: &StoreView, device: u32, pid: u32) -> Option<&ProcessSample> {
+    obs.history()
         .devices
         .iter()
         .find(|d| d.info.index == device)?
@@ -28,10 +28,10 @@ pub fn find_process(obs: &Observed, device: u32, pid: u32) -> Option<&ProcessSam
 }
 
 /// The process table's rows: every GPU's processes, filtered and sorted.
-pub fn process_rows<'a>(state: &AppState, obs: &'a Observed) -> Vec<ProcessRow<'a>> {
+pub fn process_rows<'a>(state: &AppState, obs: &'a StoreView) -> Vec<ProcessRow<'a>> {
     let needle = state.filter.to_lowercase();
     let mut rows: Vec<ProcessRow> = obs
-        .history
+        .history()
         .devices
         .iter()
         .flat_map(|d| {

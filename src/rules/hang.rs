@@ -20,6 +20,7 @@ pub const HANG: Rule = Rule {
     check,
     cause: true,
     after_startup: true,
+    busy_but_idle: true,
 };
 
 /// How far before the stall a rank's exit still counts as its cause.
@@ -52,12 +53,9 @@ fn spinning(c: &Ctx, span_ms: u64) -> Option<(Stats, Stats, Option<Gpm>)> {
 }
 
 fn check(c: &Ctx) -> Option<Verdict> {
-    let w = ms(c.t.hang_suspect_window);
     // No process listed is no alibi: inside a container NVML may list none, and a snapshot
     // replayed after the job ended has only its last (empty) process list.
-    if !c.covers(w) {
-        return None;
-    }
+    let w = c.window_ms;
     let (util, power, gpm) = spinning(c, w)?;
     let confirm = ms(c.t.hang_window);
     let confirmed = c.covers(confirm) && spinning(c, confirm).is_some();

@@ -1,7 +1,7 @@
 //! Rules about the GPU itself: lost from the bus, power capped below TDP, thermal or hardware
 //! slowdown, a PCIe link below its maximum, persistence mode off.
 
-use super::{ms, Ctx, Rule, Severity, Verdict};
+use super::{Ctx, Rule, Severity, Verdict};
 use crate::model::{clock_event, DeviceStatus};
 use crate::text::span_words;
 
@@ -13,6 +13,7 @@ pub const LOST: Rule = Rule {
     check: check_lost,
     cause: false,
     after_startup: false,
+    busy_but_idle: false,
 };
 pub const POWERCAP: Rule = Rule {
     id: "powercap",
@@ -22,6 +23,7 @@ pub const POWERCAP: Rule = Rule {
     check: check_powercap,
     cause: false,
     after_startup: false,
+    busy_but_idle: false,
 };
 pub const THERMAL: Rule = Rule {
     id: "thermal",
@@ -31,6 +33,7 @@ pub const THERMAL: Rule = Rule {
     check: check_thermal,
     cause: false,
     after_startup: false,
+    busy_but_idle: false,
 };
 pub const PCIE: Rule = Rule {
     id: "pcie",
@@ -40,6 +43,7 @@ pub const PCIE: Rule = Rule {
     check: check_pcie,
     cause: false,
     after_startup: false,
+    busy_but_idle: false,
 };
 pub const PERSISTENCE: Rule = Rule {
     id: "persistence",
@@ -49,6 +53,7 @@ pub const PERSISTENCE: Rule = Rule {
     check: check_persistence,
     cause: false,
     after_startup: false,
+    busy_but_idle: false,
 };
 
 fn check_lost(c: &Ctx) -> Option<Verdict> {
@@ -80,10 +85,7 @@ fn share_with(c: &Ctx, w: u64, bits: u64) -> Option<f32> {
 }
 
 fn check_powercap(c: &Ctx) -> Option<Verdict> {
-    let w = ms(c.t.powercap_window);
-    if !c.covers(w) {
-        return None;
-    }
+    let w = c.window_ms;
     let util = c.stats(w, |s| s.util_gpu_pct);
     let default = c.dev.info.power_limit_default_w?;
     let limit = c
@@ -124,10 +126,7 @@ fn check_powercap(c: &Ctx) -> Option<Verdict> {
 }
 
 fn check_thermal(c: &Ctx) -> Option<Verdict> {
-    let w = ms(c.t.thermal_window);
-    if !c.covers(w) {
-        return None;
-    }
+    let w = c.window_ms;
     let thermal = share_with(
         c,
         w,
@@ -194,10 +193,7 @@ fn check_thermal(c: &Ctx) -> Option<Verdict> {
 }
 
 fn check_pcie(c: &Ctx) -> Option<Verdict> {
-    let w = ms(c.t.pcie_window);
-    if !c.covers(w) {
-        return None;
-    }
+    let w = c.window_ms;
     let (max_gen, max_width) = (c.dev.info.pcie_max_gen?, c.dev.info.pcie_max_width?);
     let util = c.stats(w, |s| s.util_gpu_pct);
     // Links drop their speed when there is no traffic: judge only under real load (a hung

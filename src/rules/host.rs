@@ -7,7 +7,7 @@
 //! between short GPU steps (e.g. RL environments), which is still worth knowing.
 //! Idle-mem: a process holds GPU memory while no kernel runs for a long time.
 
-use super::{ms, Ctx, Rule, Severity, Verdict};
+use super::{Ctx, Rule, Severity, Verdict};
 use crate::model::{ProcessSample, GIB};
 use crate::text::span_words;
 
@@ -19,6 +19,7 @@ pub const STARVED: Rule = Rule {
     check: check_starved,
     cause: true,
     after_startup: true,
+    busy_but_idle: true,
 };
 
 pub const IDLE_MEM: Rule = Rule {
@@ -29,6 +30,7 @@ pub const IDLE_MEM: Rule = Rule {
     check: check_idle_mem,
     cause: false,
     after_startup: false,
+    busy_but_idle: false,
 };
 
 /// Share of samples with GPM SM activity above zero (or util above zero, at half this) that
@@ -42,8 +44,8 @@ const STARVED_ACTIVE_SHARE: f32 = 0.6;
 const WAITING_CPU_MAX_PCT: f32 = 40.0;
 
 fn check_starved(c: &Ctx) -> Option<Verdict> {
-    let w = ms(c.t.starved_window);
-    if !c.covers(w) || c.dev.processes.is_empty() || !c.memory_settled(w) {
+    let w = c.window_ms;
+    if c.dev.processes.is_empty() || !c.memory_settled(w) {
         return None;
     }
     let util = c.stats(w, |s| s.util_gpu_pct);
@@ -262,8 +264,8 @@ fn host_evidence(procs: &[ProcessSample], busy_pct: f32) -> HostEvidence {
 }
 
 fn check_idle_mem(c: &Ctx) -> Option<Verdict> {
-    let w = ms(c.t.idle_mem_window);
-    if !c.covers(w) || c.dev.processes.is_empty() {
+    let w = c.window_ms;
+    if c.dev.processes.is_empty() {
         return None;
     }
     let util = c.stats(w, |s| s.util_gpu_pct);

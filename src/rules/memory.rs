@@ -12,6 +12,7 @@ pub const FULL: Rule = Rule {
     check: check_full,
     cause: false,
     after_startup: false,
+    busy_but_idle: false,
 };
 pub const GROWTH: Rule = Rule {
     id: "mem-growth",
@@ -21,6 +22,7 @@ pub const GROWTH: Rule = Rule {
     check: check_growth,
     cause: false,
     after_startup: true,
+    busy_but_idle: false,
 };
 
 fn gib(b: f32) -> f32 {
@@ -30,9 +32,9 @@ fn gib(b: f32) -> f32 {
 const ALLOC_ADVICE: &str = "Reduce fragmentation: `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`; inspect with `torch.cuda.memory_summary()`";
 
 fn check_full(c: &Ctx) -> Option<Verdict> {
-    let w = ms(c.t.mem_full_window);
+    let w = c.window_ms;
     let total = c.dev.info.memory_total_bytes? as f32;
-    if !c.covers(w) || total <= 0.0 {
+    if total <= 0.0 {
         return None;
     }
     let used = c.stats(w, |s| s.mem_used_bytes.map(|b| b as f32));

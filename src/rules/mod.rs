@@ -5,6 +5,7 @@
 //! whole onset window) and closes only after the rule has not held for `clear_after`, so a
 //! finding does not flap. Nothing here knows about NVML, tokio or the terminal.
 
+mod conclusions;
 mod hang;
 mod hardware;
 mod host;
@@ -17,6 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Thresholds;
 use crate::history::{DeviceHistory, History};
+pub use conclusions::Conclusions;
 pub use stats::Stats;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -131,6 +133,8 @@ pub struct Ctx<'a> {
     /// True when this rule's finding is open on this device: a rule may hold it with looser
     /// thresholds than it opened with (hysteresis), so a finding does not flap.
     pub open: bool,
+    /// The rule's window, ms: the history covers it whenever the rule is asked.
+    pub window_ms: u64,
 }
 
 impl Ctx<'_> {
@@ -233,7 +237,8 @@ pub struct Rule {
     pub id: &'static str,
     pub title: &'static str,
     pub severity: Severity,
-    /// How long the symptom must last before the finding opens.
+    /// How long the symptom must last before the finding opens. The engine judges a rule
+    /// only once the history covers this window, and passes it as `Ctx::window_ms`.
     pub window: fn(&Thresholds) -> std::time::Duration,
     pub check: fn(&Ctx) -> Option<Verdict>,
     /// One of the causes of "busy but idle" (hang, starved, sync, transfer): at most one is
@@ -241,25 +246,35 @@ pub struct Rule {
     pub cause: bool,
     /// Judges only what a GPU did after its processes' start-up (import, load, autotune).
     pub after_startup: bool,
+    /// The GPU looks busy and is not (its spans are tinted on the chart).
+    pub busy_but_idle: bool,
 }
 
 /// Every rule gpuwatch knows, in the order findings are listed.
 pub fn all_rules() -> Vec<Rule> {
-    vec![
-        hardware::LOST,
-        hang::HANG,
-        host::STARVED,
-        sync::SYNC,
-        transfer::TRANSFER,
-        hardware::POWERCAP,
-        hardware::THERMAL,
-        hardware::PCIE,
-        memory::FULL,
-        memory::GROWTH,
-        host::IDLE_MEM,
-        hardware::PERSISTENCE,
-    ]
+    RULES.to_vec()
 }
+
+/// True when rule `id` is one of the "busy but idle" diagnoses.
+pub fn is_busy_but_idle(id: &str) -> bool {
+    RULES.iter().any(|r| r.id == id && r.busy_but_idle)
+}
+
+/// The registry: adding a rule is its file, a line here and its thresholds.
+static RULES: [Rule; 12] = [
+    hardware::LOST,
+    hang::HANG,
+    host::STARVED,
+    sync::SYNC,
+    transfer::TRANSFER,
+    hardware::POWERCAP,
+    hardware::THERMAL,
+    hardware::PCIE,
+    memory::FULL,
+    memory::GROWTH,
+    host::IDLE_MEM,
+    hardware::PERSISTENCE,
+];
 
 /// Per device and rule: the open finding, if any.
 #[derive(Debug, Clone, Default)]
@@ -312,6 +327,11 @@ pub struct Engine {
     last_cause: Vec<Option<(usize, u64)>>,
     /// Findings closed recently, newest last (bounded).
     pub cleared: Vec<Finding>,
+    /// The devices as of the last evaluation, in history order (for their floors).
+    infos: Vec<crate::model::DeviceInfo>,
+    /// Evaluations so far, and findings ever cleared: what a copy needs to catch up.
+    evaluations: u64,
+    cleared_total: u64,
 }
 
 const KEEP_CLEARED: usize = 256;
@@ -346,6 +366,9 @@ impl Engine {
             last_cause: Vec::new(),
             indices: Vec::new(),
             cleared: Vec::new(),
+            infos: Vec::new(),
+            evaluations: 0,
+            cleared_total: 0,
         }
     }
 
@@ -442,6 +465,10 @@ impl Engine {
         self.indices.clear();
         self.indices
             .extend(history.devices.iter().map(|d| d.info.index));
+        if self.infos.len() != n {
+            self.infos = history.devices.iter().map(|d| d.info.clone()).collect();
+        }
+        let cleared_before = self.cleared.len();
         for (i, dev) in history.devices.iter().enumerate() {
             self.learn_floor(i, dev);
             let Some(now_ms) = dev.samples.latest().map(|s| s.t_ms) else {
@@ -457,6 +484,7 @@ impl Engine {
                 now_ms,
                 judged_from_ms: 0,
                 open: false,
+                window_ms: 0,
             };
             // A buffer kept between evaluations: judging healthy GPUs allocates nothing.
             let verdicts = &mut self.verdicts;
@@ -468,7 +496,10 @@ impl Engine {
                     0
                 };
                 ctx.open = slot.open.is_some();
-                verdicts.push((rule.check)(&ctx));
+                ctx.window_ms = ms((rule.window)(&self.thresholds));
+                // Coverage is checked here, once, for every rule: a rule reads its window.
+                let covered = ctx.window_ms == 0 || ctx.covers(ctx.window_ms);
+                verdicts.push(covered.then(|| (rule.check)(&ctx)).flatten());
             }
             one_cause(&self.rules, &self.slots[i], verdicts);
             not_from_another_causes_window(
@@ -497,6 +528,8 @@ impl Engine {
                 }
             }
         }
+        self.cleared_total += (self.cleared.len() - cleared_before) as u64;
+        self.evaluations += 1;
         if self.cleared.len() > KEEP_CLEARED {
             self.cleared.drain(..self.cleared.len() - KEEP_CLEARED);
         }

@@ -4,7 +4,7 @@
 //! done. Fires wrongly on: a legitimately small model served with batch size 1 (still
 //! launch-bound, still worth knowing).
 
-use super::{ms, Ctx, Rule, Severity, Verdict};
+use super::{Ctx, Rule, Severity, Verdict};
 use crate::text::span_words;
 
 pub const SYNC: Rule = Rule {
@@ -15,11 +15,12 @@ pub const SYNC: Rule = Rule {
     check,
     cause: true,
     after_startup: true,
+    busy_but_idle: true,
 };
 
 fn check(c: &Ctx) -> Option<Verdict> {
-    let w = ms(c.t.sync_window);
-    if !c.covers(w) || c.dev.processes.is_empty() || !c.memory_settled(w) {
+    let w = c.window_ms;
+    if c.dev.processes.is_empty() || !c.memory_settled(w) {
         return None;
     }
     let util = c.stats(w, |s| s.util_gpu_pct);

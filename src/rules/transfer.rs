@@ -4,7 +4,7 @@
 //! Fires wrongly on: a job that streams data on purpose with little compute per byte (a
 //! checkpoint load, a data-movement benchmark), which is still "the GPU waits on the link".
 
-use super::{ms, Ctx, Rule, Severity, Verdict};
+use super::{Ctx, Rule, Severity, Verdict};
 use crate::model::GIB;
 use crate::text::span_words;
 
@@ -16,13 +16,14 @@ pub const TRANSFER: Rule = Rule {
     check,
     cause: true,
     after_startup: true,
+    busy_but_idle: false,
 };
 
 const KIB_PER_GIB: f32 = (GIB / 1024) as f32;
 
 fn check(c: &Ctx) -> Option<Verdict> {
-    let w = ms(c.t.transfer_window);
-    if !c.covers(w) || c.dev.processes.is_empty() || !c.memory_settled(w) {
+    let w = c.window_ms;
+    if c.dev.processes.is_empty() || !c.memory_settled(w) {
         return None;
     }
     let rx = c.stats(w, |s| s.pcie_rx_kib_s);

@@ -5,7 +5,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::{take, to_json, to_markdown, Options, SnapshotError};
-use crate::sampler::Observed;
+use crate::store::StoreView;
 
 /// Writes `text` to `path`, or to `path` with a `-1`, `-2`… suffix if it exists, through a
 /// temporary file renamed into place. Returns where it went.
@@ -97,7 +97,7 @@ fn suffixed(path: &Path, n: u32) -> PathBuf {
 }
 
 /// The `e` key: writes JSON and Markdown next to each other; returns the status-line message.
-pub fn export_from_tui(obs: &Observed, window_ms: u64) -> anyhow::Result<String> {
+pub fn export_from_tui(obs: &StoreView, window_ms: u64) -> anyhow::Result<String> {
     let dir = std::env::var_os("GPUWATCH_SNAPSHOT_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("."));

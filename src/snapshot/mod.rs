@@ -20,7 +20,7 @@ pub use crate::format::snapshot::{
 };
 use crate::model::{ProcessSample, SystemInfo};
 use crate::rules::Finding;
-use crate::sampler::Observed;
+use crate::store::StoreView;
 
 /// What to include.
 #[derive(Debug, Clone, Copy)]
@@ -45,17 +45,17 @@ impl Default for Options {
 }
 
 /// Builds a snapshot of the last `window_ms` of what was observed.
-pub fn take(obs: &Observed, opts: &Options) -> Snapshot {
-    let to = obs.history.latest_ms().unwrap_or(0);
+pub fn take(obs: &StoreView, opts: &Options) -> Snapshot {
+    let to = obs.history().latest_ms().unwrap_or(0);
     let from = to.saturating_sub(opts.window_ms);
     let devices = obs
-        .history
+        .history()
         .devices
         .iter()
         .map(|d| DeviceSnapshot {
             info: d.info.clone(),
             status: d.status.clone(),
-            idle_floor_w: Some(obs.engine.floor_w(&d.info)),
+            idle_floor_w: obs.findings().floor_w(d.info.index),
             samples: d.samples.window(from, to).copied().collect(),
             processes: d
                 .processes
@@ -70,25 +70,25 @@ pub fn take(obs: &Observed, opts: &Options) -> Snapshot {
         version: VERSION,
         gpuwatch_version: env!("CARGO_PKG_VERSION").into(),
         taken_at_ms: to,
-        host: opts.include_host.then(|| obs.system.host.clone()),
+        host: opts.include_host.then(|| obs.system().host.clone()),
         os: os_info(),
         system: SystemInfo {
             host: if opts.include_host {
-                obs.system.host.clone()
+                obs.system().host.clone()
             } else {
                 String::new()
             },
-            ..obs.system.clone()
+            ..obs.system().clone()
         },
         source: if opts.include_host {
-            obs.source_label.clone()
+            obs.source_label().to_string()
         } else {
-            without_paths(&obs.source_label)
+            without_paths(obs.source_label())
         },
-        interval_ms: obs.interval_ms,
+        interval_ms: obs.interval().as_millis() as u64,
         // What the window really holds: less than asked for when sampling was shorter.
         window_ms: obs
-            .history
+            .history()
             .devices
             .iter()
             .filter_map(|d| d.samples.window(from, to).next())
@@ -97,18 +97,18 @@ pub fn take(obs: &Observed, opts: &Options) -> Snapshot {
             .unwrap_or(0),
         devices,
         findings: Findings {
-            active: obs.engine.active().into_iter().cloned().collect(),
+            active: obs.findings().active().to_vec(),
             recent: obs
-                .engine
-                .cleared
+                .findings()
+                .cleared()
                 .iter()
                 .filter(in_window)
                 .cloned()
                 .collect(),
-            judging: obs.engine.pending().cloned().collect(),
+            judging: obs.findings().pending().cloned().collect(),
         },
-        thresholds: obs.engine.thresholds.clone(),
-        cost: obs.cost,
+        thresholds: obs.findings().thresholds().clone(),
+        cost: *obs.cost(),
         privacy: Privacy {
             host_included: opts.include_host,
             cmdlines: opts.cmdlines,

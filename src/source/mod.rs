@@ -45,6 +45,9 @@ pub trait Source: Send {
     fn devices(&self) -> &[DeviceInfo];
     /// Fill `tick` (one reading per device, in `devices()` order). Blocks for NVML.
     fn sample(&mut self, tick: &mut Tick) -> Result<Sampled, SourceError>;
+    /// Time between two ticks: what live GPUs are read at, or what a recording or a simulation
+    /// was made at. History sizes and the header's "every …" come from here, never from a flag.
+    fn interval(&self) -> std::time::Duration;
     fn pacing(&self) -> Pacing {
         Pacing::Live
     }
@@ -144,8 +147,7 @@ pub fn open_live(
             interval.as_millis() as u64,
         )));
     }
-    let slow = interval.max(std::time::Duration::from_secs(1));
-    Ok(Box::new(nvml::NvmlSource::open(nvml_lib, slow)?))
+    Ok(Box::new(nvml::NvmlSource::open(nvml_lib, interval)?))
 }
 
 /// Opens a recording or snapshot, played at `speed` × the recorded pace (0: as fast as

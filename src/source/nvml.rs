@@ -95,6 +95,7 @@ type Shared = Arc<Mutex<(u64, Vec<SlowReading>)>>;
 
 pub struct NvmlSource {
     nvml: &'static Nvml,
+    interval: Duration,
     devices: Vec<Device<'static>>,
     infos: Vec<DeviceInfo>,
     system: SystemInfo,
@@ -146,8 +147,10 @@ fn w(mw: u32) -> f32 {
 }
 
 impl NvmlSource {
-    /// Starts NVML once for the whole run and the slow-call thread.
-    pub fn open(lib_path: Option<&Path>, slow_interval: Duration) -> Result<Self, NvmlInitError> {
+    /// Starts NVML once for the whole run and the slow-call thread. The fast calls are read
+    /// every `interval`; the slow ones every `interval` but at most once a second.
+    pub fn open(lib_path: Option<&Path>, interval: Duration) -> Result<Self, NvmlInitError> {
+        let slow_interval = interval.max(Duration::from_secs(1));
         let mut builder = Nvml::builder();
         if let Some(p) = lib_path {
             builder.lib_path(OsStr::new(p.as_os_str()));
@@ -183,6 +186,7 @@ impl NvmlSource {
         .map_err(|e| NvmlInitError::Other(format!("could not start the NVML thread: {e}")))?;
         Ok(NvmlSource {
             nvml,
+            interval,
             devices,
             system: system_info(nvml),
             infos,
@@ -244,6 +248,9 @@ impl Drop for NvmlSource {
 impl Source for NvmlSource {
     fn system(&self) -> &SystemInfo {
         &self.system
+    }
+    fn interval(&self) -> Duration {
+        self.interval
     }
     fn devices(&self) -> &[DeviceInfo] {
         &self.infos

@@ -433,6 +433,11 @@ impl Source for ReplaySource {
     fn system(&self) -> &SystemInfo {
         &self.header.system
     }
+    /// The interval the recording was made at, within what `record` can write (a hostile
+    /// header's 0 or 1 ms would size the history for millions of ticks).
+    fn interval(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.header.interval_ms.clamp(50, 3_600_000))
+    }
     fn devices(&self) -> &[DeviceInfo] {
         &self.header.devices
     }

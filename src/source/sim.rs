@@ -567,6 +567,9 @@ impl Source for SimSource {
     fn system(&self) -> &SystemInfo {
         &self.system
     }
+    fn interval(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.interval_ms)
+    }
     fn devices(&self) -> &[DeviceInfo] {
         &self.devices
     }

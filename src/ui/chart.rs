@@ -14,13 +14,10 @@ use crate::app::AppState;
 use crate::history::DeviceHistory;
 use crate::model::DeviceSample;
 use crate::rules::Finding;
-use crate::sampler::Observed;
+use crate::store::StoreView;
 
 /// A metric's name, style and points (split at gaps).
 type Metric = (&'static str, Style, Vec<Vec<(f64, f64)>>);
-
-/// Rules whose spans are marked: the ones where util says busy but the GPU is not working.
-pub const BUSY_BUT_IDLE: [&str; 3] = ["hang", "sync", "starved"];
 
 /// Points of one metric, split where it has gaps, averaged down to about `max_points`.
 pub fn series(
@@ -73,15 +70,20 @@ pub fn series(
 
 /// The visible part of each busy-but-idle finding on this GPU: (start s, end s, finding).
 pub fn finding_spans(
-    obs: &Observed,
+    obs: &StoreView,
     device: u32,
     from_ms: u64,
     to_ms: u64,
 ) -> Vec<(f64, f64, &Finding)> {
-    let open = obs.engine.active_on(device);
-    let cleared = obs.engine.cleared.iter().filter(|f| f.device == device);
+    let open = obs.findings().active_on(device);
+    let cleared = obs
+        .findings()
+        .cleared()
+        .iter()
+        .filter(|f| f.device == device);
     open.chain(cleared)
-        .filter(|f| BUSY_BUT_IDLE.contains(&f.rule.as_str()))
+        // Spans are marked for the rules where util says busy but the GPU is not working.
+        .filter(|f| crate::rules::is_busy_but_idle(&f.rule))
         .filter_map(|f| {
             let end = f.cleared_ms.unwrap_or(to_ms).min(to_ms);
             let start = f.since_ms.max(from_ms);
@@ -96,8 +98,8 @@ pub fn finding_spans(
         .collect()
 }
 
-pub fn render(frame: &mut Frame, area: Rect, state: &AppState, obs: &Observed, theme: &Theme) {
-    let Some(dev) = obs.history.devices.get(state.selected_gpu) else {
+pub fn render(frame: &mut Frame, area: Rect, state: &AppState, obs: &StoreView, theme: &Theme) {
+    let Some(dev) = obs.history().devices.get(state.selected_gpu) else {
         return;
     };
     let to = dev.samples.latest().map_or(0, |s| s.t_ms);

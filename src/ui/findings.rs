@@ -9,16 +9,16 @@ use ratatui::Frame;
 use super::format::duration;
 use super::theme::Theme;
 use crate::app::{AppState, Pane};
-use crate::sampler::Observed;
+use crate::store::StoreView;
 
-pub fn render(frame: &mut Frame, area: Rect, state: &AppState, obs: &Observed, theme: &Theme) {
-    let active = obs.engine.active();
-    let now = obs.history.latest_ms().unwrap_or(0);
+pub fn render(frame: &mut Frame, area: Rect, state: &AppState, obs: &StoreView, theme: &Theme) {
+    let active = obs.findings().active();
+    let now = obs.history().latest_ms().unwrap_or(0);
     let focused = state.focus == Pane::Findings;
     let title = format!(" Findings ({} open) ", active.len());
     let block = theme.pane(title, focused);
     let mut lines: Vec<Line> = Vec::new();
-    let judging: Vec<_> = obs.engine.pending().collect();
+    let judging: Vec<_> = obs.findings().pending().collect();
     for j in &judging {
         lines.push(Line::styled(
             format!(
@@ -35,7 +35,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &AppState, obs: &Observed, t
             theme.dim(),
         ));
     }
-    for f in &active {
+    for f in active {
         let head = format!(
             "{} GPU {} {} · {} · {}",
             f.severity.marker(),
@@ -55,7 +55,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &AppState, obs: &Observed, t
             ]));
         }
     }
-    for f in obs.engine.cleared.iter().rev().take(5) {
+    for f in obs.findings().cleared().iter().rev().take(5) {
         let ago = duration(now.saturating_sub(f.cleared_ms.unwrap_or(now)));
         lines.push(Line::styled(
             format!(

@@ -7,12 +7,12 @@ use ratatui::Frame;
 
 use super::theme::Theme;
 use crate::app::AppState;
-use crate::sampler::Observed;
+use crate::store::StoreView;
 
-pub fn render(frame: &mut Frame, area: Rect, _state: &AppState, obs: &Observed, theme: &Theme) {
-    let s = &obs.system;
+pub fn render(frame: &mut Frame, area: Rect, _state: &AppState, obs: &StoreView, theme: &Theme) {
+    let s = obs.system();
     let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
-    let cost = &obs.cost;
+    let cost = obs.cost();
     let cpu = cost.cpu_pct.map_or("–".into(), |c| format!("{c:.1}%"));
     let tick = cost
         .tick_ms_median
@@ -27,8 +27,8 @@ pub fn render(frame: &mut Frame, area: Rect, _state: &AppState, obs: &Observed, 
             s.host,
             opt(&s.driver_version),
             opt(&s.cuda_driver_version),
-            obs.interval_ms,
-            obs.source_label
+            obs.interval().as_millis() as u64,
+            obs.source_label()
         )),
         Span::styled(
             format!("· self: CPU {cpu} · tick {tick} · RSS {rss}"),

@@ -18,7 +18,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 
 use crate::app::{AppState, HitAreas, View, SIGNALS};
-use crate::sampler::Observed;
+use crate::store::StoreView;
 use theme::Theme;
 
 /// Every key and what it does, as the help overlay lists them.
@@ -30,7 +30,7 @@ pub const MIN_WIDTH: u16 = 80;
 pub const MIN_HEIGHT: u16 = 24;
 
 /// Draws the whole screen; returns where clickable rows landed.
-pub fn render(frame: &mut Frame, state: &AppState, obs: &Observed) -> HitAreas {
+pub fn render(frame: &mut Frame, state: &AppState, obs: &StoreView) -> HitAreas {
     let area = frame.area();
     let theme = Theme { color: state.color };
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
@@ -66,10 +66,10 @@ fn main_screen(
     frame: &mut Frame,
     area: Rect,
     state: &AppState,
-    obs: &Observed,
+    obs: &StoreView,
     theme: &Theme,
 ) -> HitAreas {
-    let gpus = obs.history.devices.len() as u16;
+    let gpus = obs.history().devices.len() as u16;
     // Rows for each pane; the chart takes what is left. At 80×24 the overview shows two GPUs
     // (it scrolls); from 40 rows up it shows up to 8, and wide screens put findings beside processes.
     let big = area.height >= 40;
@@ -105,12 +105,12 @@ fn main_screen(
     }
 }
 
-fn status_line(frame: &mut Frame, area: Rect, state: &AppState, obs: &Observed, theme: &Theme) {
+fn status_line(frame: &mut Frame, area: Rect, state: &AppState, obs: &StoreView, theme: &Theme) {
     let text = if let Some(s) = &state.status {
         s.clone()
     } else if state.editing_filter {
         format!("filter: {}▏ (Enter keeps it, Esc clears)", state.filter)
-    } else if let Some(e) = &obs.error {
+    } else if let Some(e) = obs.error() {
         format!("sampling stopped: {e}")
     } else {
         let paused = if state.paused {
@@ -118,7 +118,11 @@ fn status_line(frame: &mut Frame, area: Rect, state: &AppState, obs: &Observed, 
         } else {
             ""
         };
-        let ended = if obs.ended { "recording ended · " } else { "" };
+        let ended = if obs.ended() {
+            "recording ended · "
+        } else {
+            ""
+        };
         format!("{paused}{ended}? keys · Tab pane · 1-9 GPU · Enter process · +/- zoom · space pause · e export · q quit")
     };
     frame.render_widget(Paragraph::new(Line::styled(text, theme.label())), area);

@@ -12,18 +12,18 @@ use super::theme::Theme;
 use crate::app::{AppState, Pane};
 use crate::history::DeviceHistory;
 use crate::model::DeviceStatus;
-use crate::sampler::Observed;
+use crate::store::StoreView;
 
 /// Draws the overview; returns how many GPU rows were drawn.
 pub fn render(
     frame: &mut Frame,
     area: Rect,
     state: &AppState,
-    obs: &Observed,
+    obs: &StoreView,
     theme: &Theme,
 ) -> u16 {
     let focused = state.focus == Pane::Overview && state.view == crate::app::View::Main;
-    let n = obs.history.devices.len();
+    let n = obs.history().devices.len();
     let title = format!(" GPUs ({n}) ");
     let block = theme.pane(title, focused);
     let inner = block.inner(area);
@@ -33,7 +33,7 @@ pub fn render(
     let wide = inner.width >= 110;
     let mut lines = vec![header_line(wide, theme)];
     for (i, dev) in obs
-        .history
+        .history()
         .devices
         .iter()
         .enumerate()
@@ -68,7 +68,7 @@ fn row<'a>(
     dev: &DeviceHistory,
     selected: bool,
     wide: bool,
-    obs: &Observed,
+    obs: &StoreView,
     theme: &Theme,
 ) -> Line<'a> {
     let s = dev.samples.latest().copied().unwrap_or_default();
@@ -131,14 +131,14 @@ fn row<'a>(
     }
 }
 
-fn badge<'a>(dev: &DeviceHistory, obs: &Observed, theme: &Theme) -> Span<'a> {
+fn badge<'a>(dev: &DeviceHistory, obs: &StoreView, theme: &Theme) -> Span<'a> {
     if let DeviceStatus::Lost { .. } = dev.status {
         return Span::styled("‼ LOST", theme.severity(crate::rules::Severity::Critical));
     }
-    match obs.engine.worst_on(dev.info.index) {
+    match obs.findings().worst_on(dev.info.index) {
         Some(f) => {
             let more = obs
-                .engine
+                .findings()
                 .active_on(dev.info.index)
                 .count()
                 .saturating_sub(1);
@@ -153,7 +153,11 @@ fn badge<'a>(dev: &DeviceHistory, obs: &Observed, theme: &Theme) -> Span<'a> {
             )
         }
         // Not "ok" before the rules could judge: a hang looks fine for its first seconds.
-        None => match obs.engine.judging(dev.info.index).filter(|j| j.pending()) {
+        None => match obs
+            .findings()
+            .judging(dev.info.index)
+            .filter(|j| j.pending())
+        {
             Some(j) => Span::styled(
                 format!("… {}/{}s", j.covered_ms / 1000, j.needed_ms / 1000),
                 theme.dim(),

@@ -12,13 +12,13 @@ use ratatui::Frame;
 use super::format::{clip, gib};
 use super::theme::Theme;
 use crate::app::{find_process, AppState};
-use crate::sampler::Observed;
+use crate::store::StoreView;
 
 pub fn render(
     frame: &mut Frame,
     area: Rect,
     state: &AppState,
-    obs: &Observed,
+    obs: &StoreView,
     device: u32,
     pid: u32,
     theme: &Theme,
@@ -93,9 +93,9 @@ pub fn render(
     );
     let mut lines: Vec<Line> = Vec::new();
     for f in obs
-        .engine
+        .findings()
         .active()
-        .into_iter()
+        .iter()
         .filter(|f| f.pids.contains(&pid))
     {
         lines.push(Line::styled(
@@ -133,18 +133,18 @@ fn curves_chart(
     frame: &mut Frame,
     area: Rect,
     state: &AppState,
-    obs: &Observed,
+    obs: &StoreView,
     device: u32,
     pid: u32,
     theme: &Theme,
 ) {
-    let Some(trail) = obs.history.trail(device, pid) else {
+    let Some(trail) = obs.history().trail(device, pid) else {
         return;
     };
-    let to = obs.history.latest_ms().unwrap_or(0);
+    let to = obs.history().latest_ms().unwrap_or(0);
     let from = to.saturating_sub(state.window_ms());
     let total = obs
-        .history
+        .history()
         .devices
         .get(device as usize)
         .and_then(|d| d.info.memory_total_bytes);

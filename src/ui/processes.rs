@@ -8,7 +8,7 @@ use ratatui::Frame;
 use super::format::{clip, gib, opt_pct};
 use super::theme::Theme;
 use crate::app::{process_rows, short_command, AppState, Pane, ProcessRow, SortKey};
-use crate::sampler::Observed;
+use crate::store::StoreView;
 
 const COLUMNS: [(&str, Option<SortKey>, u16); 12] = [
     ("GPU", Some(SortKey::Gpu), 3),
@@ -30,7 +30,7 @@ pub fn render(
     frame: &mut Frame,
     area: Rect,
     state: &AppState,
-    obs: &Observed,
+    obs: &StoreView,
     theme: &Theme,
 ) -> u16 {
     let rows = process_rows(state, obs);

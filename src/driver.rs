@@ -1,0 +1,271 @@
+//! The one sampling loop, used by the monitor and by every headless command. It reads the
+//! source through the `Sampler`, paces it, stops when asked, at the source's end or after a
+//! span of sample time, and hands each tick to a sink (the store, a recording file, a timer).
+//!
+//! Pacing: live GPUs are read every interval; simulated ones are too, in real time, unless
+//! the plan says `Fast`; a recording follows its own timestamps divided by its speed, or runs
+//! as fast as possible under `Fast`. Real GPUs are never read faster than their interval.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, Result};
+
+use crate::model::{SelfCost, Tick};
+use crate::sampler::Sampler;
+use crate::source::{Pacing, Sampled};
+use crate::store::Store;
+
+/// How fast to go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pace {
+    /// At the pace of the source: real time for live and simulated GPUs, the recorded pace ×
+    /// speed for a recording.
+    Real,
+    /// Without waiting where time is not real (simulated or recorded); live GPUs still wait.
+    Fast,
+}
+
+/// What a run should do.
+#[derive(Debug, Clone, Copy)]
+pub struct Plan {
+    pub pace: Pace,
+    /// Stop once the samples span more than this (sample time, not wall time).
+    pub span: Option<Duration>,
+    /// Stop after this many ticks.
+    pub ticks: Option<u64>,
+}
+
+impl Plan {
+    pub fn until_stopped(pace: Pace) -> Self {
+        Plan {
+            pace,
+            span: None,
+            ticks: None,
+        }
+    }
+}
+
+/// One tick as the sink receives it.
+pub struct Taken<'a> {
+    pub tick: &'a Tick,
+    pub cost: SelfCost,
+    /// How long the source took to read it.
+    pub took: Duration,
+}
+
+/// What a run did.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Ran {
+    pub ticks: u64,
+    pub first_ms: Option<u64>,
+    pub last_ms: Option<u64>,
+    /// The source had no more ticks (a recording played to its end).
+    pub ended: bool,
+}
+
+impl Ran {
+    /// Seconds of sample time between the first and last tick.
+    pub fn seconds(&self) -> f64 {
+        match (self.first_ms, self.last_ms) {
+            (Some(a), Some(b)) => b.saturating_sub(a) as f64 / 1000.0,
+            _ => 0.0,
+        }
+    }
+}
+
+/// Runs `plan` on `sampler`, giving every tick to `sink`, until `stop` is set, the plan is
+/// done or the source ends. A source error or a sink error ends the run with that error.
+pub fn drive(
+    sampler: &mut Sampler,
+    plan: &Plan,
+    stop: &AtomicBool,
+    mut sink: impl FnMut(Taken) -> Result<()>,
+) -> Result<Ran> {
+    let source = sampler.source();
+    let pacing = source.pacing();
+    let interval = source.interval();
+    let recorded = matches!(pacing, Pacing::Recorded { .. });
+    let no_wait = plan.pace == Pace::Fast && (source.virtual_time() || recorded);
+    let mut ran = Ran::default();
+    let mut next = Instant::now();
+    while !stop.load(Ordering::Relaxed) && plan.ticks.is_none_or(|n| ran.ticks < n) {
+        let started = Instant::now();
+        if sampler.step()? == Sampled::End {
+            ran.ended = true;
+            break;
+        }
+        let took = started.elapsed();
+        let t = sampler.tick().t_ms;
+        let first = *ran.first_ms.get_or_insert(t);
+        if plan
+            .span
+            .is_some_and(|d| t.saturating_sub(first) > d.as_millis() as u64)
+        {
+            break;
+        }
+        sink(Taken {
+            tick: sampler.tick(),
+            cost: sampler.cost(),
+            took,
+        })?;
+        ran.ticks += 1;
+        let prev = ran.last_ms.replace(t);
+        if no_wait {
+            continue;
+        }
+        next += delay(pacing, interval, prev, t);
+        let now = Instant::now();
+        if next > now {
+            sleep_until(next, stop);
+        } else if !recorded {
+            next = now; // fell behind (a slow NVML call): do not burst to catch up
+        }
+    }
+    Ok(ran)
+}
+
+/// Sleeps until `at` in slices, so that a stop is noticed within 200 ms.
+fn sleep_until(at: Instant, stop: &AtomicBool) {
+    while !stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if now >= at {
+            return;
+        }
+        std::thread::sleep((at - now).min(Duration::from_millis(200)));
+    }
+}
+
+/// How long to wait before reading the next tick.
+fn delay(pacing: Pacing, interval: Duration, prev_t_ms: Option<u64>, t_ms: u64) -> Duration {
+    match (pacing, prev_t_ms) {
+        (Pacing::Live, _) => interval,
+        (Pacing::Recorded { speed }, Some(prev)) if speed.is_finite() && speed > 0.0 => {
+            // A gap of days at a tiny speed would overflow a Duration: wait at most a minute.
+            Duration::try_from_secs_f64(t_ms.saturating_sub(prev) as f64 / 1000.0 / speed)
+                .unwrap_or(Duration::MAX)
+                .min(Duration::from_secs(60))
+        }
+        (Pacing::Recorded { .. }, _) => Duration::ZERO,
+    }
+}
+
+/// Runs the monitor's sampling on a thread of its own (NVML calls block, so never on an async
+/// worker) until `stop` is set or the source ends, feeding `store`. `wake` is called after each
+/// tick has been taken in, and once more at the end (the screen redraws there).
+pub fn spawn(
+    mut sampler: Sampler,
+    store: Arc<Mutex<Store>>,
+    stop: Arc<AtomicBool>,
+    mut wake: impl FnMut() + Send + 'static,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name("gpuwatch-sampler".into())
+        .spawn(move || {
+            let plan = Plan::until_stopped(Pace::Real);
+            let ran = drive(&mut sampler, &plan, &stop, |taken| {
+                let mut s = store.lock().map_err(|_| anyhow!("the screen crashed"))?;
+                s.absorb(taken.tick, taken.cost);
+                drop(s);
+                wake();
+                Ok(())
+            });
+            if let Ok(mut s) = store.lock() {
+                match ran {
+                    Ok(r) if r.ended => s.end(),
+                    Ok(_) => {}
+                    Err(e) => s.fail(format!("{e:#}")),
+                }
+            }
+            wake();
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::source::sim::{Scenario, SimSource};
+
+    #[test]
+    fn a_tiny_speed_or_a_huge_gap_waits_a_minute_at_most_and_never_panics() {
+        let p = Pacing::Recorded { speed: 1e-30 };
+        assert_eq!(
+            delay(p, Duration::ZERO, Some(0), 1_000),
+            Duration::from_secs(60)
+        );
+        let p = Pacing::Recorded { speed: 1.0 };
+        assert_eq!(
+            delay(p, Duration::ZERO, Some(0), u64::MAX),
+            Duration::from_secs(60)
+        );
+    }
+
+    #[test]
+    fn live_pacing_waits_one_interval() {
+        assert_eq!(
+            delay(Pacing::Live, Duration::from_millis(250), None, 0),
+            Duration::from_millis(250)
+        );
+    }
+
+    #[test]
+    fn recorded_pacing_follows_sample_times_and_speed() {
+        let p = Pacing::Recorded { speed: 4.0 };
+        assert_eq!(
+            delay(p, Duration::ZERO, Some(1_000), 2_000),
+            Duration::from_millis(250)
+        );
+        let fast = Pacing::Recorded {
+            speed: f64::INFINITY,
+        };
+        assert_eq!(
+            delay(fast, Duration::ZERO, Some(1_000), 9_000),
+            Duration::ZERO
+        );
+    }
+
+    fn sim(interval_ms: u64) -> Sampler {
+        Sampler::new(Box::new(SimSource::new(
+            Scenario::Healthy,
+            1,
+            7,
+            0,
+            interval_ms,
+        )))
+    }
+
+    /// Simulated time runs fast only when asked; in real time, 4 ticks at 50 ms take ~150 ms.
+    #[test]
+    fn simulated_time_is_paced_unless_fast() {
+        let stop = AtomicBool::new(false);
+        let plan = |pace| Plan {
+            pace,
+            span: None,
+            ticks: Some(4),
+        };
+        let started = Instant::now();
+        let ran = drive(&mut sim(50), &plan(Pace::Real), &stop, |_| Ok(())).unwrap();
+        assert_eq!(ran.ticks, 4);
+        assert!(started.elapsed() >= Duration::from_millis(140));
+        let started = Instant::now();
+        let ran = drive(&mut sim(5_000), &plan(Pace::Fast), &stop, |_| Ok(())).unwrap();
+        assert_eq!((ran.ticks, ran.seconds()), (4, 15.0));
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
+
+    #[test]
+    fn a_span_of_sample_time_ends_the_run_and_a_sink_error_is_the_runs() {
+        let stop = AtomicBool::new(false);
+        let plan = Plan {
+            pace: Pace::Fast,
+            span: Some(Duration::from_secs(10)),
+            ticks: None,
+        };
+        let ran = drive(&mut sim(250), &plan, &stop, |_| Ok(())).unwrap();
+        assert_eq!((ran.ticks, ran.seconds()), (41, 10.0));
+        let e = drive(&mut sim(250), &plan, &stop, |_| Err(anyhow!("disk full"))).unwrap_err();
+        assert_eq!(e.to_string(), "disk full");
+    }
+}

@@ -1,0 +1,314 @@
+//! What has been observed: the history, the rule engine and its findings, what watching costs,
+//! and how sampling ended. One writer (the sampling driver) takes ticks in; readers copy what
+//! they need into a `StoreView` and let go of the lock before they draw or write.
+
+use std::time::Duration;
+
+use crate::config::Thresholds;
+use crate::history::History;
+use crate::model::{SelfCost, SystemInfo, Tick};
+use crate::rules::{Conclusions, Engine};
+use crate::source::Source;
+
+/// How sampling has gone so far.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum Outcome {
+    #[default]
+    Running,
+    /// A recording played to its end.
+    Ended,
+    /// Sampling stopped on an error, with the reason.
+    Failed(String),
+}
+
+/// What does not change during a run: which machine, which source, at what interval.
+#[derive(Debug, Clone)]
+struct Facts {
+    system: SystemInfo,
+    source_label: String,
+    interval: Duration,
+    /// True when process PIDs belong to this machine (signals can be sent to them).
+    pids_are_local: bool,
+}
+
+/// The rules judge windows of 10 s and more, so evaluating them more often than this adds
+/// nothing but CPU: at `--interval 50ms` they run on every 4th tick, at 250 ms on every one.
+const EVALUATE_EVERY_MS: u64 = 200;
+
+pub struct Store {
+    facts: Facts,
+    history: History,
+    engine: Engine,
+    cost: SelfCost,
+    outcome: Outcome,
+    /// Sample time of the tick the rules last saw.
+    evaluated_ms: Option<u64>,
+}
+
+impl Store {
+    /// A store for `source`, keeping `span` of history at the source's own interval.
+    /// Refused, with what to change, when that history would not fit in memory.
+    pub fn new(
+        source: &dyn Source,
+        span: Duration,
+        thresholds: Thresholds,
+    ) -> Result<Self, String> {
+        let interval = source.interval();
+        let capacity = History::checked_capacity(
+            span.as_millis() as u64,
+            interval.as_millis() as u64,
+            source.devices().len(),
+        )?;
+        Ok(Store {
+            facts: Facts {
+                system: source.system().clone(),
+                source_label: source.label(),
+                interval,
+                pids_are_local: source.pids_are_local(),
+            },
+            history: History::new(source.devices(), capacity),
+            engine: Engine::new(thresholds),
+            cost: SelfCost::default(),
+            outcome: Outcome::Running,
+            evaluated_ms: None,
+        })
+    }
+
+    /// Takes in one tick: history first, then the rules over it (at most every
+    /// `EVALUATE_EVERY_MS` of sample time, and whenever time went backwards).
+    pub fn absorb(&mut self, tick: &Tick, cost: SelfCost) {
+        self.history.push(tick);
+        let due = self
+            .evaluated_ms
+            .is_none_or(|last| tick.t_ms < last || tick.t_ms - last >= EVALUATE_EVERY_MS);
+        if due {
+            self.evaluate(tick.t_ms);
+        }
+        self.cost = cost;
+    }
+
+    /// Brings the findings up to the last tick taken in: at the end of a replay or a run, so
+    /// that what is reported judged every sample.
+    pub fn settle(&mut self) {
+        if let Some(t) = self
+            .history
+            .latest_ms()
+            .filter(|t| self.evaluated_ms != Some(*t))
+        {
+            self.evaluate(t);
+        }
+    }
+
+    /// The source has no more ticks: judge the last of them and say so.
+    pub fn end(&mut self) {
+        self.settle();
+        self.outcome = Outcome::Ended;
+    }
+
+    pub fn fail(&mut self, reason: String) {
+        self.outcome = Outcome::Failed(reason);
+    }
+
+    fn evaluate(&mut self, t_ms: u64) {
+        self.engine.evaluate(&self.history);
+        self.evaluated_ms = Some(t_ms);
+    }
+
+    /// Sample time of the tick the rules last evaluated.
+    pub fn evaluated_at_ms(&self) -> Option<u64> {
+        self.evaluated_ms
+    }
+
+    pub fn outcome(&self) -> &Outcome {
+        &self.outcome
+    }
+
+    /// Ticks taken in so far.
+    pub fn ticks(&self) -> u64 {
+        self.history.ticks()
+    }
+
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Brings `view` up to date with what changed since it was last brought up to date: a few
+    /// samples and, after an evaluation, the findings. Cheap enough to do under the lock.
+    pub fn copy_into(&self, view: &mut StoreView) {
+        if view.facts.is_none() {
+            view.facts = Some(self.facts.clone());
+        }
+        view.history.catch_up(&self.history);
+        self.engine.conclude_into(&mut view.findings);
+        view.cost = self.cost;
+        view.outcome.clone_from(&self.outcome);
+    }
+
+    /// A complete copy, for a reader that reads once (a snapshot, a report).
+    pub fn view(&self) -> StoreView {
+        let mut v = StoreView::default();
+        self.copy_into(&mut v);
+        v
+    }
+}
+
+/// A reader's copy of the store: what a frame, a snapshot or a report reads. Owned by the
+/// reader; brought up to date with `Store::copy_into`.
+#[derive(Debug, Clone)]
+pub struct StoreView {
+    facts: Option<Facts>,
+    history: History,
+    findings: Conclusions,
+    cost: SelfCost,
+    outcome: Outcome,
+}
+
+impl Default for StoreView {
+    fn default() -> Self {
+        StoreView {
+            facts: None,
+            history: History::new(&[], 2),
+            findings: Conclusions::default(),
+            cost: SelfCost::default(),
+            outcome: Outcome::Running,
+        }
+    }
+}
+
+static NO_SYSTEM: std::sync::OnceLock<SystemInfo> = std::sync::OnceLock::new();
+
+impl StoreView {
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+    pub fn findings(&self) -> &Conclusions {
+        &self.findings
+    }
+    pub fn cost(&self) -> &SelfCost {
+        &self.cost
+    }
+    pub fn system(&self) -> &SystemInfo {
+        self.facts
+            .as_ref()
+            .map_or_else(|| NO_SYSTEM.get_or_init(SystemInfo::default), |f| &f.system)
+    }
+    /// "NVML", "demo: mixed", "replay: FILE".
+    pub fn source_label(&self) -> &str {
+        self.facts.as_ref().map_or("", |f| &f.source_label)
+    }
+    /// The interval the source was sampled (or recorded) at.
+    pub fn interval(&self) -> Duration {
+        self.facts.as_ref().map_or(Duration::ZERO, |f| f.interval)
+    }
+    pub fn pids_are_local(&self) -> bool {
+        self.facts.as_ref().is_some_and(|f| f.pids_are_local)
+    }
+    /// A recording played to its end.
+    pub fn ended(&self) -> bool {
+        self.outcome == Outcome::Ended
+    }
+    /// Why sampling stopped, if it failed.
+    pub fn error(&self) -> Option<&str> {
+        match &self.outcome {
+            Outcome::Failed(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::source::sim::{Scenario, SimSource};
+
+    fn store(src: &SimSource, span_s: u64) -> Store {
+        Store::new(src, Duration::from_secs(span_s), Thresholds::default()).unwrap()
+    }
+
+    #[test]
+    fn rules_run_at_most_every_200_ms_of_sample_time_and_settle_catches_up() {
+        let mut src = SimSource::new(Scenario::Hang, 1, 7, 0, 50);
+        let mut st = store(&src, 50);
+        let mut tick = Tick::default();
+        let mut judged = Vec::new();
+        for _ in 0..9 {
+            src.sample(&mut tick).unwrap();
+            st.absorb(&tick, SelfCost::default());
+            judged.push(st.evaluated_at_ms());
+        }
+        // Ticks at 0, 50, …, 400 ms: judged at 0, 200 and 400 only.
+        assert_eq!(
+            judged,
+            [0, 0, 0, 0, 200, 200, 200, 200, 400].map(Some).to_vec()
+        );
+        src.sample(&mut tick).unwrap();
+        st.absorb(&tick, SelfCost::default());
+        assert_eq!(st.evaluated_at_ms(), Some(400), "450 ms is not due yet");
+        st.settle();
+        assert_eq!(
+            st.evaluated_at_ms(),
+            Some(450),
+            "the end of a run judges the last tick"
+        );
+    }
+
+    #[test]
+    fn time_going_backwards_is_judged_at_once() {
+        let mut src = SimSource::new(Scenario::Healthy, 1, 7, 10_000, 250);
+        let mut st = store(&src, 25);
+        let mut tick = Tick::default();
+        src.sample(&mut tick).unwrap();
+        st.absorb(&tick, SelfCost::default());
+        tick.t_ms = 5_000;
+        for d in &mut tick.devices {
+            d.sample.t_ms = 5_000;
+        }
+        st.absorb(&tick, SelfCost::default());
+        assert_eq!(st.evaluated_at_ms(), Some(5_000));
+    }
+
+    #[test]
+    fn the_history_is_sized_by_the_sources_interval() {
+        let src = SimSource::new(Scenario::Healthy, 2, 7, 0, 100);
+        let st = store(&src, 60);
+        assert_eq!(st.history().devices[0].samples.capacity(), 600);
+        assert_eq!(st.view().interval(), Duration::from_millis(100));
+    }
+
+    /// A view brought up to date tick by tick reads exactly as a fresh copy would, findings
+    /// and all, across the ring's wrap-around.
+    #[test]
+    fn a_view_kept_up_to_date_equals_a_fresh_copy() {
+        let mut src = SimSource::new(Scenario::Mixed, 8, 7, 0, 250);
+        let mut st = store(&src, 30); // 120 samples: wraps several times
+        let mut view = StoreView::default();
+        let mut tick = Tick::default();
+        for i in 0..700 {
+            src.sample(&mut tick).unwrap();
+            st.absorb(&tick, SelfCost::default());
+            if i % 3 == 0 {
+                st.copy_into(&mut view);
+            }
+        }
+        st.copy_into(&mut view);
+        let fresh = st.view();
+        for (a, b) in view.history().devices.iter().zip(&fresh.history().devices) {
+            let a: Vec<_> = a.samples.iter().map(|s| s.t_ms).collect();
+            let b: Vec<_> = b.samples.iter().map(|s| s.t_ms).collect();
+            assert_eq!(a, b);
+        }
+        assert_eq!(view.history().ticks(), fresh.history().ticks());
+        assert_eq!(view.findings().active(), fresh.findings().active());
+        assert_eq!(view.findings().cleared(), fresh.findings().cleared());
+        assert!(
+            !fresh.findings().active().is_empty(),
+            "the mixed demo has findings to compare"
+        );
+        assert_eq!(view.history().trails.len(), fresh.history().trails.len());
+    }
+}
