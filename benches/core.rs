@@ -48,7 +48,7 @@ fn bench_sampler(c: &mut Criterion) {
             250,
         )));
         c.bench_function(&format!("sampler_tick_sim_{gpus}gpu"), |b| {
-            b.iter(|| black_box(s.step().unwrap()))
+            b.iter(|| black_box(s.step().unwrap()));
         });
     }
 }
@@ -63,7 +63,7 @@ fn bench_history(c: &mut Criterion) {
             t.t_ms = START + 10_000_000 + i as u64 * 250;
             h.push(black_box(&t));
             i += 1;
-        })
+        });
     });
     let h = full_history(8);
     let latest = h.latest_ms().unwrap();
@@ -76,10 +76,10 @@ fn bench_history(c: &mut Criterion) {
                     .filter_map(|s| s.power_w)
                     .sum::<f32>(),
             )
-        })
+        });
     });
     c.bench_function("history_window_15min_all", |b| {
-        b.iter(|| black_box(h.devices[3].samples.last(900_000).count()))
+        b.iter(|| black_box(h.devices[3].samples.last(900_000).count()));
     });
     let _ = infos;
 }
@@ -91,12 +91,12 @@ fn bench_rules(c: &mut Criterion) {
             || Engine::new(Thresholds::default()),
             |e| e.evaluate(black_box(&h)),
             BatchSize::SmallInput,
-        )
+        );
     });
     let mut warm = Engine::new(Thresholds::default());
     warm.evaluate(&h);
     c.bench_function("rules_all_8gpu_15min_steady", |b| {
-        b.iter(|| warm.evaluate(black_box(&h)))
+        b.iter(|| warm.evaluate(black_box(&h)));
     });
 }
 
@@ -105,8 +105,12 @@ fn bench_replay(c: &mut Criterion) {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("rec.jsonl");
     let (infos, ticks) = ticks(8, 60);
-    let mut rec =
-        Recorder::create(&path, &Header::new(&Default::default(), &infos, 250), true).unwrap();
+    let mut rec = Recorder::create(
+        &path,
+        &Header::new(&gpuwatch::model::SystemInfo::default(), &infos, 250),
+        true,
+    )
+    .unwrap();
     for t in &ticks {
         rec.write(t).unwrap();
     }
@@ -120,7 +124,7 @@ fn bench_replay(c: &mut Criterion) {
                     .unwrap()
                     .len(),
             )
-        })
+        });
     });
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -13,7 +13,8 @@ use crate::source::sim::Scenario;
     version,
     about = "A terminal GPU monitor that tells busy GPUs from busy-looking idle ones",
     long_about = None,
-    args_conflicts_with_subcommands = true
+    args_conflicts_with_subcommands = true,
+    after_help = ENVIRONMENT
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -26,6 +27,17 @@ pub struct Cli {
     #[command(flatten)]
     pub judge: JudgeArgs,
 }
+
+/// Every environment variable gpuwatch reads, for `--help`.
+const ENVIRONMENT: &str = "Environment:
+  GPUWATCH_INTERVAL         --interval
+  GPUWATCH_HISTORY          --history
+  GPUWATCH_FPS              --fps
+  GPUWATCH_CONFIG           config file (empty means unset)
+  GPUWATCH_NVML_LIB         --nvml-lib
+  GPUWATCH_SNAPSHOT_DIR     where `e` in the monitor writes snapshots (default: here)
+  GPUWATCH_SNAPSHOT_NO_HOST `e` leaves host name, user names and paths out (1)
+  NO_COLOR                  no colours (any value)";
 
 /// Where live samples come from: real GPUs through NVML, or simulated ones.
 #[derive(Debug, Args, Clone)]
@@ -62,8 +74,8 @@ pub struct ViewArgs {
 /// What the diagnosis judges with, and what command lines keep.
 #[derive(Debug, Args, Clone)]
 pub struct JudgeArgs {
-    /// Config file with thresholds (default: $GPUWATCH_CONFIG when set and not empty, else
-    /// $XDG_CONFIG_HOME/gpuwatch/config.toml).
+    /// Config file with thresholds (default: $`GPUWATCH_CONFIG` when set and not empty, else
+    /// $`XDG_CONFIG_HOME/gpuwatch/config.toml`).
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Keep secrets in command lines (tokens, passwords, keys are redacted everywhere by
@@ -228,6 +240,39 @@ mod tests {
     fn the_definition_is_consistent() {
         use clap::CommandFactory as _;
         Cli::command().debug_assert();
+    }
+
+    /// Every `GPUWATCH_*` variable the code reads is listed in `--help`.
+    #[test]
+    fn every_environment_variable_read_is_listed() {
+        fn scan(dir: &std::path::Path, found: &mut Vec<String>) {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    scan(&p, found);
+                } else if let Ok(text) = std::fs::read_to_string(&p) {
+                    for (i, _) in text.match_indices("\"GPUWATCH_") {
+                        let name: String = text[i + 1..]
+                            .chars()
+                            .take_while(|c| c.is_ascii_uppercase() || *c == '_')
+                            .collect();
+                        found.push(name);
+                    }
+                }
+            }
+        }
+        let mut found = Vec::new();
+        scan(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+            &mut found,
+        );
+        assert!(found.len() >= 6, "{found:?}");
+        for name in found {
+            assert!(
+                ENVIRONMENT.contains(&name),
+                "{name} is read but not in --help"
+            );
+        }
     }
 
     /// A flag a command does not use is an error, not silently ignored.

@@ -1,4 +1,4 @@
-//! Thresholds and preferences: defaults < config file < flags, validated once.
+//! Thresholds: the defaults, replaced by what the config file sets, validated once.
 //!
 //! The file is TOML at `$GPUWATCH_CONFIG`, else `$XDG_CONFIG_HOME/gpuwatch/config.toml`, else
 //! `~/.config/gpuwatch/config.toml`. Every key is optional; `docs/diagnoses.md` explains each.
@@ -81,7 +81,7 @@ pub struct Thresholds {
     pub thermal_window: Duration,
     #[serde(with = "dur")]
     pub pcie_window: Duration,
-    /// Work counts as "busy" for the power-cap, thermal and PCIe rules above this utilization.
+    /// Work counts as "busy" for the power-cap, thermal and `PCIe` rules above this utilization.
     pub busy_util_min_pct: f32,
 
     #[serde(with = "dur")]
@@ -312,7 +312,7 @@ mod tests {
         .unwrap();
         let cfg = Config::load(Some(&p), true).unwrap();
         assert_eq!(cfg.thresholds.hang_window, Duration::from_secs(120));
-        assert_eq!(cfg.thresholds.hang_sm_max_pct, 10.0);
+        assert!((cfg.thresholds.hang_sm_max_pct - 10.0).abs() < f32::EPSILON);
         assert_eq!(
             cfg.thresholds.starved_window,
             Thresholds::default().starved_window

@@ -38,6 +38,7 @@ pub struct Plan {
 }
 
 impl Plan {
+    #[must_use]
     pub fn until_stopped(pace: Pace) -> Self {
         Plan {
             pace,
@@ -67,6 +68,7 @@ pub struct Ran {
 
 impl Ran {
     /// Seconds of sample time between the first and last tick.
+    #[must_use]
     pub fn seconds(&self) -> f64 {
         match (self.first_ms, self.last_ms) {
             (Some(a), Some(b)) => b.saturating_sub(a) as f64 / 1000.0,

@@ -33,6 +33,7 @@ impl<T: Copy> Clone for Ring<T> {
 }
 
 impl<T: Copy> Ring<T> {
+    #[must_use]
     pub fn with_capacity(capacity: usize) -> Self {
         let capacity = capacity.max(1);
         Ring {
@@ -52,17 +53,21 @@ impl<T: Copy> Ring<T> {
         }
     }
 
+    #[must_use]
     pub fn len(&self) -> usize {
         self.buf.len()
     }
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()
     }
+    #[must_use]
     pub fn capacity(&self) -> usize {
         self.capacity
     }
 
     /// The `i`-th oldest element.
+    #[must_use]
     pub fn get(&self, i: usize) -> Option<&T> {
         if i >= self.buf.len() {
             return None;
@@ -70,16 +75,19 @@ impl<T: Copy> Ring<T> {
         Some(&self.buf[(self.head + i) % self.buf.len()])
     }
 
+    #[must_use]
     pub fn latest(&self) -> Option<&T> {
         self.len().checked_sub(1).and_then(|i| self.get(i))
     }
 
     /// Oldest to newest, as two contiguous slices.
+    #[must_use]
     pub fn as_slices(&self) -> (&[T], &[T]) {
         let (newer, older) = self.buf.split_at(self.head);
         (older, newer)
     }
 
+    #[must_use]
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = &T> + '_ {
         let (a, b) = self.as_slices();
         a.iter().chain(b.iter())
@@ -90,7 +98,7 @@ impl<T: Copy> Ring<T> {
     fn partition_point(&self, before: impl Fn(&T) -> bool) -> usize {
         let (mut lo, mut hi) = (0, self.len());
         while lo < hi {
-            let mid = (lo + hi) / 2;
+            let mid = usize::midpoint(lo, hi);
             if self.get(mid).is_some_and(&before) {
                 lo = mid + 1;
             } else {
@@ -103,6 +111,7 @@ impl<T: Copy> Ring<T> {
 
 impl Ring<DeviceSample> {
     /// Samples with `from_ms <= t_ms <= to_ms`, oldest first. O(log n) to find, no allocation.
+    #[must_use]
     pub fn window(
         &self,
         from_ms: u64,
@@ -114,6 +123,7 @@ impl Ring<DeviceSample> {
     }
 
     /// The last `span_ms` before the latest sample (inclusive).
+    #[must_use]
     pub fn last(&self, span_ms: u64) -> impl DoubleEndedIterator<Item = &DeviceSample> + '_ {
         let to = self.latest().map_or(0, |s| s.t_ms);
         self.window(to.saturating_sub(span_ms), to)
@@ -193,6 +203,7 @@ pub struct History {
 
 impl History {
     /// Room for `capacity` samples per device.
+    #[must_use]
     pub fn new(infos: &[DeviceInfo], capacity: usize) -> Self {
         let devices = infos
             .iter()
@@ -214,6 +225,7 @@ impl History {
     }
 
     /// The trail of `pid` on `device`, if it has been seen.
+    #[must_use]
     pub fn trail(&self, device: u32, pid: u32) -> Option<&ProcessTrail> {
         self.trails
             .iter()
@@ -286,6 +298,7 @@ impl History {
     }
 
     /// The capacity that keeps `span_ms` of samples taken every `interval_ms`.
+    #[must_use]
     pub fn capacity_for(span_ms: u64, interval_ms: u64) -> usize {
         (span_ms / interval_ms.max(1)).max(2) as usize
     }
@@ -339,11 +352,13 @@ impl History {
     }
 
     /// Ticks pushed since the start; the screen redraws when it changes.
+    #[must_use]
     pub fn ticks(&self) -> u64 {
         self.ticks
     }
 
     /// Time of the newest sample of any device.
+    #[must_use]
     pub fn latest_ms(&self) -> Option<u64> {
         self.devices
             .iter()
@@ -353,6 +368,7 @@ impl History {
     }
 
     /// Bytes the sample buffers take when full.
+    #[must_use]
     pub fn bytes_when_full(&self) -> usize {
         self.devices
             .iter()

@@ -1,5 +1,5 @@
 //! The host side of GPU processes, read from /proc: CPU, memory, threads, state, user and the
-//! worker children a DataLoader forks.
+//! worker children a `DataLoader` forks.
 //!
 //! CPU % needs two readings, so `HostReader` remembers each PID's CPU time from the last call.
 
@@ -9,10 +9,10 @@ use std::fs;
 use crate::model::{ChildProcess, HostProcess, JobInfo, ProcessSample};
 
 /// This machine's host name.
+#[must_use]
 pub fn hostname() -> String {
     fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_else(|_| "unknown".into())
+        .map_or_else(|_| "unknown".into(), |s| s.trim().to_string())
 }
 
 /// The fields of /proc/PID/stat that gpuwatch reads.
@@ -99,6 +99,7 @@ pub const JOB_KEYS: [&str; 7] = [
 
 /// The job a process belongs to, from the allow-listed launcher variables of its environment
 /// block (NUL-separated `KEY=value`). `None` when it names no job.
+#[must_use]
 pub fn parse_job(environ: &[u8]) -> Option<JobInfo> {
     let mut vals: [Option<String>; 7] = Default::default();
     for entry in environ.split(|c| *c == 0) {
@@ -195,21 +196,15 @@ impl Default for HostReader {
 }
 
 impl HostReader {
+    #[must_use]
     pub fn new() -> Self {
-        // SAFETY: sysconf only reads configuration values and has no preconditions.
-        let (tps, page) = unsafe {
-            (
-                libc::sysconf(libc::_SC_CLK_TCK),
-                libc::sysconf(libc::_SC_PAGESIZE),
-            )
-        };
         HostReader {
             counters: HashMap::new(),
             fixed: HashMap::new(),
             latest: HashMap::new(),
             users: load_users(),
-            ticks_per_s: if tps > 0 { tps as f32 } else { 100.0 },
-            page_bytes: if page > 0 { page as u64 } else { 4096 },
+            ticks_per_s: crate::sys::clock_ticks_per_second(),
+            page_bytes: crate::sys::page_size(),
             boot_ms: boot_time_ms(),
             check_gpu_files: false,
         }
@@ -217,6 +212,7 @@ impl HostReader {
 
     /// True when `pid` was looked up by the last refresh (resolved or not): a PID that did not
     /// resolve (a container) is not retried on every tick, only at the next regular refresh.
+    #[must_use]
     pub fn knows(&self, pid: u32) -> bool {
         self.latest.contains_key(&pid)
     }
@@ -330,7 +326,7 @@ impl HostReader {
             .collect();
         let started_ms = self
             .boot_ms
-            .map(|b| b + (stat.start_ticks as f64 / self.ticks_per_s as f64 * 1000.0) as u64);
+            .map(|b| b + (stat.start_ticks as f64 / f64::from(self.ticks_per_s) * 1000.0) as u64);
         Some(HostProcess {
             name,
             cmdline: fixed.cmdline,
@@ -361,12 +357,11 @@ fn holds_file(pid: u32, prefix: &str) -> Option<bool> {
 
 /// When process `pid` started (ms since the epoch), computed as `HostReader` does, so the two
 /// compare equal for the same process; `None` when it does not exist (any more).
+#[must_use]
 pub fn started_ms(pid: u32) -> Option<u64> {
     let (_, stat) = read_stat(pid)?;
-    // SAFETY: sysconf only reads a configuration value and has no preconditions.
-    let tps = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    let tps = if tps > 0 { tps as f32 } else { 100.0 };
-    Some(boot_time_ms()? + (stat.start_ticks as f64 / tps as f64 * 1000.0) as u64)
+    let tps = crate::sys::clock_ticks_per_second();
+    Some(boot_time_ms()? + (stat.start_ticks as f64 / f64::from(tps) * 1000.0) as u64)
 }
 
 /// When the machine booted, ms since the Unix epoch (`btime` of /proc/stat).

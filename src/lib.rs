@@ -1,19 +1,21 @@
 //! gpuwatch: a terminal GPU monitor that tells busy GPUs from busy-looking idle ones.
 //!
-//! Data flows one way:
+//! Data flows one way, and every import points down (`tests/architecture.rs`,
+//! `docs/architecture.md`):
 //!
 //! ```text
-//! source (NVML | simulated | replay)   — source/: where ticks come from; NVML only in source/nvml.rs
-//!   → sampler (own thread, self-timed) — sampler.rs: reads a tick every interval, adds host.rs
-//!   → history (ring buffers)           — history.rs: fixed capacity, window queries by time
-//!   → rules (engine with hysteresis)   — rules/: findings with evidence, causes and actions
-//!   → app state (update on actions)    — app.rs: the one place the screen's state changes
+//! source (NVML | simulated | replay) — source/: where ticks come from; NVML only in source/nvml.rs
+//!   → sampler (one tick, self-timed)   — sampler.rs: reads the source, adds host.rs
+//!   → driver (the one loop)            — driver.rs: paces any source, stops, feeds a sink
+//!   → store (one writer)               — store.rs: history.rs ring buffers + the rules/ engine
+//!   → store view (a reader's copy)     — copied under the lock, read without it
+//!   → app state (update on actions)    — app/: the one place the screen's state changes
 //!   → render (pure function of state)  — ui/: one pane per file
 //! ```
 //!
-//! Recordings (record.rs), reports (report.rs) and bug-report snapshots (snapshot/) go out;
-//! replay (source/replay.rs) brings recordings and snapshots back in. command.rs runs the
-//! headless commands, tui.rs the terminal and its event loop.
+//! The on-disk formats (format/: recordings and snapshots) sit below the sources, so replay
+//! reads both; snapshot/ builds snapshots from a view; report.rs and text.rs write for people.
+//! command.rs runs the headless commands, tui.rs the terminal and its event loop.
 
 pub mod app;
 pub mod cli;
@@ -31,6 +33,7 @@ pub mod sampler;
 pub mod snapshot;
 pub mod source;
 pub mod store;
+mod sys;
 pub mod text;
 pub mod tui;
 pub mod ui;

@@ -36,7 +36,7 @@ fn run(cli: Cli) -> Result<i32> {
         None => {
             let config = judge(&cli.judge)?;
             let src = open(&cli.live, None)?;
-            gpuwatch::tui::run(src, &config, cli.view.history, cli.view.fps).map(|_| 0)
+            gpuwatch::tui::run(src, &config, cli.view.history, cli.view.fps).map(|()| 0)
         }
         Some(Command::Replay {
             file,
@@ -46,7 +46,7 @@ fn run(cli: Cli) -> Result<i32> {
         }) => {
             let config = judge(&j)?;
             let src = source::open_replay(&file, speed)?;
-            gpuwatch::tui::run(src, &config, view.history, view.fps).map(|_| 0)
+            gpuwatch::tui::run(src, &config, view.history, view.fps).map(|()| 0)
         }
         Some(Command::Record {
             output,
@@ -60,18 +60,18 @@ fn run(cli: Cli) -> Result<i32> {
                 gpuwatch::redact::keep_secrets();
             }
             let src = open(&live, None)?;
-            command::record(src, &output, duration, force, fast).map(|_| 0)
+            command::record(src, &output, duration, force, fast).map(|()| 0)
         }
         Some(Command::Devices {
             json,
             timings: None,
             live,
-        }) => command::devices(open(&live, None)?.as_ref(), json).map(|_| 0),
+        }) => command::devices(open(&live, None)?.as_ref(), json).map(|()| 0),
         Some(Command::Devices {
             timings: Some(n),
             live,
             ..
-        }) => command::timings(open(&live, None)?, n).map(|_| 0),
+        }) => command::timings(open(&live, None)?, n).map(|()| 0),
         Some(Command::Snapshot {
             output,
             window,
@@ -103,7 +103,7 @@ fn run(cli: Cli) -> Result<i32> {
                 options,
             };
             let src = open(&live, replay.as_deref())?;
-            command::snapshot(src, &config, &args).map(|_| 0)
+            command::snapshot(src, &config, &args).map(|()| 0)
         }
         Some(Command::Diagnose {
             duration,

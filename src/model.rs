@@ -42,6 +42,7 @@ pub struct DeviceInfo {
 
 impl DeviceInfo {
     /// TDP in watts: the default power limit, else the enforced one.
+    #[must_use]
     pub fn tdp_w(&self) -> Option<f32> {
         self.power_limit_default_w.or(self.power_limit_enforced_w)
     }
@@ -54,7 +55,7 @@ pub struct GpmMetrics {
     pub sm_occupancy_pct: Option<f32>,
     pub tensor_active_pct: Option<f32>,
     pub dram_bw_pct: Option<f32>,
-    /// GPM GRAPHICS_UTIL. Kept for older recordings; no longer read live (it cost 0.75 ms of
+    /// GPM `GRAPHICS_UTIL`. Kept for older recordings; no longer read live (it cost 0.75 ms of
     /// CPU per read on an H200 and repeats `util_gpu_pct`), so new data has it as a gap.
     pub engine_active_pct: Option<f32>,
     pub fp16_active_pct: Option<f32>,
@@ -75,6 +76,7 @@ pub mod clock_event {
     pub const DISPLAY_CLOCKS: u64 = 0x100;
 
     /// Short names of the bits set in `bits`, for evidence and the screen.
+    #[must_use]
     pub fn names(bits: u64) -> Vec<&'static str> {
         const ALL: [(u64, &str); 9] = [
             (GPU_IDLE, "idle"),
@@ -135,7 +137,7 @@ pub struct HostProcess {
     pub state: Option<char>,
     /// Parent PID: ranks of one job (torchrun, mpirun) share it.
     pub ppid: Option<u32>,
-    /// Child processes (DataLoader workers and the like).
+    /// Child processes (`DataLoader` workers and the like).
     pub children: Vec<ChildProcess>,
     /// When the process started (ms since the Unix epoch), from /proc/PID/stat.
     pub started_ms: Option<u64>,
@@ -288,6 +290,7 @@ pub struct Tick {
 
 impl Tick {
     /// A tick with one empty reading per device, to be filled by a source again and again.
+    #[must_use]
     pub fn for_devices(count: usize) -> Self {
         Tick {
             t_ms: 0,
@@ -298,11 +301,11 @@ impl Tick {
 
 /// Milliseconds since the Unix epoch, now. Only sources call this; everything above them
 /// takes time from samples.
+#[must_use]
 pub fn now_ms() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 pub const MIB: u64 = 1024 * 1024;

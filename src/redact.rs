@@ -23,7 +23,7 @@ pub fn redacting() -> bool {
 pub const HIDDEN: &str = "***";
 
 /// Words that make a flag, variable or query parameter secret, after splitting its name on
-/// `-`, `_` and `.` and lowercasing. Whole words: "tokenizer" and "max_new_tokens" are not.
+/// `-`, `_` and `.` and lowercasing. Whole words: "tokenizer" and "`max_new_tokens`" are not.
 const SECRET_WORDS: [&str; 27] = [
     "token",
     "secret",
@@ -59,6 +59,7 @@ const SECRET_WORDS: [&str; 27] = [
 const SECRET_VALUE_FLAGS: [&str; 6] = ["-h", "--header", "-u", "--user", "--proxy-user", "-U"];
 
 /// True when `name` (a flag, variable or parameter name) names a secret.
+#[must_use]
 pub fn is_secret_name(name: &str) -> bool {
     let n = name.trim_start_matches('-').to_ascii_lowercase();
     if n.is_empty() {
@@ -112,6 +113,7 @@ pub fn redact_args<S: AsRef<str>>(args: &[S]) -> Vec<String> {
 
 /// Redacts one command line held as a string (split on spaces and tabs; a value with spaces
 /// is only safe when redacted as arguments, see `redact_args`).
+#[must_use]
 pub fn redact(cmdline: &str) -> String {
     let args: Vec<&str> = cmdline.split(' ').collect();
     redact_args(&args).join(" ")
@@ -123,12 +125,12 @@ fn redact_arg(arg: &str) -> (String, bool) {
     if let Some(sep) = assignment(arg) {
         let (name, value) = (&arg[..sep], &arg[sep + 1..]);
         if is_secret_name(name) || (name.starts_with('-') && is_secret_value_flag(name)) {
-            return (format!("{name}{}{HIDDEN}", &arg[sep..sep + 1]), false);
+            return (format!("{name}{}{HIDDEN}", &arg[sep..=sep]), false);
         }
         // `--env=HF_TOKEN=x`, `--set api.key=x`: the value is itself an assignment.
         let (inner, _) = redact_arg(value);
         if inner != value {
-            return (format!("{name}{}{inner}", &arg[sep..sep + 1]), false);
+            return (format!("{name}{}{inner}", &arg[sep..=sep]), false);
         }
     }
     // `--token<TAB>value` or `--token value` inside one argument.
@@ -193,7 +195,7 @@ fn redact_url(arg: &str) -> String {
     out
 }
 
-/// Well-known token shapes anywhere in an argument: OpenAI (`sk-`), GitHub (`ghp_`, `gho_`,
+/// Well-known token shapes anywhere in an argument: `OpenAI` (`sk-`), GitHub (`ghp_`, `gho_`,
 /// `ghu_`, `ghs_`, `ghr_`, `github_pat_`), Hugging Face (`hf_`), GitLab (`glpat-`), Slack
 /// (`xox?-`), AWS access key ids (`AKIA`/`ASIA` + 16), and JWTs (`eyJ….eyJ….…`).
 fn redact_tokens(arg: &str) -> String {
@@ -255,6 +257,7 @@ mod tests {
     use super::*;
 
     /// (arguments as /proc has them, what must be kept, what must not survive).
+    #[allow(clippy::too_many_lines)] // a table of 100 cases, one per line
     fn table() -> Vec<(Vec<&'static str>, &'static str, &'static str)> {
         vec![
             // flags with a separate value

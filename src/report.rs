@@ -26,6 +26,7 @@ pub struct Diagnosis<'a> {
 impl Diagnosis<'_> {
     /// Exit status for scripts: 1 when a warning or worse was found; else 3 when some GPU
     /// could not be judged in full (the run was shorter than the rules' windows); else 0.
+    #[must_use]
     pub fn exit_code(&self) -> i32 {
         match self.worst {
             Some(s) if s >= Severity::Warning => 1,
@@ -39,6 +40,7 @@ impl Diagnosis<'_> {
 pub const NOT_JUDGED: i32 = 3;
 
 /// "judging: 6 s of the 10 s the rules need (pid 42 is starting)".
+#[must_use]
 pub fn judging_text(j: &Judging) -> String {
     let starting = match j.starting_pids.as_slice() {
         [] => String::new(),
@@ -46,7 +48,7 @@ pub fn judging_text(j: &Judging) -> String {
         many => format!(
             "; pids {} are starting",
             many.iter()
-                .map(|p| p.to_string())
+                .map(std::string::ToString::to_string)
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
@@ -86,6 +88,7 @@ pub fn finding_text(f: &Finding, out: &mut String) {
 }
 
 /// The text report, safe to print to a terminal (`printable`).
+#[must_use]
 pub fn diagnosis_text(d: &Diagnosis, history: &History) -> String {
     printable(&diagnosis_text_raw(d, history)).into_owned()
 }

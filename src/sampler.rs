@@ -29,7 +29,7 @@ impl CostMeter {
 
     fn add_tick(&mut self, took: Duration) {
         self.tick_us
-            .push(took.as_micros().min(u32::MAX as u128) as u32);
+            .push(took.as_micros().min(u128::from(u32::MAX)) as u32);
     }
 
     /// Refreshes the summary; called about once a second.
@@ -43,7 +43,7 @@ impl CostMeter {
             self.cost.tick_ms_max = Some(self.scratch[n - 1] as f32 / 1000.0);
         }
         let now = Instant::now();
-        let cpu = process_cpu_seconds();
+        let cpu = crate::sys::process_cpu_seconds();
         if let (Some((then, before)), Some(cpu)) = (self.last_cpu, cpu) {
             let wall = now.duration_since(then).as_secs_f64();
             if wall > 0.0 {
@@ -55,23 +55,10 @@ impl CostMeter {
     }
 }
 
-/// User + system CPU time of this whole process, in seconds.
-fn process_cpu_seconds() -> Option<f64> {
-    // SAFETY: getrusage writes into the struct we pass and has no other effect.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    (rc == 0).then(|| {
-        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-        tv(ru.ru_utime) + tv(ru.ru_stime)
-    })
-}
-
 fn process_rss_bytes() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/self/statm").ok()?;
     let pages: u64 = text.split_whitespace().nth(1)?.parse().ok()?;
-    // SAFETY: sysconf only reads a configuration value.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    Some(pages * page.max(1) as u64)
+    Some(pages * crate::sys::page_size())
 }
 
 /// Reads a source tick by tick and adds what the source cannot know (the host side).
@@ -85,6 +72,7 @@ pub struct Sampler {
 }
 
 impl Sampler {
+    #[must_use]
     pub fn new(source: Box<dyn Source>) -> Self {
         let host = source.pids_are_local().then(|| {
             let mut r = HostReader::new();
@@ -102,16 +90,20 @@ impl Sampler {
         }
     }
 
+    #[must_use]
     pub fn source(&self) -> &dyn Source {
         self.source.as_ref()
     }
+    #[must_use]
     pub fn system(&self) -> &SystemInfo {
         self.source.system()
     }
     /// The tick read by the last `step`.
+    #[must_use]
     pub fn tick(&self) -> &Tick {
         &self.tick
     }
+    #[must_use]
     pub fn cost(&self) -> SelfCost {
         self.meter.cost
     }
@@ -121,7 +113,7 @@ impl Sampler {
         let started = Instant::now();
         let got = self.source.sample(&mut self.tick)?;
         self.meter.add_tick(started.elapsed());
-        if got == Sampled::Tick {
+        if got == Sampled::Filled {
             self.fill_host();
         }
         if self.last_refresh.elapsed() >= Duration::from_secs(1) {

@@ -115,23 +115,28 @@ impl Store {
     }
 
     /// Sample time of the tick the rules last evaluated.
+    #[must_use]
     pub fn evaluated_at_ms(&self) -> Option<u64> {
         self.evaluated_ms
     }
 
+    #[must_use]
     pub fn outcome(&self) -> &Outcome {
         &self.outcome
     }
 
     /// Ticks taken in so far.
+    #[must_use]
     pub fn ticks(&self) -> u64 {
         self.history.ticks()
     }
 
+    #[must_use]
     pub fn history(&self) -> &History {
         &self.history
     }
 
+    #[must_use]
     pub fn engine(&self) -> &Engine {
         &self.engine
     }
@@ -149,6 +154,7 @@ impl Store {
     }
 
     /// A complete copy, for a reader that reads once (a snapshot, a report).
+    #[must_use]
     pub fn view(&self) -> StoreView {
         let mut v = StoreView::default();
         self.copy_into(&mut v);
@@ -182,36 +188,45 @@ impl Default for StoreView {
 static NO_SYSTEM: std::sync::OnceLock<SystemInfo> = std::sync::OnceLock::new();
 
 impl StoreView {
+    #[must_use]
     pub fn history(&self) -> &History {
         &self.history
     }
+    #[must_use]
     pub fn findings(&self) -> &Conclusions {
         &self.findings
     }
+    #[must_use]
     pub fn cost(&self) -> &SelfCost {
         &self.cost
     }
+    #[must_use]
     pub fn system(&self) -> &SystemInfo {
         self.facts
             .as_ref()
             .map_or_else(|| NO_SYSTEM.get_or_init(SystemInfo::default), |f| &f.system)
     }
     /// "NVML", "demo: mixed", "replay: FILE".
+    #[must_use]
     pub fn source_label(&self) -> &str {
         self.facts.as_ref().map_or("", |f| &f.source_label)
     }
     /// The interval the source was sampled (or recorded) at.
+    #[must_use]
     pub fn interval(&self) -> Duration {
         self.facts.as_ref().map_or(Duration::ZERO, |f| f.interval)
     }
+    #[must_use]
     pub fn pids_are_local(&self) -> bool {
         self.facts.as_ref().is_some_and(|f| f.pids_are_local)
     }
     /// A recording played to its end.
+    #[must_use]
     pub fn ended(&self) -> bool {
         self.outcome == Outcome::Ended
     }
     /// Why sampling stopped, if it failed.
+    #[must_use]
     pub fn error(&self) -> Option<&str> {
         match &self.outcome {
             Outcome::Failed(e) => Some(e),

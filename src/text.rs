@@ -5,6 +5,7 @@
 /// newline and tab, DEL, C1) shown as `�`: GPU and process names come from the machine or from
 /// a recording someone sent, and must not reach a terminal as escape sequences (an OSC 52
 /// clipboard write, a title change, a cursor move).
+#[must_use]
 pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     let unsafe_char = |c: char| (c.is_control() && c != '\n' && c != '\t') || c == '\u{7f}';
     if text.chars().any(unsafe_char) {
@@ -18,12 +19,14 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
 }
 
 /// "HH:MM:SS": a time in ms since the epoch, UTC.
+#[must_use]
 pub fn clock(ms: u64) -> String {
     let s = ms / 1000;
     format!("{:02}:{:02}:{:02}", (s / 3600) % 24, (s / 60) % 60, s % 60)
 }
 
 /// `s` cut to `n` characters, with an ellipsis when cut.
+#[must_use]
 pub fn clip(s: &str, n: usize) -> String {
     if s.chars().count() <= n {
         s.to_string()
@@ -35,6 +38,7 @@ pub fn clip(s: &str, n: usize) -> String {
 }
 
 /// A span of time in little room: "42s", "3m05s" or "1h02m" (the screen).
+#[must_use]
 pub fn span_compact(ms: u64) -> String {
     let s = ms / 1000;
     match s {
@@ -45,6 +49,7 @@ pub fn span_compact(ms: u64) -> String {
 }
 
 /// A span of time in words: "42 s" or "3 min" (evidence, reports).
+#[must_use]
 pub fn span_words(ms: u64) -> String {
     let s = ms / 1000;
     if s >= 120 {
@@ -55,6 +60,7 @@ pub fn span_words(ms: u64) -> String {
 }
 
 /// "20261130-151203": a time in ms since the epoch as a UTC date and time for file names.
+#[must_use]
 pub fn stamp(ms: u64) -> String {
     let days = (ms / 86_400_000) as i64;
     let (y, m, d) = civil_from_days(days);

@@ -76,7 +76,7 @@ fn scopeguard<F: FnMut()>(f: F) -> ScopeGuard<F> {
 }
 impl<F: FnMut()> Drop for ScopeGuard<F> {
     fn drop(&mut self) {
-        (self.0)()
+        (self.0)();
     }
 }
 
@@ -105,9 +105,8 @@ pub struct Session {
 /// process, and on SIGCONT takes the terminal again. The caller redraws the whole screen.
 fn suspend_to_shell() -> Result<()> {
     restore_terminal();
-    // SAFETY: raise(2) has no preconditions; SIGSTOP cannot be caught, so this returns only
-    // once the shell continues the process (`fg`).
-    unsafe { libc::raise(libc::SIGSTOP) };
+    // Returns only once the shell continues the process (`fg`).
+    crate::sys::stop_self();
     enable_raw_mode().context("the terminal refused raw mode after resuming")?;
     execute!(std::io::stdout(), EnterAlternateScreen, EnableMouseCapture)
         .context("taking the terminal again after resuming")?;
@@ -124,7 +123,7 @@ pub fn run(source: Box<dyn Source>, config: &Config, history: Duration, fps: u32
     let stop = Arc::new(AtomicBool::new(false));
     let poke = data.clone();
     crate::driver::spawn(sampler, store.clone(), stop.clone(), move || {
-        poke.notify_one()
+        poke.notify_one();
     })
     .context("starting the sampler thread")?;
     let (tx, rx) = mpsc::unbounded_channel();
@@ -213,13 +212,13 @@ where
         }
         let next_frame = last_draw + frame;
         let action = tokio::select! {
-            _ = session.data.notified(), if !data_pending => {
+            () = session.data.notified(), if !data_pending => {
                 let due = tokio::time::Instant::now() >= next_frame;
                 data_pending = !state.paused && !due;
                 dirty = !state.paused && due;
                 continue;
             }
-            _ = tokio::time::sleep_until(next_frame), if data_pending => { dirty = true; continue; }
+            () = tokio::time::sleep_until(next_frame), if data_pending => { dirty = true; continue; }
             msg = input.recv() => match msg {
                 Some(Msg::Input(ev)) => to_action(ev),
                 None => return Ok(()),
@@ -312,16 +311,11 @@ fn send_signal(pid: u32, signal: i32, started_ms: Option<u64>) -> std::io::Resul
         }
         None => return refuse("the process has exited".into()),
     }
-    // SAFETY: kill(2) has no memory-safety preconditions; `target` is a single positive PID.
-    let rc = unsafe { libc::kill(target, signal) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
+    crate::sys::kill(target, signal)
 }
 
 /// Turns a terminal event into an action; `None` for events that only need a redraw.
+#[allow(clippy::needless_pass_by_value)] // an event is consumed where it is read
 pub fn to_action(ev: Event) -> Option<Action> {
     match ev {
         Event::Key(k) if k.kind != KeyEventKind::Release => key(k).map(Action::Key),

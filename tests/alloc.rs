@@ -13,6 +13,7 @@ use gpuwatch::source::Source;
 struct Counting;
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
 
+#[allow(unsafe_code)] // a global allocator that counts is what this test measures with
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::Relaxed);
@@ -38,7 +39,9 @@ static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 #[test]
 fn sampling_into_full_history_allocates_nothing() {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut src = SimSource::new(Scenario::Mixed, 8, 3, 1_800_000_000_000, 250);
     let mut history = History::new(src.devices(), 400);
     let mut tick = Tick::default();
@@ -62,7 +65,9 @@ fn sampling_into_full_history_allocates_nothing() {
 fn evaluating_the_rules_on_healthy_gpus_allocates_nothing() {
     use gpuwatch::config::Thresholds;
     use gpuwatch::rules::Engine;
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut src = SimSource::new(Scenario::Healthy, 8, 3, 1_800_000_000_000, 250);
     let mut history = History::new(src.devices(), 1000);
     let mut engine = Engine::new(Thresholds::default());

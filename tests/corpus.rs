@@ -176,7 +176,9 @@ struct Score {
     found_after_s: Option<f64>,
     /// Warnings and criticals opened during the phase that are not its expected finding.
     false_alarms: Vec<String>,
-    /// For multi-GPU hangs: the culprit GPU the finding named (at its end).
+    /// For multi-GPU hangs: the culprit GPU the finding named (at its end). Outer `None`: not
+    /// a multi-GPU hang; inner `None`: the finding named no culprit.
+    #[allow(clippy::option_option)]
     culprit: Option<Option<u32>>,
 }
 
@@ -278,10 +280,10 @@ fn totals(scores: &[Score]) -> Totals {
         }
         if let Some(want) = p.culprit_gpu {
             t.culprits += 1;
-            t.culprits_named += (s.culprit == Some(Some(want))) as usize;
+            t.culprits_named += usize::from(s.culprit == Some(Some(want)));
         }
-        t.startups += (p.label == "startup") as usize;
-        t.transitions += (p.label == "transition") as usize;
+        t.startups += usize::from(p.label == "startup");
+        t.transitions += usize::from(p.label == "transition");
         if p.gpu == 1 {
             jobs_on_two.insert(p.job.clone());
         }

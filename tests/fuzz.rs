@@ -52,7 +52,7 @@ const TOKENS: [&str; 16] = [
 
 fn mutate(rng: &mut Rng, seed: &[u8]) -> Vec<u8> {
     let mut b = seed.to_vec();
-    for _ in 0..1 + rng.below(4) {
+    for _ in 0..=rng.below(4) {
         let at = rng.below(b.len() + 1);
         match rng.below(6) {
             0 if !b.is_empty() => {
@@ -75,7 +75,7 @@ fn mutate(rng: &mut Rng, seed: &[u8]) -> Vec<u8> {
             4 => b.truncate(at),
             _ => {
                 // Replace a number with a token: the fields' types and ranges are the target.
-                if let Some(i) = b[at..].iter().position(|c| c.is_ascii_digit()) {
+                if let Some(i) = b[at..].iter().position(u8::is_ascii_digit) {
                     let i = at + i;
                     let end = i + b[i..]
                         .iter()
@@ -129,10 +129,11 @@ fn seed() -> u64 {
         .unwrap_or(0x6770_7577_6174_6368)
 }
 
+#[allow(unsafe_code)] // getrusage(2): the test's own peak memory
 fn peak_rss_bytes() -> u64 {
     // SAFETY: getrusage writes into the struct we pass and has no other effect.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &raw mut ru) };
     ru.ru_maxrss as u64 * 1024
 }
 
@@ -199,7 +200,7 @@ fn mutated_recordings_and_snapshots_never_panic_and_stay_bounded() {
     println!(
         "fuzz: {n1} recordings ({r1} still read), {n2} snapshots ({r2} still read), panics {}, peak RSS {:.0} MiB",
         p1.len() + p2.len(),
-        rss as f64 / (1 << 20) as f64
+        rss as f64 / f64::from(1 << 20)
     );
     assert!(p1.is_empty() && p2.is_empty(), "panics: {p1:?} {p2:?}");
     if std::env::var_os("GPUWATCH_FUZZ_CASES").is_none()
@@ -234,7 +235,11 @@ fn mutated_config_files_never_panic() {
         match catch_unwind(|| Config::load(Some(&path), true)) {
             Ok(Ok(_)) => accepted += 1,
             Ok(Err(e)) => assert!(e.to_string().contains("config.toml"), "case {i}: {e}"),
-            Err(_) => panic!("config case {i} panicked: {:?}", std::fs::read(&path)),
+            Err(payload) => panic!(
+                "config case {i} panicked ({:?}): {:?}",
+                payload.downcast_ref::<String>(),
+                std::fs::read(&path)
+            ),
         }
     }
     println!("fuzz: {n} configs, {accepted} accepted");

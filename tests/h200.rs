@@ -34,7 +34,7 @@ fn ms(s: f64) -> u64 {
 }
 
 fn median(mut v: Vec<f32>) -> f32 {
-    v.sort_by(|a, b| a.total_cmp(b));
+    v.sort_by(f32::total_cmp);
     v[v.len() / 2]
 }
 

@@ -62,7 +62,7 @@ fn window_returns_samples_between_the_bounds_inclusive_across_the_wrap() {
 #[test]
 fn history_sizes_buffers_from_span_and_interval_and_reports_bytes() {
     assert_eq!(History::capacity_for(15 * 60 * 1000, 250), 3600);
-    let infos = vec![Default::default(); 8];
+    let infos = vec![gpuwatch::model::DeviceInfo::default(); 8];
     let h = History::new(&infos, History::capacity_for(3600 * 1000, 250));
     assert_eq!(h.bytes_when_full(), 8 * 14_400 * DeviceSample::BYTES);
     // The documented figures (docs/architecture.md) must stay true.
@@ -83,7 +83,7 @@ fn history_sizes_buffers_from_span_and_interval_and_reports_bytes() {
 
 #[test]
 fn history_push_keeps_latest_processes_and_counts_ticks() {
-    let infos = vec![Default::default()];
+    let infos = vec![gpuwatch::model::DeviceInfo::default()];
     let mut h = History::new(&infos, 8);
     let mut tick = Tick::for_devices(1);
     tick.t_ms = 1000;

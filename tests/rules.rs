@@ -305,7 +305,7 @@ fn idle_floor_is_learned_from_an_idle_stretch() {
 fn every_rule_has_an_id_title_and_is_listed_once() {
     let rules = all_rules();
     let mut ids: Vec<&str> = rules.iter().map(|r| r.id).collect();
-    ids.sort();
+    ids.sort_unstable();
     ids.dedup();
     assert_eq!(ids.len(), rules.len());
     assert!(rules.iter().all(|r| !r.title.is_empty()));
@@ -322,7 +322,7 @@ fn at_50_ms_ticks_rules_judged_every_200_ms_still_open_within_the_window() {
     let mut opened = None;
     while opened.is_none() && tick.t_ms < START_MS + window + 5_000 {
         src.sample(&mut tick).unwrap();
-        store.absorb(&tick, Default::default());
+        store.absorb(&tick, gpuwatch::model::SelfCost::default());
         opened = store
             .engine()
             .active_on(0)

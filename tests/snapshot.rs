@@ -23,7 +23,7 @@ fn observed(sc: Scenario, gpus: usize, seconds: u64) -> StoreView {
     )
     .unwrap();
     for t in sim_ticks(sc, gpus, seconds, START_MS).1 {
-        store.absorb(&t, Default::default());
+        store.absorb(&t, gpuwatch::model::SelfCost::default());
     }
     store.view()
 }
@@ -81,7 +81,7 @@ fn the_h200_recording_snapshots_validly() {
     )
     .unwrap();
     for t in &ticks[..660] {
-        store.absorb(t, Default::default());
+        store.absorb(t, gpuwatch::model::SelfCost::default());
     }
     let obs = store.view();
     let json = snapshot::to_json(&snapshot::take(&obs, &Options::default()));
@@ -102,7 +102,7 @@ fn replay_findings(snap: &snapshot::Snapshot) -> Vec<(String, u32)> {
     .unwrap();
     let mut src = src;
     for t in src.read_all().unwrap() {
-        store.absorb(&t, Default::default());
+        store.absorb(&t, gpuwatch::model::SelfCost::default());
     }
     let obs = store.view();
     let mut v: Vec<(String, u32)> = obs
@@ -186,7 +186,7 @@ fn no_host_leaves_the_replayed_files_directories_out() {
     )
     .unwrap();
     for t in &ticks {
-        store.absorb(t, Default::default());
+        store.absorb(t, gpuwatch::model::SelfCost::default());
     }
     let obs = store.view();
     let opts = Options {
@@ -216,7 +216,7 @@ fn never_overwrites_and_adds_a_suffix() {
     );
     let leftovers: Vec<_> = std::fs::read_dir(dir.path())
         .unwrap()
-        .filter_map(|e| e.ok())
+        .filter_map(std::result::Result::ok)
         .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
         .collect();
     assert!(leftovers.is_empty(), "temporary files removed");

@@ -283,7 +283,7 @@ fn replay_ends_with_end_not_an_error() {
         ReplaySource::from_reader(std::io::Cursor::new(text), Path::new("r"), 1.0).unwrap();
     let mut t = Tick::default();
     for _ in &ticks {
-        assert_eq!(src.sample(&mut t).unwrap(), Sampled::Tick);
+        assert_eq!(src.sample(&mut t).unwrap(), Sampled::Filled);
     }
     assert_eq!(src.sample(&mut t).unwrap(), Sampled::End);
 }
@@ -337,7 +337,7 @@ impl Source for NvmlShaped {
             }];
         }
         self.round += 1;
-        Ok(Sampled::Tick)
+        Ok(Sampled::Filled)
     }
     fn interval(&self) -> std::time::Duration {
         std::time::Duration::from_millis(250)
@@ -480,6 +480,7 @@ fn snapshots_are_recognised_by_their_format_field_gzipped_or_not() {
 }
 
 #[test]
+#[allow(unsafe_code)] // mkfifo(3): a real FIFO to replay from
 fn a_fifo_is_read_once_and_plays() {
     let (text, ticks) = recorded_text(10);
     let dir = tempfile::tempdir().unwrap();
@@ -511,7 +512,7 @@ fn more_gpus_or_processes_than_any_node_has_are_refused_naming_the_limit() {
         .to_string();
     assert!(e.contains("1025 GPUs, more than the 1024"), "{e}");
     let (infos, mut ticks) = sim_ticks(Scenario::Healthy, 1, 1, START_MS);
-    ticks[0].devices[0].processes = vec![Default::default(); 4097];
+    ticks[0].devices[0].processes = vec![gpuwatch::model::ProcessSample::default(); 4097];
     let crowded = dir.path().join("procs.jsonl");
     write_recording(&crowded, &ticks, &infos);
     let e = ReplaySource::open(&crowded, f64::INFINITY)

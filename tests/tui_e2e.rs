@@ -165,6 +165,7 @@ fn demo_with_pid(name: &str) -> (Tmux, i32) {
 }
 
 /// Sends `signal` to the monitor this test started.
+#[allow(unsafe_code)] // kill(2): the test sends the signals a terminal would
 fn signal(pid: i32, signal: i32) {
     // SAFETY: kill(2) on the pid of the program this test started.
     assert_eq!(unsafe { libc::kill(pid, signal) }, 0);

@@ -1,4 +1,4 @@
-//! The TUI's event loop on a TestBackend, in tokio's paused (virtual) time: redraws caused by
+//! The TUI's event loop on a `TestBackend`, in tokio's paused (virtual) time: redraws caused by
 //! new data are capped at the frame rate while sampling goes faster; input redraws at once.
 
 mod common;
@@ -26,7 +26,7 @@ fn session(frame: Duration) -> (Session, Arc<Notify>) {
     )
     .unwrap();
     for t in sim_ticks(Scenario::Healthy, 1, 30, START_MS).1 {
-        store.absorb(&t, Default::default());
+        store.absorb(&t, gpuwatch::model::SelfCost::default());
     }
     let data = Arc::new(Notify::new());
     let s = Session {

@@ -1,4 +1,4 @@
-//! The screens, drawn with ratatui's TestBackend from simulated and replayed sources: insta
+//! The screens, drawn with ratatui's `TestBackend` from simulated and replayed sources: insta
 //! snapshots at 80×24 and 160×48, key flows applied to state, and styles where the emphasis is
 //! the behaviour.
 
@@ -28,7 +28,7 @@ fn observed_sim(sc: Scenario, gpus: usize, seconds: u64) -> StoreView {
     )
     .unwrap();
     for t in sim_ticks(sc, gpus, seconds, START_MS).1 {
-        store.absorb(&t, Default::default());
+        store.absorb(&t, gpuwatch::model::SelfCost::default());
     }
     store.view()
 }
@@ -52,7 +52,7 @@ fn observed_h200(until_s: u64) -> StoreView {
         .iter()
         .take_while(|t| t.t_ms <= first + until_s * 1000)
     {
-        store.absorb(t, Default::default());
+        store.absorb(t, gpuwatch::model::SelfCost::default());
     }
     store.view()
 }
@@ -72,7 +72,7 @@ fn text(buf: &Buffer) -> String {
         .chunks(w)
         .map(|row| {
             row.iter()
-                .map(|c| c.symbol())
+                .map(ratatui::buffer::Cell::symbol)
                 .collect::<String>()
                 .trim_end()
                 .to_string()
@@ -301,7 +301,7 @@ fn signal_prompt_asks_first_and_offers_term_int_kill() {
     )
     .unwrap();
     for t in sim_ticks(Scenario::Healthy, 1, 5, START_MS).1 {
-        store.absorb(&t, Default::default());
+        store.absorb(&t, gpuwatch::model::SelfCost::default());
     }
     let obs = store.view();
     let mut st = AppState::new(true);
@@ -404,7 +404,7 @@ fn processes_whose_pids_do_not_resolve_are_explained() {
         for p in &mut t.devices[0].processes {
             p.host = None;
         }
-        store.absorb(&t, Default::default());
+        store.absorb(&t, gpuwatch::model::SelfCost::default());
     }
     let obs = store.view();
     let screen = text(&draw(&mut AppState::new(true), &obs, 160, 48));
@@ -440,7 +440,7 @@ fn the_h200_hang_snapshot_replays_with_the_hang_on_screen() {
     )
     .unwrap();
     for t in &ticks {
-        store.absorb(t, Default::default());
+        store.absorb(t, gpuwatch::model::SelfCost::default());
     }
     let obs = store.view();
     let screen = text(&draw(&mut AppState::new(true), &obs, 160, 48));
@@ -468,7 +468,7 @@ fn a_gpu_is_judging_not_ok_until_the_rules_windows_are_covered() {
         for p in &mut t.devices[0].processes {
             p.host.as_mut().unwrap().started_ms = None; // arrived with the first tick
         }
-        store.absorb(&t, Default::default());
+        store.absorb(&t, gpuwatch::model::SelfCost::default());
         if n == 16 {
             let screen = text(&draw(&mut state, &store.view(), 120, 40));
             assert!(screen.contains("… 4/10s"), "{screen}");

@@ -59,6 +59,7 @@ impl SortKey {
         SortKey::Command,
         SortKey::Gpu,
     ];
+    #[must_use]
     pub fn name(self) -> &'static str {
         match self {
             SortKey::GpuMem => "GPU MEM",
@@ -162,6 +163,7 @@ pub struct HitAreas {
     pub processes: (u16, u16),
 }
 
+#[allow(clippy::struct_excessive_bools)] // independent switches of the screen
 #[derive(Debug, Clone)]
 pub struct AppState {
     pub view: View,
@@ -187,6 +189,7 @@ pub struct AppState {
 }
 
 impl AppState {
+    #[must_use]
     pub fn new(color: bool) -> Self {
         AppState {
             view: View::Main,
@@ -210,6 +213,7 @@ impl AppState {
     }
 
     /// The chart's time window in milliseconds.
+    #[must_use]
     pub fn window_ms(&self) -> u64 {
         ZOOMS_S.get(self.zoom).map_or(self.history_ms, |s| s * 1000)
     }
@@ -239,7 +243,7 @@ impl AppState {
             return Effect::None;
         }
         if self.view == View::Help {
-            if matches!(key, Key::Esc | Key::Char('?') | Key::Char('q') | Key::Enter) {
+            if matches!(key, Key::Esc | Key::Char('?' | 'q') | Key::Enter) {
                 self.view = View::Main;
             }
             return Effect::None;
@@ -265,11 +269,11 @@ impl AppState {
                 self.ask_kill(obs);
                 Effect::None
             }
-            Key::Char('+') | Key::Char('=') => {
+            Key::Char('+' | '=') => {
                 self.zoom = (self.zoom + 1).min(ZOOMS_S.len());
                 Effect::None
             }
-            Key::Char('-') | Key::Char('_') => {
+            Key::Char('-' | '_') => {
                 self.zoom = self.zoom.saturating_sub(1);
                 Effect::None
             }
@@ -346,7 +350,7 @@ impl AppState {
             return Effect::None;
         };
         match key {
-            Key::Left | Key::Right | Key::Tab | Key::Char('h') | Key::Char('l') => {
+            Key::Left | Key::Right | Key::Tab | Key::Char('h' | 'l') => {
                 let step = if matches!(key, Key::Left | Key::Char('h')) {
                     SIGNALS.len() - 1
                 } else {
@@ -366,7 +370,7 @@ impl AppState {
                     started_ms,
                 }
             }
-            Key::Char('n') | Key::Esc | Key::Char('q') => {
+            Key::Char('n' | 'q') | Key::Esc => {
                 self.kill = None;
                 self.status = Some("no signal sent".into());
                 Effect::None
@@ -396,10 +400,10 @@ impl AppState {
                 self.findings_scroll = step(
                     self.findings_scroll,
                     obs.findings().active().len() + obs.findings().cleared().len(),
-                )
+                );
             }
             (View::Main, Pane::Processes) => {
-                self.selected_process = step(self.selected_process, process_rows(self, obs).len())
+                self.selected_process = step(self.selected_process, process_rows(self, obs).len());
             }
             _ => {}
         }
@@ -407,6 +411,7 @@ impl AppState {
     }
 
     /// The process under the selection in the table, if any.
+    #[must_use]
     pub fn selected_row<'a>(&self, obs: &'a StoreView) -> Option<ProcessRow<'a>> {
         let rows = process_rows(self, obs);
         let i = self.selected_process.min(rows.len().saturating_sub(1));

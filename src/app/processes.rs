@@ -12,11 +12,13 @@ pub struct ProcessRow<'a> {
 }
 
 impl ProcessRow<'_> {
+    #[must_use]
     pub fn host(&self) -> Option<&HostProcess> {
         self.process.host.as_ref()
     }
 }
 
+#[must_use]
 pub fn find_process(obs: &StoreView, device: u32, pid: u32) -> Option<&ProcessSample> {
     obs.history()
         .devices
@@ -28,6 +30,7 @@ pub fn find_process(obs: &StoreView, device: u32, pid: u32) -> Option<&ProcessSa
 }
 
 /// The process table's rows: every GPU's processes, filtered and sorted.
+#[must_use]
 pub fn process_rows<'a>(state: &AppState, obs: &'a StoreView) -> Vec<ProcessRow<'a>> {
     let needle = state.filter.to_lowercase();
     let mut rows: Vec<ProcessRow> = obs
@@ -92,6 +95,7 @@ fn compare(a: &ProcessRow, b: &ProcessRow, key: SortKey) -> std::cmp::Ordering {
 }
 
 /// A command line shortened for a table: interpreters and scripts without their directories.
+#[must_use]
 pub fn short_command(h: &HostProcess) -> String {
     if h.cmdline.is_empty() {
         return format!("[{}]", h.name);
@@ -100,7 +104,10 @@ pub fn short_command(h: &HostProcess) -> String {
         .split(' ')
         .enumerate()
         .map(|(i, arg)| {
-            if (i == 0 || arg.ends_with(".py") || arg.ends_with(".sh")) && arg.contains('/') {
+            let script = std::path::Path::new(arg)
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("py") || e.eq_ignore_ascii_case("sh"));
+            if (i == 0 || script) && arg.contains('/') {
                 arg.rsplit('/').next().unwrap_or(arg)
             } else {
                 arg

@@ -24,6 +24,7 @@ pub struct Header {
 }
 
 impl Header {
+    #[must_use]
     pub fn new(system: &SystemInfo, devices: &[DeviceInfo], interval_ms: u64) -> Self {
         Header {
             format: FORMAT.into(),
@@ -100,7 +101,7 @@ impl Recorder {
         let path = &self.path;
         self.out
             .write_all(&self.line)
-            .and_then(|_| self.out.flush())
+            .and_then(|()| self.out.flush())
             .map_err(|source| RecordError::Io {
                 path: path.clone(),
                 source,

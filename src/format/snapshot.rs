@@ -76,6 +76,7 @@ pub enum CmdlinePolicy {
     Raw,
 }
 
+#[must_use]
 pub fn to_json(s: &Snapshot) -> String {
     serde_json::to_string_pretty(s).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
 }
@@ -86,7 +87,12 @@ pub fn parse(text: &str) -> Result<Snapshot, String> {
     if value.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
         return Err(format!("no \"format\": \"{FORMAT}\""));
     }
-    if value.get("version").and_then(|v| v.as_u64()).unwrap_or(0) as u32 > VERSION {
+    if value
+        .get("version")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0) as u32
+        > VERSION
+    {
         return Err(format!(
             "it is a newer format than this gpuwatch reads ({VERSION}); update gpuwatch"
         ));

@@ -22,11 +22,13 @@ pub struct Conclusions {
 }
 
 impl Conclusions {
+    #[must_use]
     pub fn thresholds(&self) -> &Thresholds {
         &self.thresholds
     }
 
     /// The open findings, most severe first.
+    #[must_use]
     pub fn active(&self) -> &[Finding] {
         &self.active
     }
@@ -37,16 +39,19 @@ impl Conclusions {
     }
 
     /// The most severe open finding of a GPU, for its badge.
+    #[must_use]
     pub fn worst_on(&self, device: u32) -> Option<&Finding> {
         self.active_on(device).max_by_key(|f| f.severity)
     }
 
     /// Findings closed recently, oldest first.
+    #[must_use]
     pub fn cleared(&self) -> &[Finding] {
         &self.cleared
     }
 
     /// What a GPU (NVML index) is still being judged for; `None` before its first sample.
+    #[must_use]
     pub fn judging(&self, device: u32) -> Option<&Judging> {
         self.position(device)
             .and_then(|p| self.judging.get(p))
@@ -61,6 +66,7 @@ impl Conclusions {
     }
 
     /// The idle floor the rules judge a GPU (NVML index) against, in watts.
+    #[must_use]
     pub fn floor_w(&self, device: u32) -> Option<f32> {
         self.position(device)
             .and_then(|p| self.floors_w.get(p))
@@ -101,6 +107,7 @@ impl Engine {
     }
 
     /// A fresh copy of what the engine has concluded.
+    #[must_use]
     pub fn conclusions(&self) -> Conclusions {
         let mut c = Conclusions::default();
         self.conclude_into(&mut c);

@@ -34,7 +34,7 @@ fn spinning(c: &Ctx, span_ms: u64) -> Option<(Stats, Stats, Option<Gpm>)> {
     let util = c.stats(span_ms, |s| s.util_gpu_pct);
     let power = c.stats(span_ms, |s| s.power_w);
     // Once open, a little slack so one lower sample does not close it (hysteresis).
-    let util_min = c.t.hang_util_min_pct - if c.open { 10.0 } else { 0.0 };
+    let util_min = c.thresholds.hang_util_min_pct - if c.open { 10.0 } else { 0.0 };
     // Percentiles, not extremes: one odd sample must not open or close a hang.
     if util.n == 0 || util.p10 < util_min || power.n == 0 || power.p90 > c.near_floor_w() {
         return None;
@@ -46,7 +46,7 @@ fn spinning(c: &Ctx, span_ms: u64) -> Option<(Stats, Stats, Option<Gpm>)> {
     }
     let tensor = c.stats(span_ms, |s| s.gpm.tensor_active_pct);
     let dram = c.stats(span_ms, |s| s.gpm.dram_bw_pct);
-    if sm.median > c.t.hang_sm_max_pct || tensor.median > 10.0 || dram.median > 10.0 {
+    if sm.median > c.thresholds.hang_sm_max_pct || tensor.median > 10.0 || dram.median > 10.0 {
         return None;
     }
     Some((util, power, Some((sm, tensor, dram))))
@@ -57,7 +57,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
     // replayed after the job ended has only its last (empty) process list.
     let w = c.window_ms;
     let (util, power, gpm) = spinning(c, w)?;
-    let confirm = ms(c.t.hang_window);
+    let confirm = ms(c.thresholds.hang_window);
     let confirmed = c.covers(confirm) && spinning(c, confirm).is_some();
     let lost = lost_rank(c);
     let held = if confirmed { confirm } else { w };
@@ -76,22 +76,18 @@ fn check(c: &Ctx) -> Option<Verdict> {
         summary: format!("util {:.0} % at idle power", util.median),
         ..Verdict::default()
     };
-    match gpm {
-        Some((sm, tensor, dram)) => {
-            v.evidence.push(format!(
-                "SM activity {:.1} %, tensor {:.1} %, DRAM {:.1} % (GPM)",
-                sm.median, tensor.median, dram.median
-            ));
-            v.signals =
-                "utilization, power against the idle floor, GPM SM/tensor/DRAM activity".into();
-        }
-        None => {
-            v.evidence.push(format!(
-                "power flat (sd {:.1} W); no GPM on this GPU, so SM activity is unknown",
-                power.sd
-            ));
-            v.signals = "utilization and power against the idle floor (no GPM)".into();
-        }
+    if let Some((sm, tensor, dram)) = gpm {
+        v.evidence.push(format!(
+            "SM activity {:.1} %, tensor {:.1} %, DRAM {:.1} % (GPM)",
+            sm.median, tensor.median, dram.median
+        ));
+        v.signals = "utilization, power against the idle floor, GPM SM/tensor/DRAM activity".into();
+    } else {
+        v.evidence.push(format!(
+            "power flat (sd {:.1} W); no GPM on this GPU, so SM activity is unknown",
+            power.sd
+        ));
+        v.signals = "utilization and power against the idle floor (no GPM)".into();
     }
     v.pids = c.dev.processes.iter().map(|p| p.pid).collect();
     v.culprit = lost.or_else(|| straggler(c, w));
@@ -157,7 +153,7 @@ fn rank_text(rank: Option<u32>) -> String {
 fn lost_rank(c: &Ctx) -> Option<Culprit> {
     let since = c
         .now_ms
-        .saturating_sub(ms(c.t.hang_window) + DEPARTURE_LOOKBACK_MS);
+        .saturating_sub(ms(c.thresholds.hang_window) + DEPARTURE_LOOKBACK_MS);
     let gone: &Departure = c.all.departures.iter().rev().find(|d| {
         d.gone_ms >= since
             && !c.dev.processes.iter().any(|p| p.pid == d.pid)

@@ -1,5 +1,5 @@
 //! Rules about the GPU itself: lost from the bus, power capped below TDP, thermal or hardware
-//! slowdown, a PCIe link below its maximum, persistence mode off.
+//! slowdown, a `PCIe` link below its maximum, persistence mode off.
 
 use super::{Ctx, Rule, Severity, Verdict};
 use crate::model::{clock_event, DeviceStatus};
@@ -91,7 +91,7 @@ fn check_powercap(c: &Ctx) -> Option<Verdict> {
     let limit = c
         .stats(w, |s| s.power_limit_w)
         .median_or(c.dev.info.power_limit_enforced_w)?;
-    if util.median < c.t.busy_util_min_pct || limit >= default * 0.99 {
+    if util.median < c.thresholds.busy_util_min_pct || limit >= default * 0.99 {
         return None;
     }
     let power = c.stats(w, |s| s.power_w);
@@ -201,11 +201,11 @@ fn check_pcie(c: &Ctx) -> Option<Verdict> {
     let sm = c.stats(w, |s| s.gpm.sm_active_pct);
     let power = c.stats(w, |s| s.power_w);
     let working = if sm.n > 0 {
-        sm.median >= c.t.busy_util_min_pct
+        sm.median >= c.thresholds.busy_util_min_pct
     } else {
         power.median > c.near_floor_w()
     };
-    if util.median < c.t.busy_util_min_pct || !working {
+    if util.median < c.thresholds.busy_util_min_pct || !working {
         return None;
     }
     let below = c.stats(w, |s| {

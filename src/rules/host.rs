@@ -1,7 +1,7 @@
 //! Rules that need the host side of the GPU's processes.
 //!
 //! Starved: util low and power near the floor while the kernels that do run fill the SMs: the
-//! GPU waits for input. The host side says for what: the process (or its DataLoader workers)
+//! GPU waits for input. The host side says for what: the process (or its `DataLoader` workers)
 //! busy on a CPU preparing batches, or the process sleeping / in I/O wait with little CPU
 //! (slow storage, a remote source). Fires wrongly on: a job that is legitimately CPU-heavy
 //! between short GPU steps (e.g. RL environments), which is still worth knowing.
@@ -43,6 +43,7 @@ const STARVED_ACTIVE_SHARE: f32 = 0.6;
 /// A process below this CPU % that sleeps (S) or waits on I/O (D) is waiting, not computing.
 const WAITING_CPU_MAX_PCT: f32 = 40.0;
 
+#[allow(clippy::too_many_lines)] // two ways to starve (computing, waiting), one verdict
 fn check_starved(c: &Ctx) -> Option<Verdict> {
     let w = c.window_ms;
     if c.dev.processes.is_empty() || !c.memory_settled(w) {
@@ -51,13 +52,13 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
     let util = c.stats(w, |s| s.util_gpu_pct);
     let power = c.stats(w, |s| s.power_w);
     let power_ceiling =
-        c.floor_w + c.tdp_w().unwrap_or(0.0) * c.t.starved_power_margin_pct_of_tdp / 100.0;
+        c.floor_w + c.tdp_w().unwrap_or(0.0) * c.thresholds.starved_power_margin_pct_of_tdp / 100.0;
     // Some work arrives, a little: NVML's averaging smooths a starved loader's bursts into a
     // steady 10-20 % on an H200, and a loader that waits on slow storage shows 0-1 %, with
     // GPM SM activity above zero (0.02 %) in nearly every sample where an idle process shows
     // exactly 0. Both halves must be low, so a phase change (idle, then a saturated job) is
     // not starvation.
-    let util_max = c.t.starved_util_max_median_pct + if c.open { 10.0 } else { 0.0 };
+    let util_max = c.thresholds.starved_util_max_median_pct + if c.open { 10.0 } else { 0.0 };
     let sm = c.stats(w, |s| s.gpm.sm_active_pct);
     // In both halves: a start-up that ends in full load has activity in its newer half only.
     let (u1, u2) = c.halves(w, |s| s.util_gpu_pct);
@@ -80,7 +81,7 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
     // below util, the sync rule's). Below a few % there is nothing to compare.
     let comparable = util.median >= 5.0;
     let signals = if sm.n > 0 {
-        if comparable && sm.median < c.t.sync_sm_to_util_max * util.median {
+        if comparable && sm.median < c.thresholds.sync_sm_to_util_max * util.median {
             return None;
         }
         if comparable {
@@ -90,13 +91,13 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
     } else {
         // Without GPM: the GPU must draw above the floor while its kernels run; launch-bound
         // work does not (a utilization-variation test was tried and caught phase changes).
-        let margin = c.tdp_w().unwrap_or(0.0) * c.t.sync_power_margin_pct_of_tdp / 100.0;
+        let margin = c.tdp_w().unwrap_or(0.0) * c.thresholds.sync_power_margin_pct_of_tdp / 100.0;
         if comparable && power.median <= c.floor_w + margin {
             return None;
         }
         "low utilization, power against the idle floor, host side of the process (no GPM)"
     };
-    let host = host_evidence(&c.dev.processes, c.t.starved_host_cpu_min_pct);
+    let host = host_evidence(&c.dev.processes, c.thresholds.starved_host_cpu_min_pct);
     fit += match host.kind {
         Kind::Computing | Kind::Waiting => 0.3,
         Kind::Unknown => 0.1,
@@ -279,7 +280,7 @@ fn check_idle_mem(c: &Ctx) -> Option<Verdict> {
     } else {
         c.dev.samples.latest()?.mem_used_bytes?
     };
-    if (held as f32) < c.t.idle_mem_min_gib * GIB as f32 {
+    if (held as f32) < c.thresholds.idle_mem_min_gib * GIB as f32 {
         return None;
     }
     let holders: Vec<String> = c

@@ -38,7 +38,7 @@ fn check_full(c: &Ctx) -> Option<Verdict> {
         return None;
     }
     let used = c.stats(w, |s| s.mem_used_bytes.map(|b| b as f32));
-    if used.n == 0 || used.min < total * c.t.mem_full_pct / 100.0 {
+    if used.n == 0 || used.min < total * c.thresholds.mem_full_pct / 100.0 {
         return None;
     }
     Some(Verdict {
@@ -90,7 +90,7 @@ fn trend(c: &Ctx, w: u64) -> Option<(f32, f32)> {
 fn growth(c: &Ctx, w: u64, min_bytes: f32, min_rate: f32) -> Option<(f32, f32, f32)> {
     // A process's first seconds build its model and warm the allocator up: the window starts
     // after them (on an H200 a VGG-like job grew 0.5 -> 2.5 GiB in its first 10 s, live).
-    if !c.covers(w + ms(c.t.startup_grace)) {
+    if !c.covers(w + ms(c.thresholds.startup_grace)) {
         return None;
     }
     let (slope, r2) = trend(c, w)?;
@@ -122,17 +122,25 @@ fn grows_in_every_third(c: &Ctx, w: u64, grown: f32) -> bool {
 
 fn check_growth(c: &Ctx) -> Option<Verdict> {
     let total = c.dev.info.memory_total_bytes? as f32;
-    let fast = ms(c.t.mem_growth_fast_window);
-    let slow = ms(c.t.mem_growth_window);
+    let fast = ms(c.thresholds.mem_growth_fast_window);
+    let slow = ms(c.thresholds.mem_growth_window);
     // A fast leak by its rate within seconds; a slow one by its share of memory over minutes.
     let (w, (grown, slope, r2)) = growth(
         c,
         fast,
-        c.t.mem_growth_fast_min_gib * GIB as f32,
-        c.t.mem_growth_min_mib_s * 1024.0 * 1024.0,
+        c.thresholds.mem_growth_fast_min_gib * GIB as f32,
+        c.thresholds.mem_growth_min_mib_s * 1024.0 * 1024.0,
     )
     .map(|g| (fast, g))
-    .or_else(|| growth(c, slow, total * c.t.mem_growth_min_pct / 100.0, 0.0).map(|g| (slow, g)))?;
+    .or_else(|| {
+        growth(
+            c,
+            slow,
+            total * c.thresholds.mem_growth_min_pct / 100.0,
+            0.0,
+        )
+        .map(|g| (slow, g))
+    })?;
     let used = c.dev.samples.latest()?.mem_used_bytes? as f32;
     let to_full = (total - used).max(0.0) / slope;
     Some(Verdict {

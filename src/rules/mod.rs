@@ -31,6 +31,7 @@ pub enum Severity {
 
 impl Severity {
     /// A marker that does not need colour.
+    #[must_use]
     pub fn marker(self) -> &'static str {
         match self {
             Severity::Info => "i",
@@ -38,6 +39,7 @@ impl Severity {
             Severity::Critical => "‼",
         }
     }
+    #[must_use]
     pub fn name(self) -> &'static str {
         match self {
             Severity::Info => "info",
@@ -122,7 +124,7 @@ pub struct Verdict {
 pub struct Ctx<'a> {
     pub dev: &'a DeviceHistory,
     pub all: &'a History,
-    pub t: &'a Thresholds,
+    pub thresholds: &'a Thresholds,
     /// This GPU's idle floor in watts (learned, or the documented fallback).
     pub floor_w: f32,
     pub floor: Floor,
@@ -138,26 +140,30 @@ pub struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    #[must_use]
     pub fn tdp_w(&self) -> Option<f32> {
         self.dev.info.tdp_w()
     }
     /// The power below which a GPU counts as "near its idle floor".
+    #[must_use]
     pub fn near_floor_w(&self) -> f32 {
-        let margin = self
-            .tdp_w()
-            .map_or(0.0, |tdp| tdp * self.t.floor_margin_pct_of_tdp / 100.0);
-        self.floor_w + margin.max(self.t.floor_margin_min_w)
+        let margin = self.tdp_w().map_or(0.0, |tdp| {
+            tdp * self.thresholds.floor_margin_pct_of_tdp / 100.0
+        });
+        self.floor_w + margin.max(self.thresholds.floor_margin_min_w)
     }
     /// True when GPU memory held steady over the last `span_ms` (within 512 MiB or 2 %): a
     /// process still laying out its memory — loading a model, cuDNN autotune trying
     /// workspaces, the allocator warming up — is starting, whatever its util looks like. A
     /// steady training loop reuses its cached blocks. Unknown memory counts as steady.
+    #[must_use]
     pub fn memory_settled(&self, span_ms: u64) -> bool {
         let used = self.stats(span_ms, |s| s.mem_used_bytes.map(|b| b as f32));
         used.n == 0 || used.max - used.min <= (512.0 * 1024.0 * 1024.0f32).max(used.max * 0.02)
     }
 
     /// True when the history reaches back at least `span_ms` from now, past start-up.
+    #[must_use]
     pub fn covers(&self, span_ms: u64) -> bool {
         self.dev
             .samples
@@ -191,6 +197,7 @@ impl Ctx<'_> {
         );
         (older, self.stats(half, metric))
     }
+    #[must_use]
     pub fn floor_text(&self) -> String {
         if self.floor.context.is_some() {
             format!(
@@ -200,16 +207,17 @@ impl Ctx<'_> {
         } else if let Some(bare) = self.floor.bare {
             format!(
                 "this GPU's idle floor with a context, estimated ({:.0} W: {bare:.0} W seen with no process, plus {:.0} % of TDP for a context)",
-                self.floor_w, self.t.context_floor_extra_pct_of_tdp
+                self.floor_w, self.thresholds.context_floor_extra_pct_of_tdp
             )
         } else {
             format!(
                 "the assumed idle floor ({:.0} W, {:.0} % of TDP; no idle seen yet)",
-                self.floor_w, self.t.floor_fallback_pct_of_tdp
+                self.floor_w, self.thresholds.floor_fallback_pct_of_tdp
             )
         }
     }
     /// "power 121 W = 17 % of the 700 W TDP, +2 W from this GPU's idle floor (…)".
+    #[must_use]
     pub fn power_evidence(&self, w: f32) -> String {
         // Rounded first, so a reading a fraction below the floor does not print "-0 W".
         let above = (w - self.floor_w).round();
@@ -221,6 +229,7 @@ impl Ctx<'_> {
         )
     }
 
+    #[must_use]
     pub fn pct_of_tdp(&self, w: f32) -> String {
         match self.tdp_w() {
             Some(tdp) if tdp > 0.0 => {
@@ -251,11 +260,13 @@ pub struct Rule {
 }
 
 /// Every rule gpuwatch knows, in the order findings are listed.
+#[must_use]
 pub fn all_rules() -> Vec<Rule> {
     RULES.to_vec()
 }
 
 /// True when rule `id` is one of the "busy but idle" diagnoses.
+#[must_use]
 pub fn is_busy_but_idle(id: &str) -> bool {
     RULES.iter().any(|r| r.id == id && r.busy_but_idle)
 }
@@ -300,6 +311,7 @@ pub struct Judging {
 
 impl Judging {
     /// True while the windows are not covered yet.
+    #[must_use]
     pub fn pending(&self) -> bool {
         self.covered_ms < self.needed_ms
     }
@@ -345,6 +357,7 @@ pub struct Floor {
 }
 
 impl Floor {
+    #[must_use]
     pub fn best(&self) -> Option<f32> {
         self.context.or(self.bare)
     }
@@ -354,6 +367,7 @@ impl Floor {
 const FLOOR_SPAN_MS: u64 = 5_000;
 
 impl Engine {
+    #[must_use]
     pub fn new(thresholds: Thresholds) -> Self {
         Engine {
             rules: all_rules(),
@@ -372,11 +386,13 @@ impl Engine {
         }
     }
 
+    #[must_use]
     pub fn rules(&self) -> &[Rule] {
         &self.rules
     }
 
     /// The open findings, most severe first.
+    #[must_use]
     pub fn active(&self) -> Vec<&Finding> {
         let mut v: Vec<&Finding> = self
             .slots
@@ -405,11 +421,13 @@ impl Engine {
     }
 
     /// The most severe open finding of a device, for its badge.
+    #[must_use]
     pub fn worst_on(&self, device: u32) -> Option<&Finding> {
         self.active_on(device).max_by_key(|f| f.severity)
     }
 
     /// What a device (NVML index) is still being judged for; `None` before its first sample.
+    #[must_use]
     pub fn judging(&self, device: u32) -> Option<&Judging> {
         self.position(device)
             .and_then(|p| self.judging.get(p))
@@ -424,6 +442,7 @@ impl Engine {
     }
 
     /// The longest window a cause needs: how long a GPU is "judging" after a start.
+    #[must_use]
     pub fn cause_window_ms(&self) -> u64 {
         self.rules
             .iter()
@@ -434,6 +453,7 @@ impl Engine {
     }
 
     /// The learned idle floors of a device (NVML index; none until it has been idle a while).
+    #[must_use]
     pub fn floors(&self, device: u32) -> Floor {
         self.position(device)
             .and_then(|p| self.floors.get(p))
@@ -443,6 +463,7 @@ impl Engine {
 
     /// The idle floor the rules judge a device against, in watts: the floor seen with a
     /// context; else the bare floor plus what a context adds; else a share of TDP.
+    #[must_use]
     pub fn floor_w(&self, info: &crate::model::DeviceInfo) -> f32 {
         let t = &self.thresholds;
         let f = self.floors(info.index);
@@ -478,7 +499,7 @@ impl Engine {
             let mut ctx = Ctx {
                 dev,
                 all: history,
-                t: &self.thresholds,
+                thresholds: &self.thresholds,
                 floor_w: self.floor_w(&dev.info),
                 floor: self.floors[i],
                 now_ms,
@@ -615,7 +636,7 @@ impl Engine {
         // clocks): that is the bare floor, whatever the process list says in the same second.
         let parked = Stats::of(dev.samples.last(FLOOR_SPAN_MS).filter_map(|s| {
             s.clock_events
-                .map(|e| (e & crate::model::clock_event::GPU_IDLE != 0) as u8 as f32)
+                .map(|e| f32::from(u8::from(e & crate::model::clock_event::GPU_IDLE != 0)))
         }));
         if power.n > 0 {
             let f = &mut self.floors[i];
@@ -767,7 +788,7 @@ fn update_slot(
             None
         }
         (Some(v), None) => {
-            let window = (rule.window)(ctx.t).as_millis() as u64;
+            let window = (rule.window)(ctx.thresholds).as_millis() as u64;
             slot.best_fit = v.fit;
             slot.open = Some(Finding {
                 rule: rule.id.into(),
@@ -789,7 +810,8 @@ fn update_slot(
             None
         }
         (None, Some(f))
-            if ctx.now_ms.saturating_sub(f.last_ms) >= ctx.t.clear_after.as_millis() as u64 =>
+            if ctx.now_ms.saturating_sub(f.last_ms)
+                >= ctx.thresholds.clear_after.as_millis() as u64 =>
         {
             let mut closed = slot.open.take()?;
             closed.cleared_ms = Some(ctx.now_ms);

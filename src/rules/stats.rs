@@ -38,13 +38,13 @@ impl Stats {
             return Stats::default();
         }
         let vals = &mut buf[..n];
-        vals.sort_unstable_by(|a, b| a.total_cmp(b));
+        vals.sort_unstable_by(f32::total_cmp);
         let mean = vals.iter().sum::<f32>() / n as f32;
         let var = vals.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n as f32;
         let median = if n % 2 == 1 {
             vals[n / 2]
         } else {
-            (vals[n / 2 - 1] + vals[n / 2]) / 2.0
+            f32::midpoint(vals[n / 2 - 1], vals[n / 2])
         };
         Stats {
             n,
@@ -60,6 +60,7 @@ impl Stats {
     }
 
     /// The median, or `fallback` when the window had no values.
+    #[must_use]
     pub fn median_or(&self, fallback: Option<f32>) -> Option<f32> {
         if self.n > 0 {
             Some(self.median)
@@ -69,6 +70,7 @@ impl Stats {
     }
 
     /// Standard deviation over mean: how bursty a signal is.
+    #[must_use]
     pub fn variation(&self) -> f32 {
         if self.mean > 0.0 {
             self.sd / self.mean

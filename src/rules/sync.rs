@@ -54,16 +54,16 @@ fn check(c: &Ctx) -> Option<Verdict> {
         c.power_evidence(power.median),
     ];
     let signals = if sm.n > 0 {
-        if sm.median > 5.0 || sm.median > c.t.sync_sm_to_util_max * util.median {
+        if sm.median > 5.0 || sm.median > c.thresholds.sync_sm_to_util_max * util.median {
             return None;
         }
         evidence.push(format!("SM activity {:.1} % (GPM) while util says {:.0} %: kernels far too small to fill the GPU", sm.median, util.median));
-        fit += 0.2 * (1.0 - sm.median / (c.t.sync_sm_to_util_max * util.median).max(0.1));
+        fit += 0.2 * (1.0 - sm.median / (c.thresholds.sync_sm_to_util_max * util.median).max(0.1));
         "utilization against GPM SM activity, power against the idle floor"
     } else {
         // Without GPM: steady medium util with power flat at the floor (starvation is burstier
         // and draws more while its kernels run).
-        let margin = c.tdp_w().unwrap_or(0.0) * c.t.sync_power_margin_pct_of_tdp / 100.0;
+        let margin = c.tdp_w().unwrap_or(0.0) * c.thresholds.sync_power_margin_pct_of_tdp / 100.0;
         if util.variation() >= 0.5 || power.median > c.floor_w + margin {
             return None;
         }
@@ -84,7 +84,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
         // GiB/s coming in now: the steps wait on copies, not on syncs (the transfer rule's,
         // which sees it a second or two later: GPM's PCIe rate needs two slow readings).
         let (_, rx_now) = c.halves(w, |s| s.pcie_rx_kib_s);
-        if rx_now.median >= c.t.transfer_rx_min_gib_s * 1024.0 * 1024.0 {
+        if rx_now.median >= c.thresholds.transfer_rx_min_gib_s * 1024.0 * 1024.0 {
             return None;
         }
     }
@@ -94,7 +94,10 @@ fn check(c: &Ctx) -> Option<Verdict> {
         .processes
         .iter()
         .filter_map(|p| p.host.as_ref())
-        .find(|h| h.cpu_pct.unwrap_or(0.0) >= c.t.starved_host_cpu_min_pct && h.state != Some('D'));
+        .find(|h| {
+            h.cpu_pct.unwrap_or(0.0) >= c.thresholds.starved_host_cpu_min_pct
+                && h.state != Some('D')
+        });
     if let Some(h) = busy {
         evidence.push(format!(
             "the process ({}) runs at {:.0} % CPU: it launches and waits, step after step",

@@ -1,4 +1,4 @@
-//! Input copies: the host-to-device link is busy (GiB/s of PCIe receive) while the SMs do
+//! Input copies: the host-to-device link is busy (GiB/s of `PCIe` receive) while the SMs do
 //! little. Copies from pageable memory go through a staging buffer and block the copying
 //! thread, so the GPU waits for its input to arrive rather than for it to be prepared.
 //! Fires wrongly on: a job that streams data on purpose with little compute per byte (a
@@ -29,7 +29,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
     let rx = c.stats(w, |s| s.pcie_rx_kib_s);
     let relax = if c.open { 0.7 } else { 1.0 };
     let (r1, r2) = c.halves(w, |s| s.pcie_rx_kib_s);
-    let min_kib = c.t.transfer_rx_min_gib_s * KIB_PER_GIB * relax;
+    let min_kib = c.thresholds.transfer_rx_min_gib_s * KIB_PER_GIB * relax;
     if rx.n == 0 || r1.median < min_kib || r2.median < min_kib {
         return None;
     }
@@ -37,7 +37,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
     let power = c.stats(w, |s| s.power_w);
     let sm = c.stats(w, |s| s.gpm.sm_active_pct);
     let (signals, work) = if sm.n > 0 {
-        if sm.median > c.t.transfer_sm_max_pct {
+        if sm.median > c.thresholds.transfer_sm_max_pct {
             return None;
         }
         (
@@ -49,7 +49,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
         )
     } else {
         // Without GPM: utilization is kernel time, so copies leave it low.
-        if util.n == 0 || util.median >= c.t.starved_util_max_median_pct {
+        if util.n == 0 || util.median >= c.thresholds.starved_util_max_median_pct {
             return None;
         }
         (

@@ -20,7 +20,7 @@ pub fn write_new(path: &Path, text: &str) -> Result<PathBuf, SnapshotError> {
         source,
     };
     let (tmp, mut f) = create_temp(&dir).map_err(err)?;
-    let written = f.write_all(text.as_bytes()).and_then(|_| f.sync_all());
+    let written = f.write_all(text.as_bytes()).and_then(|()| f.sync_all());
     if let Err(e) = written {
         let _ = fs::remove_file(&tmp);
         return Err(err(e));
@@ -37,7 +37,7 @@ pub fn write_new(path: &Path, text: &str) -> Result<PathBuf, SnapshotError> {
                 let _ = fs::remove_file(&tmp);
                 return Ok(target);
             }
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
             Err(e) => {
                 let _ = fs::remove_file(&tmp);
                 return Err(err(e));
@@ -98,9 +98,8 @@ fn suffixed(path: &Path, n: u32) -> PathBuf {
 
 /// The `e` key: writes JSON and Markdown next to each other; returns the status-line message.
 pub fn export_from_tui(obs: &StoreView, window_ms: u64) -> anyhow::Result<String> {
-    let dir = std::env::var_os("GPUWATCH_SNAPSHOT_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("."));
+    let dir =
+        std::env::var_os("GPUWATCH_SNAPSHOT_DIR").map_or_else(|| PathBuf::from("."), PathBuf::from);
     // GPUWATCH_SNAPSHOT_NO_HOST=1 leaves the host name, user names and paths out of `e`'s
     // snapshots too, as `gpuwatch snapshot --no-host` does.
     let no_host =

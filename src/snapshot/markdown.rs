@@ -10,6 +10,7 @@ use crate::text::{clip, clock};
 /// A compact report to paste into an issue tracker.
 /// The Markdown report, with control characters from names and command lines made visible
 /// (`text::printable`), since it is pasted and printed.
+#[must_use]
 pub fn to_markdown(s: &Snapshot) -> String {
     crate::text::printable(&to_markdown_raw(s)).into_owned()
 }

@@ -45,6 +45,7 @@ impl Default for Options {
 }
 
 /// Builds a snapshot of the last `window_ms` of what was observed.
+#[must_use]
 pub fn take(obs: &StoreView, opts: &Options) -> Snapshot {
     let to = obs.history().latest_ms().unwrap_or(0);
     let from = to.saturating_sub(opts.window_ms);

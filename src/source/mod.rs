@@ -24,8 +24,8 @@ pub enum Pacing {
 /// What one call to `Source::sample` produced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sampled {
-    /// `tick` holds a new tick.
-    Tick,
+    /// `tick` was filled with a new reading.
+    Filled,
     /// A recording has no more ticks.
     End,
 }
@@ -93,18 +93,17 @@ const KEEP: usize = 4096;
 
 impl CallTimes {
     pub(crate) fn record(&mut self, call: &'static str, started: Instant) {
-        let us = started.elapsed().as_micros().min(u32::MAX as u128) as u32;
-        let entry = match self.by_call.iter().position(|c| c.call == call) {
-            Some(i) => &mut self.by_call[i],
-            None => {
-                self.by_call.push(CallTime {
-                    call,
-                    count: 0,
-                    recent_us: Vec::with_capacity(KEEP),
-                    slow: false,
-                });
-                self.by_call.last_mut().expect("just pushed")
-            }
+        let us = started.elapsed().as_micros().min(u128::from(u32::MAX)) as u32;
+        let entry = if let Some(i) = self.by_call.iter().position(|c| c.call == call) {
+            &mut self.by_call[i]
+        } else {
+            self.by_call.push(CallTime {
+                call,
+                count: 0,
+                recent_us: Vec::with_capacity(KEEP),
+                slow: false,
+            });
+            self.by_call.last_mut().expect("just pushed")
         };
         if entry.recent_us.len() < KEEP {
             entry.recent_us.push(us);
@@ -117,6 +116,7 @@ impl CallTimes {
 
 impl CallTime {
     /// (median, p90, max) of the recent latencies, µs.
+    #[must_use]
     pub fn quantiles(&self) -> (u32, u32, u32) {
         let mut v = self.recent_us.clone();
         v.sort_unstable();

@@ -2,7 +2,7 @@
 //!
 //! One `Nvml` handle lives for the whole run (re-initialising per poll holds the GPU in a high
 //! power state). The fast tick reads only calls that take microseconds; the slow ones (energy
-//! counter 3.5 ms of CPU, per-process utilization 1.4 ms, legacy PCIe throughput ~20 ms of
+//! counter 3.5 ms of CPU, per-process utilization 1.4 ms, legacy `PCIe` throughput ~20 ms of
 //! waiting, measured on an H200; GPM, memory and link state, which stalled up to 13 ms behind
 //! them) run on a second thread every `slow_interval`, the costliest of them only every few
 //! rounds, and the fast tick copies their latest values. An NVML error that means the GPU is
@@ -171,7 +171,7 @@ impl NvmlSource {
             .collect();
         let has_fan = devices
             .iter()
-            .map(|d| d.num_fans().map(|n| n > 0).unwrap_or(false))
+            .map(|d| d.num_fans().is_ok_and(|n| n > 0))
             .collect();
         let slow: Shared = Arc::new(Mutex::new((0, vec![SlowReading::default(); devices.len()])));
         let slow_times = Arc::new(Mutex::new(CallTimes::default()));
@@ -291,7 +291,7 @@ impl Source for NvmlSource {
                 }
             }
         }
-        Ok(Sampled::Tick)
+        Ok(Sampled::Filled)
     }
     fn pids_are_local(&self) -> bool {
         true

@@ -204,7 +204,7 @@ impl ReplaySource {
         Ok(ReplaySource {
             header,
             lines,
-            queued: Default::default(),
+            queued: std::collections::VecDeque::default(),
             path: path.to_path_buf(),
             line_no: 1,
             buf: String::new(),
@@ -213,6 +213,7 @@ impl ReplaySource {
     }
 
     /// Plays a bug-report snapshot's window.
+    #[must_use]
     pub fn from_snapshot(s: &Snapshot, path: &Path, speed: f64) -> Self {
         let infos: Vec<DeviceInfo> = s.devices.iter().map(|d| d.info.clone()).collect();
         let mut header = Header::new(&s.system, &infos, s.interval_ms);
@@ -228,6 +229,7 @@ impl ReplaySource {
         }
     }
 
+    #[must_use]
     pub fn header(&self) -> &Header {
         &self.header
     }
@@ -274,7 +276,7 @@ impl ReplaySource {
             }
             let complete = self.buf.ends_with('\n');
             return match serde_json::from_str::<Tick>(&self.buf) {
-                Ok(t) => self.accept(t, tick).map(|_| true),
+                Ok(t) => self.accept(t, tick).map(|()| true),
                 // A last line without its newline is a recorder killed mid-write.
                 Err(_) if !complete => Ok(false),
                 Err(e) => Err(ReplayError::Corrupt {
@@ -412,7 +414,10 @@ fn parse_header(line: &str, path: &Path) -> Result<Header, ReplayError> {
             "the first line has no \"format\": \"{FORMAT}\""
         )));
     }
-    let version = value.get("version").and_then(|v| v.as_u64()).unwrap_or(0) as u32;
+    let version = value
+        .get("version")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0) as u32;
     if version > VERSION {
         return Err(ReplayError::TooNew {
             path: path.to_path_buf(),
@@ -443,7 +448,7 @@ impl Source for ReplaySource {
     }
     fn sample(&mut self, tick: &mut Tick) -> Result<Sampled, SourceError> {
         Ok(if self.next_tick(tick)? {
-            Sampled::Tick
+            Sampled::Filled
         } else {
             Sampled::End
         })

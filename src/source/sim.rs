@@ -1,7 +1,7 @@
 //! Simulated GPUs with scripted scenarios, for `--demo` and for tests.
 //!
-//! Levels come from the measured H200 table in `shared/notes/h200-ground-truth.md`; noise is
-//! deterministic for a seed. Time is virtual: tick `n` is at `start_ms + n * interval_ms`, so a
+//! Levels follow what was measured on an H200 (the recordings in `tests/fixtures/h200/`, the
+//! figures in `docs/validation.md`); noise is deterministic for a seed. Time is virtual: tick `n` is at `start_ms + n * interval_ms`, so a
 //! test can play an hour in a millisecond.
 
 use std::str::FromStr;
@@ -29,7 +29,7 @@ pub enum Scenario {
     Powercap,
     /// Busy and hot: thermal slowdown bits and lowered clocks.
     Thermal,
-    /// Busy with the PCIe link below its maximum generation and width.
+    /// Busy with the `PCIe` link below its maximum generation and width.
     Pcie,
     /// No kernels, but a process holds most of the memory.
     IdleMem,
@@ -80,15 +80,16 @@ impl FromStr for Scenario {
 }
 
 impl Scenario {
+    #[must_use]
     pub fn name(self) -> &'static str {
         SCENARIOS
             .iter()
             .find(|(_, s)| *s == self)
-            .map(|(n, _)| *n)
-            .unwrap_or("?")
+            .map_or("?", |(n, _)| *n)
     }
 
     /// How many GPUs the demo shows for this scenario when `--gpus` is not given.
+    #[must_use]
     pub fn default_gpus(self) -> usize {
         if self == Scenario::Mixed {
             8
@@ -168,6 +169,7 @@ pub struct SimSource {
 
 impl SimSource {
     /// `gpus` simulated GPUs playing `scenario`, ticks `interval_ms` apart from `start_ms`.
+    #[must_use]
     pub fn new(
         scenario: Scenario,
         gpus: usize,
@@ -588,7 +590,7 @@ impl Source for SimSource {
         {
             sim.read(t_s, t_ms, info, out);
         }
-        Ok(Sampled::Tick)
+        Ok(Sampled::Filled)
     }
     fn virtual_time(&self) -> bool {
         true

@@ -33,19 +33,16 @@ pub fn series(
     let (mut sum, mut count, mut t_sum, mut in_bucket) = (0.0f64, 0usize, 0.0f64, 0usize);
     for s in dev.samples.window(from_ms, to_ms) {
         let x = (s.t_ms as f64 - to_ms as f64) / 1000.0;
-        match metric(s) {
-            Some(v) => {
-                sum += v as f64;
-                t_sum += x;
-                count += 1;
+        if let Some(v) = metric(s) {
+            sum += f64::from(v);
+            t_sum += x;
+            count += 1;
+        } else {
+            // A gap ends the current segment: unsupported or lost data is not drawn as 0.
+            if segments.last().is_some_and(|l| !l.is_empty()) {
+                segments.push(Vec::new());
             }
-            None => {
-                // A gap ends the current segment: unsupported or lost data is not drawn as 0.
-                if segments.last().is_some_and(|l| !l.is_empty()) {
-                    segments.push(Vec::new());
-                }
-                (sum, count, t_sum) = (0.0, 0, 0.0);
-            }
+            (sum, count, t_sum) = (0.0, 0, 0.0);
         }
         in_bucket += 1;
         if in_bucket == per {
@@ -235,7 +232,9 @@ fn mark_axis(
     let (x0, w) = (inner.x + label_w, inner.width - label_w);
     let axis_row = inner.y + inner.height - 2;
     for (a, b, f) in spans {
-        let col = |t: f64| x0 + (((t + secs) / secs) * w as f64).clamp(0.0, w as f64 - 1.0) as u16;
+        let col = |t: f64| {
+            x0 + (((t + secs) / secs) * f64::from(w)).clamp(0.0, f64::from(w) - 1.0) as u16
+        };
         for x in col(*a)..=col(*b) {
             let buf = frame.buffer_mut();
             if let Some(cell) = buf.cell_mut((x, axis_row)) {

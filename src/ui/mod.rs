@@ -22,6 +22,7 @@ use crate::store::StoreView;
 use theme::Theme;
 
 /// Every key and what it does, as the help overlay lists them.
+#[must_use]
 pub fn help_keys() -> &'static [(&'static str, &'static str)] {
     &help::KEYS
 }

@@ -1,4 +1,4 @@
-//! One process: its own curves (SM %, GPU memory, host CPU %), its children (DataLoader
+//! One process: its own curves (SM %, GPU memory, host CPU %), its children (`DataLoader`
 //! workers) with their CPU, its command line, and the findings that involve it.
 
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -14,6 +14,7 @@ use super::theme::Theme;
 use crate::app::{find_process, AppState};
 use crate::store::StoreView;
 
+#[allow(clippy::too_many_lines)] // one pane: header, curves, children, findings
 pub fn render(
     frame: &mut Frame,
     area: Rect,

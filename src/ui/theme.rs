@@ -20,37 +20,48 @@ impl Theme {
             Style::default()
         }
     }
+    #[must_use]
     pub fn title(&self) -> Style {
         self.fg(Color::Cyan).add_modifier(Modifier::BOLD)
     }
+    #[must_use]
     pub fn dim(&self) -> Style {
         self.fg(Color::DarkGray).add_modifier(Modifier::DIM)
     }
+    #[must_use]
     pub fn label(&self) -> Style {
         self.fg(Color::Gray)
     }
+    #[must_use]
     pub fn focus_border(&self) -> Style {
         self.fg(Color::Cyan).add_modifier(Modifier::BOLD)
     }
+    #[must_use]
     pub fn border(&self) -> Style {
         self.fg(Color::DarkGray)
     }
+    #[must_use]
     pub fn selected(&self) -> Style {
         Style::default().add_modifier(Modifier::REVERSED)
     }
+    #[must_use]
     pub fn util(&self) -> Style {
         self.fg(Color::Green)
     }
+    #[must_use]
     pub fn power(&self) -> Style {
         self.fg(Color::Yellow)
     }
+    #[must_use]
     pub fn sm(&self) -> Style {
         self.fg(Color::Magenta)
     }
+    #[must_use]
     pub fn mem(&self) -> Style {
         self.fg(Color::LightBlue)
     }
     /// A bordered pane with its title; the border is highlighted when the pane has the focus.
+    #[must_use]
     pub fn pane(&self, title: String, focused: bool) -> Block<'static> {
         Block::default()
             .borders(Borders::ALL)
@@ -63,6 +74,7 @@ impl Theme {
     }
 
     /// A finding's badge: coloured, and bold (warning) or reversed (critical) without colour.
+    #[must_use]
     pub fn severity(&self, s: Severity) -> Style {
         let base = match s {
             Severity::Critical => self.fg(Color::Red).add_modifier(Modifier::BOLD),
@@ -76,6 +88,7 @@ impl Theme {
         }
     }
     /// A dark background behind a finding's span on the chart; none without colour.
+    #[must_use]
     pub fn tint(&self, s: Severity) -> Option<Color> {
         match (self.color, s) {
             (false, _) | (true, Severity::Info) => None,
@@ -85,6 +98,7 @@ impl Theme {
     }
 
     /// Colour of a bar by how full it is.
+    #[must_use]
     pub fn level(&self, pct: f32) -> Style {
         match pct {
             p if p >= 90.0 => self.fg(Color::Red),

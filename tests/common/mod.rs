@@ -23,7 +23,7 @@ pub fn sim_ticks(
     let mut tick = Tick::default();
     let ticks = (0..seconds * 1000 / INTERVAL_MS)
         .map(|_| {
-            assert_eq!(src.sample(&mut tick).unwrap(), Sampled::Tick);
+            assert_eq!(src.sample(&mut tick).unwrap(), Sampled::Filled);
             tick.clone()
         })
         .collect();

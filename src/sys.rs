@@ -1,0 +1,54 @@
+//! The few calls into the C library, each wrapped in a safe function. The only module allowed
+//! `unsafe` (`[lints]` in Cargo.toml denies it everywhere else).
+#![allow(unsafe_code)]
+
+/// User + system CPU time of this whole process, in seconds.
+pub fn process_cpu_seconds() -> Option<f64> {
+    // SAFETY: getrusage writes into the struct we pass and has no other effect.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &raw mut ru) };
+    (rc == 0).then(|| {
+        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+        tv(ru.ru_utime) + tv(ru.ru_stime)
+    })
+}
+
+/// The memory page size in bytes (4096 when the system does not say).
+pub fn page_size() -> u64 {
+    // SAFETY: sysconf only reads a configuration value and has no preconditions.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(page).ok().filter(|p| *p > 0).unwrap_or(4096)
+}
+
+/// Clock ticks per second, the unit of /proc/PID/stat's times (100 when the system does not say).
+pub fn clock_ticks_per_second() -> f32 {
+    // SAFETY: sysconf only reads a configuration value and has no preconditions.
+    let tps = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if tps > 0 {
+        tps as f32
+    } else {
+        100.0
+    }
+}
+
+/// Stops this process until SIGCONT (the shell's `fg`): SIGSTOP cannot be caught.
+pub fn stop_self() {
+    // SAFETY: raise(2) has no preconditions.
+    unsafe { libc::raise(libc::SIGSTOP) };
+}
+
+/// Sends `signal` to the single process `pid` (never a group: `pid` must be above 1).
+pub fn kill(pid: libc::pid_t, signal: i32) -> std::io::Result<()> {
+    if pid <= 1 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{pid} is not a single process"),
+        ));
+    }
+    // SAFETY: kill(2) has no memory-safety preconditions; `pid` is a single positive PID.
+    if unsafe { libc::kill(pid, signal) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}

@@ -1,0 +1,129 @@
+//! The structure the code describes, checked: every `crate::` import in `src/` points to a
+//! lower layer (no cycle, nothing reaching up), and every module has a declared place. The
+//! layers, bottom up, are drawn in docs/architecture.md.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Each module ("room") and its layer; a room may import only from lower layers.
+const LAYERS: &[(&str, u32)] = &[
+    ("model", 0),
+    ("sys", 0),
+    ("text", 0),
+    ("config", 1),
+    ("redact", 1),
+    ("history", 2),
+    ("host", 2),
+    ("rules", 3),
+    ("format", 4),
+    ("report", 4),
+    ("source", 5),
+    ("sampler", 6),
+    ("store", 7),
+    ("driver", 8),
+    ("app", 9),
+    ("snapshot", 9),
+    ("ui", 10),
+    ("cli", 11),
+    ("command", 11),
+    ("tui", 11),
+];
+
+fn layer(room: &str) -> Option<u32> {
+    LAYERS.iter().find(|(r, _)| *r == room).map(|(_, l)| *l)
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let p = entry.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The module a file belongs to: `src/rules/hang.rs` → `rules`, `src/tui.rs` → `tui`.
+fn room_of(src: &Path, file: &Path) -> String {
+    let rel = file.strip_prefix(src).unwrap();
+    let first = rel
+        .components()
+        .next()
+        .unwrap()
+        .as_os_str()
+        .to_string_lossy();
+    first.trim_end_matches(".rs").to_string()
+}
+
+/// The `crate::X` rooms a file's code (not its comments, not its tests) uses.
+fn imports(text: &str) -> Vec<String> {
+    let code = text.split("#[cfg(test)]").next().unwrap_or("");
+    let mut out = Vec::new();
+    for line in code.lines() {
+        let line = line.trim_start();
+        if line.starts_with("//") {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(i) = rest.find("crate::") {
+            rest = &rest[i + "crate::".len()..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                out.push(name);
+            }
+        }
+        // `use crate::{a, b}` would hide its rooms from the scan above: not allowed.
+        assert!(
+            !line.contains("crate::{"),
+            "import rooms one by one: {line}"
+        );
+    }
+    out
+}
+
+#[test]
+fn every_import_points_down_and_every_module_has_a_layer() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut edges: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut wrong = Vec::new();
+    for f in &files {
+        let room = room_of(&src, f);
+        if room == "lib" || room == "main" {
+            continue; // the crate root and the binary stand above every layer
+        }
+        let Some(mine) = layer(&room) else {
+            wrong.push(format!(
+                "{room}: no layer declared for it in tests/architecture.rs"
+            ));
+            continue;
+        };
+        for target in imports(&std::fs::read_to_string(f).unwrap()) {
+            if target == room {
+                continue;
+            }
+            let theirs = layer(&target).unwrap_or(u32::MAX);
+            if theirs >= mine {
+                wrong.push(format!(
+                    "{} ({room}, layer {mine}) imports {target} (layer {theirs})",
+                    f.strip_prefix(&src).unwrap().display()
+                ));
+            }
+            edges.entry(room.clone()).or_default().push(target);
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports that do not point down:\n{}",
+        wrong.join("\n")
+    );
+    // The check is not vacuous: the layers above the bottom really import from below.
+    assert!(edges["store"].iter().any(|t| t == "history"));
+    assert!(edges["driver"].iter().any(|t| t == "store"));
+    assert!(!edges["source"].iter().any(|t| t == "snapshot"));
+}
