@@ -237,3 +237,40 @@ fn sigtstp_gives_the_terminal_back_and_sigcont_takes_it_again() {
     let screen = t.wait_for("gpuwatch-exit=");
     assert!(screen.contains("gpuwatch-exit=0"), "{screen}");
 }
+
+/// The mixed demo at 80×24, as a new user's terminal: every GPU has its row and both hung GPUs
+/// show HANG; the findings pane scrolls by lines down to its last line; a click on a GPU row
+/// selects that GPU.
+#[test]
+fn at_80x24_the_mixed_demo_shows_every_gpu_and_the_findings_scroll_to_the_end() {
+    if !tmux_available() {
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_gpuwatch");
+    let t = Tmux::start("small", &format!("{bin} --demo; sleep 30"), 80, 24);
+    // The demo needs its hang window (8 s of simulated time, in real time) to say HANG.
+    let start = Instant::now();
+    let mut screen = t.screen();
+    while screen.matches("‼ HANG").count() < 2 && start.elapsed() < Duration::from_secs(40) {
+        sleep(Duration::from_millis(250));
+        screen = t.screen();
+    }
+    for gpu in 0..8 {
+        assert!(
+            screen.lines().any(|l| l.contains(&format!("{gpu} H200*"))),
+            "GPU {gpu} has no row at 80×24:\n{screen}"
+        );
+    }
+    assert_eq!(screen.matches("‼ HANG").count(), 2, "{screen}");
+    // Findings pane: focus it and scroll past the end; the pane says when it is at the end.
+    t.keys(&["Tab", " "]); // pause, so the findings stop changing under the scroll
+    let screen = t.wait_for("more line");
+    assert!(screen.contains("more line"), "{screen}");
+    t.keys(&["End"]);
+    let screen = t.wait_for("▲ end");
+    assert!(
+        screen.contains("▲ end (↑)"),
+        "scrolled to the last line:\n{screen}"
+    );
+    t.keys(&[" ", "q"]);
+}

@@ -138,7 +138,7 @@ fn help_lists_every_key() {
     let mut st = AppState::new(true);
     keys(&mut st, &obs, &[Key::Char('?')]);
     let screen = text(&draw(&mut st, &obs, 100, 30));
-    for (k, _) in gpuwatch::ui::help_keys() {
+    for k in gpuwatch::ui::help_keys() {
         assert!(screen.contains(k), "help lacks {k}:\n{screen}");
     }
     keys(&mut st, &obs, &[Key::Esc]);
@@ -203,10 +203,15 @@ fn keys_move_select_sort_filter_zoom_and_quit() {
         &[Key::Down, Key::Char('j'), Key::Char('j'), Key::Char('k')],
     );
     assert_eq!(st.selected_gpu, 2);
-    keys(&mut st, &obs, &[Key::Char('8')]);
+    // GPUs are numbered from 0, as on screen: 7 is the eighth, there is no 8.
+    keys(&mut st, &obs, &[Key::Char('7')]);
     assert_eq!(st.selected_gpu, 7);
-    keys(&mut st, &obs, &[Key::Char('9')]);
-    assert_eq!(st.selected_gpu, 7, "no GPU 9: selection unchanged");
+    keys(&mut st, &obs, &[Key::Char('8')]);
+    assert_eq!(st.selected_gpu, 7, "no GPU 8: selection unchanged");
+    assert_eq!(st.status.as_deref(), Some("there is no GPU 8"));
+    keys(&mut st, &obs, &[Key::Char('0')]);
+    assert_eq!(st.selected_gpu, 0);
+    keys(&mut st, &obs, &[Key::Char('7')]);
     keys(&mut st, &obs, &[Key::Tab]);
     assert_eq!(st.focus, Pane::Findings);
     keys(&mut st, &obs, &[Key::BackTab, Key::BackTab]);
@@ -512,4 +517,180 @@ fn findings_show_on_their_own_gpu_when_indices_are_not_positions() {
     assert!(engine.worst_on(103).is_some_and(|f| f.rule == "hang"));
     assert!(engine.worst_on(104).is_none_or(|f| f.rule != "hang"));
     assert!(engine.worst_on(4).is_none(), "positions are not indices");
+}
+
+/// README's key table is the one key table (`ui::help`), word for word;
+/// `GPUWATCH_BLESS=1` rewrites it.
+#[test]
+fn readme_key_table_is_the_key_table() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let readme = std::fs::read_to_string(&path).unwrap();
+    let start = readme
+        .find("| key | what it does |")
+        .expect("README has a key table");
+    let end = start + readme[start..].find("\n\n").unwrap() + 1;
+    let want = gpuwatch::ui::help_markdown();
+    if std::env::var_os("GPUWATCH_BLESS").is_some() {
+        std::fs::write(
+            &path,
+            format!("{}{want}{}", &readme[..start], &readme[end..]),
+        )
+        .unwrap();
+        return;
+    }
+    assert_eq!(
+        &readme[start..end],
+        want,
+        "README's key table (GPUWATCH_BLESS=1 rewrites it)"
+    );
+}
+
+const SIZES: [(u16, u16); 4] = [(80, 24), (100, 30), (120, 40), (160, 48)];
+
+/// Is GPU `d` on screen: its own row, or named in the band over a table that does not fit?
+fn gpu_on_screen(screen: &str, d: u32) -> bool {
+    let row = format!("{d:>2} H200*");
+    screen.lines().any(|l| {
+        let l = l.trim_start_matches(['│', '▶', ' ']);
+        let in_row = l.starts_with(row.trim_start());
+        let in_band = l
+            .split("findings on GPU ")
+            .nth(1)
+            .and_then(|rest| rest.split(" · ").next())
+            .is_some_and(|list| {
+                list.split(' ').any(|r| match r.split_once('-') {
+                    Some((a, b)) => {
+                        (a.parse().unwrap_or(u32::MAX)..=b.parse().unwrap_or(0)).contains(&d)
+                    }
+                    None => r == d.to_string(),
+                })
+            });
+        in_row || in_band
+    })
+}
+
+/// The screens people have, for the demos: every GPU with a finding is on screen at every
+/// size, and at 80×24 each of the mixed demo's 8 GPUs has its row.
+#[test]
+fn every_flagged_gpu_is_on_screen_at_every_size() {
+    for (sc, gpus, name) in [
+        (Scenario::Mixed, 8, "mixed"),
+        (Scenario::Hang, 1, "hang"),
+        (Scenario::Mixed, 64, "mixed64"),
+    ] {
+        let obs = observed_sim(sc, gpus, 45);
+        let flagged: Vec<u32> = obs.findings().active().iter().map(|f| f.device).collect();
+        assert!(!flagged.is_empty(), "{name} has findings");
+        for (w, h) in SIZES {
+            let mut st = AppState::new(true);
+            let screen = text(&draw(&mut st, &obs, w, h));
+            for d in &flagged {
+                assert!(
+                    gpu_on_screen(&screen, *d),
+                    "{name} {w}×{h}: GPU {d} hidden\n{screen}"
+                );
+            }
+            if gpus <= 8 {
+                for d in 0..gpus as u32 {
+                    assert!(
+                        gpu_on_screen(&screen, d),
+                        "{name} {w}×{h}: GPU {d} has no row\n{screen}"
+                    );
+                }
+            }
+            insta::assert_snapshot!(format!("layout_{name}_{w}x{h}"), screen);
+        }
+    }
+}
+
+/// The findings pane scrolls by lines, to the last line of the last finding, and says there
+/// is more until then.
+#[test]
+fn the_findings_pane_scrolls_to_its_last_line() {
+    let obs = observed_sim(Scenario::Mixed, 8, 45);
+    let mut st = AppState::new(true);
+    keys(&mut st, &obs, &[Key::Tab]);
+    let first = text(&draw(&mut st, &obs, 80, 24));
+    assert!(first.contains("more lines (↓)"), "{first}");
+    let max = st.hits.findings_max;
+    assert!(max > 10, "findings are longer than the pane: {max}");
+    for _ in 0..max + 5 {
+        keys(&mut st, &obs, &[Key::Down]);
+        draw(&mut st, &obs, 80, 24);
+    }
+    assert_eq!(st.findings_scroll, max, "stops at the last line");
+    let last = text(&draw(&mut st, &obs, 80, 24));
+    assert!(last.contains("▲ end"), "{last}");
+    // The last finding's advice is what the last lines show.
+    let final_advice = obs.findings().active().last().unwrap().actions[0].clone();
+    let tail: String = final_advice
+        .chars()
+        .rev()
+        .take(12)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    assert!(
+        last.replace(['│', '\n'], "").contains(tail.trim()),
+        "{tail:?} not in\n{last}"
+    );
+}
+
+/// A click lands on the GPU drawn under it, also after the table scrolled.
+#[test]
+fn a_click_after_scrolling_selects_the_clicked_gpu() {
+    let obs = observed_sim(Scenario::Mixed, 64, 20);
+    let mut st = AppState::new(true);
+    keys(&mut st, &obs, &[Key::End]);
+    assert_eq!(st.selected_gpu, 63);
+    draw(&mut st, &obs, 80, 24);
+    let (top, rows) = st.hits.overview;
+    assert!(st.hits.overview_first > 0, "the table scrolled");
+    let want = st.hits.overview_first + rows as usize - 3;
+    st.update(
+        Action::Click {
+            column: 10,
+            row: top + rows - 3,
+        },
+        &obs,
+    );
+    let screen = text(&draw(&mut st, &obs, 80, 24));
+    assert_eq!(st.selected_gpu, want);
+    assert!(screen.contains(&format!("▶{want:>2} H200*")), "{screen}");
+}
+
+/// Enter on the GPU table opens that GPU's process, not the first of the global table.
+#[test]
+fn enter_on_a_gpu_opens_its_process() {
+    let obs = observed_sim(Scenario::Mixed, 8, 20);
+    let mut st = AppState::new(true);
+    keys(&mut st, &obs, &[Key::Char('3'), Key::Enter]);
+    assert!(
+        matches!(st.view, View::Process { device: 3, .. }),
+        "{:?}",
+        st.view
+    );
+}
+
+/// Under `NO_COLOR` the chart's four series are drawn with four different marks, and its title
+/// says which is which.
+#[test]
+fn without_colour_the_chart_series_differ_by_mark() {
+    let obs = observed_sim(Scenario::Mixed, 8, 45);
+    let mut st = AppState::new(false);
+    let buf = draw(&mut st, &obs, 120, 40);
+    let screen = text(&buf);
+    assert!(
+        screen.contains("⠒ util")
+            && screen.contains("• power %TDP")
+            && screen.contains("▄ SM active")
+            && screen.contains("█ memory"),
+        "{screen}"
+    );
+    let chart_rows: String = screen.lines().skip(13).take(15).collect();
+    assert!(
+        chart_rows.contains('•') && chart_rows.contains('▄'),
+        "{screen}"
+    );
 }

@@ -63,7 +63,7 @@ impl SortKey {
     pub fn name(self) -> &'static str {
         match self {
             SortKey::GpuMem => "GPU MEM",
-            SortKey::Sm => "SM%",
+            SortKey::Sm => "KERN%",
             SortKey::MemPct => "MEM%",
             SortKey::Threads => "THR",
             SortKey::Workers => "WRK",
@@ -155,12 +155,20 @@ pub struct KillPrompt {
     pub started_ms: Option<u64>,
 }
 
-/// Where panes were drawn last, so a click can be mapped to a row.
+/// What the last frame drew, returned by render and kept in the state: where rows landed (so a
+/// click maps to the row under it) and how far each text pane can scroll.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct HitAreas {
     /// (first row, row count) of the overview's GPU rows.
     pub overview: (u16, u16),
+    /// The position of the GPU in the overview's first row.
+    pub overview_first: usize,
     pub processes: (u16, u16),
+    /// The largest useful scroll offset, in lines, of the findings pane, the process view's
+    /// findings and the help overlay.
+    pub findings_max: usize,
+    pub process_findings_max: usize,
+    pub help_max: usize,
 }
 
 #[allow(clippy::struct_excessive_bools)] // independent switches of the screen
@@ -169,9 +177,11 @@ pub struct AppState {
     pub view: View,
     pub focus: Pane,
     pub selected_gpu: usize,
-    pub overview_scroll: usize,
     pub selected_process: usize,
+    /// Scroll offsets in lines: the findings pane, the process view's findings, the help.
     pub findings_scroll: usize,
+    pub process_scroll: usize,
+    pub help_scroll: usize,
     pub sort: SortKey,
     pub sort_descending: bool,
     pub filter: String,
@@ -195,9 +205,10 @@ impl AppState {
             view: View::Main,
             focus: Pane::Overview,
             selected_gpu: 0,
-            overview_scroll: 0,
             selected_process: 0,
             findings_scroll: 0,
+            process_scroll: 0,
+            help_scroll: 0,
             sort: SortKey::GpuMem,
             sort_descending: true,
             filter: String::new(),
@@ -243,9 +254,7 @@ impl AppState {
             return Effect::None;
         }
         if self.view == View::Help {
-            if matches!(key, Key::Esc | Key::Char('?' | 'q') | Key::Enter) {
-                self.view = View::Main;
-            }
+            self.help_key(key);
             return Effect::None;
         }
         self.status = None;
@@ -290,10 +299,20 @@ impl AppState {
                 self.focus = Pane::Processes;
                 Effect::None
             }
-            Key::Char(c @ '1'..='9') => {
-                let i = c as usize - '1' as usize;
-                if i < obs.history().devices.len() {
-                    self.select_gpu(i, obs);
+            Key::Char(c @ '0'..='9') => {
+                // GPUs are numbered from 0 on screen, as NVML and nvidia-smi number them.
+                let gpu = c as u32 - '0' as u32;
+                match obs
+                    .history()
+                    .devices
+                    .iter()
+                    .position(|d| d.info.index == gpu)
+                {
+                    Some(i) => {
+                        self.select_gpu(i, obs);
+                        self.focus = Pane::Overview;
+                    }
+                    None => self.status = Some(format!("there is no GPU {gpu}")),
                 }
                 Effect::None
             }
@@ -324,6 +343,21 @@ impl AppState {
             Key::Home => self.move_selection(-100_000, obs),
             Key::End => self.move_selection(100_000, obs),
             _ => Effect::None,
+        }
+    }
+
+    /// In the help overlay the arrows scroll it; any other key closes it.
+    fn help_key(&mut self, key: Key) {
+        let max = self.hits.help_max;
+        match key {
+            Key::Up | Key::Char('k') => self.help_scroll = self.help_scroll.saturating_sub(1),
+            Key::Down | Key::Char('j') => self.help_scroll = (self.help_scroll + 1).min(max),
+            Key::PageUp => self.help_scroll = self.help_scroll.saturating_sub(10),
+            Key::PageDown => self.help_scroll = (self.help_scroll + 10).min(max),
+            _ => {
+                self.view = View::Main;
+                self.help_scroll = 0;
+            }
         }
     }
 
@@ -397,10 +431,11 @@ impl AppState {
                 self.select_gpu(i, obs);
             }
             (View::Main, Pane::Findings) => {
-                self.findings_scroll = step(
-                    self.findings_scroll,
-                    obs.findings().active().len() + obs.findings().cleared().len(),
-                );
+                // Lines, as the pane last drew them.
+                self.findings_scroll = step(self.findings_scroll, self.hits.findings_max + 1);
+            }
+            (View::Process { .. }, _) => {
+                self.process_scroll = step(self.process_scroll, self.hits.process_findings_max + 1);
             }
             (View::Main, Pane::Processes) => {
                 self.selected_process = step(self.selected_process, process_rows(self, obs).len());
@@ -418,19 +453,33 @@ impl AppState {
         rows.into_iter().nth(i)
     }
 
+    /// Enter: on the GPU table, the selected GPU's busiest process; on the process table, the
+    /// selected process; on the findings, moves to the process table.
     fn open_process(&mut self, obs: &StoreView) {
         if self.view != View::Main {
             return;
         }
-        if self.focus != Pane::Processes {
-            self.focus = Pane::Processes;
-            return;
-        }
-        if let Some(row) = self.selected_row(obs) {
-            self.view = View::Process {
-                device: row.gpu,
-                pid: row.process.pid,
-            };
+        let target = match self.focus {
+            Pane::Findings => {
+                self.focus = Pane::Processes;
+                return;
+            }
+            Pane::Processes => self.selected_row(obs).map(|r| (r.gpu, r.process.pid)),
+            Pane::Overview => {
+                let Some(dev) = obs.history().devices.get(self.selected_gpu) else {
+                    return;
+                };
+                let gpu = dev.info.index;
+                let first = process_rows(self, obs).into_iter().find(|r| r.gpu == gpu);
+                if first.is_none() {
+                    self.status = Some(format!("no process on GPU {gpu}"));
+                }
+                first.map(|r| (r.gpu, r.process.pid))
+            }
+        };
+        if let Some((device, pid)) = target {
+            self.view = View::Process { device, pid };
+            self.process_scroll = 0;
         }
     }
 
@@ -466,7 +515,7 @@ impl AppState {
         let (top, n) = self.hits.overview;
         if self.view == View::Main && row >= top && row < top + n {
             self.focus = Pane::Overview;
-            self.select_gpu(self.overview_scroll + (row - top) as usize, obs);
+            self.select_gpu(self.hits.overview_first + (row - top) as usize, obs);
             return;
         }
         let (top, n) = self.hits.processes;

@@ -134,12 +134,23 @@ pub fn render(frame: &mut Frame, area: Rect, state: &AppState, obs: &StoreView, 
         ),
     ];
     let spans = finding_spans(obs, dev.info.index, from, to);
+    // Without colour (NO_COLOR) the series are told apart by their marks, as the title shows.
+    let marks: [(Marker, &str); 4] = if theme.color {
+        [(Marker::Braille, "━"); 4]
+    } else {
+        [
+            (Marker::Braille, "⠒"),
+            (Marker::Dot, "•"),
+            (Marker::Bar, "▄"),
+            (Marker::Block, "█"),
+        ]
+    };
     let mut datasets = Vec::new();
-    for (_, style, segments) in &metrics {
+    for ((_, style, segments), (marker, _)) in metrics.iter().zip(marks) {
         for seg in segments {
             datasets.push(
                 Dataset::default()
-                    .marker(Marker::Braille)
+                    .marker(marker)
                     .graph_type(GraphType::Line)
                     .style(*style)
                     .data(seg),
@@ -155,11 +166,11 @@ pub fn render(frame: &mut Frame, area: Rect, state: &AppState, obs: &StoreView, 
         ),
         theme.title(),
     )];
-    for (name, style, segments) in &metrics {
+    for ((name, style, segments), (_, mark)) in metrics.iter().zip(marks) {
         let shown = if segments.is_empty() {
             format!("{name} n/a ")
         } else {
-            format!("━ {name} ")
+            format!("{mark} {name} ")
         };
         title.push(Span::styled(shown, *style));
     }

@@ -3,7 +3,6 @@
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Paragraph, Wrap};
 use ratatui::Frame;
 
 use super::format::duration;
@@ -11,13 +10,20 @@ use super::theme::Theme;
 use crate::app::{AppState, Pane};
 use crate::store::StoreView;
 
-pub fn render(frame: &mut Frame, area: Rect, state: &AppState, obs: &StoreView, theme: &Theme) {
+/// Draws the findings from the state's line offset; returns how far the pane can scroll.
+pub fn render(
+    frame: &mut Frame,
+    area: Rect,
+    state: &AppState,
+    obs: &StoreView,
+    theme: &Theme,
+) -> usize {
     let active = obs.findings().active();
     let now = obs.history().latest_ms().unwrap_or(0);
     let focused = state.focus == Pane::Findings;
     let title = format!(" Findings ({} open) ", active.len());
     let block = theme.pane(title, focused);
-    let mut lines: Vec<Line> = Vec::new();
+    let mut lines: Vec<Line<'static>> = Vec::new();
     let judging: Vec<_> = obs.findings().pending().collect();
     for j in &judging {
         lines.push(Line::styled(
@@ -67,12 +73,5 @@ pub fn render(frame: &mut Frame, area: Rect, state: &AppState, obs: &StoreView, 
             theme.dim(),
         ));
     }
-    let scroll = state.findings_scroll.min(lines.len().saturating_sub(1)) as u16;
-    frame.render_widget(
-        Paragraph::new(lines)
-            .block(block)
-            .wrap(Wrap { trim: false })
-            .scroll((scroll, 0)),
-        area,
-    );
+    super::scroll::render(frame, area, block, lines, state.findings_scroll, theme)
 }

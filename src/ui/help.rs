@@ -1,77 +1,117 @@
-//! Every key, in an overlay.
+//! The one key table: the `?` overlay, the footer hint and README's table (checked by a test)
+//! all come from `KEYS`, next to the handler in `app::AppState::key`.
 
 use ratatui::layout::Rect;
 use ratatui::text::Line;
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::widgets::{Block, Borders, Clear};
 use ratatui::Frame;
 
 use super::theme::Theme;
 
-/// The keys, as README's table shows them too.
-pub const KEYS: [(&str, &str); 19] = [
-    (
-        "↑ ↓  j k",
-        "move in the focused pane (GPUs, findings, processes)",
+/// One row of the key table.
+pub struct KeyHelp {
+    pub keys: &'static str,
+    pub does: &'static str,
+    /// What the footer calls it, for the keys the footer names.
+    pub hint: Option<&'static str>,
+}
+
+const fn k(keys: &'static str, does: &'static str, hint: Option<&'static str>) -> KeyHelp {
+    KeyHelp { keys, does, hint }
+}
+
+pub const KEYS: [KeyHelp; 16] = [
+    k("?", "every key (↑ ↓ scroll this list)", Some("? keys")),
+    k(
+        "↑ ↓, j k",
+        "move in the focused pane: GPUs, findings (by line), processes; in the process view, scroll its findings",
+        None,
     ),
-    ("PgUp PgDn Home End", "move faster"),
-    ("Tab  Shift-Tab", "next / previous pane"),
-    ("1 – 9", "select a GPU"),
-    (
+    k("PgUp PgDn Home End", "move faster", None),
+    k("Tab, Shift-Tab", "next / previous pane", Some("Tab pane")),
+    k("0 – 9", "select GPU 0 to 9 (as numbered on screen and by nvidia-smi)", Some("0-9 GPU")),
+    k(
         "Enter",
-        "open the selected process (focuses the process table first)",
+        "open a process: the selected GPU's (on the GPU table) or the selected one (on the process table)",
+        Some("Enter process"),
     ),
-    ("Esc", "back to the main screen; clears the filter"),
-    (
-        "+  -",
-        "zoom the chart out / in (30 s up to the whole history)",
+    k("Esc", "back to the main screen; clears the filter", None),
+    k("+ -", "zoom the chart out / in (30 s up to the whole history)", Some("+/- zoom")),
+    k("space", "pause the display; sampling continues", Some("space pause")),
+    k("s, S", "cycle the sort column / reverse it", None),
+    k("/", "filter processes by pid, user or command", None),
+    k(
+        "e",
+        "export a snapshot (JSON and Markdown, in `$GPUWATCH_SNAPSHOT_DIR` or the current directory; `GPUWATCH_SNAPSHOT_NO_HOST=1` leaves host name, user names and paths out)",
+        Some("e export"),
     ),
-    ("space", "pause the display; sampling continues"),
-    ("s  S", "cycle the sort column / reverse it"),
-    ("/", "filter processes by pid, user or command"),
-    ("e", "export a snapshot"),
-    (
-        "K  F9",
-        "send a signal (TERM, INT, KILL) to the selected process, after asking",
+    k(
+        "K, F9",
+        "send a signal (TERM, INT or KILL) to the selected process, after asking; says so when not permitted",
+        None,
     ),
-    (
-        "mouse",
-        "click a GPU or process row to select it; wheel scrolls",
-    ),
-    ("?", "this help"),
-    ("q  Ctrl-C", "quit"),
-    ("Ctrl-Z", "suspend to the shell (fg resumes)"),
-    ("", ""),
-    (
-        "badges",
-        "‼ critical  ! warning  i info  … 6/10s judging  ✓ ok",
-    ),
-    (
-        "chart",
-        "━ util ━ power %TDP ━ SM active ━ memory; ▀ under the axis: a busy-but-idle finding",
-    ),
+    k("mouse", "click a GPU or process row to select it; the wheel scrolls", None),
+    k("q, Ctrl-C", "quit", Some("q quit")),
+    k("Ctrl-Z", "suspend to the shell with the terminal restored (`fg` resumes and redraws)", None),
 ];
 
-pub fn render(frame: &mut Frame, area: Rect, theme: &Theme) {
-    let w = 96.min(area.width);
-    let h = (KEYS.len() as u16 + 2).min(area.height);
+/// What the screen's symbols mean, under the keys in the overlay.
+pub const LEGEND: [(&str, &str); 4] = [
+    ("badges", "‼ critical  ! warning  i info  … 6/10s judging  ✓ ok"),
+    (
+        "chart",
+        "━ util ━ power %TDP ━ SM active ━ memory (NO_COLOR: ⠒ • ▄ █); ▀ under the axis: a busy-but-idle finding",
+    ),
+    (
+        "KERN%",
+        "share of the time one of the process's kernels ran (NVML): a spinning kernel reads 100; it is not SM activity",
+    ),
+    ("H200*", "a simulated GPU (--demo)"),
+];
+
+/// The footer: the keys a first look needs, from the table.
+pub fn footer() -> String {
+    KEYS.iter()
+        .filter_map(|k| k.hint)
+        .collect::<Vec<_>>()
+        .join(" · ")
+}
+
+/// README's key table, as the table above writes it.
+pub fn markdown_table() -> String {
+    use std::fmt::Write as _;
+    let mut out = String::from("| key | what it does |\n|---|---|\n");
+    for k in &KEYS {
+        let _ = writeln!(out, "| {} | {} |", k.keys, k.does);
+    }
+    out
+}
+
+/// Draws the overlay from line `offset`; returns how far it can scroll.
+pub fn render(frame: &mut Frame, area: Rect, offset: usize, theme: &Theme) -> usize {
+    let w = 110.min(area.width);
+    let h = area.height.saturating_sub(2).max(3).min(area.height);
     let r = Rect {
         x: area.x + (area.width - w) / 2,
         y: area.y + (area.height - h) / 2,
         width: w,
         height: h,
     };
-    let lines: Vec<Line> = KEYS
+    let plain = |s: &str| s.replace('`', "");
+    let mut lines: Vec<Line<'static>> = KEYS
         .iter()
-        .map(|(k, what)| Line::raw(format!(" {k:<20} {what}")))
+        .map(|k| Line::raw(format!(" {:<20} {}", k.keys, plain(k.does))))
         .collect();
-    frame.render_widget(Clear, r);
-    frame.render_widget(
-        Paragraph::new(lines).block(
-            Block::default()
-                .borders(Borders::ALL)
-                .title(" keys (Esc closes) ")
-                .border_style(theme.focus_border()),
-        ),
-        r,
+    lines.push(Line::raw(""));
+    lines.extend(
+        LEGEND
+            .iter()
+            .map(|(k, what)| Line::styled(format!(" {k:<20} {what}"), theme.dim())),
     );
+    frame.render_widget(Clear, r);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(" keys (Esc closes, ↑↓ scroll) ")
+        .border_style(theme.focus_border());
+    super::scroll::render(frame, r, block, lines, offset, theme)
 }

@@ -10,6 +10,7 @@ mod help;
 mod overview;
 mod process_view;
 mod processes;
+mod scroll;
 pub mod theme;
 
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -22,9 +23,13 @@ use crate::store::StoreView;
 use theme::Theme;
 
 /// Every key and what it does, as the help overlay lists them.
-#[must_use]
-pub fn help_keys() -> &'static [(&'static str, &'static str)] {
-    &help::KEYS
+pub fn help_keys() -> impl Iterator<Item = &'static str> {
+    help::KEYS.iter().map(|k| k.keys)
+}
+
+/// README's key table as the one key table writes it (a test keeps README in step).
+pub fn help_markdown() -> String {
+    help::markdown_table()
 }
 
 pub const MIN_WIDTH: u16 = 80;
@@ -46,21 +51,61 @@ pub fn render(frame: &mut Frame, state: &AppState, obs: &StoreView) -> HitAreas 
     ])
     .areas(area);
     header::render(frame, head, state, obs, &theme);
-    let hits = match state.view {
+    let mut hits = match state.view {
         View::Main | View::Help => main_screen(frame, body, state, obs, &theme),
-        View::Process { device, pid } => {
-            process_view::render(frame, body, state, obs, device, pid, &theme);
-            HitAreas::default()
-        }
+        View::Process { device, pid } => HitAreas {
+            process_findings_max: process_view::render(
+                frame, body, state, obs, device, pid, &theme,
+            ),
+            ..HitAreas::default()
+        },
     };
     status_line(frame, status, state, obs, &theme);
     if state.view == View::Help {
-        help::render(frame, body, &theme);
+        hits.help_max = help::render(frame, body, state.help_scroll, &theme);
     }
     if let Some(prompt) = &state.kill {
         kill_prompt(frame, body, prompt, &theme);
     }
     hits
+}
+
+/// Rows the chart needs to say anything (borders, a line of plot, the axis and its labels).
+const CHART_MIN_ROWS: u16 = 5;
+
+/// How the main screen's rows are shared: every GPU gets a row before the chart gets any; the
+/// GPU table loses its borders (one title line) before it loses a GPU; what does not fit
+/// scrolls, with the flagged GPUs named in its title.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Rows {
+    overview: u16,
+    compact: bool,
+    lower: u16,
+}
+
+fn share_rows(height: u16, width: u16, gpus: u16) -> Rows {
+    let gpus = gpus.max(1);
+    let lower = match (height >= 40, width >= 150) {
+        (true, true) => 16,
+        (true, false) => 20,
+        (false, _) if height >= 28 => 10,
+        (false, _) => 8,
+    };
+    let room = height.saturating_sub(lower + CHART_MIN_ROWS);
+    // Bordered (title, header and two borders) when every GPU fits so; else one title line.
+    if gpus + 3 <= room {
+        let cap = if height >= 40 { gpus } else { gpus.min(8) };
+        return Rows {
+            overview: cap + 3,
+            compact: false,
+            lower,
+        };
+    }
+    Rows {
+        overview: (gpus + 1).min(room.max(2)),
+        compact: true,
+        lower,
+    }
 }
 
 fn main_screen(
@@ -71,24 +116,18 @@ fn main_screen(
     theme: &Theme,
 ) -> HitAreas {
     let gpus = obs.history().devices.len() as u16;
-    // Rows for each pane; the chart takes what is left. At 80×24 the overview shows two GPUs
-    // (it scrolls); from 40 rows up it shows up to 8, and wide screens put findings beside processes.
-    let big = area.height >= 40;
-    let overview_rows = gpus.clamp(1, if big { 8 } else { 2 });
+    let rows = share_rows(area.height, area.width, gpus);
     let side_by_side = area.width >= 150;
-    let lower_h = match (big, side_by_side) {
-        (true, true) => 16,
-        (true, false) => 20,
-        (false, _) => 10,
-    };
     let [ov, chart_area, lower] = Layout::vertical([
-        Constraint::Length(overview_rows + 3),
-        Constraint::Min(7),
-        Constraint::Length(lower_h),
+        Constraint::Length(rows.overview),
+        Constraint::Min(0),
+        Constraint::Length(rows.lower),
     ])
     .areas(area);
-    let overview_rows_drawn = overview::render(frame, ov, state, obs, theme);
-    chart::render(frame, chart_area, state, obs, theme);
+    let drawn = overview::render(frame, ov, state, obs, rows.compact, theme);
+    if chart_area.height > 0 {
+        chart::render(frame, chart_area, state, obs, theme);
+    }
     let (find_area, proc_area) = if side_by_side {
         let [a, b] = Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)])
             .areas(lower);
@@ -98,11 +137,14 @@ fn main_screen(
             Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(lower);
         (a, b)
     };
-    findings::render(frame, find_area, state, obs, theme);
+    let findings_max = findings::render(frame, find_area, state, obs, theme);
     let proc_rows = processes::render(frame, proc_area, state, obs, theme);
     HitAreas {
-        overview: (ov.y + 2, overview_rows_drawn),
+        overview: (drawn.top, drawn.rows),
+        overview_first: drawn.first,
         processes: (proc_area.y + 2, proc_rows),
+        findings_max,
+        ..HitAreas::default()
     }
 }
 
@@ -124,7 +166,7 @@ fn status_line(frame: &mut Frame, area: Rect, state: &AppState, obs: &StoreView,
         } else {
             ""
         };
-        format!("{paused}{ended}? keys · Tab pane · 1-9 GPU · Enter process · +/- zoom · space pause · e export · q quit")
+        format!("{paused}{ended}{}", help::footer())
     };
     frame.render_widget(Paragraph::new(Line::styled(text, theme.label())), area);
 }
@@ -169,4 +211,30 @@ fn kill_prompt(frame: &mut Frame, area: Rect, prompt: &crate::app::KillPrompt, t
         ),
         r,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_gpu_gets_a_row_before_the_chart_grows() {
+        // 80×24: 22 rows under the header; 8 GPUs in one title line + 8 rows.
+        let r = share_rows(22, 80, 8);
+        assert_eq!((r.overview, r.compact), (9, true));
+        assert!(22 - r.overview - r.lower >= CHART_MIN_ROWS);
+        // 100×30 and 120×40: bordered, every GPU.
+        assert_eq!(
+            share_rows(28, 100, 8),
+            Rows {
+                overview: 11,
+                compact: false,
+                lower: 10
+            }
+        );
+        assert_eq!(share_rows(38, 120, 8).overview, 11);
+        // 64 GPUs at 80×24: as many as fit, the chart keeps its minimum.
+        let r = share_rows(22, 80, 64);
+        assert_eq!(r.overview, 22 - r.lower - CHART_MIN_ROWS);
+    }
 }

@@ -14,36 +14,105 @@ use crate::history::DeviceHistory;
 use crate::model::DeviceStatus;
 use crate::store::StoreView;
 
-/// Draws the overview; returns how many GPU rows were drawn.
+/// Where the overview's GPU rows landed.
+pub struct Drawn {
+    /// Screen row of the first GPU row, how many were drawn, and the first one's position.
+    pub top: u16,
+    pub rows: u16,
+    pub first: usize,
+}
+
+/// Draws the overview: bordered, or `compact` (one title line over the rows, no borders) when
+/// that is what lets every GPU have a row.
 pub fn render(
     frame: &mut Frame,
     area: Rect,
     state: &AppState,
     obs: &StoreView,
+    compact: bool,
     theme: &Theme,
-) -> u16 {
+) -> Drawn {
     let focused = state.focus == Pane::Overview && state.view == crate::app::View::Main;
-    let n = obs.history().devices.len();
-    let title = format!(" GPUs ({n}) ");
-    let block = theme.pane(title, focused);
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
+    let devices = &obs.history().devices;
+    let n = devices.len();
+    let inner = if compact {
+        area
+    } else {
+        let block = theme.pane(format!(" GPUs ({n}) "), focused);
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        inner
+    };
     let rows = inner.height.saturating_sub(1) as usize;
     let first = scroll_start(state.selected_gpu, rows, n);
     let wide = inner.width >= 110;
-    let mut lines = vec![header_line(wide, theme)];
-    for (i, dev) in obs
-        .history()
-        .devices
-        .iter()
-        .enumerate()
-        .skip(first)
-        .take(rows)
-    {
+    let head = if rows < n {
+        // Not every GPU fits: name the flagged ones, so none is out of sight.
+        band(obs, n, focused, theme)
+    } else if compact {
+        // No room for a border or a title: the column names stand for both, bright when focused.
+        let l = header_line(wide, theme);
+        if focused {
+            l.patch_style(theme.title())
+        } else {
+            l
+        }
+    } else {
+        header_line(wide, theme)
+    };
+    let mut lines = vec![head];
+    for (i, dev) in devices.iter().enumerate().skip(first).take(rows) {
         lines.push(row(dev, i == state.selected_gpu, wide, obs, theme));
     }
     frame.render_widget(Paragraph::new(lines), inner);
-    rows.min(n - first) as u16
+    Drawn {
+        top: inner.y + 1,
+        rows: rows.min(n - first) as u16,
+        first,
+    }
+}
+
+/// "GPUs (64) · findings on 3 17 42 · ↑↓ scrolls": the line over a table that does not fit.
+fn band<'a>(obs: &StoreView, n: usize, focused: bool, theme: &Theme) -> Line<'a> {
+    let mut flagged: Vec<u32> = obs.findings().active().iter().map(|f| f.device).collect();
+    flagged.sort_unstable();
+    flagged.dedup();
+    let style = if focused {
+        theme.title()
+    } else {
+        theme.label()
+    };
+    let mut spans = vec![Span::styled(format!("GPUs ({n}) · "), style)];
+    if flagged.is_empty() {
+        spans.push(Span::styled("no findings", theme.dim()));
+    } else {
+        let worst = obs.findings().active().iter().map(|f| f.severity).max();
+        spans.push(Span::styled(
+            format!("findings on GPU {}", ranges(&flagged)),
+            worst.map_or(theme.label(), |s| theme.severity(s)),
+        ));
+    }
+    spans.push(Span::styled(" · ↑↓ or 0-9 to scroll", theme.dim()));
+    Line::from(spans)
+}
+
+/// "2-5 10 12-13": sorted GPU numbers, runs written as ranges so 64 GPUs fit on a line.
+fn ranges(sorted: &[u32]) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let mut j = i;
+        while j + 1 < sorted.len() && sorted[j + 1] == sorted[j] + 1 {
+            j += 1;
+        }
+        out.push(if j == i {
+            sorted[i].to_string()
+        } else {
+            format!("{}-{}", sorted[i], sorted[j])
+        });
+        i = j + 1;
+    }
+    out.join(" ")
 }
 
 /// The first row shown so that the selected GPU is visible.
@@ -57,12 +126,17 @@ pub fn scroll_start(selected: usize, rows: usize, n: usize) -> usize {
 
 fn header_line(wide: bool, theme: &Theme) -> Line<'static> {
     let text = if wide {
-        "  # NAME           UTIL              POWER %TDP             MEMORY          TEMP   SM CLK  PCIE   CLOCK EVENTS   DIAGNOSIS"
+        "  # NAME         DIAGNOSIS      UTIL              POWER %TDP             MEMORY                  TEMP   SM CLK  PCIE   CLOCK EVENTS"
     } else {
-        "  # NAME  UTIL          POWER %TDP         MEMORY     TEMP DIAGNOSIS"
+        "  # NAME  DIAGNOSIS  UTIL         POWER %TDP        MEMORY           TEMP"
     };
     Line::styled(text, theme.label())
 }
+
+/// Width of the diagnosis column, which comes before the bars so that it is the last thing a
+/// narrow terminal clips.
+const NARROW_BADGE: usize = 10;
+const WIDE_BADGE: usize = 14;
 
 fn row<'a>(
     dev: &DeviceHistory,
@@ -73,6 +147,7 @@ fn row<'a>(
 ) -> Line<'a> {
     let s = dev.samples.latest().copied().unwrap_or_default();
     let i = dev.info.index;
+    // `*` marks a simulated GPU (the demo), as the header says.
     let name = dev
         .info
         .name
@@ -80,16 +155,39 @@ fn row<'a>(
         .replace(" (simulated)", "*");
     let tdp = dev.info.tdp_w();
     let power_pct = s.power_w.zip(tdp).map(|(p, t)| p / t * 100.0);
+    let total = dev.info.memory_total_bytes;
     let mem_pct = s
         .mem_used_bytes
-        .zip(dev.info.memory_total_bytes)
+        .zip(total)
         .map(|(u, t)| u as f32 / t as f32 * 100.0);
-    let (bw, name_w) = if wide { (12, 12) } else { (7, 5) };
+    let gib = |b: u64| b as f64 / crate::model::GIB as f64;
+    let mem_gib = s
+        .mem_used_bytes
+        .zip(total)
+        .map_or("     –  ".into(), |(u, t)| {
+            format!("{:>3.0}/{:<3.0}G", gib(u), gib(t))
+        });
+    let (bw, name_w) = if wide { (12, 12) } else { (6, 5) };
     let pct = |v: Option<f32>| v.map_or("  –%".into(), |v| format!("{v:3.0}%"));
+    let badge = badge(dev, obs, theme);
+    // A GPU that looks busy and is not: its util bar takes the finding's colour.
+    let util_style = obs
+        .findings()
+        .worst_on(i)
+        .filter(|f| crate::rules::is_busy_but_idle(&f.rule))
+        .map_or(theme.util(), |f| theme.severity(f.severity));
     let mut spans = vec![
         Span::styled(if selected { "▶" } else { " " }, theme.title()),
         Span::raw(format!("{i:>2} {:<name_w$} ", clip(&name, name_w))),
-        Span::styled(bar(s.util_gpu_pct, bw), theme.util()),
+    ];
+    // The diagnosis comes right after the name: the last thing a narrow terminal clips.
+    let badge_w = if wide { WIDE_BADGE } else { NARROW_BADGE };
+    let text = clip(&badge.content, badge_w);
+    let pad = badge_w.saturating_sub(text.chars().count()) + 1;
+    spans.push(Span::styled(text, badge.style));
+    spans.push(Span::raw(" ".repeat(pad)));
+    spans.extend([
+        Span::styled(bar(s.util_gpu_pct, bw), util_style),
         Span::raw(format!(" {} ", pct(s.util_gpu_pct))),
         Span::styled(bar(power_pct, bw), theme.power()),
         Span::raw(format!(
@@ -98,9 +196,9 @@ fn row<'a>(
             s.power_w.map_or("     ".into(), |w| format!(" {w:>3.0}W"))
         )),
         Span::styled(bar(mem_pct, if wide { 8 } else { 4 }), theme.mem()),
-        Span::raw(format!(" {} ", pct(mem_pct))),
+        Span::raw(format!(" {} {mem_gib} ", pct(mem_pct))),
         Span::raw(s.temp_c.map_or(" –°C".into(), |t| format!("{t:>3.0}°C"))),
-    ];
+    ]);
     if wide {
         spans.push(Span::raw(
             s.sm_clock_mhz
@@ -114,10 +212,8 @@ fn row<'a>(
         let events = s.clock_events.map_or("–".into(), |e| {
             crate::model::clock_event::names(e).join(",")
         });
-        spans.push(Span::raw(format!("{link} {:<14}", clip(&events, 14))));
+        spans.push(Span::raw(format!("{link} {}", clip(&events, 20))));
     }
-    spans.push(Span::raw(" "));
-    spans.push(badge(dev, obs, theme));
     let line = Line::from(spans);
     if selected {
         line.patch_style(

@@ -1,4 +1,4 @@
-//! One process: its own curves (SM %, GPU memory, host CPU %), its children (`DataLoader`
+//! One process: its own curves (kernel time %, GPU memory, host CPU %), its children (`DataLoader`
 //! workers) with their CPU, its command line, and the findings that involve it.
 
 use ratatui::layout::{Constraint, Layout, Rect};
@@ -23,7 +23,7 @@ pub fn render(
     device: u32,
     pid: u32,
     theme: &Theme,
-) {
+) -> usize {
     let [info, curves, lower] = Layout::vertical([
         Constraint::Length(5),
         Constraint::Min(8),
@@ -36,14 +36,14 @@ pub fn render(
             Paragraph::new(msg).block(Block::default().borders(Borders::ALL).title(" process ")),
             area,
         );
-        return;
+        return 0;
     };
     let h = p.host.as_ref();
     let head = vec![
         Line::from(vec![
             Span::styled(format!("pid {pid}"), theme.title()),
             Span::raw(format!(
-                " on GPU {device} · user {} · state {} · {} threads · RSS {} · CPU {} · GPU mem {} · SM {}",
+                " on GPU {device} · user {} · state {} · {} threads · RSS {} · CPU {} · GPU mem {} · kernel time {}",
                 h.and_then(|h| h.user.clone()).unwrap_or_else(|| "?".into()),
                 h.and_then(|h| h.state).unwrap_or('?'),
                 h.and_then(|h| h.threads).map_or("?".into(), |t| t.to_string()),
@@ -92,7 +92,7 @@ pub fn render(
         Paragraph::new(child_lines).block(theme.pane(" children (workers) ".into(), false)),
         kids,
     );
-    let mut lines: Vec<Line> = Vec::new();
+    let mut lines: Vec<Line<'static>> = Vec::new();
     for f in obs
         .findings()
         .active()
@@ -100,9 +100,12 @@ pub fn render(
         .filter(|f| f.pids.contains(&pid))
     {
         lines.push(Line::styled(
+            // The GPU the finding is on: a straggler's own GPU may be fine while it is named
+            // the culprit of another's hang.
             format!(
-                "{} {} · {}",
+                "{} GPU {} {} · {}",
                 f.severity.marker(),
+                f.device,
                 f.rule.to_uppercase(),
                 f.title
             ),
@@ -122,12 +125,14 @@ pub fn render(
             theme.dim(),
         ));
     }
-    frame.render_widget(
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .block(theme.pane(" findings ".into(), false)),
+    super::scroll::render(
+        frame,
         finds,
-    );
+        theme.pane(" findings (↑↓ scroll) ".into(), false),
+        lines,
+        state.process_scroll,
+        theme,
+    )
 }
 
 fn curves_chart(
@@ -147,7 +152,8 @@ fn curves_chart(
     let total = obs
         .history()
         .devices
-        .get(device as usize)
+        .iter()
+        .find(|d| d.info.index == device)
         .and_then(|d| d.info.memory_total_bytes);
     let x = |t: u64| (t as f64 - to as f64) / 1000.0;
     let pts = |f: &dyn Fn(&crate::history::ProcessPoint) -> Option<f64>| -> Vec<(f64, f64)> {
@@ -181,9 +187,10 @@ fn curves_chart(
     ];
     let title = Line::from(vec![
         Span::styled(" this process · ", theme.title()),
-        Span::styled("━ SM % ", theme.sm()),
+        Span::styled("━ kernel time % ", theme.sm()),
         Span::styled("━ GPU memory % ", theme.mem()),
-        Span::styled("━ host CPU (100% = 4 cores) ", theme.power()),
+        // CPU in % of one core, as the header gives it: the axis's top is 400 %.
+        Span::styled("━ host CPU % (top = 400) ", theme.power()),
     ]);
     let chart = Chart::new(datasets)
         .block(

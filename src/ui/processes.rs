@@ -15,7 +15,7 @@ const COLUMNS: [(&str, Option<SortKey>, u16); 12] = [
     ("PID", Some(SortKey::Pid), 7),
     ("USER", Some(SortKey::User), 8),
     ("GPU MEM", Some(SortKey::GpuMem), 7),
-    ("SM%", Some(SortKey::Sm), 4),
+    ("KERN%", Some(SortKey::Sm), 5),
     ("MEM%", Some(SortKey::MemPct), 4),
     ("CPU%", Some(SortKey::Cpu), 5),
     ("RSS", Some(SortKey::Rss), 6),
