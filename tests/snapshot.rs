@@ -93,7 +93,7 @@ fn the_h200_recording_snapshots_validly() {
 }
 
 fn replay_findings(snap: &snapshot::Snapshot) -> Vec<(String, u32)> {
-    let src = ReplaySource::from_snapshot(snap, Path::new("snap.json"), f64::INFINITY);
+    let src = ReplaySource::from_snapshot(snap, Path::new("snap.json"));
     let mut store = Store::new(
         &src,
         std::time::Duration::from_secs(900),
@@ -295,7 +295,7 @@ fn the_binary_snapshots_and_diagnoses_the_snapshot_again() {
 fn snapshot_replay_source_reports_its_devices() {
     let obs = observed(Scenario::Healthy, 2, 10);
     let snap = snapshot::take(&obs, &Options::default());
-    let src = ReplaySource::from_snapshot(&snap, Path::new("s.json"), 1.0);
+    let src = ReplaySource::from_snapshot(&snap, Path::new("s.json"));
     assert_eq!(src.devices().len(), 2);
 }
 

@@ -123,11 +123,11 @@ impl ReplaySource {
                 if v.get("format").and_then(|f| f.as_str())
                     == Some(crate::format::snapshot::FORMAT) =>
             {
-                Self::snapshot_from(first, lines, path, speed)
+                Self::snapshot_from(first, lines, path)
             }
             Ok(_) => Self::after_header(&first, Box::new(lines), path, speed),
             Err(_) if first.trim_start().starts_with('{') => {
-                Self::snapshot_from(first, lines, path, speed)
+                Self::snapshot_from(first, lines, path)
             }
             Err(e) => Err(ReplayError::NotARecording {
                 path: path.to_path_buf(),
@@ -138,12 +138,7 @@ impl ReplaySource {
     }
 
     /// Reads the rest of a snapshot (bounded) after its first line and plays its window.
-    fn snapshot_from(
-        first: String,
-        rest: impl Read,
-        path: &Path,
-        speed: f64,
-    ) -> Result<Self, ReplayError> {
+    fn snapshot_from(first: String, rest: impl Read, path: &Path) -> Result<Self, ReplayError> {
         let mut text = first;
         let read = rest
             .take(MAX_SNAPSHOT_BYTES)
@@ -174,7 +169,7 @@ impl ReplaySource {
                 snap.devices.len()
             )));
         }
-        Ok(Self::from_snapshot(&snap, path, speed))
+        Ok(Self::from_snapshot(&snap, path))
     }
 
     /// Reads the header from `reader`; `path` is only used in messages.
@@ -212,9 +207,12 @@ impl ReplaySource {
         })
     }
 
-    /// Plays a bug-report snapshot's window.
+    /// Plays a bug-report snapshot's window. A snapshot is a moment, not a performance: it is
+    /// played as fast as possible whatever `speed` says, so the screen opens as it was when the
+    /// snapshot was taken.
     #[must_use]
-    pub fn from_snapshot(s: &Snapshot, path: &Path, speed: f64) -> Self {
+    pub fn from_snapshot(s: &Snapshot, path: &Path) -> Self {
+        let speed = f64::INFINITY;
         let infos: Vec<DeviceInfo> = s.devices.iter().map(|d| d.info.clone()).collect();
         let mut header = Header::new(&s.system, &infos, s.interval_ms);
         header.gpuwatch_version.clone_from(&s.gpuwatch_version);
@@ -501,4 +499,23 @@ fn snapshot_ticks(s: &Snapshot) -> Vec<Tick> {
                 .collect(),
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_snapshot_opens_at_its_last_moment_whatever_the_speed() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/examples/h200-hang.json");
+        let snap =
+            crate::format::snapshot::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let src = ReplaySource::from_snapshot(&snap, &path);
+        assert_eq!(
+            src.pacing(),
+            Pacing::Recorded {
+                speed: f64::INFINITY
+            }
+        );
+    }
 }

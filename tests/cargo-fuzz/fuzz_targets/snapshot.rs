@@ -14,7 +14,6 @@ fuzz_target!(|data: &[u8]| {
     let mut replay = gpuwatch::source::replay::ReplaySource::from_snapshot(
         &snap,
         std::path::Path::new("fuzz-snapshot.json"),
-        f64::INFINITY,
     );
     let _ = replay.read_all();
     let _ = gpuwatch::snapshot::to_markdown(&snap);
