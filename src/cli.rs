@@ -159,6 +159,17 @@ pub enum Command {
         #[command(flatten)]
         judge: JudgeArgs,
     },
+    /// Serve metrics and findings to Prometheus: /metrics, /findings.json, /healthz.
+    Serve {
+        /// Address and port to listen on (loopback by default; 0.0.0.0:9947 to be scraped from
+        /// elsewhere).
+        #[arg(long, default_value = crate::serve::DEFAULT_LISTEN)]
+        listen: String,
+        #[command(flatten)]
+        live: LiveArgs,
+        #[command(flatten)]
+        judge: JudgeArgs,
+    },
     /// Sample (or replay) headlessly and print the diagnosis. Exit status: 0 nothing found, 1 a
     /// warning or worse found, 3 nothing found but some GPU not judged in full (run longer), 2 error.
     Diagnose {

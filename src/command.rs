@@ -3,32 +3,17 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::config::Config;
-use crate::driver::{drive, Pace, Plan, Ran};
+use crate::driver::{drive, stop_flag, Pace, Plan, Ran};
 use crate::format::record::{Header, Recorder};
 use crate::report::{diagnosis_text, Diagnosis};
 use crate::sampler::Sampler;
 use crate::source::Source;
 use crate::store::{Store, StoreView};
-
-/// Set by SIGINT, SIGTERM and SIGHUP so loops can end cleanly.
-pub fn stop_flag() -> Result<Arc<AtomicBool>> {
-    let flag = Arc::new(AtomicBool::new(false));
-    for sig in [
-        signal_hook::consts::SIGINT,
-        signal_hook::consts::SIGTERM,
-        signal_hook::consts::SIGHUP,
-    ] {
-        signal_hook::flag::register(sig, flag.clone()).context("installing signal handlers")?;
-    }
-    Ok(flag)
-}
 
 pub fn devices(source: &dyn Source, json: bool) -> Result<()> {
     if json {

@@ -10,12 +10,25 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use anyhow::{anyhow, Result};
+use anyhow::{anyhow, Context, Result};
 
 use crate::model::{SelfCost, Tick};
 use crate::sampler::Sampler;
 use crate::source::{Pacing, Sampled};
 use crate::store::Store;
+
+/// Set by SIGINT, SIGTERM and SIGHUP so loops can end cleanly.
+pub fn stop_flag() -> Result<Arc<AtomicBool>> {
+    let flag = Arc::new(AtomicBool::new(false));
+    for sig in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        signal_hook::flag::register(sig, flag.clone()).context("installing signal handlers")?;
+    }
+    Ok(flag)
+}
 
 /// How fast to go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

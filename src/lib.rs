@@ -30,6 +30,7 @@ pub mod redact;
 pub mod report;
 pub mod rules;
 pub mod sampler;
+pub mod serve;
 pub mod snapshot;
 pub mod source;
 pub mod store;

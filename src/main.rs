@@ -72,38 +72,14 @@ fn run(cli: Cli) -> Result<i32> {
             live,
             ..
         }) => command::timings(open(&live, None)?, n).map(|()| 0),
-        Some(Command::Snapshot {
-            output,
-            window,
-            format,
-            duration,
-            replay,
-            no_cmdline,
-            no_host,
+        Some(c @ Command::Snapshot { .. }) => snapshot(c).map(|()| 0),
+        Some(Command::Serve {
+            listen,
             live,
             judge: j,
         }) => {
             let config = judge(&j)?;
-            let options = Options {
-                window_ms: window.as_millis() as u64,
-                include_host: !no_host,
-                cmdlines: if no_cmdline {
-                    CmdlinePolicy::Omitted
-                } else if j.no_redact {
-                    CmdlinePolicy::Raw
-                } else {
-                    CmdlinePolicy::Redacted
-                },
-            };
-            let args = command::SnapshotArgs {
-                output: output.as_deref(),
-                window,
-                markdown: format == "md",
-                sample_for: duration,
-                options,
-            };
-            let src = open(&live, replay.as_deref())?;
-            command::snapshot(src, &config, &args).map(|()| 0)
+            gpuwatch::serve::serve(open(&live, None)?, &config, &listen).map(|()| 0)
         }
         Some(Command::Diagnose {
             duration,
@@ -145,4 +121,43 @@ fn open(live: &LiveArgs, replay: Option<&Path>) -> Result<Box<dyn source::Source
         live.nvml_lib.as_deref(),
         live.interval,
     )?)
+}
+
+/// `gpuwatch snapshot`: what to include, then sample (or replay) and write.
+fn snapshot(command: Command) -> Result<()> {
+    let Command::Snapshot {
+        output,
+        window,
+        format,
+        duration,
+        replay,
+        no_cmdline,
+        no_host,
+        live,
+        judge: j,
+    } = command
+    else {
+        anyhow::bail!("not a snapshot command");
+    };
+    let config = judge(&j)?;
+    let options = Options {
+        window_ms: window.as_millis() as u64,
+        include_host: !no_host,
+        cmdlines: if no_cmdline {
+            CmdlinePolicy::Omitted
+        } else if j.no_redact {
+            CmdlinePolicy::Raw
+        } else {
+            CmdlinePolicy::Redacted
+        },
+    };
+    let args = command::SnapshotArgs {
+        output: output.as_deref(),
+        window,
+        markdown: format == "md",
+        sample_for: duration,
+        options,
+    };
+    let src = open(&live, replay.as_deref())?;
+    command::snapshot(src, &config, &args)
 }

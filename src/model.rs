@@ -75,20 +75,22 @@ pub mod clock_event {
     pub const HW_POWER_BRAKE: u64 = 0x80;
     pub const DISPLAY_CLOCKS: u64 = 0x100;
 
+    /// Every reason NVML reports, with its short name.
+    pub const ALL: [(u64, &str); 9] = [
+        (GPU_IDLE, "idle"),
+        (APPLICATIONS_CLOCKS, "app-clocks"),
+        (SW_POWER_CAP, "sw-power-cap"),
+        (HW_SLOWDOWN, "hw-slowdown"),
+        (SYNC_BOOST, "sync-boost"),
+        (SW_THERMAL, "sw-thermal"),
+        (HW_THERMAL, "hw-thermal"),
+        (HW_POWER_BRAKE, "hw-power-brake"),
+        (DISPLAY_CLOCKS, "display-clocks"),
+    ];
+
     /// Short names of the bits set in `bits`, for evidence and the screen.
     #[must_use]
     pub fn names(bits: u64) -> Vec<&'static str> {
-        const ALL: [(u64, &str); 9] = [
-            (GPU_IDLE, "idle"),
-            (APPLICATIONS_CLOCKS, "app-clocks"),
-            (SW_POWER_CAP, "sw-power-cap"),
-            (HW_SLOWDOWN, "hw-slowdown"),
-            (SYNC_BOOST, "sync-boost"),
-            (SW_THERMAL, "sw-thermal"),
-            (HW_THERMAL, "hw-thermal"),
-            (HW_POWER_BRAKE, "hw-power-brake"),
-            (DISPLAY_CLOCKS, "display-clocks"),
-        ];
         ALL.iter()
             .filter(|(bit, _)| bits & bit != 0)
             .map(|(_, name)| *name)

@@ -26,6 +26,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("ui", 10),
     ("cli", 11),
     ("command", 11),
+    ("serve", 10),
     ("tui", 11),
 ];
 

@@ -16,6 +16,8 @@ pub struct Conclusions {
     judging: Vec<Judging>,
     indices: Vec<u32>,
     floors_w: Vec<f32>,
+    /// Per device (history order), per rule (registry order): findings opened so far.
+    opened: Vec<Vec<u64>>,
     /// The engine's counters when this copy was made: what changed since.
     evaluations: u64,
     cleared_total: u64,
@@ -73,6 +75,15 @@ impl Conclusions {
             .copied()
     }
 
+    /// How many findings rule `rule` (registry position) has opened on GPU `device` so far.
+    pub fn opened(&self, device: u32, rule: usize) -> u64 {
+        self.position(device)
+            .and_then(|p| self.opened.get(p))
+            .and_then(|r| r.get(rule))
+            .copied()
+            .unwrap_or(0)
+    }
+
     fn position(&self, device: u32) -> Option<usize> {
         self.indices.iter().position(|&i| i == device)
     }
@@ -102,6 +113,11 @@ impl Engine {
         out.floors_w.clear();
         out.floors_w
             .extend(self.infos.iter().map(|info| self.floor_w(info)));
+        out.opened.resize_with(self.slots.len(), Vec::new);
+        for (counts, slots) in out.opened.iter_mut().zip(&self.slots) {
+            counts.clear();
+            counts.extend(slots.iter().map(|s| s.opened));
+        }
         out.evaluations = self.evaluations;
         out.cleared_total = self.cleared_total;
     }

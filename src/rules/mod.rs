@@ -293,6 +293,8 @@ struct Slot {
     open: Option<Finding>,
     /// The best fit the open finding's verdicts had: its evidence is the one seen then.
     best_fit: f32,
+    /// Findings this rule has opened on this device since the start.
+    opened: u64,
 }
 
 /// What a GPU is still being judged for: until the rules' windows are covered past its
@@ -790,6 +792,7 @@ fn update_slot(
         (Some(v), None) => {
             let window = (rule.window)(ctx.thresholds).as_millis() as u64;
             slot.best_fit = v.fit;
+            slot.opened += 1;
             slot.open = Some(Finding {
                 rule: rule.id.into(),
                 title: v.title.unwrap_or_else(|| rule.title.into()),

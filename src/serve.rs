@@ -1,0 +1,516 @@
+//! `gpuwatch serve`: the sampler and the rules, headless, behind a small HTTP server for
+//! Prometheus. `/metrics` (written with the official client, `prometheus-client`), the open
+//! and recent findings as `/findings.json` (the structure of `diagnose --json`) and `/healthz`.
+//!
+//! A scrape never calls NVML: the driver's thread samples and feeds the store; a request copies
+//! what changed into the server's view under the lock and encodes from the view.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{anyhow, Context, Result};
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::{Registry, Unit};
+
+use crate::config::Config;
+use crate::model::{clock_event, DeviceInfo, DeviceStatus};
+use crate::report::Diagnosis;
+use crate::rules::all_rules;
+use crate::sampler::Sampler;
+use crate::source::Source;
+use crate::store::{Store, StoreView};
+
+/// The default port: not Prometheus (9090), `node_exporter` (9100) or dcgm-exporter (9400).
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:9947";
+
+type Labels = Vec<(String, String)>;
+type Gauges = Family<Labels, Gauge<f64, AtomicU64>>;
+type Counters = Family<Labels, Counter<u64>>;
+
+/// Serves until SIGINT, SIGTERM or SIGHUP. Prints the address it listens on.
+pub fn serve(source: Box<dyn Source>, config: &Config, listen: &str) -> Result<()> {
+    let stop = crate::driver::stop_flag()?;
+    let server = tiny_http::Server::http(listen).map_err(|e| {
+        anyhow!(
+            "cannot listen on {listen}: {e}. Is another exporter on that port? Choose another \
+             with --listen ADDR:PORT"
+        )
+    })?;
+    let addr = server
+        .server_addr()
+        .to_ip()
+        .context("the server has no IP address")?;
+    let store = Store::new(
+        source.as_ref(),
+        Duration::from_secs(900),
+        config.thresholds.clone(),
+    )
+    .map_err(|e| anyhow!(e))?;
+    let store = Arc::new(Mutex::new(store));
+    let host = source.system().host.clone();
+    crate::driver::spawn(Sampler::new(source), store.clone(), stop.clone(), || {})
+        .context("starting the sampler thread")?;
+    eprintln!("gpuwatch serve: http://{addr}/metrics, /findings.json, /healthz (Ctrl-C stops)");
+    let mut view = StoreView::default();
+    while !stop.load(Ordering::Relaxed) {
+        let Ok(Some(request)) = server.recv_timeout(Duration::from_millis(200)) else {
+            continue;
+        };
+        {
+            let s = store
+                .lock()
+                .map_err(|_| anyhow!("the sampler thread crashed"))?;
+            s.copy_into(&mut view);
+        }
+        let response = respond(&request, &view, &host);
+        let _ = request.respond(response);
+    }
+    Ok(())
+}
+
+fn respond(
+    request: &tiny_http::Request,
+    view: &StoreView,
+    host: &str,
+) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
+    let text = |code: u16, body: String, kind: &str| {
+        let header = tiny_http::Header::from_bytes("Content-Type", kind)
+            .unwrap_or_else(|()| tiny_http::Header::from_bytes("X-Kind", "text").unwrap());
+        tiny_http::Response::from_string(body)
+            .with_status_code(code)
+            .with_header(header)
+    };
+    if *request.method() != tiny_http::Method::Get {
+        return text(405, "only GET\n".into(), "text/plain");
+    }
+    let path = request.url().split('?').next().unwrap_or("");
+    match path {
+        "/metrics" => {
+            let openmetrics = request.headers().iter().any(|h| {
+                h.field.equiv("Accept") && h.value.as_str().contains("application/openmetrics-text")
+            });
+            match metrics_text(view, host, openmetrics) {
+                Ok(body) if openmetrics => text(
+                    200,
+                    body,
+                    "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                ),
+                Ok(body) => text(200, body, "text/plain; version=0.0.4; charset=utf-8"),
+                Err(e) => text(500, format!("encoding failed: {e}\n"), "text/plain"),
+            }
+        }
+        "/findings.json" => text(200, findings_json(view), "application/json"),
+        "/healthz" | "/ready" => {
+            let (code, why) = health(view, crate::model::now_ms());
+            text(code, why + "\n", "text/plain")
+        }
+        _ => text(
+            404,
+            "gpuwatch serves /metrics, /findings.json and /healthz\n".into(),
+            "text/plain",
+        ),
+    }
+}
+
+/// 200 once a tick is in and sampling keeps up; 503 before, after a failure, or when the
+/// newest sample is older than ten intervals (at least 10 s).
+pub fn health(view: &StoreView, now_ms: u64) -> (u16, String) {
+    if let Some(e) = view.error() {
+        return (503, format!("sampling stopped: {e}"));
+    }
+    let Some(latest) = view.history().latest_ms() else {
+        return (503, "no sample yet".into());
+    };
+    let limit = (view.interval().as_millis() as u64 * 10).max(10_000);
+    let age = now_ms.saturating_sub(latest);
+    if age > limit {
+        return (
+            503,
+            format!(
+                "the newest sample is {} s old: sampling stalled",
+                age / 1000
+            ),
+        );
+    }
+    (200, "ok".into())
+}
+
+/// The open findings, then the recent ones, as `diagnose --json` writes them.
+pub fn findings_json(view: &StoreView) -> String {
+    let found = view.findings();
+    let mut findings = found.active().to_vec();
+    findings.extend(found.cleared().iter().cloned());
+    let d = Diagnosis {
+        source: view.source_label().to_string(),
+        system: view.system(),
+        devices: view.history().devices.iter().map(|d| &d.info).collect(),
+        samples: view.history().ticks(),
+        seconds: 0.0,
+        worst: findings.iter().map(|f| f.severity).max(),
+        findings,
+        judging: found.pending().cloned().collect(),
+    };
+    serde_json::to_string_pretty(&d).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+}
+
+/// The labels that identify a GPU, spelled as dcgm-exporter spells them so dashboards join.
+fn gpu_labels(info: &DeviceInfo, host: &str) -> Labels {
+    vec![
+        ("gpu".into(), info.index.to_string()),
+        ("UUID".into(), info.uuid.clone()),
+        ("pci_bus_id".into(), info.pci_bus_id.clone()),
+        ("modelName".into(), info.name.clone()),
+        ("Hostname".into(), host.to_string()),
+    ]
+}
+
+fn with(mut labels: Labels, key: &str, value: &str) -> Labels {
+    labels.push((key.into(), value.into()));
+    labels
+}
+
+/// Registers a gauge family under `name` (with `unit` appended, as Prometheus names go).
+fn gauges(reg: &mut Registry, name: &str, help: &str, unit: Option<Unit>) -> Gauges {
+    let family = Gauges::default();
+    match unit {
+        Some(u) => reg.register_with_unit(name, help, u, family.clone()),
+        None => reg.register(name, help, family.clone()),
+    }
+    family
+}
+
+/// The `/metrics` text: `OpenMetrics` when `openmetrics`, else the Prometheus text format.
+pub fn metrics_text(view: &StoreView, host: &str, openmetrics: bool) -> Result<String> {
+    let mut reg = Registry::with_prefix("gpuwatch");
+    let f = Families::register(&mut reg);
+    let rules = all_rules();
+    for dev in &view.history().devices {
+        let id = gpu_labels(&dev.info, host);
+        f.gpu_metrics(dev, &id, view);
+        for (r, rule) in rules.iter().enumerate() {
+            let labels = with(id.clone(), "finding", rule.id);
+            let open = view
+                .findings()
+                .active_on(dev.info.index)
+                .find(|x| x.rule == rule.id);
+            // Every rule on every GPU, 0 or 1, so alerts need no absent().
+            f.finding_active
+                .get_or_create(&with(labels.clone(), "severity", rule.severity.name()))
+                .set(0.0);
+            if let Some(x) = open {
+                f.finding_active
+                    .get_or_create(&with(labels.clone(), "severity", x.severity.name()))
+                    .set(1.0);
+                f.finding_since
+                    .get_or_create(&labels)
+                    .set(x.since_ms as f64 / 1000.0);
+                if let Some(c) = &x.culprit {
+                    f.culprit.get_or_create(&labels).set(f64::from(c.device));
+                }
+            }
+            f.opened
+                .get_or_create(&labels)
+                .inc_by(view.findings().opened(dev.info.index, r));
+        }
+    }
+    f.self_metrics(view);
+    let info = vec![("version".to_string(), env!("CARGO_PKG_VERSION").to_string())];
+    f.build_info.get_or_create(&info).set(1.0);
+    let mut out = String::new();
+    encode(&mut out, &reg)?;
+    if !openmetrics {
+        out = to_text_format(&out);
+    }
+    Ok(out)
+}
+
+/// `OpenMetrics` text as the Prometheus text format: no end marker, no UNIT lines, and a
+/// counter's HELP and TYPE name its samples (`x_total`), not its family (`x`).
+fn to_text_format(openmetrics: &str) -> String {
+    let counters: Vec<&str> = openmetrics
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE ")?.strip_suffix(" counter"))
+        .collect();
+    let mut out = String::with_capacity(openmetrics.len());
+    for line in openmetrics.lines() {
+        if line == "# EOF" || line.starts_with("# UNIT ") {
+            continue;
+        }
+        let renamed = ["# HELP ", "# TYPE "].iter().find_map(|p| {
+            let rest = line.strip_prefix(p)?;
+            let name = counters
+                .iter()
+                .find(|c| rest.starts_with(&format!("{c} ")))?;
+            Some(format!("{p}{name}_total{}", &rest[name.len()..]))
+        });
+        out.push_str(renamed.as_deref().unwrap_or(line));
+        out.push('\n');
+    }
+    out
+}
+
+/// Every metric family `/metrics` writes.
+struct Families {
+    up: Gauges,
+    util: Gauges,
+    mem_used: Gauges,
+    mem_total: Gauges,
+    power: Gauges,
+    limit_enforced: Gauges,
+    limit_default: Gauges,
+    floor: Gauges,
+    temp: Gauges,
+    sm_clock: Gauges,
+    mem_clock: Gauges,
+    clock_event: Gauges,
+    pcie_gen: Gauges,
+    pcie_width: Gauges,
+    pcie_gen_max: Gauges,
+    pcie_width_max: Gauges,
+    gpm_sm: Gauges,
+    gpm_tensor: Gauges,
+    gpm_dram: Gauges,
+    finding_active: Gauges,
+    finding_since: Gauges,
+    culprit: Gauges,
+    opened: Counters,
+    self_cpu: Gauges,
+    self_rss: Gauges,
+    tick: Gauges,
+    last_sample: Gauges,
+    build_info: Gauges,
+}
+
+impl Families {
+    fn register(reg: &mut Registry) -> Self {
+        let mut g = |n: &str, h: &str, u: Option<Unit>| gauges(reg, n, h, u);
+        let ratio = || Some(Unit::Other("ratio".into()));
+        let bytes = || Some(Unit::Bytes);
+        let watts = || Some(Unit::Other("watts".into()));
+        let hertz = || Some(Unit::Other("hertz".into()));
+        let f = Families {
+            up: g(
+                "up",
+                "1 while the GPU answers, 0 once it fell off the bus",
+                None,
+            ),
+            util: g(
+                "utilization",
+                "GPU utilization (NVML): share of time a kernel ran",
+                ratio(),
+            ),
+            mem_used: g("memory_used", "GPU memory in use", bytes()),
+            mem_total: g("memory_total", "GPU memory in all", bytes()),
+            power: g("power", "power draw", watts()),
+            limit_enforced: g("power_limit_enforced", "enforced power limit", watts()),
+            limit_default: g("power_limit_default", "default power limit (TDP)", watts()),
+            floor: g(
+                "idle_floor",
+                "the idle power the rules judge against",
+                watts(),
+            ),
+            temp: g("temperature", "GPU temperature", Some(Unit::Celsius)),
+            sm_clock: g("sm_clock", "SM clock", hertz()),
+            mem_clock: g("memory_clock", "memory clock", hertz()),
+            clock_event: g(
+                "clock_event_active",
+                "1 while NVML reports this clock-event reason",
+                None,
+            ),
+            pcie_gen: g("pcie_link_generation", "current PCIe link generation", None),
+            pcie_width: g("pcie_link_width", "current PCIe link width (lanes)", None),
+            pcie_gen_max: g(
+                "pcie_link_generation_max",
+                "maximum PCIe link generation",
+                None,
+            ),
+            pcie_width_max: g(
+                "pcie_link_width_max",
+                "maximum PCIe link width (lanes)",
+                None,
+            ),
+            gpm_sm: g(
+                "gpm_sm_active",
+                "SM activity (GPM, Hopper and newer)",
+                ratio(),
+            ),
+            gpm_tensor: g("gpm_tensor_active", "tensor pipe activity (GPM)", ratio()),
+            gpm_dram: g("gpm_dram_active", "DRAM bandwidth used (GPM)", ratio()),
+            finding_active: g(
+                "finding_active",
+                "1 while this finding is open on this GPU, else 0",
+                None,
+            ),
+            finding_since: g(
+                "finding_since",
+                "when the open finding began (Unix time)",
+                Some(Unit::Seconds),
+            ),
+            culprit: g(
+                "finding_culprit_gpu",
+                "the GPU a finding names as its culprit (the straggler)",
+                None,
+            ),
+            self_cpu: g(
+                "self_cpu",
+                "gpuwatch's own CPU use, share of one core",
+                ratio(),
+            ),
+            self_rss: g(
+                "self_resident_memory",
+                "gpuwatch's own resident memory",
+                bytes(),
+            ),
+            tick: g(
+                "tick_duration",
+                "median time the source took per tick (NVML time)",
+                Some(Unit::Seconds),
+            ),
+            last_sample: g(
+                "last_sample_timestamp",
+                "time of the newest sample (Unix time)",
+                Some(Unit::Seconds),
+            ),
+            build_info: g("build_info", "gpuwatch's version", None),
+            opened: Counters::default(),
+        };
+        reg.register(
+            "findings_opened",
+            "findings opened on this GPU since gpuwatch started",
+            f.opened.clone(),
+        );
+        f
+    }
+
+    fn gpu_metrics(&self, dev: &crate::history::DeviceHistory, id: &Labels, view: &StoreView) {
+        let lost = matches!(dev.status, DeviceStatus::Lost { .. });
+        self.up.get_or_create(id).set(if lost { 0.0 } else { 1.0 });
+        let info = &dev.info;
+        let set = |f: &Gauges, v: Option<f64>| {
+            // Unsupported is absent, not 0.
+            if let Some(v) = v {
+                f.get_or_create(id).set(v);
+            }
+        };
+        set(&self.mem_total, info.memory_total_bytes.map(|b| b as f64));
+        set(
+            &self.limit_default,
+            info.power_limit_default_w.map(f64::from),
+        );
+        set(&self.pcie_gen_max, info.pcie_max_gen.map(f64::from));
+        set(&self.pcie_width_max, info.pcie_max_width.map(f64::from));
+        set(
+            &self.floor,
+            view.findings().floor_w(info.index).map(f64::from),
+        );
+        let Some(s) = dev.samples.latest().filter(|_| !lost) else {
+            return;
+        };
+        let ratio = |v: Option<f32>| v.map(|p| f64::from(p) / 100.0);
+        set(&self.util, ratio(s.util_gpu_pct));
+        set(&self.mem_used, s.mem_used_bytes.map(|b| b as f64));
+        set(&self.power, s.power_w.map(f64::from));
+        set(
+            &self.limit_enforced,
+            s.power_limit_w
+                .or(info.power_limit_enforced_w)
+                .map(f64::from),
+        );
+        set(&self.temp, s.temp_c.map(f64::from));
+        set(&self.sm_clock, s.sm_clock_mhz.map(|m| f64::from(m) * 1e6));
+        set(&self.mem_clock, s.mem_clock_mhz.map(|m| f64::from(m) * 1e6));
+        set(&self.pcie_gen, s.pcie_gen.map(f64::from));
+        set(&self.pcie_width, s.pcie_width.map(f64::from));
+        set(&self.gpm_sm, ratio(s.gpm.sm_active_pct));
+        set(&self.gpm_tensor, ratio(s.gpm.tensor_active_pct));
+        set(&self.gpm_dram, ratio(s.gpm.dram_bw_pct));
+        if let Some(bits) = s.clock_events {
+            for (bit, name) in clock_event::ALL {
+                self.clock_event
+                    .get_or_create(&with(id.clone(), "reason", name))
+                    .set(if bits & bit != 0 { 1.0 } else { 0.0 });
+            }
+        }
+    }
+
+    fn self_metrics(&self, view: &StoreView) {
+        let none = Labels::new();
+        let c = view.cost();
+        if let Some(v) = c.cpu_pct {
+            self.self_cpu.get_or_create(&none).set(f64::from(v) / 100.0);
+        }
+        if let Some(v) = c.rss_bytes {
+            self.self_rss.get_or_create(&none).set(v as f64);
+        }
+        if let Some(v) = c.tick_ms_median {
+            self.tick.get_or_create(&none).set(f64::from(v) / 1000.0);
+        }
+        if let Some(t) = view.history().latest_ms() {
+            self.last_sample.get_or_create(&none).set(t as f64 / 1000.0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Thresholds;
+    use crate::model::{SelfCost, Tick};
+    use crate::source::sim::{Scenario, SimSource};
+
+    fn mixed(seconds: u64) -> StoreView {
+        let mut src = SimSource::new(Scenario::Mixed, 8, 7, 1_800_000_000_000, 250);
+        let mut store = Store::new(&src, Duration::from_secs(900), Thresholds::default()).unwrap();
+        let mut t = Tick::default();
+        for _ in 0..seconds * 4 {
+            src.sample(&mut t).unwrap();
+            store.absorb(&t, SelfCost::default());
+        }
+        store.view()
+    }
+
+    #[test]
+    fn every_rule_on_every_gpu_is_0_or_1_and_the_hung_gpus_are_1() {
+        let text = metrics_text(&mixed(45), "node1", false).unwrap();
+        let line = |gpu: u32, finding: &str, v: &str| {
+            text.lines().any(|l| {
+                l.starts_with("gpuwatch_finding_active{")
+                    && l.contains(&format!("gpu=\"{gpu}\""))
+                    && l.contains(&format!("finding=\"{finding}\""))
+                    && l.ends_with(&format!(" {v}.0"))
+            })
+        };
+        for gpu in [4, 5] {
+            assert!(line(gpu, "hang", "1"), "{text}");
+        }
+        for gpu in [0, 1, 6, 7] {
+            assert!(line(gpu, "hang", "0"), "GPU {gpu}:\n{text}");
+        }
+        let series = text
+            .lines()
+            .filter(|l| l.starts_with("gpuwatch_finding_active{"))
+            .count();
+        assert!(series >= 8 * all_rules().len(), "{series}");
+        assert!(text.contains("gpuwatch_power_watts{"), "{text}");
+        assert!(text.contains("gpuwatch_findings_opened_total{"), "{text}");
+        assert!(!text.contains("# EOF"));
+        let om = metrics_text(&mixed(5), "node1", true).unwrap();
+        assert!(om.ends_with("# EOF\n"), "{om}");
+    }
+
+    #[test]
+    fn health_says_why_it_is_not_ready() {
+        let view = StoreView::default();
+        assert_eq!(health(&view, 0).0, 503);
+        let view = mixed(2);
+        let latest = view.history().latest_ms().unwrap();
+        assert_eq!(health(&view, latest + 1_000), (200, "ok".into()));
+        let (code, why) = health(&view, latest + 60_000);
+        assert_eq!(code, 503);
+        assert!(why.contains("stalled"), "{why}");
+    }
+}

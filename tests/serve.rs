@@ -1,0 +1,292 @@
+//! `gpuwatch serve` against the real thing: a real Prometheus (Debian's `prometheus` package,
+//! which `.ci/run` installs) scrapes `serve --demo=mixed` on loopback and its query API must
+//! return the hang finding as 1 on the two hung GPUs and 0 on the others; `promtool` checks the
+//! exposition and the alert rules. Without Prometheus the tests say so and pass, unless `CI`
+//! is set, where a missing install step must fail.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+fn tool(name: &str) -> Option<String> {
+    let found = Command::new("sh")
+        .args(["-c", &format!("command -v {name}")])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{name} is not installed: .ci/run installs Debian's prometheus package"
+        );
+        eprintln!("{name} not installed: skipping (apt-get install prometheus)");
+    }
+    found
+}
+
+/// A plain HTTP/1.0 GET: (status, body).
+fn get(addr: &str, path: &str) -> Option<(u16, String)> {
+    let mut s = TcpStream::connect(addr).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").ok()?;
+    let mut raw = String::new();
+    s.read_to_string(&mut raw).ok()?;
+    let (head, body) = raw.split_once("\r\n\r\n")?;
+    let status = head.split(' ').nth(1)?.parse().ok()?;
+    Some((status, body.to_string()))
+}
+
+struct Killed(Child);
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `gpuwatch serve` with `args` on a free loopback port; returns it and its address.
+fn serve(args: &[&str]) -> (Killed, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
+        .arg("serve")
+        .args(args)
+        .args(["--listen", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|r| r.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+    (Killed(child), addr)
+}
+
+fn wait_until<T>(secs: u64, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(secs) {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        sleep(Duration::from_millis(250));
+    }
+    None
+}
+
+#[test]
+fn healthz_findings_and_a_promtool_clean_exposition() {
+    let (_g, addr) = serve(&["--demo=mixed"]);
+    wait_until(10, || get(&addr, "/healthz").filter(|(c, _)| *c == 200)).expect("ready");
+    let (code, _) = get(&addr, "/nope").unwrap();
+    assert_eq!(code, 404);
+    let (code, json) = get(&addr, "/findings.json").unwrap();
+    assert_eq!(code, 200);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["source"], "demo: mixed");
+    let (code, metrics) = get(&addr, "/metrics").unwrap();
+    assert_eq!(code, 200);
+    assert!(metrics.contains("gpuwatch_finding_active{"), "{metrics}");
+    let Some(promtool) = tool("promtool") else {
+        return;
+    };
+    let mut p = Command::new(promtool)
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    p.stdin
+        .take()
+        .unwrap()
+        .write_all(metrics.as_bytes())
+        .unwrap();
+    let out = p.wait_with_output().unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    // The only lint allowed: the labels spelled as dcgm-exporter spells them (UUID, modelName,
+    // Hostname), so that dashboards join the two.
+    let problems: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            !l.trim().is_empty() && !l.contains("should be written in 'snake_case' not 'camelCase'")
+        })
+        .collect();
+    assert!(problems.is_empty(), "promtool: {problems:?}");
+}
+
+#[test]
+fn the_alert_rules_pass_promtool() {
+    let Some(promtool) = tool("promtool") else {
+        return;
+    };
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/deploy");
+    for args in [
+        ["check", "rules", "alerts.yml"],
+        ["test", "rules", "alerts.test.yml"],
+    ] {
+        let out = Command::new(&promtool)
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "promtool {args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// A real Prometheus scrapes the mixed demo every second; its query API answers
+/// `gpuwatch_finding_active{finding="hang"}` with 1 on GPUs 4 and 5 (hung) and 0 on the rest.
+#[test]
+fn a_real_prometheus_sees_the_hung_gpus() {
+    let Some(prometheus) = tool("prometheus") else {
+        return;
+    };
+    let (_g, target) = serve(&["--demo=mixed"]);
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let prom = format!("127.0.0.1:{port}");
+    std::fs::write(
+        dir.path().join("prometheus.yml"),
+        format!(
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: gpuwatch\n    static_configs:\n      - targets: ['{target}']\n"
+        ),
+    )
+    .unwrap();
+    let _p = Killed(
+        Command::new(prometheus)
+            .arg(format!(
+                "--config.file={}",
+                dir.path().join("prometheus.yml").display()
+            ))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("data").display()
+            ))
+            .arg(format!("--web.listen-address={prom}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let query = "/api/v1/query?query=max%20by%20(gpu)%20(gpuwatch_finding_active%7Bfinding%3D%22hang%22%7D)";
+    // The demo's hang needs its 8 s window in real time, then a scrape.
+    let seen = wait_until(60, || {
+        let (code, body) = get(&prom, query)?;
+        if code != 200 {
+            return None;
+        }
+        let v: serde_json::Value = serde_json::from_str(&body).ok()?;
+        let mut by_gpu: Vec<(u32, String)> = v["data"]["result"]
+            .as_array()?
+            .iter()
+            .filter_map(|r| {
+                Some((
+                    r["metric"]["gpu"].as_str()?.parse().ok()?,
+                    r["value"][1].as_str()?.to_string(),
+                ))
+            })
+            .collect();
+        by_gpu.sort();
+        let hung: Vec<u32> = by_gpu
+            .iter()
+            .filter(|(_, v)| v == "1")
+            .map(|(g, _)| *g)
+            .collect();
+        (by_gpu.len() == 8 && hung == [4, 5]).then_some(by_gpu)
+    });
+    let seen = seen.expect("Prometheus reported the hang on GPUs 4 and 5 within 60 s");
+    for (gpu, v) in seen {
+        assert_eq!(v, if gpu == 4 || gpu == 5 { "1" } else { "0" }, "GPU {gpu}");
+    }
+}
+
+/// docs/fleet.md's metric reference is what `/metrics` writes (`GPUWATCH_BLESS=1` rewrites it).
+#[test]
+fn the_metric_reference_in_docs_is_current() {
+    use gpuwatch::source::Source as _;
+    let mut src =
+        gpuwatch::source::sim::SimSource::new(gpuwatch::source::sim::Scenario::Mixed, 8, 7, 0, 250);
+    let mut store = gpuwatch::store::Store::new(
+        &src,
+        Duration::from_secs(60),
+        gpuwatch::config::Thresholds::default(),
+    )
+    .unwrap();
+    let mut t = gpuwatch::model::Tick::default();
+    for _ in 0..200 {
+        src.sample(&mut t).unwrap();
+        store.absorb(
+            &t,
+            gpuwatch::model::SelfCost {
+                cpu_pct: Some(1.0),
+                tick_ms_median: Some(0.1),
+                tick_ms_max: Some(0.2),
+                rss_bytes: Some(1),
+            },
+        );
+    }
+    let text = gpuwatch::serve::metrics_text(&store.view(), "h", false).unwrap();
+    let mut rows = Vec::new();
+    let mut help = std::collections::HashMap::new();
+    for l in text.lines() {
+        if let Some(rest) = l.strip_prefix("# HELP ") {
+            let (name, h) = rest.split_once(' ').unwrap();
+            help.insert(name.to_string(), h.trim_end_matches('.').to_string());
+        }
+        if let Some(rest) = l.strip_prefix("# TYPE ") {
+            let (name, kind) = rest.split_once(' ').unwrap();
+            let labels: Vec<String> = text
+                .lines()
+                .find(|s| s.starts_with(&format!("{name}{{")))
+                .map(|s| {
+                    s[name.len() + 1..s.find('}').unwrap()]
+                        .split(',')
+                        .filter_map(|kv| kv.split_once('=').map(|(k, _)| k.to_string()))
+                        .collect()
+                })
+                .unwrap_or_default();
+            rows.push(format!(
+                "| `{name}` | {kind} | {} | {} |",
+                labels.join(", "),
+                help.get(name).cloned().unwrap_or_default()
+            ));
+        }
+    }
+    rows.sort();
+    let table = format!(
+        "<!-- metrics:start -->\n| metric | type | labels | meaning |\n|---|---|---|---|\n{}\n<!-- metrics:end -->",
+        rows.join("\n")
+    );
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/fleet.md");
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let (a, b) = (
+        doc.find("<!-- metrics:start -->").unwrap(),
+        doc.find("<!-- metrics:end -->").unwrap() + "<!-- metrics:end -->".len(),
+    );
+    if std::env::var_os("GPUWATCH_BLESS").is_some() {
+        std::fs::write(&path, format!("{}{table}{}", &doc[..a], &doc[b..])).unwrap();
+        return;
+    }
+    assert_eq!(
+        &doc[a..b],
+        table,
+        "docs/fleet.md's metric table (GPUWATCH_BLESS=1 rewrites it)"
+    );
+}
