@@ -32,7 +32,7 @@ E gpuwatch-serve-1s http://127.0.0.1:9947/metrics $B serve --interval 1s
 E nvitop-exporter-1s http://127.0.0.1:5050/metrics python3 -m nvitop_exporter --bind-address 127.0.0.1 --port 5050 --interval 1
 cp $R/exporters.jsonl $OUT/exporters.jsonl
 curl -s http://127.0.0.1:1/ >/dev/null 2>&1
-timeout 20 $B serve --listen 127.0.0.1:9948 >/dev/null 2>&1 & sleep 6; curl -s http://127.0.0.1:9948/metrics > $R/serve-metrics.txt; curl -s http://127.0.0.1:9948/findings.json > $R/serve-findings.json; wait
+timeout 20 $B serve --listen 127.0.0.1:9948 >/dev/null 2>&1 & S=$!; sleep 6; curl -s http://127.0.0.1:9948/metrics > $R/serve-metrics.txt; curl -s http://127.0.0.1:9948/findings.json > $R/serve-findings.json; kill $S; wait $S
 kill $LOAD; wait $LOAD 2>/dev/null
 gzip -9 $R/rec-100ms.jsonl
 tar czf $OUT/run10.tgz -C $OUT r
