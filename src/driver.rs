@@ -6,7 +6,7 @@
 //! the plan says `Fast`; a recording follows its own timestamps divided by its speed, or runs
 //! as fast as possible under `Fast`. Real GPUs are never read faster than their interval.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -15,7 +15,7 @@ use anyhow::{anyhow, Context, Result};
 use crate::model::{SelfCost, Tick};
 use crate::sampler::Sampler;
 use crate::source::{Pacing, Sampled};
-use crate::store::Store;
+use crate::store::{Position, Store};
 
 /// Set by SIGINT, SIGTERM and SIGHUP so loops can end cleanly.
 pub fn stop_flag() -> Result<Arc<AtomicBool>> {
@@ -67,6 +67,59 @@ pub struct Taken<'a> {
     pub cost: SelfCost,
     /// How long the source took to read it.
     pub took: Duration,
+    /// The first tick after a replay went back to its start: what came before is to be
+    /// forgotten.
+    pub restart: bool,
+    /// Sample time of the first tick of this play, and of the last where the source knows it.
+    pub first_ms: u64,
+    pub end_ms: Option<u64>,
+}
+
+/// What the screen asks of a replay: pause it, seek in it. Shared between the screen, which
+/// asks, and the sampling thread, which does it between two ticks.
+#[derive(Debug, Default)]
+pub struct Playback {
+    paused: AtomicBool,
+    /// Sample time asked for; `NO_SEEK` when nothing is asked.
+    seek_to: AtomicU64,
+}
+
+const NO_SEEK: u64 = u64::MAX;
+/// Seek target meaning "the last tick", whatever its time.
+pub const TO_END: u64 = u64::MAX - 1;
+
+impl Playback {
+    #[must_use]
+    pub fn new() -> Self {
+        Playback {
+            paused: AtomicBool::new(false),
+            seek_to: AtomicU64::new(NO_SEEK),
+        }
+    }
+    pub fn set_paused(&self, paused: bool) {
+        self.paused.store(paused, Ordering::Relaxed);
+    }
+    #[must_use]
+    pub fn paused(&self) -> bool {
+        self.paused.load(Ordering::Relaxed)
+    }
+    /// Asks to go to sample time `t_ms` (or `TO_END`); the latest ask wins.
+    pub fn seek(&self, t_ms: u64) {
+        self.seek_to.store(t_ms.min(TO_END), Ordering::Relaxed);
+    }
+    fn take_seek(&self) -> Option<u64> {
+        Some(self.seek_to.swap(NO_SEEK, Ordering::Relaxed)).filter(|t| *t != NO_SEEK)
+    }
+    /// Waits for a seek (or `stop`), the state of a replay that played to its end.
+    fn wait_for_seek(&self, stop: &AtomicBool) -> Option<u64> {
+        while !stop.load(Ordering::Relaxed) {
+            if let Some(t) = self.take_seek() {
+                return Some(t);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        None
+    }
 }
 
 /// What a run did.
@@ -96,20 +149,63 @@ pub fn drive(
     sampler: &mut Sampler,
     plan: &Plan,
     stop: &AtomicBool,
-    mut sink: impl FnMut(Taken) -> Result<()>,
+    sink: impl FnMut(Taken) -> Result<()>,
 ) -> Result<Ran> {
-    let source = sampler.source();
-    let pacing = source.pacing();
-    let interval = source.interval();
+    drive_controlled(sampler, plan, stop, None, sink, || {})
+}
+
+/// `drive`, with a replay's pause and seeks asked through `playback`. With a playback, the end
+/// of the source calls `at_end` and waits for a seek back (or `stop`) instead of returning.
+pub fn drive_controlled(
+    sampler: &mut Sampler,
+    plan: &Plan,
+    stop: &AtomicBool,
+    playback: Option<&Playback>,
+    mut sink: impl FnMut(Taken) -> Result<()>,
+    mut at_end: impl FnMut(),
+) -> Result<Ran> {
+    let pacing = sampler.source().pacing();
+    let interval = sampler.source().interval();
     let recorded = matches!(pacing, Pacing::Recorded { .. });
-    let no_wait = plan.pace == Pace::Fast && (source.virtual_time() || recorded);
     let mut ran = Ran::default();
     let mut next = Instant::now();
+    // While a seek is under way: the sample time to play to without waiting.
+    let mut fast_to: Option<u64> = None;
+    let mut restart = false;
     while !stop.load(Ordering::Relaxed) && plan.ticks.is_none_or(|n| ran.ticks < n) {
+        if let Some(pb) = playback {
+            if let Some(target) = pb.take_seek() {
+                if ran.last_ms.is_some_and(|last| target < last) && sampler.source().can_rewind() {
+                    sampler.rewind()?;
+                    ran = Ran::default();
+                    restart = true;
+                }
+                fast_to = Some(target);
+            }
+            if fast_to.is_none() && pb.paused() {
+                sleep_until(Instant::now() + Duration::from_millis(50), stop);
+                next = Instant::now();
+                continue;
+            }
+        }
         let started = Instant::now();
         if sampler.step()? == Sampled::End {
             ran.ended = true;
-            break;
+            fast_to = None;
+            let Some(target) = playback.and_then(|pb| {
+                at_end();
+                pb.wait_for_seek(stop)
+            }) else {
+                break;
+            };
+            if sampler.source().can_rewind() && ran.last_ms.is_some_and(|last| target < last) {
+                sampler.rewind()?;
+                ran = Ran::default();
+                restart = true;
+                fast_to = Some(target);
+            }
+            next = Instant::now();
+            continue;
         }
         let took = started.elapsed();
         let t = sampler.tick().t_ms;
@@ -124,13 +220,25 @@ pub fn drive(
             tick: sampler.tick(),
             cost: sampler.cost(),
             took,
+            restart: std::mem::take(&mut restart),
+            first_ms: first,
+            end_ms: sampler.source().end_ms(),
         })?;
         ran.ticks += 1;
+        ran.ended = false;
         let prev = ran.last_ms.replace(t);
+        if let Some(target) = fast_to {
+            if t >= target {
+                fast_to = None;
+                next = Instant::now();
+            }
+            continue;
+        }
+        let no_wait = plan.pace == Pace::Fast && (sampler.source().virtual_time() || recorded);
         if no_wait {
             continue;
         }
-        next += delay(pacing, interval, prev, t);
+        next += delay(sampler.source().pacing(), interval, prev, t);
         let now = Instant::now();
         if next > now {
             sleep_until(next, stop);
@@ -173,19 +281,50 @@ pub fn spawn(
     mut sampler: Sampler,
     store: Arc<Mutex<Store>>,
     stop: Arc<AtomicBool>,
-    mut wake: impl FnMut() + Send + 'static,
+    playback: Option<Arc<Playback>>,
+    wake: impl FnMut() + Send + 'static,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
+    let wake = Arc::new(Mutex::new(wake));
+    let wake_now = move || {
+        if let Ok(mut w) = wake.lock() {
+            w();
+        }
+    };
     std::thread::Builder::new()
         .name("gpuwatch-sampler".into())
         .spawn(move || {
             let plan = Plan::until_stopped(Pace::Real);
-            let ran = drive(&mut sampler, &plan, &stop, |taken| {
-                let mut s = store.lock().map_err(|_| anyhow!("the screen crashed"))?;
-                s.absorb(taken.tick, taken.cost);
-                drop(s);
-                wake();
-                Ok(())
-            });
+            let can_rewind = sampler.source().can_rewind();
+            let replay = playback.is_some();
+            let ran = drive_controlled(
+                &mut sampler,
+                &plan,
+                &stop,
+                playback.as_deref(),
+                |taken| {
+                    let mut s = store.lock().map_err(|_| anyhow!("the screen crashed"))?;
+                    if taken.restart {
+                        s.restart();
+                    }
+                    s.absorb(taken.tick, taken.cost);
+                    if replay {
+                        s.set_position(Position {
+                            first_ms: taken.first_ms,
+                            end_ms: taken.end_ms,
+                            can_rewind,
+                        });
+                    }
+                    drop(s);
+                    wake_now();
+                    Ok(())
+                },
+                || {
+                    if let Ok(mut s) = store.lock() {
+                        s.end();
+                    }
+                    wake_now();
+                },
+            );
             if let Ok(mut s) = store.lock() {
                 match ran {
                     Ok(r) if r.ended => s.end(),
@@ -193,7 +332,7 @@ pub fn spawn(
                     Err(e) => s.fail(format!("{e:#}")),
                 }
             }
-            wake();
+            wake_now();
         })
 }
 

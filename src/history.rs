@@ -43,6 +43,12 @@ impl<T: Copy> Ring<T> {
         }
     }
 
+    /// Empties the ring, keeping its buffer.
+    pub fn clear(&mut self) {
+        self.buf.clear();
+        self.head = 0;
+    }
+
     /// Appends `item`, overwriting the oldest once full. Never allocates after construction.
     pub fn push(&mut self, item: T) {
         if self.buf.len() < self.capacity {
@@ -199,6 +205,9 @@ pub struct History {
     ticks: u64,
     /// Changes to `trails` and `departures` (a point a second at most): when a copy needs them.
     slow_changes: u64,
+    /// How many times the history was started again (a replay seeking back): a copy from an
+    /// earlier start is copied whole, never caught up.
+    starts: u64,
 }
 
 impl History {
@@ -221,7 +230,23 @@ impl History {
             departures: Vec::new(),
             ticks: 0,
             slow_changes: 0,
+            starts: 0,
         }
+    }
+
+    /// Forgets every sample, trail and departure, keeping the buffers: a replay that went back
+    /// plays again from its beginning.
+    pub fn restart(&mut self) {
+        for d in &mut self.devices {
+            d.samples.clear();
+            d.processes.clear();
+            d.status = DeviceStatus::Ok;
+            d.lost_since_ms = None;
+        }
+        self.trails.clear();
+        self.departures.clear();
+        self.ticks = 0;
+        self.starts += 1;
     }
 
     /// The trail of `pid` on `device`, if it has been seen.
@@ -326,7 +351,7 @@ impl History {
             && self.devices.iter().zip(&other.devices).all(|(a, b)| {
                 a.info.index == b.info.index && a.samples.capacity() == b.samples.capacity()
             });
-        if !same_shape || other.ticks < self.ticks {
+        if !same_shape || other.starts != self.starts || other.ticks < self.ticks {
             self.clone_from(other);
             return;
         }

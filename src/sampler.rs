@@ -108,6 +108,11 @@ impl Sampler {
         self.meter.cost
     }
 
+    /// Starts the source again from its first tick (a replay seeking back).
+    pub fn rewind(&mut self) -> Result<(), SourceError> {
+        self.source.rewind()
+    }
+
     /// Reads one tick. Blocks for as long as the source does.
     pub fn step(&mut self) -> Result<Sampled, SourceError> {
         let started = Instant::now();

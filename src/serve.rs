@@ -52,8 +52,14 @@ pub fn serve(source: Box<dyn Source>, config: &Config, listen: &str) -> Result<(
     .map_err(|e| anyhow!(e))?;
     let store = Arc::new(Mutex::new(store));
     let host = source.system().host.clone();
-    crate::driver::spawn(Sampler::new(source), store.clone(), stop.clone(), || {})
-        .context("starting the sampler thread")?;
+    crate::driver::spawn(
+        Sampler::new(source),
+        store.clone(),
+        stop.clone(),
+        None,
+        || {},
+    )
+    .context("starting the sampler thread")?;
     eprintln!("gpuwatch serve: http://{addr}/metrics, /findings.json, /healthz (Ctrl-C stops)");
     let mut view = StoreView::default();
     while !stop.load(Ordering::Relaxed) {

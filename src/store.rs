@@ -21,6 +21,15 @@ pub enum Outcome {
     Failed(String),
 }
 
+/// Where a replay is: its first and last sample times (the last where known before playing to
+/// it: a snapshot, a plain recording file), and whether it can seek back.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Position {
+    pub first_ms: u64,
+    pub end_ms: Option<u64>,
+    pub can_rewind: bool,
+}
+
 /// What does not change during a run: which machine, which source, at what interval.
 #[derive(Debug, Clone)]
 struct Facts {
@@ -43,6 +52,10 @@ pub struct Store {
     outcome: Outcome,
     /// Sample time of the tick the rules last saw.
     evaluated_ms: Option<u64>,
+    /// For a replay: where it is.
+    position: Option<Position>,
+    /// Times a replay went back and started again: a view of an earlier start is redone.
+    restarts: u64,
 }
 
 impl Store {
@@ -71,6 +84,8 @@ impl Store {
             cost: SelfCost::default(),
             outcome: Outcome::Running,
             evaluated_ms: None,
+            position: None,
+            restarts: 0,
         })
     }
 
@@ -103,6 +118,20 @@ impl Store {
     pub fn end(&mut self) {
         self.settle();
         self.outcome = Outcome::Ended;
+    }
+
+    /// A replay went back: forget what was seen and judged, and play again from its start.
+    pub fn restart(&mut self) {
+        self.history.restart();
+        self.engine = Engine::new(self.engine.thresholds.clone());
+        self.evaluated_ms = None;
+        self.outcome = Outcome::Running;
+        self.restarts += 1;
+    }
+
+    /// Where a replay is (set by the driver with each tick of a replay).
+    pub fn set_position(&mut self, position: Position) {
+        self.position = Some(position);
     }
 
     pub fn fail(&mut self, reason: String) {
@@ -147,10 +176,16 @@ impl Store {
         if view.facts.is_none() {
             view.facts = Some(self.facts.clone());
         }
+        if view.restarts != self.restarts {
+            // The engine's counters began again: the view's findings cannot be caught up.
+            view.findings = Conclusions::default();
+            view.restarts = self.restarts;
+        }
         view.history.catch_up(&self.history);
         self.engine.conclude_into(&mut view.findings);
         view.cost = self.cost;
         view.outcome.clone_from(&self.outcome);
+        view.position = self.position;
     }
 
     /// A complete copy, for a reader that reads once (a snapshot, a report).
@@ -171,6 +206,8 @@ pub struct StoreView {
     findings: Conclusions,
     cost: SelfCost,
     outcome: Outcome,
+    position: Option<Position>,
+    restarts: u64,
 }
 
 impl Default for StoreView {
@@ -181,6 +218,8 @@ impl Default for StoreView {
             findings: Conclusions::default(),
             cost: SelfCost::default(),
             outcome: Outcome::Running,
+            position: None,
+            restarts: 0,
         }
     }
 }
@@ -224,6 +263,11 @@ impl StoreView {
     #[must_use]
     pub fn ended(&self) -> bool {
         self.outcome == Outcome::Ended
+    }
+    /// Where a replay is; `None` for live and simulated GPUs.
+    #[must_use]
+    pub fn position(&self) -> Option<Position> {
+        self.position
     }
     /// Why sampling stopped, if it failed.
     #[must_use]

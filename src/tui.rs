@@ -99,6 +99,8 @@ pub struct Session {
     /// Suspends the process with the terminal given back to the shell, and takes it again on
     /// `fg` (Ctrl-Z, or SIGTSTP sent from outside); `None` where there is no real terminal.
     pub suspend: Option<fn() -> Result<()>>,
+    /// A replay's pause and seeks, done by the sampling thread; `None` for live GPUs.
+    pub playback: Option<Arc<crate::driver::Playback>>,
 }
 
 /// Gives the terminal back (cooked mode, main screen, cursor, no mouse reporting), stops the
@@ -118,13 +120,21 @@ pub fn run(source: Box<dyn Source>, config: &Config, history: Duration, fps: u32
     let store =
         Store::new(source.as_ref(), history, config.thresholds.clone()).map_err(|e| anyhow!(e))?;
     let store = Arc::new(Mutex::new(store));
+    let playback = matches!(source.pacing(), crate::source::Pacing::Recorded { .. })
+        .then(|| Arc::new(crate::driver::Playback::new()));
     let sampler = Sampler::new(source);
     let data = Arc::new(Notify::new());
     let stop = Arc::new(AtomicBool::new(false));
     let poke = data.clone();
-    crate::driver::spawn(sampler, store.clone(), stop.clone(), move || {
-        poke.notify_one();
-    })
+    crate::driver::spawn(
+        sampler,
+        store.clone(),
+        stop.clone(),
+        playback.clone(),
+        move || {
+            poke.notify_one();
+        },
+    )
     .context("starting the sampler thread")?;
     let (tx, rx) = mpsc::unbounded_channel();
     std::thread::Builder::new()
@@ -148,6 +158,7 @@ pub fn run(source: Box<dyn Source>, config: &Config, history: Duration, fps: u32
         data,
         export: Box::new(export),
         suspend: Some(suspend_to_shell),
+        playback,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -201,9 +212,12 @@ where
     let frame = session.frame;
     let mut last_draw = tokio::time::Instant::now();
     let mut data_pending = false;
+    // Pausing freezes the screen of live GPUs (sampling goes on); a replay stops playing
+    // instead, and its screen follows the seeks made while paused.
+    let freezes = session.playback.is_none();
     loop {
         if dirty {
-            if !state.paused {
+            if !(state.paused && freezes) {
                 catch_up(session, &mut view)?;
             }
             draw(terminal, &mut state, &view)?;
@@ -214,8 +228,9 @@ where
         let action = tokio::select! {
             () = session.data.notified(), if !data_pending => {
                 let due = tokio::time::Instant::now() >= next_frame;
-                data_pending = !state.paused && !due;
-                dirty = !state.paused && due;
+                let frozen = state.paused && freezes;
+                data_pending = !frozen && !due;
+                dirty = !frozen && due;
                 continue;
             }
             () = tokio::time::sleep_until(next_frame), if data_pending => { dirty = true; continue; }
@@ -246,7 +261,17 @@ where
         match effect {
             Effect::None => {}
             Effect::Quit => return Ok(()),
-            Effect::TogglePause => state.paused = !state.paused,
+            Effect::TogglePause => {
+                state.paused = !state.paused;
+                if let Some(pb) = &session.playback {
+                    pb.set_paused(state.paused);
+                }
+            }
+            Effect::Seek(t_ms) => {
+                if let Some(pb) = &session.playback {
+                    pb.seek(t_ms);
+                }
+            }
             Effect::Signal {
                 pid,
                 signal,

@@ -274,3 +274,36 @@ fn at_80x24_the_mixed_demo_shows_every_gpu_and_the_findings_scroll_to_the_end() 
     );
     t.keys(&[" ", "q"]);
 }
+
+#[test]
+fn a_snapshot_opens_at_its_end_and_seeks_back_and_forth_at_80x24() {
+    if !tmux_available() {
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_gpuwatch");
+    let snap = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/examples/h200-hang.json");
+    let t = Tmux::start(
+        "seek",
+        &format!("{bin} replay {snap}; echo gpuwatch-exit=$?; sleep 30"),
+        80,
+        24,
+    );
+    let screen = t.wait_for("■ end 62s / 62s");
+    assert!(
+        screen.contains("‼ HANG"),
+        "the moment it was taken:\n{screen}"
+    );
+    assert!(screen.contains("[ ] { } seek"), "{screen}");
+    // Pause, then back a minute: the start of the window, waiting there.
+    t.keys(&["Space", "{"]);
+    let screen = t.wait_for("‖ PAUSED (space plays) 2s / 62s");
+    assert!(screen.contains("╸"), "the position bar:\n{screen}");
+    t.keys(&["]"]);
+    t.wait_for("PAUSED (space plays) 12s / 62s");
+    t.keys(&[">"]);
+    let screen = t.wait_for("■ end 62s / 62s");
+    assert!(screen.contains("‼ HANG"), "{screen}");
+    t.keys(&["q"]);
+    let screen = t.wait_for("gpuwatch-exit=");
+    assert!(screen.contains("gpuwatch-exit=0"), "clean exit:\n{screen}");
+}

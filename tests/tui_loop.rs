@@ -35,6 +35,7 @@ fn session(frame: Duration) -> (Session, Arc<Notify>) {
         data: data.clone(),
         export: Box::new(|_, _| Ok(String::new())),
         suspend: None,
+        playback: None,
     };
     (s, data)
 }

@@ -142,8 +142,10 @@ pub enum Effect {
     },
     /// Write a snapshot of what is on screen.
     Export,
-    /// Pause (freeze the display) or resume.
+    /// Pause (freeze the display; a replay stops playing) or resume.
     TogglePause,
+    /// Replay: go to this sample time (`driver::TO_END` for the last tick).
+    Seek(u64),
 }
 
 /// A pending "send a signal?" question.
@@ -198,6 +200,18 @@ pub struct AppState {
     pub hits: HitAreas,
 }
 
+/// How far a seek key goes in a replay, in ms (`i64::MIN`: the start, `i64::MAX`: the end).
+fn seek_delta(key: char) -> i64 {
+    match key {
+        '[' => -10_000,
+        ']' => 10_000,
+        '{' => -60_000,
+        '}' => 60_000,
+        '<' => i64::MIN,
+        _ => i64::MAX,
+    }
+}
+
 impl AppState {
     #[must_use]
     pub fn new(color: bool) -> Self {
@@ -242,6 +256,33 @@ impl AppState {
         }
     }
 
+    /// A replay's seek by `delta_ms` of sample time from where it is (`i64::MIN`: to its start,
+    /// `i64::MAX`: to its end). Refused, with why, on live GPUs and when going back in a stream.
+    fn seek_by(&mut self, delta_ms: i64, obs: &StoreView) -> Effect {
+        let (Some(pos), Some(now)) = (obs.position(), obs.history().latest_ms()) else {
+            self.status = Some("seeking works in a replay (gpuwatch replay FILE)".into());
+            return Effect::None;
+        };
+        if delta_ms < 0 && !pos.can_rewind {
+            self.status =
+                Some("cannot go back: this replay reads a stream (a pipe or standard input); replay a file to seek".into());
+            return Effect::None;
+        }
+        let target = match delta_ms {
+            i64::MIN => pos.first_ms,
+            i64::MAX => crate::driver::TO_END,
+            d => now.saturating_add_signed(d).max(pos.first_ms),
+        };
+        let target = match pos.end_ms {
+            Some(end) if target != crate::driver::TO_END && target >= end => crate::driver::TO_END,
+            _ => target,
+        };
+        if target == crate::driver::TO_END && obs.ended() {
+            return Effect::None;
+        }
+        Effect::Seek(target)
+    }
+
     fn key(&mut self, key: Key, obs: &StoreView) -> Effect {
         if matches!(key, Key::Ctrl('c')) {
             return Effect::Quit;
@@ -273,6 +314,7 @@ impl AppState {
                 Effect::None
             }
             Key::Char(' ') => Effect::TogglePause,
+            Key::Char(c @ ('[' | ']' | '{' | '}' | '<' | '>')) => self.seek_by(seek_delta(c), obs),
             Key::Char('e') => Effect::Export,
             Key::Char('K') | Key::F(9) => {
                 self.ask_kill(obs);
@@ -300,20 +342,7 @@ impl AppState {
                 Effect::None
             }
             Key::Char(c @ '0'..='9') => {
-                // GPUs are numbered from 0 on screen, as NVML and nvidia-smi number them.
-                let gpu = c as u32 - '0' as u32;
-                match obs
-                    .history()
-                    .devices
-                    .iter()
-                    .position(|d| d.info.index == gpu)
-                {
-                    Some(i) => {
-                        self.select_gpu(i, obs);
-                        self.focus = Pane::Overview;
-                    }
-                    None => self.status = Some(format!("there is no GPU {gpu}")),
-                }
+                self.select_gpu_by_index(c as u32 - '0' as u32, obs);
                 Effect::None
             }
             Key::Tab => {
@@ -343,6 +372,22 @@ impl AppState {
             Key::Home => self.move_selection(-100_000, obs),
             Key::End => self.move_selection(100_000, obs),
             _ => Effect::None,
+        }
+    }
+
+    /// GPUs are numbered from 0 on screen, as NVML and nvidia-smi number them.
+    fn select_gpu_by_index(&mut self, gpu: u32, obs: &StoreView) {
+        match obs
+            .history()
+            .devices
+            .iter()
+            .position(|d| d.info.index == gpu)
+        {
+            Some(i) => {
+                self.select_gpu(i, obs);
+                self.focus = Pane::Overview;
+            }
+            None => self.status = Some(format!("there is no GPU {gpu}")),
         }
     }
 

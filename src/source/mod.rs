@@ -61,6 +61,19 @@ pub trait Source: Send {
     fn pids_hold_the_gpu(&self) -> bool {
         false
     }
+    /// True when `rewind` can start the source again from its first tick (a recording or a
+    /// snapshot in a file, not standard input or a pipe, and not live GPUs).
+    fn can_rewind(&self) -> bool {
+        false
+    }
+    /// Starts again from the first tick; only called when `can_rewind` is true.
+    fn rewind(&mut self) -> Result<(), SourceError> {
+        Ok(())
+    }
+    /// Sample time of the last tick, where known before playing to it.
+    fn end_ms(&self) -> Option<u64> {
+        None
+    }
     /// True when time is virtual (simulated): headless commands need not wait for it.
     fn virtual_time(&self) -> bool {
         false

@@ -60,6 +60,10 @@ pub struct ReplaySource {
     line_no: usize,
     buf: String,
     speed: f64,
+    /// Sample time of the last tick, where known before playing to it.
+    end_ms: Option<u64>,
+    /// A regular file, which can be opened and played again.
+    rewindable: bool,
 }
 
 /// The most GPUs a recording may list, and processes a GPU may have in one tick: far above
@@ -83,12 +87,17 @@ impl ReplaySource {
             path: path.to_path_buf(),
             source,
         };
-        let raw: Box<dyn Read + Send> = if path == Path::new("-") {
-            Box::new(std::io::stdin())
-        } else {
-            Box::new(File::open(path).map_err(open_err)?)
-        };
-        Self::from_input(raw, path, speed)
+        if path == Path::new("-") {
+            return Self::from_input(Box::new(std::io::stdin()), path, speed);
+        }
+        let file = File::open(path).map_err(open_err)?;
+        let regular = file.metadata().is_ok_and(|m| m.is_file());
+        let mut src = Self::from_input(Box::new(file), path, speed)?;
+        src.rewindable = regular;
+        if regular && src.end_ms.is_none() {
+            src.end_ms = last_tick_ms(path);
+        }
+        Ok(src)
     }
 
     /// Reads a recording or a snapshot, plain or gzip-compressed, from `raw`; `path` is only
@@ -204,6 +213,8 @@ impl ReplaySource {
             line_no: 1,
             buf: String::new(),
             speed,
+            end_ms: None,
+            rewindable: false,
         })
     }
 
@@ -216,14 +227,17 @@ impl ReplaySource {
         let infos: Vec<DeviceInfo> = s.devices.iter().map(|d| d.info.clone()).collect();
         let mut header = Header::new(&s.system, &infos, s.interval_ms);
         header.gpuwatch_version.clone_from(&s.gpuwatch_version);
+        let queued: std::collections::VecDeque<Tick> = snapshot_ticks(s).into();
         ReplaySource {
             header,
             lines: Box::new(std::io::empty()),
-            queued: snapshot_ticks(s).into(),
+            end_ms: queued.back().map(|t| t.t_ms),
+            queued,
             path: path.to_path_buf(),
             line_no: 0,
             buf: String::new(),
             speed,
+            rewindable: false,
         }
     }
 
@@ -454,9 +468,72 @@ impl Source for ReplaySource {
     fn pacing(&self) -> Pacing {
         Pacing::Recorded { speed: self.speed }
     }
+    fn can_rewind(&self) -> bool {
+        self.rewindable
+    }
+    /// Opens the file again. A snapshot, played at once to its last moment when opened, plays
+    /// in real time after a seek back, so that what led to that moment can be watched.
+    fn rewind(&mut self) -> Result<(), SourceError> {
+        let snapshot = self.line_no == 0 && self.speed.is_infinite();
+        let speed = if snapshot { 1.0 } else { self.speed };
+        let mut again = Self::open(&self.path, speed)?;
+        if again.header.devices.len() != self.header.devices.len() {
+            return Err(ReplayError::DeviceCount {
+                path: self.path.clone(),
+                line: 1,
+                got: again.header.devices.len(),
+                want: self.header.devices.len(),
+            }
+            .into());
+        }
+        again.speed = speed;
+        *self = again;
+        Ok(())
+    }
+    fn end_ms(&self) -> Option<u64> {
+        self.end_ms
+    }
     fn label(&self) -> String {
         format!("replay: {}", self.path.display())
     }
+}
+
+/// The sample time of the last complete tick of a plain (not compressed) recording file,
+/// read from its tail: a replay can show its length before playing to it. `None` for a gzip
+/// file or when the tail holds no complete tick.
+fn last_tick_ms(path: &Path) -> Option<u64> {
+    use std::io::{Seek, SeekFrom};
+    #[derive(serde::Deserialize)]
+    struct TimeOnly {
+        t_ms: u64,
+    }
+    let mut f = File::open(path).ok()?;
+    let len = f.metadata().ok()?.len();
+    let mut magic = [0u8; 2];
+    if f.read_exact(&mut magic).is_err() || magic == [0x1f, 0x8b] {
+        return None;
+    }
+    // Most ticks are a few KiB: look at a short tail first, then at one that must hold the
+    // longest line a recording may have.
+    for window in [1u64 << 16, MAX_LINE_BYTES as u64 + 1] {
+        let from = len.saturating_sub(window);
+        f.seek(SeekFrom::Start(from)).ok()?;
+        let mut tail = Vec::new();
+        (&mut f).take(window).read_to_end(&mut tail).ok()?;
+        let found = tail
+            .split(|b| *b == b'\n')
+            .rev()
+            .skip(1) // what follows the last newline: empty, or a torn line the replay skips too
+            .take(2)
+            .find_map(|line| serde_json::from_slice::<TimeOnly>(line).ok());
+        if let Some(t) = found {
+            return Some(t.t_ms);
+        }
+        if from == 0 {
+            return None;
+        }
+    }
+    None
 }
 /// The snapshot's window as ticks, oldest first, for the replay source. Processes, known only
 /// at the newest sample, are attached to every tick so the screen and the rules see them.

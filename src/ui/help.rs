@@ -20,7 +20,7 @@ const fn k(keys: &'static str, does: &'static str, hint: Option<&'static str>) -
     KeyHelp { keys, does, hint }
 }
 
-pub const KEYS: [KeyHelp; 16] = [
+pub const KEYS: [KeyHelp; 17] = [
     k("?", "every key (↑ ↓ scroll this list)", Some("? keys")),
     k(
         "↑ ↓, j k",
@@ -37,7 +37,12 @@ pub const KEYS: [KeyHelp; 16] = [
     ),
     k("Esc", "back to the main screen; clears the filter", None),
     k("+ -", "zoom the chart out / in (30 s up to the whole history)", Some("+/- zoom")),
-    k("space", "pause the display; sampling continues", Some("space pause")),
+    k("space", "pause the display; sampling continues (a replay stops playing)", Some("space pause")),
+    k(
+        "[ ] { } < >",
+        "replay: back / forward 10 s, 1 min, to the start / the end (the bar at the bottom shows where)",
+        None,
+    ),
     k("s, S", "cycle the sort column / reverse it", None),
     k("/", "filter processes by pid, user or command", None),
     k(

@@ -161,14 +161,53 @@ fn status_line(frame: &mut Frame, area: Rect, state: &AppState, obs: &StoreView,
         } else {
             ""
         };
-        let ended = if obs.ended() {
-            "recording ended · "
-        } else {
-            ""
-        };
-        format!("{paused}{ended}{}", help::footer())
+        match obs.position() {
+            Some(pos) => format!(
+                "{} · {}",
+                position_bar(pos, obs, state.paused, area.width),
+                help::footer()
+            ),
+            None => format!("{paused}{}", help::footer()),
+        }
     };
     frame.render_widget(Paragraph::new(Line::styled(text, theme.label())), area);
+}
+
+/// Where a replay is: "▶ 1m23s / 5m00s ━━━━━━╸────── [ ] seek".
+fn position_bar(pos: crate::store::Position, obs: &StoreView, paused: bool, width: u16) -> String {
+    let played = obs
+        .history()
+        .latest_ms()
+        .map_or(0, |t| t.saturating_sub(pos.first_ms));
+    let mark = if obs.ended() {
+        "■ end"
+    } else if paused {
+        "‖ PAUSED (space plays)"
+    } else {
+        "▶"
+    };
+    let back = if pos.can_rewind { "[ ] { }" } else { "] }" };
+    let Some(end) = pos.end_ms.filter(|e| *e > pos.first_ms) else {
+        return format!(
+            "{mark} {} played {back} seek",
+            crate::text::span_compact(played)
+        );
+    };
+    let length = end - pos.first_ms;
+    let cells: usize = if width >= 120 { 24 } else { 12 };
+    let done = ((played.min(length) as f64 / length as f64) * cells as f64).round() as usize;
+    let bar: String = (0..cells)
+        .map(|i| match i.cmp(&done) {
+            std::cmp::Ordering::Less => '━',
+            std::cmp::Ordering::Equal => '╸',
+            std::cmp::Ordering::Greater => '─',
+        })
+        .collect();
+    format!(
+        "{mark} {} / {} {bar} {back} seek",
+        crate::text::span_compact(played),
+        crate::text::span_compact(length)
+    )
 }
 
 fn kill_prompt(frame: &mut Frame, area: Rect, prompt: &crate::app::KillPrompt, theme: &Theme) {
