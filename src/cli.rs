@@ -165,6 +165,14 @@ pub enum Command {
         /// elsewhere).
         #[arg(long, default_value = crate::serve::DEFAULT_LISTEN)]
         listen: String,
+        /// Also export the N processes holding the most memory on each GPU, labelled with
+        /// pid, process name, container id and pod UID (0: none; each adds 4 series per GPU).
+        #[arg(long, default_value_t = 0, value_name = "N", value_parser = clap::value_parser!(u16).range(0..=64))]
+        processes: u16,
+        /// Also export the metrics under dcgm-exporter's names and units, which the standard DCGM
+        /// Grafana dashboard reads, for nodes without dcgm-exporter.
+        #[arg(long)]
+        dcgm_compat: bool,
         #[command(flatten)]
         live: LiveArgs,
         #[command(flatten)]

@@ -5,8 +5,11 @@
 
 use std::collections::HashMap;
 use std::fs;
+use std::sync::Arc;
 
+use crate::container::Container;
 use crate::model::{ChildProcess, HostProcess, JobInfo, ProcessSample};
+use crate::software::{ProcRoot, Software};
 
 /// This machine's host name.
 #[must_use]
@@ -127,10 +130,6 @@ pub fn parse_job(environ: &[u8]) -> Option<JobInfo> {
     })
 }
 
-fn read_job(pid: u32) -> Option<JobInfo> {
-    parse_job(&fs::read(format!("/proc/{pid}/environ")).ok()?)
-}
-
 /// Children of `pid` from /proc/PID/task/*/children (every thread can fork).
 fn read_children(pid: u32) -> Vec<u32> {
     let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
@@ -170,6 +169,8 @@ struct Fixed {
     cmdline: String,
     user: Option<String>,
     job: Option<JobInfo>,
+    container: Option<Arc<Container>>,
+    software: Option<Arc<Software>>,
 }
 
 /// Reads the host side of GPU processes from /proc. It is the one writer of
@@ -281,6 +282,9 @@ impl HostReader {
         match self.fixed.get(&pid) {
             Some(f) if f.start_ticks == stat.start_ticks => f.clone(),
             _ => {
+                // Read once per process: the environment (launcher variables and the
+                // allow-listed settings), the cgroup (container) and the mapped libraries.
+                let environ = fs::read(format!("/proc/{pid}/environ"));
                 let f = Fixed {
                     start_ticks: stat.start_ticks,
                     holds_gpu: !self.check_gpu_files
@@ -292,7 +296,16 @@ impl HostReader {
                             .cloned()
                             .unwrap_or_else(|| uid.to_string())
                     }),
-                    job: read_job(pid),
+                    job: environ.as_deref().ok().and_then(parse_job),
+                    container: fs::read_to_string(format!("/proc/{pid}/cgroup"))
+                        .ok()
+                        .and_then(|t| crate::container::parse_cgroup(&t))
+                        .map(Arc::new),
+                    software: Some(Arc::new(crate::software::read_with(
+                        &ProcRoot::live(),
+                        pid,
+                        environ,
+                    ))),
                 };
                 self.fixed.insert(pid, f.clone());
                 f
@@ -340,6 +353,8 @@ impl HostReader {
             started_ms,
             io_read_bytes_s: io_total,
             job: fixed.job,
+            container: fixed.container,
+            software: fixed.software,
         })
     }
 }

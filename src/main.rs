@@ -75,11 +75,17 @@ fn run(cli: Cli) -> Result<i32> {
         Some(c @ Command::Snapshot { .. }) => snapshot(c).map(|()| 0),
         Some(Command::Serve {
             listen,
+            processes,
+            dcgm_compat,
             live,
             judge: j,
         }) => {
             let config = judge(&j)?;
-            gpuwatch::serve::serve(open(&live, None)?, &config, &listen).map(|()| 0)
+            let extras = gpuwatch::serve::Extras {
+                processes: usize::from(processes),
+                dcgm: dcgm_compat,
+            };
+            gpuwatch::serve::serve(open(&live, None)?, &config, &listen, extras).map(|()| 0)
         }
         Some(Command::Diagnose {
             duration,

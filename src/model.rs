@@ -148,6 +148,13 @@ pub struct HostProcess {
     pub io_read_bytes_s: Option<f32>,
     /// The distributed job this process is a rank of, from its launcher's variables.
     pub job: Option<JobInfo>,
+    /// The container (and Kubernetes pod) it runs in, from /proc/PID/cgroup; shared, so a
+    /// tick's copy does not allocate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<std::sync::Arc<crate::container::Container>>,
+    /// What it runs with: CUDA libraries, framework and allow-listed settings (read once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub software: Option<std::sync::Arc<crate::software::Software>>,
 }
 
 /// The launcher variables of a rank (torchrun, Slurm, mpirun-style), read once per process from
@@ -225,6 +232,8 @@ impl Clone for HostProcess {
         self.user.clone_from(&o.user);
         self.children.clone_from(&o.children);
         self.job.clone_from(&o.job);
+        self.container.clone_from(&o.container);
+        self.software.clone_from(&o.software);
         (
             self.cpu_pct,
             self.rss_bytes,

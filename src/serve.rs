@@ -32,7 +32,7 @@ type Gauges = Family<Labels, Gauge<f64, AtomicU64>>;
 type Counters = Family<Labels, Counter<u64>>;
 
 /// Serves until SIGINT, SIGTERM or SIGHUP. Prints the address it listens on.
-pub fn serve(source: Box<dyn Source>, config: &Config, listen: &str) -> Result<()> {
+pub fn serve(source: Box<dyn Source>, config: &Config, listen: &str, extras: Extras) -> Result<()> {
     let stop = crate::driver::stop_flag()?;
     let server = tiny_http::Server::http(listen).map_err(|e| {
         anyhow!(
@@ -72,7 +72,7 @@ pub fn serve(source: Box<dyn Source>, config: &Config, listen: &str) -> Result<(
                 .map_err(|_| anyhow!("the sampler thread crashed"))?;
             s.copy_into(&mut view);
         }
-        let response = respond(&request, &view, &host);
+        let response = respond(&request, &view, &host, extras);
         let _ = request.respond(response);
     }
     Ok(())
@@ -82,6 +82,7 @@ fn respond(
     request: &tiny_http::Request,
     view: &StoreView,
     host: &str,
+    extras: Extras,
 ) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
     let text = |code: u16, body: String, kind: &str| {
         let header = tiny_http::Header::from_bytes("Content-Type", kind)
@@ -99,7 +100,7 @@ fn respond(
             let openmetrics = request.headers().iter().any(|h| {
                 h.field.equiv("Accept") && h.value.as_str().contains("application/openmetrics-text")
             });
-            match metrics_text(view, host, openmetrics) {
+            match metrics_text_with(view, host, openmetrics, extras) {
                 Ok(body) if openmetrics => text(
                     200,
                     body,
@@ -189,8 +190,28 @@ fn gauges(reg: &mut Registry, name: &str, help: &str, unit: Option<Unit>) -> Gau
     family
 }
 
+/// What `/metrics` adds to the gpuwatch metrics when asked (`serve --processes N`,
+/// `--dcgm-compat`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Extras {
+    /// Per-process series for the N processes using the most memory on each GPU (0: none).
+    pub processes: usize,
+    /// The `DCGM_FI_*` names and units the standard DCGM dashboard reads.
+    pub dcgm: bool,
+}
+
 /// The `/metrics` text: `OpenMetrics` when `openmetrics`, else the Prometheus text format.
 pub fn metrics_text(view: &StoreView, host: &str, openmetrics: bool) -> Result<String> {
+    metrics_text_with(view, host, openmetrics, Extras::default())
+}
+
+/// `metrics_text` with the opt-in series of `extras`.
+pub fn metrics_text_with(
+    view: &StoreView,
+    host: &str,
+    openmetrics: bool,
+    extras: Extras,
+) -> Result<String> {
     let mut reg = Registry::with_prefix("gpuwatch");
     let f = Families::register(&mut reg);
     let rules = all_rules();
@@ -226,8 +247,26 @@ pub fn metrics_text(view: &StoreView, host: &str, openmetrics: bool) -> Result<S
     f.self_metrics(view);
     let info = vec![("version".to_string(), env!("CARGO_PKG_VERSION").to_string())];
     f.build_info.get_or_create(&info).set(1.0);
+    if extras.processes > 0 {
+        let p = ProcessFamilies::register(&mut reg);
+        for dev in &view.history().devices {
+            p.add(dev, &gpu_labels(&dev.info, host), extras.processes);
+        }
+    }
     let mut out = String::new();
     encode(&mut out, &reg)?;
+    if extras.dcgm {
+        let mut dcgm = Registry::default();
+        let d = DcgmFamilies::register(&mut dcgm);
+        for dev in &view.history().devices {
+            d.add(dev, host);
+        }
+        let mut more = String::new();
+        encode(&mut more, &dcgm)?;
+        // One exposition: the first registry's end marker goes.
+        out.truncate(out.trim_end().trim_end_matches("# EOF").len());
+        out.push_str(&more);
+    }
     if !openmetrics {
         out = to_text_format(&out);
     }
@@ -461,6 +500,162 @@ impl Families {
     }
 }
 
+/// Per-process series (opt-in): labelled so Prometheus can join them with kube-state-metrics
+/// (`container_id` as `kube_pod_container_info` spells it, `pod_uid` as `kube_pod_info`'s `uid`).
+struct ProcessFamilies {
+    memory: Gauges,
+    kernel_time: Gauges,
+    cpu: Gauges,
+    rss: Gauges,
+}
+
+impl ProcessFamilies {
+    fn register(reg: &mut Registry) -> Self {
+        let mut g = |n: &str, h: &str, u: Option<Unit>| gauges(reg, n, h, u);
+        ProcessFamilies {
+            memory: g(
+                "process_gpu_memory",
+                "GPU memory the process holds",
+                Some(Unit::Bytes),
+            ),
+            kernel_time: g(
+                "process_kernel_time",
+                "share of time a kernel of the process ran (NVML per-process utilization, not SM activity)",
+                Some(Unit::Other("ratio".into())),
+            ),
+            cpu: g(
+                "process_cpu",
+                "host CPU of the process, in cores",
+                Some(Unit::Other("cores".into())),
+            ),
+            rss: g(
+                "process_resident_memory",
+                "host memory of the process",
+                Some(Unit::Bytes),
+            ),
+        }
+    }
+
+    fn add(&self, dev: &crate::history::DeviceHistory, gpu: &Labels, top: usize) {
+        let mut procs: Vec<&crate::model::ProcessSample> = dev.processes.iter().collect();
+        procs.sort_by_key(|p| std::cmp::Reverse(p.gpu_mem_bytes.unwrap_or(0)));
+        for p in procs.into_iter().take(top) {
+            let h = p.host.as_ref();
+            let mut labels = with(gpu.clone(), "pid", &p.pid.to_string());
+            // The kernel's 15-character process name, printable: no free text.
+            let name = h.map_or(String::new(), |h| {
+                crate::text::printable(&h.name).chars().take(15).collect()
+            });
+            labels.push(("process_name".into(), name));
+            let ctr = h.and_then(|h| h.container.as_deref());
+            labels.push((
+                "container_id".into(),
+                ctr.map_or(String::new(), |c| format!("{}://{}", c.runtime, c.id)),
+            ));
+            labels.push((
+                "pod_uid".into(),
+                ctr.and_then(|c| c.pod_uid.clone()).unwrap_or_default(),
+            ));
+            let set = |f: &Gauges, v: Option<f64>| {
+                if let Some(v) = v {
+                    f.get_or_create(&labels).set(v);
+                }
+            };
+            set(&self.memory, p.gpu_mem_bytes.map(|b| b as f64));
+            set(&self.kernel_time, p.sm_pct.map(|v| f64::from(v) / 100.0));
+            set(
+                &self.cpu,
+                h.and_then(|h| h.cpu_pct).map(|v| f64::from(v) / 100.0),
+            );
+            set(&self.rss, h.and_then(|h| h.rss_bytes).map(|b| b as f64));
+        }
+    }
+}
+
+/// The dcgm-exporter names and units the standard DCGM Grafana dashboard reads (MiB, MHz, %,
+/// W, °C; profiling ratios 0–1), for nodes without dcgm-exporter (`--dcgm-compat`).
+struct DcgmFamilies {
+    util: Gauges,
+    mem_copy_util: Gauges,
+    fb_used: Gauges,
+    fb_free: Gauges,
+    power: Gauges,
+    temp: Gauges,
+    sm_clock: Gauges,
+    mem_clock: Gauges,
+    sm_active: Gauges,
+    tensor_active: Gauges,
+    dram_active: Gauges,
+}
+
+impl DcgmFamilies {
+    fn register(reg: &mut Registry) -> Self {
+        let mut g = |n: &str, h: &str| gauges(reg, n, h, None);
+        DcgmFamilies {
+            util: g("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %)."),
+            mem_copy_util: g("DCGM_FI_DEV_MEM_COPY_UTIL", "Memory utilization (in %)."),
+            fb_used: g("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB)."),
+            fb_free: g("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB)."),
+            power: g("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W)."),
+            temp: g("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C)."),
+            sm_clock: g("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz)."),
+            mem_clock: g("DCGM_FI_DEV_MEM_CLOCK", "Memory clock frequency (in MHz)."),
+            sm_active: g(
+                "DCGM_FI_PROF_SM_ACTIVE",
+                "The ratio of cycles an SM has at least 1 warp assigned (GPM).",
+            ),
+            tensor_active: g(
+                "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+                "Ratio of cycles the tensor (HMMA) pipe is active (GPM).",
+            ),
+            dram_active: g(
+                "DCGM_FI_PROF_DRAM_ACTIVE",
+                "Ratio of cycles the device memory interface is active (GPM).",
+            ),
+        }
+    }
+
+    fn add(&self, dev: &crate::history::DeviceHistory, host: &str) {
+        let info = &dev.info;
+        // dcgm-exporter's labels, in its spelling.
+        let id: Labels = vec![
+            ("gpu".into(), info.index.to_string()),
+            ("UUID".into(), info.uuid.clone()),
+            ("pci_bus_id".into(), info.pci_bus_id.clone()),
+            ("device".into(), format!("nvidia{}", info.index)),
+            ("modelName".into(), info.name.clone()),
+            ("Hostname".into(), host.to_string()),
+        ];
+        let lost = matches!(dev.status, DeviceStatus::Lost { .. });
+        let Some(s) = dev.samples.latest().filter(|_| !lost) else {
+            return;
+        };
+        let set = |f: &Gauges, v: Option<f64>| {
+            if let Some(v) = v {
+                f.get_or_create(&id).set(v);
+            }
+        };
+        let mib = |b: u64| (b >> 20) as f64;
+        set(&self.util, s.util_gpu_pct.map(f64::from));
+        set(&self.mem_copy_util, s.util_mem_pct.map(f64::from));
+        set(&self.fb_used, s.mem_used_bytes.map(mib));
+        set(
+            &self.fb_free,
+            s.mem_used_bytes
+                .zip(info.memory_total_bytes)
+                .map(|(u, t)| mib(t.saturating_sub(u))),
+        );
+        set(&self.power, s.power_w.map(f64::from));
+        set(&self.temp, s.temp_c.map(f64::from));
+        set(&self.sm_clock, s.sm_clock_mhz.map(f64::from));
+        set(&self.mem_clock, s.mem_clock_mhz.map(f64::from));
+        let ratio = |v: Option<f32>| v.map(|p| f64::from(p) / 100.0);
+        set(&self.sm_active, ratio(s.gpm.sm_active_pct));
+        set(&self.tensor_active, ratio(s.gpm.tensor_active_pct));
+        set(&self.dram_active, ratio(s.gpm.dram_bw_pct));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -506,6 +701,56 @@ mod tests {
         assert!(!text.contains("# EOF"));
         let om = metrics_text(&mixed(5), "node1", true).unwrap();
         assert!(om.ends_with("# EOF\n"), "{om}");
+    }
+
+    #[test]
+    fn process_series_carry_the_container_and_pod_as_kube_state_metrics_spells_them() {
+        let mut src = SimSource::new(Scenario::Healthy, 2, 7, 1_800_000_000_000, 250);
+        let mut store = Store::new(&src, Duration::from_secs(60), Thresholds::default()).unwrap();
+        let id = "ab".repeat(32);
+        let cgroup = format!("0::/kubepods/burstable/pod8c2e4a5d-1b3f-4e6a-9c7d-0e1f2a3b4c5d/{id}");
+        let ctr = Arc::new(crate::container::parse_cgroup(&cgroup).unwrap());
+        let mut t = Tick::default();
+        for _ in 0..20 {
+            src.sample(&mut t).unwrap();
+            for p in &mut t.devices[1].processes {
+                p.host.as_mut().unwrap().container = Some(ctr.clone());
+            }
+            store.absorb(&t, SelfCost::default());
+        }
+        let extras = Extras {
+            processes: 1,
+            dcgm: true,
+        };
+        for openmetrics in [false, true] {
+            let text = metrics_text_with(&store.view(), "n", openmetrics, extras).unwrap();
+            let on = |gpu: u32| {
+                text.lines()
+                    .find(|l| {
+                        l.starts_with("gpuwatch_process_gpu_memory_bytes{")
+                            && l.contains(&format!("gpu=\"{gpu}\""))
+                    })
+                    .unwrap_or_else(|| panic!("no process series on GPU {gpu}:\n{text}"))
+                    .to_string()
+            };
+            assert!(
+                on(1).contains(&format!("container_id=\"kubernetes://{id}\"")),
+                "{}",
+                on(1)
+            );
+            assert!(on(1).contains("pod_uid=\"8c2e4a5d-1b3f-4e6a-9c7d-0e1f2a3b4c5d\""));
+            assert!(on(0).contains("container_id=\"\""), "{}", on(0));
+            // DCGM units: MiB and MHz, util in %.
+            assert!(text.contains("DCGM_FI_DEV_FB_USED{gpu=\"0\""), "{text}");
+            assert_eq!(
+                text.matches("# EOF").count(),
+                usize::from(openmetrics),
+                "{text}"
+            );
+            if openmetrics {
+                assert!(text.ends_with("# EOF\n"));
+            }
+        }
     }
 
     #[test]

@@ -83,7 +83,7 @@ fn wait_until<T>(secs: u64, mut f: impl FnMut() -> Option<T>) -> Option<T> {
 
 #[test]
 fn healthz_findings_and_a_promtool_clean_exposition() {
-    let (_g, addr) = serve(&["--demo=mixed"]);
+    let (_g, addr) = serve(&["--demo=mixed", "--processes", "2", "--dcgm-compat"]);
     wait_until(10, || get(&addr, "/healthz").filter(|(c, _)| *c == 200)).expect("ready");
     let (code, _) = get(&addr, "/nope").unwrap();
     assert_eq!(code, 404);
@@ -94,6 +94,19 @@ fn healthz_findings_and_a_promtool_clean_exposition() {
     let (code, metrics) = get(&addr, "/metrics").unwrap();
     assert_eq!(code, 200);
     assert!(metrics.contains("gpuwatch_finding_active{"), "{metrics}");
+    // The opt-in series: each GPU's processes, and the DCGM names for the DCGM dashboard.
+    assert!(
+        metrics.contains("gpuwatch_process_gpu_memory_bytes{gpu=\"0\"")
+            && metrics.contains("process_name=\"python3\""),
+        "{metrics}"
+    );
+    for gpu in 0..8 {
+        assert!(
+            metrics.contains(&format!("DCGM_FI_DEV_GPU_UTIL{{gpu=\"{gpu}\"")),
+            "GPU {gpu}: {metrics}"
+        );
+    }
+    assert!(metrics.contains("DCGM_FI_PROF_SM_ACTIVE{"));
     let Some(promtool) = tool("promtool") else {
         return;
     };
@@ -242,7 +255,11 @@ fn the_metric_reference_in_docs_is_current() {
             },
         );
     }
-    let text = gpuwatch::serve::metrics_text(&store.view(), "h", false).unwrap();
+    let extras = gpuwatch::serve::Extras {
+        processes: 1,
+        dcgm: true,
+    };
+    let text = gpuwatch::serve::metrics_text_with(&store.view(), "h", false, extras).unwrap();
     let mut rows = Vec::new();
     let mut help = std::collections::HashMap::new();
     for l in text.lines() {

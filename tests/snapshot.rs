@@ -375,3 +375,84 @@ fn a_name_near_the_255_byte_limit_can_be_written() {
     let written = gpuwatch::snapshot::write_new(&dir.path().join(&name), "{}").unwrap();
     assert_eq!(written.file_name().unwrap().len(), 255);
 }
+
+/// The sync scenario with its processes running what the H200's torch job ran
+/// (tests/fixtures/proc/628), in a Kubernetes pod.
+fn observed_with_software() -> StoreView {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/proc");
+    let sw = std::sync::Arc::new(gpuwatch::software::read(
+        &gpuwatch::software::ProcRoot::fixture(&root),
+        628,
+    ));
+    let pod = "8c2e4a5d-1b3f-4e6a-9c7d-0e1f2a3b4c5d";
+    let cgroup = format!(
+        "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod{}.slice/cri-containerd-{}.scope",
+        pod.replace('-', "_"),
+        "ab".repeat(32)
+    );
+    let ctr = std::sync::Arc::new(gpuwatch::container::parse_cgroup(&cgroup).unwrap());
+    let src = SimSource::new(Scenario::Sync, 1, 7, START_MS, 250);
+    let mut store = Store::new(
+        &src,
+        std::time::Duration::from_secs(900),
+        Thresholds::default(),
+    )
+    .unwrap();
+    for mut t in sim_ticks(Scenario::Sync, 1, 60, START_MS).1 {
+        for p in &mut t.devices[0].processes {
+            let h = p.host.as_mut().unwrap();
+            h.software = Some(sw.clone());
+            h.container = Some(ctr.clone());
+        }
+        store.absorb(&t, gpuwatch::model::SelfCost::default());
+    }
+    store.view()
+}
+
+#[test]
+fn a_snapshot_carries_versions_settings_and_the_pod_and_replays_them() {
+    let snap = snapshot::take(&observed_with_software(), &Options::default());
+    let json = snapshot::to_json(&snap);
+    assert_valid(&json);
+    assert!(json.contains("\"2.11.0+cu130\"") && json.contains("CUDA_LAUNCH_BLOCKING"));
+    let md = snapshot::to_markdown(&snap);
+    assert!(
+        md.contains("### What the processes run with")
+            && md.contains(
+                "torch 2.11.0+cu130 · CUDA runtime 13.0.96 · cuDNN 9.19.0.56 · NCCL 2.28.9"
+            )
+            && md.contains("`CUDA_LAUNCH_BLOCKING=1`")
+            && md.contains(
+                "container containerd abababababab, pod 8c2e4a5d-1b3f-4e6a-9c7d-0e1f2a3b4c5d"
+            ),
+        "{md}"
+    );
+    // Whoever opens it sees the same: the replayed processes keep what they ran with.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.json");
+    std::fs::write(&path, &json).unwrap();
+    let mut src = ReplaySource::open(&path, f64::INFINITY).unwrap();
+    let last = src.read_all().unwrap().pop().unwrap();
+    let h = last.devices[0].processes[0].host.as_ref().unwrap();
+    assert_eq!(
+        h.software.as_ref().unwrap().frameworks[0].version,
+        "2.11.0+cu130"
+    );
+    assert_eq!(
+        h.container.as_ref().unwrap().pod_uid.as_deref(),
+        Some("8c2e4a5d-1b3f-4e6a-9c7d-0e1f2a3b4c5d")
+    );
+
+    // --no-host: the libraries' directories (a user's venv) are left out, their names kept.
+    let private = Options {
+        include_host: false,
+        ..Options::default()
+    };
+    let json = snapshot::to_json(&snapshot::take(&observed_with_software(), &private));
+    assert_valid(&json);
+    assert!(
+        !json.contains("/opt/torch/.venv"),
+        "a library's directory leaked"
+    );
+    assert!(json.contains("\"libnccl.so.2\""));
+}

@@ -8,6 +8,7 @@
 mod conclusions;
 mod hang;
 mod hardware;
+mod hints;
 mod host;
 mod memory;
 mod stats;
@@ -745,6 +746,10 @@ fn update_slot(
     ctx: &Ctx,
     verdict: Option<Verdict>,
 ) -> Option<Finding> {
+    let verdict = verdict.map(|mut v| {
+        hints::apply(rule.id, ctx.dev, &mut v);
+        v
+    });
     match (verdict, slot.open.as_mut()) {
         (Some(v), Some(f)) => {
             f.last_ms = ctx.now_ms;

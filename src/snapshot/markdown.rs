@@ -109,8 +109,51 @@ fn to_markdown_raw(s: &Snapshot) -> String {
             clip(&cmd, 100)
         );
     }
+    runs_with_md(&mut md, &procs);
     let _ = writeln!(md, "\n<sub>Command lines: {:?}. Open the JSON with `gpuwatch replay FILE` to see the screen.</sub>", s.privacy.cmdlines);
     md
+}
+
+/// What the top processes run with: what a maintainer asks first ("which torch, which NCCL?").
+fn runs_with_md(md: &mut String, procs: &[(u32, &ProcessSample)]) {
+    let mut header = false;
+    for (gpu, p) in procs.iter().take(10) {
+        let Some(h) = p.host.as_ref() else { continue };
+        let mut parts = Vec::new();
+        if let Some(sw) = h.software.as_deref() {
+            let summary = sw.summary();
+            if !summary.is_empty() {
+                parts.push(summary);
+            }
+            match &sw.unreadable {
+                Some(why) => parts.push(format!("settings not read: {why}")),
+                None if !sw.settings.is_empty() => parts.push(
+                    sw.settings
+                        .iter()
+                        .map(|(k, v)| format!("`{k}={v}`"))
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                ),
+                None => {}
+            }
+        }
+        if let Some(c) = h.container.as_deref() {
+            let pod = c
+                .pod_uid
+                .as_deref()
+                .map_or(String::new(), |u| format!(", pod {u}"));
+            parts.push(format!("container {} {}{pod}", c.runtime, c.short_id()));
+        }
+        if parts.is_empty() {
+            continue;
+        }
+        if !header {
+            let _ = writeln!(md, "\n### What the processes run with\n");
+            header = true;
+        }
+        let line = crate::text::printable(&parts.join(" · ")).replace('|', "\\|");
+        let _ = writeln!(md, "- pid {} (GPU {gpu}): {line}", p.pid);
+    }
 }
 
 fn summary_row(md: &mut String, d: &DeviceSnapshot) {

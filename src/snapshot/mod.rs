@@ -149,8 +149,16 @@ fn private_process(p: &ProcessSample, policy: CmdlinePolicy, include_host: bool)
     let mut p = p.clone();
     if let Some(h) = p.host.as_mut() {
         if !include_host {
-            // Who ran it says which machine and which person it was.
+            // Who ran it says which machine and which person it was; so do the directories
+            // its libraries were loaded from (a home directory, a user's venv).
             h.user = None;
+            if let Some(sw) = h.software.as_deref() {
+                let mut sw = sw.clone();
+                for lib in &mut sw.libraries {
+                    lib.path = lib.path.rsplit('/').next().unwrap_or_default().to_string();
+                }
+                h.software = Some(std::sync::Arc::new(sw));
+            }
         }
         h.cmdline = match policy {
             CmdlinePolicy::Redacted => crate::redact::redact(&h.cmdline),

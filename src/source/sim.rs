@@ -265,6 +265,8 @@ fn host(cmdline: &str, cpu: f32, rss_gib: u64, ppid: Option<u32>, workers: usize
         started_ms: None,
         io_read_bytes_s: None,
         job: None,
+        container: None,
+        software: None,
     }
 }
 

@@ -14,6 +14,41 @@ use super::theme::Theme;
 use crate::app::{find_process, AppState};
 use crate::store::StoreView;
 
+/// What the process runs with, from /proc (read once): its framework and CUDA libraries, the
+/// allow-listed settings, its container.
+fn runs_with(h: &crate::model::HostProcess, theme: &Theme) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    let label = |l: &str| Span::styled(format!("{l:<10}"), theme.label());
+    if let Some(sw) = h.software.as_deref() {
+        let summary = sw.summary();
+        if !summary.is_empty() {
+            lines.push(Line::from(vec![label("runs"), Span::raw(summary)]));
+        }
+        let settings = match (&sw.unreadable, sw.settings.is_empty()) {
+            (Some(why), _) => why.clone(),
+            (None, true) => "none of the settings gpuwatch reads (docs/diagnoses.md, Hints)".into(),
+            (None, false) => sw
+                .settings
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" · "),
+        };
+        lines.push(Line::from(vec![label("settings"), Span::raw(settings)]));
+    }
+    if let Some(c) = h.container.as_deref() {
+        let pod = c
+            .pod_uid
+            .as_deref()
+            .map_or(String::new(), |u| format!(" · pod {u}"));
+        lines.push(Line::from(vec![
+            label("container"),
+            Span::raw(format!("{} {}{pod}", c.runtime, c.short_id())),
+        ]));
+    }
+    lines
+}
+
 #[allow(clippy::too_many_lines)] // one pane: header, curves, children, findings
 pub fn render(
     frame: &mut Frame,
@@ -24,12 +59,6 @@ pub fn render(
     pid: u32,
     theme: &Theme,
 ) -> usize {
-    let [info, curves, lower] = Layout::vertical([
-        Constraint::Length(5),
-        Constraint::Min(8),
-        Constraint::Length(10),
-    ])
-    .areas(area);
     let Some(p) = find_process(obs, device, pid) else {
         let msg = format!("pid {pid} no longer holds GPU {device} (it exited or released its context). Esc goes back.");
         frame.render_widget(
@@ -39,7 +68,7 @@ pub fn render(
         return 0;
     };
     let h = p.host.as_ref();
-    let head = vec![
+    let mut head = vec![
         Line::from(vec![
             Span::styled(format!("pid {pid}"), theme.title()),
             Span::raw(format!(
@@ -55,6 +84,14 @@ pub fn render(
         ]),
         Line::raw(h.map_or("its PID does not resolve on this machine, so its host side is unknown".into(), |h| format!("$ {}", h.cmdline))),
     ];
+    head.extend(h.map(|h| runs_with(h, theme)).unwrap_or_default());
+    // Borders, the lines, and one more for a command line that wraps.
+    let [info, curves, lower] = Layout::vertical([
+        Constraint::Length(head.len() as u16 + 3),
+        Constraint::Min(6),
+        Constraint::Length(10),
+    ])
+    .areas(area);
     frame.render_widget(
         Paragraph::new(head)
             .wrap(Wrap { trim: false })

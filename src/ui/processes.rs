@@ -74,7 +74,15 @@ pub fn render(
     let visible = inner.height.saturating_sub(1) as usize;
     let selected = state.selected_process.min(rows.len() - 1);
     let first = super::overview::scroll_start(selected, visible, rows.len());
-    let header = Row::new(COLUMNS.iter().map(|(name, key, _)| {
+    // The container column appears when some process runs in one (docker ps's 12 digits).
+    let containers = rows
+        .iter()
+        .any(|r| r.host().is_some_and(|h| h.container.is_some()));
+    let mut columns = COLUMNS.to_vec();
+    if containers {
+        columns.insert(columns.len() - 1, ("CONTAINER", None, 12));
+    }
+    let header = Row::new(columns.iter().map(|(name, key, _)| {
         let marked = if *key == Some(state.sort) {
             format!("{name}{arrow}")
         } else {
@@ -89,7 +97,7 @@ pub fn render(
         .skip(first)
         .take(visible)
         .map(|(i, r)| {
-            let row = table_row(r);
+            let row = table_row(r, containers);
             if i == selected && focused {
                 row.style(theme.selected())
             } else {
@@ -97,7 +105,7 @@ pub fn render(
             }
         })
         .collect();
-    let widths: Vec<Constraint> = COLUMNS
+    let widths: Vec<Constraint> = columns
         .iter()
         .map(|(_, _, w)| {
             if *w == 0 {
@@ -117,10 +125,10 @@ pub fn render(
     visible.min(rows.len() - first) as u16
 }
 
-fn table_row(r: &ProcessRow) -> Row<'static> {
+fn table_row(r: &ProcessRow, containers: bool) -> Row<'static> {
     let p = r.process;
     let h = r.host();
-    let cells = vec![
+    let mut cells = vec![
         format!("{:>3}", r.gpu),
         format!("{:>7}", p.pid),
         clip(h.and_then(|h| h.user.as_deref()).unwrap_or("?"), 8),
@@ -146,5 +154,11 @@ fn table_row(r: &ProcessRow) -> Row<'static> {
             .map_or("?".into(), |c| c.to_string()),
         h.map_or("(pid not visible here)".into(), short_command),
     ];
+    if containers {
+        let id = h
+            .and_then(|h| h.container.as_deref())
+            .map_or("–".into(), |c| c.short_id().to_string());
+        cells.insert(cells.len() - 1, id);
+    }
     Row::new(cells)
 }

@@ -1,0 +1,108 @@
+//! Hints from what a GPU's processes run with (`software::Software`, read from /proc): a
+//! setting that explains a finding goes first among its causes, with the evidence it was read
+//! from. Only what was read is said; a process whose environment could not be read gets no
+//! hint, and the finding says so. Every hint is listed in docs/diagnoses.md, "Hints".
+
+use super::Verdict;
+use crate::history::DeviceHistory;
+use crate::software::Software;
+
+/// One setting that explains a finding.
+struct Hint {
+    /// The rules it joins.
+    rules: &'static [&'static str],
+    /// The setting and what it must be for the hint to hold.
+    applies: fn(&Software) -> Option<String>,
+    cause: &'static str,
+    action: &'static str,
+}
+
+fn setting_is(s: &Software, key: &str, want: &[&str]) -> Option<String> {
+    let v = s.setting(key)?;
+    want.iter()
+        .any(|w| v.trim().eq_ignore_ascii_case(w))
+        .then(|| format!("{key}={v}"))
+}
+
+fn imports(s: &Software, framework: &str) -> bool {
+    s.frameworks.iter().any(|f| f.name == framework)
+}
+
+const HINTS: [Hint; 6] = [
+    Hint {
+        rules: &["sync"],
+        applies: |s| setting_is(s, "CUDA_LAUNCH_BLOCKING", &["1"]),
+        cause: "CUDA_LAUNCH_BLOCKING=1 is set: every kernel launch waits for the kernel to finish, so the host and the GPU take turns (a debugging setting left on?)",
+        action: "Unset CUDA_LAUNCH_BLOCKING (it is for debugging only) and restart the job",
+    },
+    Hint {
+        rules: &["hang", "sync", "starved"],
+        applies: |s| setting_is(s, "NCCL_P2P_DISABLE", &["1"]),
+        cause: "NCCL_P2P_DISABLE=1 is set: collectives between GPUs of this machine go through host memory instead of NVLink or PCIe peer-to-peer",
+        action: "Unset NCCL_P2P_DISABLE unless a known P2P fault needs it (`nvidia-smi topo -m` shows the links NCCL could use)",
+    },
+    Hint {
+        rules: &["hang", "sync", "starved"],
+        applies: |s| {
+            setting_is(s, "NCCL_NET", &["Socket"])
+                .or_else(|| setting_is(s, "NCCL_IB_DISABLE", &["1"]))
+        },
+        cause: "NCCL is told to use TCP sockets between nodes (NCCL_NET=Socket or NCCL_IB_DISABLE=1): collectives across nodes are far slower than over InfiniBand/RoCE",
+        action: "Let NCCL use the RDMA fabric if there is one (unset NCCL_IB_DISABLE / NCCL_NET); check with NCCL_DEBUG=INFO which transport it picked",
+    },
+    Hint {
+        rules: &["hang"],
+        applies: |s| setting_is(s, "NCCL_DEBUG", &["INFO", "TRACE"]),
+        cause: "NCCL_DEBUG is set, so the job's stderr already names the collective and the transport each rank was in",
+        action: "Read the ranks' stderr for the last NCCL lines before the stall; in a long healthy job, NCCL_DEBUG=INFO only adds log volume: set it back to WARN",
+    },
+    Hint {
+        rules: &["idle-mem", "mem-full"],
+        applies: |s| {
+            (imports(s, "tensorflow")
+                && setting_is(s, "TF_FORCE_GPU_ALLOW_GROWTH", &["true"]).is_none())
+            .then(|| "TensorFlow without TF_FORCE_GPU_ALLOW_GROWTH=true".to_string())
+        },
+        cause: "TensorFlow reserves nearly all GPU memory when it starts, whether it needs it or not (TF_FORCE_GPU_ALLOW_GROWTH is not true)",
+        action: "Set TF_FORCE_GPU_ALLOW_GROWTH=true, or `tf.config.experimental.set_memory_growth(gpu, True)` before any op",
+    },
+    Hint {
+        rules: &["idle-mem", "mem-full"],
+        applies: |s| {
+            (imports(s, "jax")
+                && setting_is(s, "XLA_PYTHON_CLIENT_PREALLOCATE", &["false"]).is_none())
+            .then(|| "JAX with XLA_PYTHON_CLIENT_PREALLOCATE not false".to_string())
+        },
+        cause: "JAX preallocates 75 % of GPU memory when it starts (XLA_PYTHON_CLIENT_PREALLOCATE is not false)",
+        action: "Set XLA_PYTHON_CLIENT_PREALLOCATE=false, or a smaller XLA_PYTHON_CLIENT_MEM_FRACTION",
+    },
+];
+
+/// Puts the hints that hold for `dev`'s processes first among `v`'s causes and actions, each
+/// with the evidence it was read from.
+pub fn apply(rule: &str, dev: &DeviceHistory, v: &mut Verdict) {
+    let mut unreadable = None;
+    let mut at = 0;
+    for hint in HINTS.iter().filter(|h| h.rules.contains(&rule)) {
+        let found = dev.processes.iter().find_map(|p| {
+            let sw = p.host.as_ref()?.software.as_deref()?;
+            if let Some(why) = &sw.unreadable {
+                unreadable.get_or_insert((p.pid, why.clone()));
+            }
+            (hint.applies)(sw).map(|what| (p.pid, what))
+        });
+        if let Some((pid, what)) = found {
+            v.evidence.push(format!(
+                "pid {pid} runs with {what} (read from /proc/{pid}/environ)"
+            ));
+            v.causes.insert(at, hint.cause.into());
+            v.actions.insert(at, hint.action.into());
+            at += 1;
+        }
+    }
+    if let Some((pid, why)) = unreadable {
+        v.evidence.push(format!(
+            "pid {pid}'s settings could not be read ({why}): hints from them are missing"
+        ));
+    }
+}

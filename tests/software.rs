@@ -1,0 +1,172 @@
+//! What a GPU process runs with, read from /proc trees of real torch processes captured on the
+//! H200 (tests/fixtures/proc/README.md), and the hints that join the findings.
+
+mod common;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use common::{run, sim_ticks, START_MS};
+use gpuwatch::config::Thresholds;
+use gpuwatch::software::{read, ProcRoot, Software};
+use gpuwatch::source::sim::Scenario;
+
+fn fixture(pid: u32) -> Software {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/proc");
+    read(&ProcRoot::fixture(&root), pid)
+}
+
+fn version<'a>(s: &'a Software, name: &str) -> (Option<&'a str>, &'a str) {
+    let l = s
+        .libraries
+        .iter()
+        .find(|l| l.name == name)
+        .unwrap_or_else(|| panic!("{name} not found in {:?}", s.libraries));
+    (l.version.as_deref(), l.from.as_str())
+}
+
+#[test]
+fn a_torch_process_shows_the_versions_torch_itself_reported() {
+    // torch said, in the same run: 2.11.0+cu130, CUDA 13.0, cuDNN 91900, NCCL (2, 28, 9).
+    let s = fixture(628);
+    assert_eq!(s.unreadable, None);
+    let torch = &s.frameworks[0];
+    assert_eq!(
+        (
+            torch.name.as_str(),
+            torch.version.as_str(),
+            torch.cuda.as_deref()
+        ),
+        ("torch", "2.11.0+cu130", Some("13.0"))
+    );
+    assert_eq!(
+        version(&s, "NCCL"),
+        (Some("2.28.9"), "wheel nvidia_nccl_cu13")
+    );
+    assert_eq!(
+        version(&s, "cuDNN"),
+        (Some("9.19.0.56"), "wheel nvidia_cudnn_cu13")
+    );
+    assert_eq!(
+        version(&s, "CUDA runtime"),
+        (Some("13.0.96"), "wheel nvidia_cuda_runtime")
+    );
+    assert_eq!(
+        version(&s, "cuBLAS"),
+        (Some("13.1.0.3"), "wheel nvidia_cublas")
+    );
+    assert_eq!(
+        version(&s, "CUDA driver"),
+        (Some("580.159.04"), "file name")
+    );
+    assert_eq!(
+        s.summary(),
+        "torch 2.11.0+cu130 · CUDA runtime 13.0.96 · cuDNN 9.19.0.56 · NCCL 2.28.9 · cuBLAS 13.1.0.3"
+    );
+}
+
+#[test]
+fn only_the_allow_listed_settings_are_read() {
+    let blocking = fixture(628);
+    assert_eq!(
+        blocking.settings,
+        [
+            ("CUDA_LAUNCH_BLOCKING".to_string(), "1".to_string()),
+            (
+                "PYTORCH_CUDA_ALLOC_CONF".into(),
+                "expandable_segments:True".into()
+            ),
+            ("OMP_NUM_THREADS".into(), "4".into()),
+        ]
+    );
+    let ddp = fixture(629);
+    let keys: Vec<&str> = ddp.settings.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "NCCL_P2P_DISABLE",
+            "NCCL_DEBUG",
+            "NCCL_SOCKET_NTHREADS",
+            "NCCL_NSOCKS_PERTHREAD",
+            "TORCH_NCCL_BLOCKING_WAIT"
+        ]
+    );
+    // The environment has ~90 other variables (HOME, PATH, the image's NCCL_VERSION=2.28.3-1,
+    // which is not the NCCL torch loaded): none is kept.
+    assert_eq!(ddp.setting("NCCL_VERSION"), None);
+    assert_eq!(ddp.setting("HOME"), None);
+    assert_eq!(version(&ddp, "NCCL").0, Some("2.28.9"));
+}
+
+#[test]
+fn a_process_whose_files_cannot_be_read_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = read(&ProcRoot::fixture(dir.path()), 4242);
+    assert!(s.libraries.is_empty() && s.settings.is_empty());
+    assert!(
+        s.unreadable.as_deref().unwrap().contains("its environment"),
+        "{:?}",
+        s.unreadable
+    );
+}
+
+#[test]
+fn the_cgroup_of_the_lent_h200_names_no_container() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/proc/proc");
+    for pid in [628, 629] {
+        let text = std::fs::read_to_string(root.join(format!("{pid}/cgroup"))).unwrap();
+        assert_eq!(gpuwatch::container::parse_cgroup(&text), None, "{text}");
+    }
+}
+
+/// The launch-bound scenario, its processes running with `software`.
+fn sync_finding(software: Software) -> gpuwatch::rules::Finding {
+    let (infos, mut ticks) = sim_ticks(Scenario::Sync, 1, 90, START_MS);
+    let sw = Arc::new(software);
+    for t in &mut ticks {
+        for p in &mut t.devices[0].processes {
+            p.host.as_mut().unwrap().software = Some(sw.clone());
+        }
+    }
+    run(&infos, &ticks, Thresholds::default())
+        .raised
+        .into_iter()
+        .find(|f| f.rule == "sync")
+        .expect("the sync scenario raises sync")
+}
+
+#[test]
+fn cuda_launch_blocking_is_the_first_cause_of_a_launch_bound_gpu_with_its_evidence() {
+    let f = sync_finding(fixture(628));
+    assert!(
+        f.causes[0].starts_with("CUDA_LAUNCH_BLOCKING=1 is set"),
+        "{:?}",
+        f.causes
+    );
+    assert!(
+        f.actions[0].contains("Unset CUDA_LAUNCH_BLOCKING"),
+        "{:?}",
+        f.actions
+    );
+    assert!(
+        f.evidence.iter().any(|e| e
+            .ends_with("runs with CUDA_LAUNCH_BLOCKING=1 (read from /proc/10040/environ)")
+            || e.contains("runs with CUDA_LAUNCH_BLOCKING=1 (read from /proc/")),
+        "{:?}",
+        f.evidence
+    );
+    // Without it, the usual causes lead.
+    let plain = sync_finding(fixture(629));
+    assert!(
+        plain.causes[0].starts_with("NCCL_P2P_DISABLE=1"),
+        "{:?}",
+        plain.causes
+    );
+    let none = sync_finding(Software::default());
+    assert!(
+        none.causes[0].starts_with("A host sync every step"),
+        "{:?}",
+        none.causes
+    );
+    assert!(!none.evidence.iter().any(|e| e.contains("environ")));
+}
