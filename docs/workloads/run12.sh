@@ -1,7 +1,7 @@
 #!/bin/bash
 # Device run 12 (issues 12, 14, 17), build of this commit: the monitors side by side again
 # (performance.md), the exporters scraped every second (gpuwatch serve with and without its
-# opt-in series, nitop-exporter), and a real torch job run with CUDA_LAUNCH_BLOCKING=1 in
+# opt-in series, nvitop-exporter), and a real torch job run with CUDA_LAUNCH_BLOCKING=1 in
 # its launch-bound phase while gpuwatch records: the recording carries what the process ran
 # with, and the diagnosis of it names the setting.
 B=$PWD/target/release/gpuwatch; R=$OUT/r; mkdir -p $R
