@@ -170,3 +170,38 @@ fn cuda_launch_blocking_is_the_first_cause_of_a_launch_bound_gpu_with_its_eviden
     );
     assert!(!none.evidence.iter().any(|e| e.contains("environ")));
 }
+
+#[test]
+fn the_live_h200_job_with_cuda_launch_blocking_is_diagnosed_with_it() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200-blocking");
+    let mut src =
+        gpuwatch::source::replay::ReplaySource::open(&dir.join("blocking.jsonl.gz"), f64::INFINITY)
+            .unwrap();
+    let infos = gpuwatch::source::Source::devices(&src).to_vec();
+    let ticks = src.read_all().unwrap();
+    // What the recorder read from the live process's /proc.
+    let h = ticks[ticks.len() / 2].devices[0].processes[0]
+        .host
+        .as_ref()
+        .unwrap();
+    let sw = h.software.as_deref().expect("read live");
+    assert_eq!(sw.setting("CUDA_LAUNCH_BLOCKING"), Some("1"));
+    assert_eq!(sw.frameworks[0].version, "2.11.0+cu130");
+    let found = run(&infos, &ticks, Thresholds::default()).raised;
+    let sync: Vec<_> = found.iter().filter(|f| f.rule == "sync").collect();
+    assert_eq!(sync.len(), 1, "{found:#?}");
+    assert!(sync[0].causes[0].starts_with("CUDA_LAUNCH_BLOCKING=1 is set"));
+    let spans: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("blocking-spans.json")).unwrap())
+            .unwrap();
+    let start_ms = (spans[0]["start"].as_f64().unwrap() * 1000.0) as u64;
+    assert!(
+        sync[0].opened_ms < start_ms + 15_000,
+        "raised {} ms into the phase",
+        sync[0].opened_ms - start_ms
+    );
+    assert!(
+        found.iter().all(|f| f.rule == "sync"),
+        "nothing else: {found:#?}"
+    );
+}

@@ -20,10 +20,7 @@ fn runs_with(h: &crate::model::HostProcess, theme: &Theme) -> Vec<Line<'static>>
     let mut lines = Vec::new();
     let label = |l: &str| Span::styled(format!("{l:<10}"), theme.label());
     if let Some(sw) = h.software.as_deref() {
-        let summary = sw.summary();
-        if !summary.is_empty() {
-            lines.push(Line::from(vec![label("runs"), Span::raw(summary)]));
-        }
+        // The settings first: they are what explains a slow job (CUDA_LAUNCH_BLOCKING=1).
         let settings = match (&sw.unreadable, sw.settings.is_empty()) {
             (Some(why), _) => why.clone(),
             (None, true) => "none of the settings gpuwatch reads (docs/diagnoses.md, Hints)".into(),
@@ -35,6 +32,10 @@ fn runs_with(h: &crate::model::HostProcess, theme: &Theme) -> Vec<Line<'static>>
                 .join(" · "),
         };
         lines.push(Line::from(vec![label("settings"), Span::raw(settings)]));
+        let summary = sw.summary();
+        if !summary.is_empty() {
+            lines.push(Line::from(vec![label("runs"), Span::raw(summary)]));
+        }
     }
     if let Some(c) = h.container.as_deref() {
         let pod = c
@@ -85,11 +86,18 @@ pub fn render(
         Line::raw(h.map_or("its PID does not resolve on this machine, so its host side is unknown".into(), |h| format!("$ {}", h.cmdline))),
     ];
     head.extend(h.map(|h| runs_with(h, theme)).unwrap_or_default());
-    // Borders, the lines, and one more for a command line that wraps.
+    // As many rows as the lines take once wrapped, up to half the screen; the curves keep 4.
+    let inner_w = usize::from(area.width.saturating_sub(2)).max(1);
+    let wrapped: usize = head
+        .iter()
+        .map(|l| l.width().max(1).div_ceil(inner_w))
+        .sum();
+    let lower_rows = if area.height >= 30 { 10 } else { 8 };
+    let info_rows = (wrapped as u16 + 2).min(area.height / 2);
     let [info, curves, lower] = Layout::vertical([
-        Constraint::Length(head.len() as u16 + 3),
-        Constraint::Min(6),
-        Constraint::Length(10),
+        Constraint::Length(info_rows),
+        Constraint::Min(4),
+        Constraint::Length(lower_rows),
     ])
     .areas(area);
     frame.render_widget(
