@@ -1,5 +1,6 @@
 //! Criterion benches of the hot paths: a sampler tick on the simulated source, history push and
-//! window queries, replay parsing, and evaluating every rule over 15 minutes of 8 GPUs.
+//! window queries, replay parsing, evaluating every rule over 15 minutes of 8 GPUs, and one
+//! `/metrics` answer at 8 and 64 GPUs.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -129,11 +130,54 @@ fn bench_replay(c: &mut Criterion) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// One `/metrics` answer of `gpuwatch serve`: what a scrape costs (the view is already caught
+/// up; a scrape copies a few samples from the store first, `store_catch_up_*` in the render bench).
+fn bench_scrape(c: &mut Criterion) {
+    for gpus in [8, 64] {
+        let (infos, ticks) = ticks(gpus, 120);
+        let src = SimSource::new(Scenario::Mixed, gpus, 7, START, 250);
+        let mut store = gpuwatch::store::Store::new(
+            &src,
+            std::time::Duration::from_secs(900),
+            Thresholds::default(),
+        )
+        .unwrap();
+        assert_eq!(infos.len(), gpus);
+        for t in &ticks {
+            store.absorb(t, gpuwatch::model::SelfCost::default());
+        }
+        let view = store.view();
+        let extras = gpuwatch::serve::Extras {
+            processes: 4,
+            dcgm: true,
+        };
+        c.bench_function(&format!("scrape_metrics_{gpus}gpu"), |b| {
+            b.iter(|| {
+                black_box(
+                    gpuwatch::serve::metrics_text(&view, "node", false)
+                        .unwrap()
+                        .len(),
+                )
+            });
+        });
+        c.bench_function(&format!("scrape_metrics_{gpus}gpu_processes_dcgm"), |b| {
+            b.iter(|| {
+                black_box(
+                    gpuwatch::serve::metrics_text_with(&view, "node", false, extras)
+                        .unwrap()
+                        .len(),
+                )
+            });
+        });
+    }
+}
+
 criterion_group!(
     benches,
     bench_sampler,
     bench_history,
     bench_rules,
-    bench_replay
+    bench_replay,
+    bench_scrape
 );
 criterion_main!(benches);

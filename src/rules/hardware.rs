@@ -232,6 +232,7 @@ fn check_pcie(c: &Ctx) -> Option<Verdict> {
         actions: vec![
             "`nvidia-smi -q -d PCIE` and `sudo lspci -vv -s BUS_ID | grep -E 'LnkCap|LnkSta'`".into(),
             "Reseat the card or move it to a full x16 slot of its generation; check BIOS PCIe settings".into(),
+            "If the link drops only between bursts, it may be power saving (ASPM): `sudo lspci -vv -s BUS_ID | grep ASPM`; off in the BIOS or with the `pcie_aspm=off` kernel parameter".into(),
         ],
         pids: Vec::new(),
         signals: "current vs maximum PCIe generation and width under load".into(),

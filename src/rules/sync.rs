@@ -116,6 +116,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
             "Find the syncs: `torch.cuda.set_sync_debug_mode(\"warn\")`; log losses every N steps, kept on the GPU".into(),
             "Fuse and capture: `torch.compile(model, mode=\"reduce-overhead\")` or CUDA graphs (`torch.cuda.graphs`)".into(),
             "Raise the batch size; use AMP (`torch.autocast`) and TF32 (`torch.backends.cuda.matmul.allow_tf32 = True`)".into(),
+            "Convolutions with fixed input shapes: `torch.backends.cudnn.benchmark = True` picks the fastest kernels once".into(),
             "Profile one step: `torch.profiler` or `nsys profile -t cuda,nvtx python train.py`".into(),
         ],
         pids: c.dev.processes.iter().map(|p| p.pid).collect(),

@@ -1,0 +1,164 @@
+//! What operators deploy (docs/deploy/) stays true to the program: the command lines of the
+//! systemd unit and the DaemonSet parse with gpuwatch's own CLI, the port is the default one,
+//! and every metric the Grafana dashboard queries is one `serve` writes, in PromQL that
+//! `promtool` accepts.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use clap::Parser;
+use gpuwatch::cli::Cli;
+
+fn deploy(name: &str) -> String {
+    std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("docs/deploy")
+            .join(name),
+    )
+    .unwrap()
+}
+
+fn parses(args: &[String], what: &str) {
+    let mut argv = vec!["gpuwatch".to_string()];
+    argv.extend(args.iter().cloned());
+    if let Err(e) = Cli::try_parse_from(&argv) {
+        panic!("{what}: {argv:?} does not parse: {e}");
+    }
+}
+
+#[test]
+fn the_unit_and_the_daemonset_run_command_lines_gpuwatch_accepts() {
+    let unit = deploy("gpuwatch.service");
+    let exec = unit
+        .lines()
+        .find_map(|l| l.strip_prefix("ExecStart="))
+        .expect("ExecStart");
+    let words: Vec<String> = exec.split_whitespace().skip(1).map(String::from).collect();
+    parses(&words, "gpuwatch.service");
+    let ds = deploy("daemonset.yaml");
+    let args = ds
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("args: "))
+        .expect("args");
+    let args: Vec<String> = serde_json::from_str(args).unwrap();
+    parses(&args, "daemonset.yaml");
+    let port = gpuwatch::serve::DEFAULT_LISTEN.rsplit(':').next().unwrap();
+    assert!(words.join(" ").contains(&format!(":{port}")));
+    assert!(ds.contains(&format!("containerPort: {port}")));
+    assert!(
+        ds.contains("hostPID: true"),
+        "without the host's PIDs no process resolves"
+    );
+}
+
+/// Every PromQL expression of the dashboard, with its variables given values.
+fn dashboard_queries() -> Vec<String> {
+    let d: serde_json::Value = serde_json::from_str(&deploy("grafana-dashboard.json")).unwrap();
+    let mut out = Vec::new();
+    for p in d["panels"].as_array().unwrap() {
+        for t in p["targets"].as_array().unwrap() {
+            out.push(t["expr"].as_str().unwrap().to_string());
+        }
+    }
+    for a in d["annotations"]["list"].as_array().unwrap() {
+        out.push(a["expr"].as_str().unwrap().to_string());
+    }
+    out.into_iter()
+        .map(|e| e.replace("$host", ".*").replace("$gpu", ".*"))
+        .collect()
+}
+
+#[test]
+fn every_metric_the_dashboard_reads_is_one_serve_writes() {
+    use gpuwatch::source::Source as _;
+    let mut src =
+        gpuwatch::source::sim::SimSource::new(gpuwatch::source::sim::Scenario::Mixed, 8, 7, 0, 250);
+    let mut store = gpuwatch::store::Store::new(
+        &src,
+        Duration::from_secs(60),
+        gpuwatch::config::Thresholds::default(),
+    )
+    .unwrap();
+    let mut t = gpuwatch::model::Tick::default();
+    for _ in 0..200 {
+        src.sample(&mut t).unwrap();
+        let cost = gpuwatch::model::SelfCost {
+            cpu_pct: Some(1.0),
+            tick_ms_median: Some(0.1),
+            tick_ms_max: Some(0.2),
+            rss_bytes: Some(1),
+        };
+        store.absorb(&t, cost);
+    }
+    let extras = gpuwatch::serve::Extras {
+        processes: 4,
+        dcgm: true,
+    };
+    let text = gpuwatch::serve::metrics_text_with(&store.view(), "h", false, extras).unwrap();
+    let written: BTreeSet<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .filter_map(|l| l.split(['{', ' ']).next())
+        .collect();
+    let queries = dashboard_queries();
+    let mut read = BTreeSet::new();
+    for q in &queries {
+        let mut rest = q.as_str();
+        while let Some(i) = rest.find("gpuwatch_") {
+            let name: String = rest[i..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            rest = &rest[i + name.len()..];
+            read.insert(name);
+        }
+    }
+    assert!(read.len() >= 10, "{read:?}");
+    let missing: Vec<&String> = read
+        .iter()
+        .filter(|n| !written.contains(n.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "the dashboard reads metrics serve does not write: {missing:?}"
+    );
+}
+
+#[test]
+fn the_dashboards_promql_parses() {
+    let found = Command::new("sh")
+        .args(["-c", "command -v promtool"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "promtool is not installed: .ci/run installs Debian's prometheus package"
+        );
+        return;
+    }
+    // promtool parses the expressions of a rules file: one recording rule per query.
+    let mut rules = String::from("groups:\n  - name: dashboard\n    rules:\n");
+    for (i, q) in dashboard_queries().iter().enumerate() {
+        rules.push_str(&format!(
+            "      - record: dashboard:q{i}\n        expr: {}\n",
+            serde_json::to_string(q).unwrap()
+        ));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dashboard-rules.yml");
+    std::fs::write(&path, rules).unwrap();
+    let out = Command::new("promtool")
+        .args(["check", "rules"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
