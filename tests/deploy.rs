@@ -1,6 +1,6 @@
 //! What operators deploy (docs/deploy/) stays true to the program: the command lines of the
-//! systemd unit and the DaemonSet parse with gpuwatch's own CLI, the port is the default one,
-//! and every metric the Grafana dashboard queries is one `serve` writes, in PromQL that
+//! systemd unit and the `DaemonSet` parse with gpuwatch's own CLI, the port is the default one,
+//! and every metric the Grafana dashboard queries is one `serve` writes, in `PromQL` that
 //! `promtool` accepts.
 
 use std::collections::BTreeSet;
@@ -53,7 +53,7 @@ fn the_unit_and_the_daemonset_run_command_lines_gpuwatch_accepts() {
     );
 }
 
-/// Every PromQL expression of the dashboard, with its variables given values.
+/// Every `PromQL` expression of the dashboard, with its variables given values.
 fn dashboard_queries() -> Vec<String> {
     let d: serde_json::Value = serde_json::from_str(&deploy("grafana-dashboard.json")).unwrap();
     let mut out = Vec::new();
@@ -142,10 +142,8 @@ fn the_dashboards_promql_parses() {
     // promtool parses the expressions of a rules file: one recording rule per query.
     let mut rules = String::from("groups:\n  - name: dashboard\n    rules:\n");
     for (i, q) in dashboard_queries().iter().enumerate() {
-        rules.push_str(&format!(
-            "      - record: dashboard:q{i}\n        expr: {}\n",
-            serde_json::to_string(q).unwrap()
-        ));
+        let expr = serde_json::to_string(q).unwrap();
+        rules += &format!("      - record: dashboard:q{i}\n        expr: {expr}\n");
     }
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("dashboard-rules.yml");

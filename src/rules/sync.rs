@@ -108,21 +108,29 @@ fn check(c: &Ctx) -> Option<Verdict> {
     }
     Some(Verdict {
         evidence,
-        causes: vec![
-            "A host sync every step: `.item()`, `.cpu()`, `print(tensor)`, `torch.cuda.synchronize()` in the loop".into(),
-            "Launch-bound: Python and launch overhead dominate tiny kernels (small batch, many small ops)".into(),
-        ],
-        actions: vec![
-            "Find the syncs: `torch.cuda.set_sync_debug_mode(\"warn\")`; log losses every N steps, kept on the GPU".into(),
-            "Fuse and capture: `torch.compile(model, mode=\"reduce-overhead\")` or CUDA graphs (`torch.cuda.graphs`)".into(),
-            "Raise the batch size; use AMP (`torch.autocast`) and TF32 (`torch.backends.cuda.matmul.allow_tf32 = True`)".into(),
-            "Convolutions with fixed input shapes: `torch.backends.cudnn.benchmark = True` picks the fastest kernels once".into(),
-            "Profile one step: `torch.profiler` or `nsys profile -t cuda,nvtx python train.py`".into(),
-        ],
+        causes: causes(),
+        actions: actions(),
         pids: c.dev.processes.iter().map(|p| p.pid).collect(),
         signals: signals.into(),
         fit: fit.clamp(0.0, 1.0),
         summary: format!("util {:.0} %, SM far below it", util.median),
         ..Verdict::default()
     })
+}
+
+fn causes() -> Vec<String> {
+    vec![
+        "A host sync every step: `.item()`, `.cpu()`, `print(tensor)`, `torch.cuda.synchronize()` in the loop".into(),
+        "Launch-bound: Python and launch overhead dominate tiny kernels (small batch, many small ops)".into(),
+    ]
+}
+
+fn actions() -> Vec<String> {
+    vec![
+        "Find the syncs: `torch.cuda.set_sync_debug_mode(\"warn\")`; log losses every N steps, kept on the GPU".into(),
+        "Fuse and capture: `torch.compile(model, mode=\"reduce-overhead\")` or CUDA graphs (`torch.cuda.graphs`)".into(),
+        "Raise the batch size; use AMP (`torch.autocast`) and TF32 (`torch.backends.cuda.matmul.allow_tf32 = True`)".into(),
+        "Convolutions with fixed input shapes: `torch.backends.cudnn.benchmark = True` picks the fastest kernels once".into(),
+        "Profile one step: `torch.profiler` or `nsys profile -t cuda,nvtx python train.py`".into(),
+    ]
 }
