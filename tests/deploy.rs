@@ -4,6 +4,7 @@
 //! `promtool` accepts.
 
 use std::collections::BTreeSet;
+use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
@@ -143,7 +144,11 @@ fn the_dashboards_promql_parses() {
     let mut rules = String::from("groups:\n  - name: dashboard\n    rules:\n");
     for (i, q) in dashboard_queries().iter().enumerate() {
         let expr = serde_json::to_string(q).unwrap();
-        rules += &format!("      - record: dashboard:q{i}\n        expr: {expr}\n");
+        writeln!(
+            rules,
+            "      - record: dashboard:q{i}\n        expr: {expr}"
+        )
+        .unwrap();
     }
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("dashboard-rules.yml");
