@@ -58,6 +58,18 @@ pub struct LiveArgs {
     /// Path to libnvidia-ml.so.1 when it is not on the loader path (e.g. /usr/lib/wsl/lib/libnvidia-ml.so.1).
     #[arg(long, env = "GPUWATCH_NVML_LIB")]
     pub nvml_lib: Option<PathBuf>,
+    /// Watch only these GPUs, as nvidia-smi -i takes them: indices, UUIDs (a prefix such as
+    /// GPU-3f2a9c1b will do) or PCI bus ids, comma-separated. GPUs keep their numbers.
+    #[arg(short = 'i', long = "id", value_delimiter = ',', value_name = "GPUS")]
+    pub id: Vec<String>,
+    #[allow(
+        clippy::doc_markdown,
+        reason = "clap prints this text as it is, backticks and all"
+    )]
+    /// Watch the GPUs CUDA_VISIBLE_DEVICES names, as a job started in this shell would see them
+    /// (its numbers are taken as nvidia-smi's: set CUDA_DEVICE_ORDER=PCI_BUS_ID for CUDA to agree).
+    #[arg(long, conflicts_with = "id")]
+    pub cuda_visible: bool,
 }
 
 /// How the monitor keeps and draws what it sees.
@@ -145,7 +157,7 @@ pub enum Command {
         #[arg(long = "for", default_value = "10s", value_parser = parse_duration)]
         duration: Duration,
         /// Snapshot a recording instead of live GPUs.
-        #[arg(long, conflicts_with_all = ["demo", "duration"])]
+        #[arg(long, conflicts_with_all = ["demo", "duration", "id", "cuda_visible"])]
         replay: Option<PathBuf>,
         /// Leave command lines out (by default they are kept with secrets redacted).
         #[arg(long)]
@@ -185,7 +197,7 @@ pub enum Command {
         #[arg(long = "for", default_value = "30s", value_parser = parse_duration)]
         duration: Duration,
         /// Diagnose a recording or snapshot instead of live GPUs.
-        #[arg(long, conflicts_with_all = ["demo", "duration"])]
+        #[arg(long, conflicts_with_all = ["demo", "duration", "id", "cuda_visible"])]
         replay: Option<PathBuf>,
         /// Print JSON instead of text.
         #[arg(long)]
@@ -195,6 +207,77 @@ pub enum Command {
         #[command(flatten)]
         judge: JudgeArgs,
     },
+    /// Print a shell completion script: `gpuwatch completions bash > /etc/bash_completion.d/gpuwatch`
+    /// (zsh: into a directory of $fpath as _gpuwatch; fish: ~/.config/fish/completions/gpuwatch.fish).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff): `gpuwatch man > gpuwatch.1; man -l gpuwatch.1`.
+    Man,
+}
+
+/// What each exit status means, for `--help` of the commands that use them and the manual.
+const EXIT_STATUS: &str = "0 success (diagnose: nothing of warning or worse found); \
+1 diagnose found a warning or worse; 2 an error (the message says what to do); \
+3 diagnose found nothing, but some GPU could not be judged in full (run it longer)";
+
+/// One section of the manual, written by `clap_mangen`.
+type Render = fn(&clap_mangen::Man, &mut Vec<u8>) -> std::io::Result<()>;
+
+/// The manual page (roff): the monitor's options, then each command with its own, the
+/// environment and the exit statuses. One page: gpuwatch has no per-command pages.
+#[must_use]
+pub fn manual() -> Vec<u8> {
+    use clap::CommandFactory;
+    let cmd = Cli::command().after_help(None::<&str>);
+    let man = clap_mangen::Man::new(cmd.clone());
+    let mut out = Vec::new();
+    let sections: [Render; 5] = [
+        |m, o| m.render_title(o),
+        |m, o| m.render_name_section(o),
+        |m, o| m.render_synopsis_section(o),
+        |m, o| m.render_description_section(o),
+        |m, o| m.render_options_section(o),
+    ];
+    for render in sections {
+        // Writing into a Vec cannot fail.
+        let _ = render(&man, &mut out);
+    }
+    for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+        let name = format!("gpuwatch {}", sub.get_name());
+        out.extend(format!(".SH \"{}\"\n", name.to_uppercase()).into_bytes());
+        if let Some(about) = sub.get_about() {
+            out.extend(format!("{}\n", roff_escape(&about.to_string())).into_bytes());
+        }
+        let mut section = Vec::new();
+        let _ = clap_mangen::Man::new(sub.clone()).render_options_section(&mut section);
+        let text = String::from_utf8_lossy(&section).replace(".SH OPTIONS", ".SS Options");
+        out.extend(text.into_bytes());
+    }
+    out.extend(b".SH ENVIRONMENT\n.nf\n");
+    out.extend(roff_escape(ENVIRONMENT.trim_start_matches("Environment:\n")).into_bytes());
+    out.extend(b"\n.fi\n.SH \"EXIT STATUS\"\n");
+    for status in EXIT_STATUS.split("; ") {
+        out.extend(format!(".TP\n{}\n", roff_escape(status).replacen(' ', "\n", 1)).into_bytes());
+    }
+    out.extend(format!(".SH VERSION\nv{}\n", env!("CARGO_PKG_VERSION")).into_bytes());
+    out
+}
+
+/// Text as roff reads it literally: backslashes and leading dots or quotes escaped.
+fn roff_escape(text: &str) -> String {
+    text.lines()
+        .map(|l| {
+            let l = l.replace('\\', "\\e").replace('-', "\\-");
+            if l.starts_with('.') || l.starts_with('\'') {
+                format!("\\&{l}")
+            } else {
+                l
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -312,6 +395,17 @@ mod tests {
             &["gpuwatch", "devices", "--no-redact"],
             &["gpuwatch", "--gpus", "4"],
             &["gpuwatch", "--demo", "replay", "f.jsonl"],
+            &["gpuwatch", "diagnose", "--replay", "f.jsonl", "-i", "2"],
+            &[
+                "gpuwatch",
+                "snapshot",
+                "--replay",
+                "f.jsonl",
+                "--cuda-visible",
+            ],
+            &["gpuwatch", "replay", "f.jsonl", "-i", "0"],
+            &["gpuwatch", "-i", "0", "--cuda-visible"],
+            &["gpuwatch", "serve", "--processes", "65"],
         ];
         for args in refused {
             assert!(Cli::try_parse_from(args).is_err(), "{args:?} was accepted");
@@ -342,6 +436,18 @@ mod tests {
             ],
             &["gpuwatch", "devices", "--demo", "--timings", "3"],
             &["gpuwatch", "--demo", "--fps", "10", "--history", "1h"],
+            &["gpuwatch", "-i", "0,GPU-3f2a9c1b,00000000:18:00.0"],
+            &[
+                "gpuwatch",
+                "serve",
+                "--cuda-visible",
+                "--processes",
+                "4",
+                "--dcgm-compat",
+            ],
+            &["gpuwatch", "record", "-o", "x", "--id", "1"],
+            &["gpuwatch", "completions", "fish"],
+            &["gpuwatch", "man"],
         ];
         for args in accepted {
             if let Err(e) = Cli::try_parse_from(args) {

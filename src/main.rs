@@ -33,6 +33,15 @@ fn run(cli: Cli) -> Result<i32> {
         );
     }
     match cli.command {
+        Some(Command::Completions { shell }) => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "gpuwatch", &mut std::io::stdout());
+            Ok(0)
+        }
+        Some(Command::Man) => {
+            std::io::Write::write_all(&mut std::io::stdout(), &gpuwatch::cli::manual())?;
+            Ok(0)
+        }
         None => {
             let config = judge(&cli.judge)?;
             let src = open(&cli.live, None)?;
@@ -126,7 +135,17 @@ fn open(live: &LiveArgs, replay: Option<&Path>) -> Result<Box<dyn source::Source
         live.seed,
         live.nvml_lib.as_deref(),
         live.interval,
+        &selection(live)?,
     )?)
+}
+
+/// The GPUs `-i` or `--cuda-visible` name; all of them otherwise.
+fn selection(live: &LiveArgs) -> Result<source::select::Selection> {
+    if live.cuda_visible {
+        let v = std::env::var("CUDA_VISIBLE_DEVICES").ok();
+        return Ok(source::select::Selection::cuda_visible(v.as_deref())?);
+    }
+    Ok(source::select::Selection::ids(&live.id))
 }
 
 /// `gpuwatch snapshot`: what to include, then sample (or replay) and write.

@@ -309,3 +309,150 @@ fn the_monitor_refuses_to_draw_into_a_file() {
         "{err}"
     );
 }
+
+/// A shell, or `None` (CI installs bash, zsh and fish; elsewhere a missing one is skipped).
+fn shell(name: &str) -> Option<String> {
+    let found = Command::new("sh")
+        .args(["-c", &format!("command -v {name}")])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{name} is not installed: .ci/run installs it"
+        );
+        eprintln!("{name} not installed: skipping");
+    }
+    found
+}
+
+#[test]
+fn each_shells_completion_script_loads_and_completes_the_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |sh: &str, script: &str| {
+        let out = Command::new(sh).args(["-c", script]).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{sh}: {text}");
+        text
+    };
+    for sh in ["bash", "zsh", "fish"] {
+        let Some(path) = shell(sh) else { continue };
+        let (code, script, err) = gpuwatch(&["completions", sh]);
+        assert_eq!(code, 0, "{err}");
+        let file = dir.path().join(format!("gpuwatch.{sh}"));
+        std::fs::write(&file, &script).unwrap();
+        let f = file.display();
+        let out = match sh {
+            // What bash would offer after `gpuwatch se<TAB>`.
+            "bash" => run(
+                &path,
+                &format!("source {f}; COMP_WORDS=(gpuwatch se); COMP_CWORD=1; COMP_LINE='gpuwatch se'; COMP_POINT=11; _gpuwatch gpuwatch se gpuwatch; printf '%s\\n' \"${{COMPREPLY[@]}}\""),
+            ),
+            // zsh: the script parses and defines its completion function.
+            "zsh" => run(
+                &path,
+                &format!("autoload -U compinit; compinit -u -D; source {f}; whence -w _gpuwatch"),
+            ),
+            "fish" => run(
+                &path,
+                &format!("source {f}; complete -C 'gpuwatch se'"),
+            ),
+            _ => unreachable!(),
+        };
+        match sh {
+            "zsh" => assert!(out.contains("_gpuwatch: function"), "{out}"),
+            _ => assert!(out.contains("serve"), "{sh} offers no `serve`: {out}"),
+        }
+    }
+}
+
+#[test]
+fn the_manual_renders_with_every_command_the_environment_and_exit_statuses() {
+    let (code, page, err) = gpuwatch(&["man"]);
+    assert_eq!(code, 0, "{err}");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("gpuwatch.1");
+    std::fs::write(&file, page).unwrap();
+    if shell("man").is_none() {
+        return;
+    }
+    let out = Command::new("man")
+        .arg("-l")
+        .arg(&file)
+        .env("MANWIDTH", "80")
+        .env("MANPAGER", "cat")
+        .env("MAN_KEEP_FORMATTING", "")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let warnings = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && warnings.trim().is_empty(),
+        "{warnings}"
+    );
+    for heading in [
+        "NAME",
+        "SYNOPSIS",
+        "GPUWATCH SERVE",
+        "GPUWATCH DIAGNOSE",
+        "GPUWATCH REPLAY",
+        "ENVIRONMENT",
+        "EXIT STATUS",
+    ] {
+        assert!(text.contains(heading), "no {heading}:\n{text}");
+    }
+    assert!(text.contains("--dcgm-compat") && text.contains("GPUWATCH_SNAPSHOT_DIR"));
+}
+
+#[test]
+fn gpus_are_chosen_by_index_uuid_bus_id_or_cuda_visible_devices_and_keep_their_numbers() {
+    let listed = |args: &[&str], cuda: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_gpuwatch"));
+        c.args(["devices", "--demo"]).args(args);
+        match cuda {
+            Some(v) => c.env("CUDA_VISIBLE_DEVICES", v),
+            None => c.env_remove("CUDA_VISIBLE_DEVICES"),
+        };
+        let out = c.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let gpus: Vec<String> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("GPU "))
+            .map(|l| l.split(' ').next().unwrap().to_string())
+            .collect();
+        (
+            out.status.code(),
+            gpus,
+            String::from_utf8_lossy(&out.stderr).to_string(),
+        )
+    };
+    assert_eq!(listed(&["-i", "5,2"], None).1, ["2", "5"]);
+    assert_eq!(
+        listed(&["--id", "GPU-5a1d0000-0000-4000-8000-000000000007"], None).1,
+        ["7"]
+    );
+    assert_eq!(listed(&["-i", "0000:28:00.0"], None).1, ["1"]);
+    assert_eq!(listed(&["--cuda-visible"], Some("6,1")).1, ["1", "6"]);
+    assert_eq!(listed(&["--cuda-visible"], None).1.len(), 8, "unset: all");
+    let (code, _, err) = listed(&["-i", "9"], None);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("-i names 9, which is no GPU here"), "{err}");
+    let (code, _, err) = listed(&["--cuda-visible"], Some("-1"));
+    assert_eq!(code, Some(2));
+    assert!(err.contains("names no GPU"), "{err}");
+    // The monitor's findings on a chosen GPU keep its number.
+    let (code, out, _) = gpuwatch(&["diagnose", "--demo", "-i", "4", "--for", "40s", "--json"]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["rule"] == "hang" && f["device"] == 4),
+        "{out}"
+    );
+}

@@ -291,10 +291,14 @@ fn replay_ends_with_end_not_an_error() {
 #[test]
 fn missing_nvml_library_says_what_it_means_and_what_to_try() {
     let lib = Path::new("/nonexistent/libnvidia-ml.so.1");
-    let err =
-        gpuwatch::source::nvml::NvmlSource::open(Some(lib), std::time::Duration::from_secs(1))
-            .err()
-            .expect("no library there");
+    let all = gpuwatch::source::select::Selection::all();
+    let err = gpuwatch::source::nvml::NvmlSource::open(
+        Some(lib),
+        std::time::Duration::from_secs(1),
+        &all,
+    )
+    .err()
+    .expect("no library there");
     let msg = err.to_string();
     assert!(msg.contains("could not load libnvidia-ml.so.1"), "{msg}");
     assert!(

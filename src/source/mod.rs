@@ -5,6 +5,7 @@
 
 pub mod nvml;
 pub mod replay;
+pub mod select;
 pub mod sim;
 
 use std::time::Instant;
@@ -36,6 +37,8 @@ pub enum SourceError {
     Nvml(#[from] nvml::NvmlInitError),
     #[error(transparent)]
     Replay(#[from] replay::ReplayError),
+    #[error(transparent)]
+    Select(#[from] select::SelectError),
 }
 
 /// A provider of ticks. Implementations reuse the buffers in `tick` so that a steady state
@@ -149,18 +152,23 @@ pub fn open_live(
     seed: u64,
     nvml_lib: Option<&std::path::Path>,
     interval: std::time::Duration,
+    select: &select::Selection,
 ) -> Result<Box<dyn Source>, SourceError> {
     if let Some(sc) = demo {
         let n = gpus.map_or(sc.default_gpus(), usize::from);
-        return Ok(Box::new(sim::SimSource::new(
+        let mut src = sim::SimSource::new(
             sc,
             n,
             seed,
             crate::model::now_ms(),
             interval.as_millis() as u64,
-        )));
+        );
+        src.keep(&select.pick(src.devices())?);
+        return Ok(Box::new(src));
     }
-    Ok(Box::new(nvml::NvmlSource::open(nvml_lib, interval)?))
+    Ok(Box::new(nvml::NvmlSource::open(
+        nvml_lib, interval, select,
+    )?))
 }
 
 /// Opens a recording or snapshot, played at `speed` × the recorded pace (0: as fast as

