@@ -37,7 +37,8 @@ const ENVIRONMENT: &str = "Environment:
   GPUWATCH_NVML_LIB         --nvml-lib
   GPUWATCH_SNAPSHOT_DIR     where `e` in the monitor writes snapshots (default: here)
   GPUWATCH_SNAPSHOT_NO_HOST `e` leaves host name, user names and paths out (1)
-  NO_COLOR                  no colours (any value)";
+  GPUWATCH_NO_MOUSE         --no-mouse (true)
+  NO_COLOR                  no colours unless --color always (any value)";
 
 /// Where live samples come from: real GPUs through NVML, or simulated ones.
 #[derive(Debug, Args, Clone)]
@@ -81,6 +82,36 @@ pub struct ViewArgs {
     /// How much history to keep in memory.
     #[arg(long, default_value = "15m", value_parser = parse_duration, env = "GPUWATCH_HISTORY")]
     pub history: Duration,
+    #[allow(
+        clippy::doc_markdown,
+        reason = "clap prints this text as it is, backticks and all"
+    )]
+    /// Colours: auto (unless NO_COLOR is set), always, never.
+    #[arg(long, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
+    pub color: ColorWhen,
+    /// Leave the mouse to the terminal (select and copy text as usual); keys still do everything.
+    #[arg(long, env = "GPUWATCH_NO_MOUSE")]
+    pub no_mouse: bool,
+}
+
+/// When to draw in colour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorWhen {
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorWhen {
+    /// Whether to colour, given the value of `NO_COLOR` (no-color.org: set and not empty).
+    #[must_use]
+    pub fn colour(self, no_color: Option<&std::ffi::OsStr>) -> bool {
+        match self {
+            ColorWhen::Always => true,
+            ColorWhen::Never => false,
+            ColorWhen::Auto => no_color.is_none_or(std::ffi::OsStr::is_empty),
+        }
+    }
 }
 
 /// What the diagnosis judges with, and what command lines keep.
@@ -378,6 +409,19 @@ mod tests {
     }
 
     /// A flag a command does not use is an error, not silently ignored.
+    #[test]
+    fn color_always_and_never_win_over_no_color_and_auto_follows_it() {
+        use std::ffi::OsStr;
+        assert!(ColorWhen::Auto.colour(None));
+        assert!(
+            ColorWhen::Auto.colour(Some(OsStr::new(""))),
+            "empty NO_COLOR is unset"
+        );
+        assert!(!ColorWhen::Auto.colour(Some(OsStr::new("1"))));
+        assert!(ColorWhen::Always.colour(Some(OsStr::new("1"))));
+        assert!(!ColorWhen::Never.colour(None));
+    }
+
     #[test]
     fn flags_a_command_does_not_use_are_refused() {
         let refused = [

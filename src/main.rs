@@ -45,7 +45,7 @@ fn run(cli: Cli) -> Result<i32> {
         None => {
             let config = judge(&cli.judge)?;
             let src = open(&cli.live, None)?;
-            gpuwatch::tui::run(src, &config, cli.view.history, cli.view.fps).map(|()| 0)
+            gpuwatch::tui::run(src, &config, look(&cli.view)).map(|()| 0)
         }
         Some(Command::Replay {
             file,
@@ -55,7 +55,7 @@ fn run(cli: Cli) -> Result<i32> {
         }) => {
             let config = judge(&j)?;
             let src = source::open_replay(&file, speed)?;
-            gpuwatch::tui::run(src, &config, view.history, view.fps).map(|()| 0)
+            gpuwatch::tui::run(src, &config, look(&view)).map(|()| 0)
         }
         Some(Command::Record {
             output,
@@ -107,6 +107,16 @@ fn run(cli: Cli) -> Result<i32> {
             let src = open(&live, replay.as_deref())?;
             command::diagnose(src, &config, duration, json)
         }
+    }
+}
+
+/// How the monitor draws, from its flags and `NO_COLOR`.
+fn look(view: &gpuwatch::cli::ViewArgs) -> gpuwatch::tui::Look {
+    gpuwatch::tui::Look {
+        history: view.history,
+        fps: view.fps,
+        color: view.color.colour(std::env::var_os("NO_COLOR").as_deref()),
+        mouse: !view.no_mouse,
     }
 }
 

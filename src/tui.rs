@@ -49,8 +49,7 @@ impl TerminalGuard {
     fn enter() -> Result<Self> {
         enable_raw_mode().context("the terminal refused raw mode (is stdout a terminal?)")?;
         let guard_on_error = scopeguard(restore_terminal);
-        execute!(std::io::stdout(), EnterAlternateScreen, EnableMouseCapture)
-            .context("setting up the terminal")?;
+        take_terminal().context("setting up the terminal")?;
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             restore_terminal();
@@ -110,13 +109,41 @@ fn suspend_to_shell() -> Result<()> {
     // Returns only once the shell continues the process (`fg`).
     crate::sys::stop_self();
     enable_raw_mode().context("the terminal refused raw mode after resuming")?;
-    execute!(std::io::stdout(), EnterAlternateScreen, EnableMouseCapture)
-        .context("taking the terminal again after resuming")?;
+    take_terminal().context("taking the terminal again after resuming")?;
     Ok(())
 }
 
-pub fn run(source: Box<dyn Source>, config: &Config, history: Duration, fps: u32) -> Result<()> {
-    let color = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+/// How the monitor draws: from `--history`, `--fps`, `--color` and `--no-mouse`.
+#[derive(Debug, Clone, Copy)]
+pub struct Look {
+    pub history: Duration,
+    pub fps: u32,
+    pub color: bool,
+    pub mouse: bool,
+}
+
+/// Whether the terminal reports the mouse to gpuwatch; set once, before the terminal is taken,
+/// and read again when it is taken back after Ctrl-Z.
+static MOUSE: AtomicBool = AtomicBool::new(true);
+
+fn take_terminal() -> std::io::Result<()> {
+    if MOUSE.load(Ordering::Relaxed) {
+        execute!(std::io::stdout(), EnterAlternateScreen, EnableMouseCapture)
+    } else {
+        execute!(std::io::stdout(), EnterAlternateScreen)
+    }
+}
+
+pub fn run(source: Box<dyn Source>, config: &Config, look: Look) -> Result<()> {
+    let Look {
+        history,
+        fps,
+        color,
+        mouse,
+    } = look;
+    MOUSE.store(mouse, Ordering::Relaxed);
+    // crossterm drops every colour while NO_COLOR is set; `--color always` says otherwise.
+    ratatui::crossterm::style::force_color_output(color);
     let store =
         Store::new(source.as_ref(), history, config.thresholds.clone()).map_err(|e| anyhow!(e))?;
     let store = Arc::new(Mutex::new(store));

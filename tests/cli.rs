@@ -1,5 +1,7 @@
 //! The real binary, run as a user would: exit codes, messages, headless commands.
 
+mod common;
+
 use std::process::Command;
 
 fn gpuwatch(args: &[&str]) -> (i32, String, String) {
@@ -310,24 +312,6 @@ fn the_monitor_refuses_to_draw_into_a_file() {
     );
 }
 
-/// A shell, or `None` (CI installs bash, zsh and fish; elsewhere a missing one is skipped).
-fn shell(name: &str) -> Option<String> {
-    let found = Command::new("sh")
-        .args(["-c", &format!("command -v {name}")])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
-    if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{name} is not installed: .ci/run installs it"
-        );
-        eprintln!("{name} not installed: skipping");
-    }
-    found
-}
-
 #[test]
 fn each_shells_completion_script_loads_and_completes_the_commands() {
     let dir = tempfile::tempdir().unwrap();
@@ -339,7 +323,9 @@ fn each_shells_completion_script_loads_and_completes_the_commands() {
         text
     };
     for sh in ["bash", "zsh", "fish"] {
-        let Some(path) = shell(sh) else { continue };
+        let Some(path) = common::tool(sh) else {
+            continue;
+        };
         let (code, script, err) = gpuwatch(&["completions", sh]);
         assert_eq!(code, 0, "{err}");
         let file = dir.path().join(format!("gpuwatch.{sh}"));
@@ -376,7 +362,7 @@ fn the_manual_renders_with_every_command_the_environment_and_exit_statuses() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("gpuwatch.1");
     std::fs::write(&file, page).unwrap();
-    if shell("man").is_none() {
+    if common::tool("man").is_none() {
         return;
     }
     let out = Command::new("man")

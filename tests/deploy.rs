@@ -3,11 +3,12 @@
 //! and every metric the Grafana dashboard queries is one `serve` writes, in `PromQL` that
 //! `promtool` accepts.
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
 
 use clap::Parser;
 use gpuwatch::cli::Cli;
@@ -73,31 +74,10 @@ fn dashboard_queries() -> Vec<String> {
 
 #[test]
 fn every_metric_the_dashboard_reads_is_one_serve_writes() {
-    use gpuwatch::source::Source as _;
-    let mut src =
-        gpuwatch::source::sim::SimSource::new(gpuwatch::source::sim::Scenario::Mixed, 8, 7, 0, 250);
-    let mut store = gpuwatch::store::Store::new(
-        &src,
-        Duration::from_secs(60),
-        gpuwatch::config::Thresholds::default(),
-    )
-    .unwrap();
-    let mut t = gpuwatch::model::Tick::default();
-    for _ in 0..200 {
-        src.sample(&mut t).unwrap();
-        let cost = gpuwatch::model::SelfCost {
-            cpu_pct: Some(1.0),
-            tick_ms_median: Some(0.1),
-            tick_ms_max: Some(0.2),
-            rss_bytes: Some(1),
-        };
-        store.absorb(&t, cost);
-    }
-    let extras = gpuwatch::serve::Extras {
+    let text = common::mixed_metrics(gpuwatch::serve::Extras {
         processes: 4,
         dcgm: true,
-    };
-    let text = gpuwatch::serve::metrics_text_with(&store.view(), "h", false, extras).unwrap();
+    });
     let written: BTreeSet<&str> = text
         .lines()
         .filter(|l| !l.starts_with('#'))
@@ -129,15 +109,7 @@ fn every_metric_the_dashboard_reads_is_one_serve_writes() {
 
 #[test]
 fn the_dashboards_promql_parses() {
-    let found = Command::new("sh")
-        .args(["-c", "command -v promtool"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "promtool is not installed: .ci/run installs Debian's prometheus package"
-        );
+    if common::tool("promtool").is_none() {
         return;
     }
     // promtool parses the expressions of a rules file: one recording rule per query.

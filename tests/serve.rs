@@ -4,29 +4,15 @@
 //! exposition and the alert rules. Without Prometheus the tests say so and pass, unless `CI`
 //! is set, where a missing install step must fail.
 
+mod common;
+
+use common::tool;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
-
-fn tool(name: &str) -> Option<String> {
-    let found = Command::new("sh")
-        .args(["-c", &format!("command -v {name}")])
-        .output()
-        .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
-    if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{name} is not installed: .ci/run installs Debian's prometheus package"
-        );
-        eprintln!("{name} not installed: skipping (apt-get install prometheus)");
-    }
-    found
-}
 
 /// A plain HTTP/1.0 GET: (status, body).
 fn get(addr: &str, path: &str) -> Option<(u16, String)> {
@@ -233,33 +219,11 @@ fn a_real_prometheus_sees_the_hung_gpus() {
 /// docs/fleet.md's metric reference is what `/metrics` writes (`GPUWATCH_BLESS=1` rewrites it).
 #[test]
 fn the_metric_reference_in_docs_is_current() {
-    use gpuwatch::source::Source as _;
-    let mut src =
-        gpuwatch::source::sim::SimSource::new(gpuwatch::source::sim::Scenario::Mixed, 8, 7, 0, 250);
-    let mut store = gpuwatch::store::Store::new(
-        &src,
-        Duration::from_secs(60),
-        gpuwatch::config::Thresholds::default(),
-    )
-    .unwrap();
-    let mut t = gpuwatch::model::Tick::default();
-    for _ in 0..200 {
-        src.sample(&mut t).unwrap();
-        store.absorb(
-            &t,
-            gpuwatch::model::SelfCost {
-                cpu_pct: Some(1.0),
-                tick_ms_median: Some(0.1),
-                tick_ms_max: Some(0.2),
-                rss_bytes: Some(1),
-            },
-        );
-    }
     let extras = gpuwatch::serve::Extras {
         processes: 1,
         dcgm: true,
     };
-    let text = gpuwatch::serve::metrics_text_with(&store.view(), "h", false, extras).unwrap();
+    let text = common::mixed_metrics(extras);
     let mut rows = Vec::new();
     let mut help = std::collections::HashMap::new();
     for l in text.lines() {

@@ -6,26 +6,15 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
-use common::{sim_ticks, START_MS};
 use gpuwatch::config::Thresholds;
 use gpuwatch::snapshot::{self, CmdlinePolicy, Options};
 use gpuwatch::source::replay::ReplaySource;
-use gpuwatch::source::sim::{Scenario, SimSource};
+use gpuwatch::source::sim::Scenario;
 use gpuwatch::source::Source;
 use gpuwatch::store::{Store, StoreView};
 
 fn observed(sc: Scenario, gpus: usize, seconds: u64) -> StoreView {
-    let src = SimSource::new(sc, gpus, 7, START_MS, 250);
-    let mut store = Store::new(
-        &src,
-        std::time::Duration::from_secs(900),
-        Thresholds::default(),
-    )
-    .unwrap();
-    for t in sim_ticks(sc, gpus, seconds, START_MS).1 {
-        store.absorb(&t, gpuwatch::model::SelfCost::default());
-    }
-    store.view()
+    common::store_with(sc, gpus, seconds, |_| {}).view()
 }
 
 fn schema() -> jsonschema::Validator {
@@ -391,22 +380,14 @@ fn observed_with_software() -> StoreView {
         "ab".repeat(32)
     );
     let ctr = std::sync::Arc::new(gpuwatch::container::parse_cgroup(&cgroup).unwrap());
-    let src = SimSource::new(Scenario::Sync, 1, 7, START_MS, 250);
-    let mut store = Store::new(
-        &src,
-        std::time::Duration::from_secs(900),
-        Thresholds::default(),
-    )
-    .unwrap();
-    for mut t in sim_ticks(Scenario::Sync, 1, 60, START_MS).1 {
+    common::store_with(Scenario::Sync, 1, 60, |t| {
         for p in &mut t.devices[0].processes {
             let h = p.host.as_mut().unwrap();
             h.software = Some(sw.clone());
             h.container = Some(ctr.clone());
         }
-        store.absorb(&t, gpuwatch::model::SelfCost::default());
-    }
-    store.view()
+    })
+    .view()
 }
 
 #[test]

@@ -73,6 +73,17 @@ impl Tmux {
             .unwrap();
         String::from_utf8_lossy(&out.stdout).trim() == "1"
     }
+    /// The screen with its colours and attributes as escape sequences.
+    fn screen_with_colours(&self) -> String {
+        String::from_utf8_lossy(
+            &Command::new("tmux")
+                .args(["capture-pane", "-p", "-e", "-t", &self.session])
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .into()
+    }
     /// Waits until the screen contains `needle` (the program draws asynchronously).
     fn wait_for(&self, needle: &str) -> String {
         let start = Instant::now();
@@ -306,4 +317,48 @@ fn a_snapshot_opens_at_its_end_and_seeks_back_and_forth_at_80x24() {
     t.keys(&["q"]);
     let screen = t.wait_for("gpuwatch-exit=");
     assert!(screen.contains("gpuwatch-exit=0"), "clean exit:\n{screen}");
+}
+
+#[test]
+fn no_mouse_leaves_the_mouse_to_the_terminal_and_color_flags_win_over_no_color() {
+    if !tmux_available() {
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_gpuwatch");
+    // SGR colour codes 30-37/90-97 (foreground) or 38;5 / 38;2 (256 / true colour).
+    let coloured = |s: &str| {
+        s.split("\x1b[").skip(1).any(|seq| {
+            let params = seq.split('m').next().unwrap_or("");
+            params.split(';').any(|p| {
+                matches!(p.parse::<u8>(), Ok(30..=37 | 40..=47 | 90..=97 | 100..=107)) || p == "38"
+            })
+        })
+    };
+    let cases = [
+        ("mouse", "", true, false),
+        ("nomouse", "--no-mouse --color never", false, false),
+        ("always", "--color always", true, true),
+    ];
+    for (name, flags, mouse, colour) in cases {
+        let t = Tmux::start(
+            name,
+            &format!("NO_COLOR=1 {bin} --demo {flags}; sleep 30"),
+            100,
+            30,
+        );
+        t.wait_for("GPUs (8)");
+        sleep(Duration::from_millis(300));
+        assert_eq!(
+            t.flag("mouse_any_flag") == "1",
+            mouse,
+            "{name}: mouse reporting"
+        );
+        let screen = t.screen_with_colours();
+        assert_eq!(
+            coloured(&screen),
+            colour,
+            "{name}: colours (NO_COLOR=1 is set)"
+        );
+        t.keys(&["q"]);
+    }
 }

@@ -6,11 +6,8 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{sim_ticks, START_MS};
 use gpuwatch::app::AppState;
-use gpuwatch::config::Thresholds;
-use gpuwatch::source::sim::{Scenario, SimSource};
-use gpuwatch::store::Store;
+use gpuwatch::source::sim::Scenario;
 use gpuwatch::tui::{event_loop, Msg, Session};
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
@@ -18,16 +15,7 @@ use ratatui::Terminal;
 use tokio::sync::{mpsc, Notify};
 
 fn session(frame: Duration) -> (Session, Arc<Notify>) {
-    let src = SimSource::new(Scenario::Healthy, 1, 7, START_MS, 250);
-    let mut store = Store::new(
-        &src,
-        std::time::Duration::from_secs(900),
-        Thresholds::default(),
-    )
-    .unwrap();
-    for t in sim_ticks(Scenario::Healthy, 1, 30, START_MS).1 {
-        store.absorb(&t, gpuwatch::model::SelfCost::default());
-    }
+    let store = common::store_with(Scenario::Healthy, 1, 30, |_| {});
     let data = Arc::new(Notify::new());
     let s = Session {
         store: Arc::new(Mutex::new(store)),

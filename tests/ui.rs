@@ -398,19 +398,11 @@ fn clicking_a_gpu_row_selects_it() {
 
 #[test]
 fn processes_whose_pids_do_not_resolve_are_explained() {
-    let src = SimSource::new(Scenario::Healthy, 1, 7, START_MS, 250);
-    let mut store = Store::new(
-        &src,
-        std::time::Duration::from_secs(900),
-        Thresholds::default(),
-    )
-    .unwrap();
-    for mut t in sim_ticks(Scenario::Healthy, 1, 5, START_MS).1 {
+    let store = common::store_with(Scenario::Healthy, 1, 5, |t| {
         for p in &mut t.devices[0].processes {
             p.host = None;
         }
-        store.absorb(&t, gpuwatch::model::SelfCost::default());
-    }
+    });
     let obs = store.view();
     let screen = text(&draw(&mut AppState::new(true), &obs, 160, 48));
     assert!(

@@ -83,3 +83,74 @@ pub fn shifted(mut ticks: Vec<Tick>, by_ms: u64) -> Vec<Tick> {
     }
     ticks
 }
+
+/// A store fed `seconds` of `scenario` on `gpus` simulated GPUs, each tick first given to `edit`
+/// (to strip or add a host side, a container, what the process runs with).
+pub fn store_with(
+    scenario: Scenario,
+    gpus: usize,
+    seconds: u64,
+    edit: impl FnMut(&mut Tick),
+) -> gpuwatch::store::Store {
+    store_costing(
+        scenario,
+        gpus,
+        seconds,
+        gpuwatch::model::SelfCost::default(),
+        edit,
+    )
+}
+
+/// `store_with`, with what watching cost as the sampler would report it.
+pub fn store_costing(
+    scenario: Scenario,
+    gpus: usize,
+    seconds: u64,
+    cost: gpuwatch::model::SelfCost,
+    mut edit: impl FnMut(&mut Tick),
+) -> gpuwatch::store::Store {
+    let src = SimSource::new(scenario, gpus, 7, START_MS, INTERVAL_MS);
+    let mut store = gpuwatch::store::Store::new(
+        &src,
+        std::time::Duration::from_secs(900),
+        Thresholds::default(),
+    )
+    .unwrap();
+    for mut t in sim_ticks(scenario, gpus, seconds, START_MS).1 {
+        edit(&mut t);
+        store.absorb(&t, cost);
+    }
+    store
+}
+
+/// `/metrics` of 8 simulated GPUs (the mixed demo) after 50 s, with a self cost, and the
+/// opt-in series of `extras`.
+pub fn mixed_metrics(extras: gpuwatch::serve::Extras) -> String {
+    let cost = gpuwatch::model::SelfCost {
+        cpu_pct: Some(1.0),
+        tick_ms_median: Some(0.1),
+        tick_ms_max: Some(0.2),
+        rss_bytes: Some(1),
+    };
+    let store = store_costing(Scenario::Mixed, 8, 50, cost, |_| {});
+    gpuwatch::serve::metrics_text_with(&store.view(), "h", false, extras).unwrap()
+}
+
+/// The path of `name` on PATH, or `None`. Under CI (`.ci/run` installs every tool the tests
+/// use) a missing tool fails the test instead of skipping it.
+pub fn tool(name: &str) -> Option<String> {
+    let found = std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {name}")])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "{name} is not installed: .ci/run installs it"
+        );
+        eprintln!("{name} not installed: skipping what needs it");
+    }
+    found
+}
