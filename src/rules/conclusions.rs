@@ -55,16 +55,12 @@ impl Conclusions {
     /// What a GPU (NVML index) is still being judged for; `None` before its first sample.
     #[must_use]
     pub fn judging(&self, device: u32) -> Option<&Judging> {
-        self.position(device)
-            .and_then(|p| self.judging.get(p))
-            .filter(|j| j.needed_ms > 0)
+        super::judging_at(&self.judging, self.position(device))
     }
 
     /// Every GPU still being judged, in history order.
     pub fn pending(&self) -> impl Iterator<Item = &Judging> {
-        self.judging
-            .iter()
-            .filter(|j| j.needed_ms > 0 && j.pending())
+        super::pending_in(&self.judging)
     }
 
     /// The idle floor the rules judge a GPU (NVML index) against, in watts.

@@ -320,6 +320,17 @@ impl Judging {
     }
 }
 
+/// The judging state at position `p` of `list`, if that GPU has a window to fill. Shared by
+/// the engine and its readers' `Conclusions`, which keep the same list.
+pub(crate) fn judging_at(list: &[Judging], p: Option<usize>) -> Option<&Judging> {
+    p.and_then(|p| list.get(p)).filter(|j| j.needed_ms > 0)
+}
+
+/// The GPUs of `list` still being judged, in history order.
+pub(crate) fn pending_in(list: &[Judging]) -> impl Iterator<Item = &Judging> {
+    list.iter().filter(|j| j.needed_ms > 0 && j.pending())
+}
+
 /// When each process was first seen on a device, to tell start-up from steady state.
 #[derive(Debug, Clone, Default)]
 struct Arrivals {
@@ -432,16 +443,12 @@ impl Engine {
     /// What a device (NVML index) is still being judged for; `None` before its first sample.
     #[must_use]
     pub fn judging(&self, device: u32) -> Option<&Judging> {
-        self.position(device)
-            .and_then(|p| self.judging.get(p))
-            .filter(|j| j.needed_ms > 0)
+        judging_at(&self.judging, self.position(device))
     }
 
     /// Every device still being judged, in history order.
     pub fn pending(&self) -> impl Iterator<Item = &Judging> {
-        self.judging
-            .iter()
-            .filter(|j| j.needed_ms > 0 && j.pending())
+        pending_in(&self.judging)
     }
 
     /// The longest window a cause needs: how long a GPU is "judging" after a start.
