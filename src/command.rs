@@ -229,12 +229,29 @@ pub fn snapshot(source: Box<dyn Source>, config: &Config, args: &SnapshotArgs) -
         print!("{text}");
         return Ok(());
     }
-    let ext = if args.markdown { "md" } else { "json" };
+    let ext = if args.markdown {
+        "md"
+    } else {
+        crate::snapshot::json_extension(&text)
+    };
     let default = std::path::PathBuf::from(format!(
         "gpuwatch-snapshot-{}.{ext}",
         crate::text::stamp(snap.taken_at_ms)
     ));
-    let written = write_new(args.output.unwrap_or(&default), &text)?;
+    let path = args.output.unwrap_or(&default);
+    let bytes = if args.markdown {
+        text.into_bytes()
+    } else {
+        crate::snapshot::json_for(path, &text)
+    };
+    if bytes.len() > crate::snapshot::COMPRESS_OVER_BYTES {
+        eprintln!(
+            "note: {:.1} MB, more than GitHub takes as an attachment (25 MB): -o FILE.json.gz \
+             writes it gzipped, or --window shortens it",
+            bytes.len() as f64 / 1e6
+        );
+    }
+    let written = write_new(path, &bytes)?;
     let found = snap.findings.active.len() + snap.findings.recent.len();
     eprintln!(
         "snapshot of {} GPU(s), {} s, {found} finding(s) written to {}",

@@ -437,3 +437,44 @@ fn a_snapshot_carries_versions_settings_and_the_pod_and_replays_them() {
     );
     assert!(json.contains("\"libnccl.so.2\""));
 }
+
+/// GitHub takes attachments up to 25 MB. At 64 GPUs the JSON is ~28 MB: a name gpuwatch
+/// chooses becomes `.json.gz`, and `-o FILE.json.gz` compresses too; either replays as it is.
+#[test]
+fn a_64_gpu_snapshot_fits_an_issue_attachment_and_replays() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
+        .args(["snapshot", "--demo", "--gpus", "64"])
+        .current_dir(dir.path())
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let written: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(written.len(), 1, "{written:?}");
+    let file = &written[0];
+    assert!(file.to_string_lossy().ends_with(".json.gz"), "{file:?}");
+    let bytes = std::fs::read(file).unwrap();
+    assert_eq!(&bytes[..2], &[0x1f, 0x8b], "gzip");
+    assert!(bytes.len() < 25_000_000, "{} bytes", bytes.len());
+    let (code, json, err) = gpuwatch(&["diagnose", "--replay", file.to_str().unwrap(), "--json"]);
+    assert!(code == 1 || code == 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["rule"] == "hang"));
+
+    let named = dir.path().join("mine.json.gz");
+    let (code, _, err) = gpuwatch(&["snapshot", "--demo=hang", "-o", named.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(&std::fs::read(&named).unwrap()[..2], &[0x1f, 0x8b]);
+}

@@ -9,7 +9,7 @@ use crate::store::StoreView;
 
 /// Writes `text` to `path`, or to `path` with a `-1`, `-2`… suffix if it exists, through a
 /// temporary file renamed into place. Returns where it went.
-pub fn write_new(path: &Path, text: &str) -> Result<PathBuf, SnapshotError> {
+pub fn write_new(path: &Path, text: impl AsRef<[u8]>) -> Result<PathBuf, SnapshotError> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -20,7 +20,7 @@ pub fn write_new(path: &Path, text: &str) -> Result<PathBuf, SnapshotError> {
         source,
     };
     let (tmp, mut f) = create_temp(&dir).map_err(err)?;
-    let written = f.write_all(text.as_bytes()).and_then(|()| f.sync_all());
+    let written = f.write_all(text.as_ref()).and_then(|()| f.sync_all());
     if let Err(e) = written {
         let _ = fs::remove_file(&tmp);
         return Err(err(e));
@@ -96,6 +96,34 @@ fn suffixed(path: &Path, n: u32) -> PathBuf {
     path.with_file_name(format!("{stem}-{n}{ext}"))
 }
 
+/// GitHub refuses attachments over 25 MB; a snapshot JSON over this size is written gzipped
+/// (`.json.gz`, about 20 times smaller; `gpuwatch replay` reads it as it is).
+pub const COMPRESS_OVER_BYTES: usize = 20_000_000;
+
+/// The snapshot's JSON as it goes into a file named `path`: gzipped when the name ends in
+/// `.gz`, as it is otherwise.
+#[must_use]
+pub fn json_for(path: &Path, json: &str) -> Vec<u8> {
+    if path.extension().is_some_and(|e| e == "gz") {
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        // Writing into a Vec cannot fail.
+        let _ = gz.write_all(json.as_bytes());
+        gz.finish().unwrap_or_default()
+    } else {
+        json.as_bytes().to_vec()
+    }
+}
+
+/// The extension a snapshot JSON of this size gets when gpuwatch names the file.
+#[must_use]
+pub fn json_extension(json: &str) -> &'static str {
+    if json.len() > COMPRESS_OVER_BYTES {
+        "json.gz"
+    } else {
+        "json"
+    }
+}
+
 /// The `e` key: writes JSON and Markdown next to each other; returns the status-line message.
 pub fn export_from_tui(obs: &StoreView, window_ms: u64) -> anyhow::Result<String> {
     let dir =
@@ -113,9 +141,17 @@ pub fn export_from_tui(obs: &StoreView, window_ms: u64) -> anyhow::Result<String
         },
     );
     let name = format!("gpuwatch-snapshot-{}", crate::text::stamp(snap.taken_at_ms));
-    let json = write_new(&dir.join(format!("{name}.json")), &to_json(&snap))?;
-    let md_path = json.with_extension("md");
-    let md = write_new(&md_path, &to_markdown(&snap))?;
+    let text = to_json(&snap);
+    let path = dir.join(format!("{name}.{}", json_extension(&text)));
+    let json = write_new(&path, json_for(&path, &text))?;
+    let md_path = dir.join(format!(
+        "{}.md",
+        json.file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.split('.').next())
+            .unwrap_or(&name)
+    ));
+    let md = write_new(&md_path, to_markdown(&snap))?;
     Ok(format!(
         "snapshot written: {} (+ {})",
         json.display(),

@@ -8,7 +8,7 @@
 mod file;
 mod markdown;
 
-pub use file::{export_from_tui, write_new};
+pub use file::{export_from_tui, json_extension, json_for, write_new, COMPRESS_OVER_BYTES};
 pub use markdown::{sparkline, to_markdown};
 
 use std::fs;
