@@ -181,6 +181,8 @@ pub struct HostReader {
     fixed: HashMap<u32, Fixed>,
     /// The latest host side of each GPU process; `None` where the PID does not resolve.
     latest: HashMap<u32, Option<HostProcess>>,
+    /// User names by uid, each looked up once through the name service (LDAP and SSSD
+    /// users too, not only /etc/passwd).
     users: HashMap<u32, String>,
     ticks_per_s: f32,
     page_bytes: u64,
@@ -203,7 +205,7 @@ impl HostReader {
             counters: HashMap::new(),
             fixed: HashMap::new(),
             latest: HashMap::new(),
-            users: load_users(),
+            users: HashMap::new(),
             ticks_per_s: crate::sys::clock_ticks_per_second(),
             page_bytes: crate::sys::page_size(),
             boot_ms: boot_time_ms(),
@@ -292,9 +294,11 @@ impl HostReader {
                     cmdline: read_cmdline(pid),
                     user: read_uid(pid).map(|uid| {
                         self.users
-                            .get(&uid)
-                            .cloned()
-                            .unwrap_or_else(|| uid.to_string())
+                            .entry(uid)
+                            .or_insert_with(|| {
+                                crate::sys::user_name(uid).unwrap_or_else(|| uid.to_string())
+                            })
+                            .clone()
                     }),
                     job: environ.as_deref().ok().and_then(parse_job),
                     container: fs::read_to_string(format!("/proc/{pid}/cgroup"))
@@ -384,18 +388,6 @@ fn boot_time_ms() -> Option<u64> {
     let text = fs::read_to_string("/proc/stat").ok()?;
     let line = text.lines().find(|l| l.starts_with("btime "))?;
     line[6..].trim().parse::<u64>().ok().map(|s| s * 1000)
-}
-
-fn load_users() -> HashMap<u32, String> {
-    let text = fs::read_to_string("/etc/passwd").unwrap_or_default();
-    text.lines()
-        .filter_map(|l| {
-            let mut f = l.split(':');
-            let name = f.next()?;
-            let uid = f.nth(1)?.parse().ok()?;
-            Some((uid, name.to_string()))
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -31,6 +31,38 @@ pub fn clock_ticks_per_second() -> f32 {
     }
 }
 
+/// The name of user `uid` through the C library's name service (`/etc/passwd`, and LDAP or
+/// SSSD where nsswitch.conf says so); `None` when it has none. May block on a directory
+/// server: call it once per user, from a thread that may wait.
+pub fn user_name(uid: u32) -> Option<String> {
+    let mut buf = vec![0u8; 1024];
+    loop {
+        // SAFETY: `pwd` and `buf` outlive the call, which writes only into them (buf.len()
+        // bytes at most); `found` is set to null or to `&pwd`.
+        let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
+        let mut found: *mut libc::passwd = std::ptr::null_mut();
+        let rc = unsafe {
+            libc::getpwuid_r(
+                uid,
+                &raw mut pwd,
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                &raw mut found,
+            )
+        };
+        if rc == libc::ERANGE && buf.len() < 1 << 20 {
+            buf.resize(buf.len() * 4, 0);
+            continue;
+        }
+        if rc != 0 || found.is_null() || pwd.pw_name.is_null() {
+            return None;
+        }
+        // SAFETY: on success pw_name points to a NUL-terminated string inside `buf`.
+        let name = unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) };
+        return Some(name.to_string_lossy().into_owned());
+    }
+}
+
 /// Stops this process until SIGCONT (the shell's `fg`): SIGSTOP cannot be caught.
 pub fn stop_self() {
     // SAFETY: raise(2) has no preconditions.
@@ -50,5 +82,24 @@ pub fn kill(pid: libc::pid_t, signal: i32) -> std::io::Result<()> {
         Ok(())
     } else {
         Err(std::io::Error::last_os_error())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn user_names_come_from_the_name_service() {
+        assert_eq!(super::user_name(0).as_deref(), Some("root"));
+        let me = std::process::Command::new("id")
+            .arg("-un")
+            .output()
+            .unwrap();
+        let uid = std::process::Command::new("id").arg("-u").output().unwrap();
+        let uid: u32 = String::from_utf8_lossy(&uid.stdout).trim().parse().unwrap();
+        assert_eq!(
+            super::user_name(uid).as_deref(),
+            Some(String::from_utf8_lossy(&me.stdout).trim())
+        );
+        assert_eq!(super::user_name(3_999_999_999), None, "a uid no one has");
     }
 }
