@@ -238,6 +238,34 @@ pub enum Command {
         #[command(flatten)]
         judge: JudgeArgs,
     },
+    /// Print each GPU's current metrics and open findings for scripts, as CSV or JSON lines
+    /// (fields as nvidia-smi --query-gpu names them; --watch repeats, for logging).
+    Query {
+        /// csv (nvidia-smi's style, [N/A] for what is not there) or json (one object a line).
+        #[arg(long, value_enum, default_value_t = crate::query::Format::Csv)]
+        format: crate::query::Format,
+        #[allow(
+            clippy::doc_markdown,
+            reason = "clap prints this text as it is, backticks and all"
+        )]
+        /// Fields to print, comma-separated (default: all): timestamp, index, name, uuid,
+        /// pci.bus_id, utilization.gpu, utilization.memory, memory.used, memory.total,
+        /// power.draw, power.limit, power.idle_floor, temperature.gpu, clocks.sm, clocks.mem,
+        /// gpm.sm_active, gpm.tensor_active, findings (the rules judge over windows of 10 s and
+        /// more: a one-shot query lists none yet; --watch does once they are judged).
+        #[arg(long, value_delimiter = ',')]
+        fields: Vec<String>,
+        /// Print again every this long (at least --interval) until stopped; flushed each time.
+        #[arg(long, value_parser = parse_duration)]
+        watch: Option<Duration>,
+        /// CSV without its header line.
+        #[arg(long)]
+        no_header: bool,
+        #[command(flatten)]
+        live: LiveArgs,
+        #[command(flatten)]
+        judge: JudgeArgs,
+    },
     /// Print a shell completion script: `gpuwatch completions bash > /etc/bash_completion.d/gpuwatch`
     /// (zsh: into a directory of $fpath as _gpuwatch; fish: ~/.config/fish/completions/gpuwatch.fish).
     Completions {

@@ -33,14 +33,23 @@ fn run(cli: Cli) -> Result<i32> {
         );
     }
     match cli.command {
-        Some(Command::Completions { shell }) => {
-            let mut cmd = <Cli as clap::CommandFactory>::command();
-            clap_complete::generate(shell, &mut cmd, "gpuwatch", &mut std::io::stdout());
-            Ok(0)
-        }
-        Some(Command::Man) => {
-            std::io::Write::write_all(&mut std::io::stdout(), &gpuwatch::cli::manual())?;
-            Ok(0)
+        Some(c @ (Command::Completions { .. } | Command::Man)) => generated(&c),
+        Some(Command::Query {
+            format,
+            fields,
+            watch,
+            no_header,
+            live,
+            judge: j,
+        }) => {
+            let config = judge(&j)?;
+            let args = gpuwatch::query::QueryArgs {
+                format,
+                fields,
+                watch,
+                header: !no_header,
+            };
+            gpuwatch::query::query(open(&live, None)?, &config, &args).map(|()| 0)
         }
         None => {
             let config = judge(&cli.judge)?;
@@ -108,6 +117,19 @@ fn run(cli: Cli) -> Result<i32> {
             command::diagnose(src, &config, duration, json)
         }
     }
+}
+
+/// `completions SHELL` and `man`: text generated from the command line's definition.
+fn generated(command: &Command) -> Result<i32> {
+    let mut out = std::io::stdout();
+    match command {
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(*shell, &mut cmd, "gpuwatch", &mut out);
+        }
+        _ => std::io::Write::write_all(&mut out, &gpuwatch::cli::manual())?,
+    }
+    Ok(0)
 }
 
 /// How the monitor draws, from its flags and `NO_COLOR`.

@@ -30,6 +30,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("command", 13),
     ("serve", 12),
     ("tui", 13),
+    ("query", 13),
 ];
 
 fn layer(room: &str) -> Option<u32> {

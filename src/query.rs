@@ -1,0 +1,274 @@
+//! `gpuwatch query`: the current metrics of each GPU for scripts, as CSV or JSON, in the spirit
+//! of `nvidia-smi --query-gpu`, with the findings open on each GPU; `--watch` repeats it for
+//! logging to a file. Field names follow nvidia-smi's where it has one.
+
+use std::io::Write as _;
+use std::time::Duration;
+
+use anyhow::{bail, Result};
+
+use crate::config::Config;
+use crate::driver::{drive, stop_flag, Pace, Plan};
+use crate::history::DeviceHistory;
+use crate::model::DeviceSample;
+use crate::sampler::Sampler;
+use crate::source::Source;
+use crate::store::{Store, StoreView};
+
+/// A field: its name, and its value for one GPU (`None`: unsupported or not read yet).
+struct Field {
+    name: &'static str,
+    value: fn(&DeviceHistory, &DeviceSample, &StoreView) -> Value,
+}
+
+enum Value {
+    Num(Option<f64>),
+    Text(String),
+    List(Vec<String>),
+}
+
+fn num<T: Into<f64>>(v: Option<T>) -> Value {
+    Value::Num(v.map(Into::into))
+}
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// Every field, in the default order.
+const FIELDS: [Field; 18] = [
+    Field {
+        name: "timestamp",
+        value: |_, s, _| Value::Num(Some(s.t_ms as f64 / 1000.0)),
+    },
+    Field {
+        name: "index",
+        value: |d, _, _| num(Some(d.info.index)),
+    },
+    Field {
+        name: "name",
+        value: |d, _, _| Value::Text(d.info.name.clone()),
+    },
+    Field {
+        name: "uuid",
+        value: |d, _, _| Value::Text(d.info.uuid.clone()),
+    },
+    Field {
+        name: "pci.bus_id",
+        value: |d, _, _| Value::Text(d.info.pci_bus_id.clone()),
+    },
+    Field {
+        name: "utilization.gpu",
+        value: |_, s, _| num(s.util_gpu_pct),
+    },
+    Field {
+        name: "utilization.memory",
+        value: |_, s, _| num(s.util_mem_pct),
+    },
+    Field {
+        name: "memory.used",
+        value: |_, s, _| Value::Num(s.mem_used_bytes.map(|b| b as f64 / MIB)),
+    },
+    Field {
+        name: "memory.total",
+        value: |d, _, _| Value::Num(d.info.memory_total_bytes.map(|b| b as f64 / MIB)),
+    },
+    Field {
+        name: "power.draw",
+        value: |_, s, _| num(s.power_w),
+    },
+    Field {
+        name: "power.limit",
+        value: |d, s, _| num(s.power_limit_w.or(d.info.power_limit_enforced_w)),
+    },
+    Field {
+        name: "power.idle_floor",
+        value: |d, _, v| num(v.findings().floor_w(d.info.index)),
+    },
+    Field {
+        name: "temperature.gpu",
+        value: |_, s, _| num(s.temp_c),
+    },
+    Field {
+        name: "clocks.sm",
+        value: |_, s, _| num(s.sm_clock_mhz),
+    },
+    Field {
+        name: "clocks.mem",
+        value: |_, s, _| num(s.mem_clock_mhz),
+    },
+    Field {
+        name: "gpm.sm_active",
+        value: |_, s, _| num(s.gpm.sm_active_pct),
+    },
+    Field {
+        name: "gpm.tensor_active",
+        value: |_, s, _| num(s.gpm.tensor_active_pct),
+    },
+    Field {
+        name: "findings",
+        value: |d, _, v| {
+            Value::List(
+                v.findings()
+                    .active_on(d.info.index)
+                    .map(|f| f.rule.clone())
+                    .collect(),
+            )
+        },
+    },
+];
+
+/// The output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Csv,
+    Json,
+}
+
+/// What `gpuwatch query` prints, and how often.
+pub struct QueryArgs {
+    pub format: Format,
+    /// Field names; empty means all.
+    pub fields: Vec<String>,
+    /// Print again every this long until stopped; `None`: once.
+    pub watch: Option<Duration>,
+    pub header: bool,
+}
+
+/// The names of every field, for `--help` and errors.
+#[must_use]
+pub fn field_names() -> Vec<&'static str> {
+    FIELDS.iter().map(|f| f.name).collect()
+}
+
+fn chosen(names: &[String]) -> Result<Vec<&'static Field>> {
+    if names.is_empty() {
+        return Ok(FIELDS.iter().collect());
+    }
+    names
+        .iter()
+        .map(|n| {
+            let n = n.trim();
+            FIELDS.iter().find(|f| f.name == n).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "no field {n:?}; the fields are: {}",
+                    field_names().join(",")
+                )
+            })
+        })
+        .collect()
+}
+
+/// Samples and prints: once (after two readings, so that rates and GPM activity have values),
+/// or every `watch` until SIGINT/SIGTERM, each line flushed.
+pub fn query(source: Box<dyn Source>, config: &Config, args: &QueryArgs) -> Result<()> {
+    let fields = chosen(&args.fields)?;
+    if args.watch.is_some_and(|w| w < source.interval()) {
+        bail!(
+            "--watch is shorter than the sampling --interval ({:?}): lengthen it",
+            source.interval()
+        );
+    }
+    let stop = stop_flag()?;
+    let mut store = Store::new(
+        source.as_ref(),
+        Duration::from_secs(900),
+        config.thresholds.clone(),
+    )
+    .map_err(anyhow::Error::msg)?;
+    let mut sampler = Sampler::new(source);
+    let mut out = std::io::stdout().lock();
+    if args.header && args.format == Format::Csv {
+        let names: Vec<&str> = fields.iter().map(|f| f.name).collect();
+        writeln!(out, "{}", names.join(", "))?;
+    }
+    let plan = Plan {
+        pace: Pace::Real,
+        span: None,
+        ticks: if args.watch.is_some() { None } else { Some(2) },
+    };
+    let mut view = StoreView::default();
+    let mut next_ms: Option<u64> = None;
+    let mut taken = 0u64;
+    drive(&mut sampler, &plan, &stop, |t| {
+        store.absorb(t.tick, t.cost);
+        taken += 1;
+        let due = match args.watch {
+            Some(every) => {
+                let due = taken >= 2 && next_ms.is_none_or(|n| t.tick.t_ms >= n);
+                if due {
+                    next_ms = Some(t.tick.t_ms + every.as_millis() as u64);
+                }
+                due
+            }
+            None => taken == 2,
+        };
+        if due {
+            store.copy_into(&mut view);
+            print_rows(&mut out, &view, &fields, args.format)?;
+            out.flush()?;
+        }
+        Ok(())
+    })?;
+    Ok(())
+}
+
+fn print_rows(
+    out: &mut impl std::io::Write,
+    view: &StoreView,
+    fields: &[&Field],
+    format: Format,
+) -> Result<()> {
+    for d in &view.history().devices {
+        let Some(s) = d.samples.latest() else {
+            continue;
+        };
+        let values: Vec<Value> = fields.iter().map(|f| (f.value)(d, s, view)).collect();
+        match format {
+            Format::Csv => {
+                let cells: Vec<String> = values.iter().map(csv_cell).collect();
+                writeln!(out, "{}", cells.join(", "))?;
+            }
+            Format::Json => {
+                // In the order asked for (a serde_json map would sort the keys).
+                let members: Vec<String> = fields
+                    .iter()
+                    .zip(values)
+                    .map(|(f, v)| format!("\"{}\":{}", f.name, json_value(v)))
+                    .collect();
+                writeln!(out, "{{{}}}", members.join(","))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A CSV cell as nvidia-smi writes them (`[N/A]` for what is not there), quoted when it must be.
+fn csv_cell(v: &Value) -> String {
+    match v {
+        Value::Num(None) => "[N/A]".into(),
+        Value::Num(Some(x)) if x.fract() == 0.0 && x.abs() < 1e15 => format!("{x:.0}"),
+        Value::Num(Some(x)) => format!("{x:.2}"),
+        Value::List(items) => items.join(" "),
+        Value::Text(t) => {
+            let t = crate::text::printable(t);
+            if t.contains([',', '"', '\n']) {
+                format!("\"{}\"", t.replace('"', "\"\""))
+            } else {
+                t.into_owned()
+            }
+        }
+    }
+}
+
+fn json_value(v: Value) -> serde_json::Value {
+    match v {
+        Value::Num(Some(x)) if x.fract() == 0.0 && x.abs() < 9e15 => {
+            serde_json::Value::Number((x as i64).into())
+        }
+        Value::Num(x) => x.map_or(serde_json::Value::Null, |x| {
+            serde_json::Number::from_f64((x * 100.0).round() / 100.0)
+                .map_or(serde_json::Value::Null, serde_json::Value::Number)
+        }),
+        Value::Text(t) => serde_json::Value::String(t),
+        Value::List(items) => items.into_iter().map(serde_json::Value::String).collect(),
+    }
+}
