@@ -30,7 +30,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("command", 13),
     ("serve", 12),
     ("tui", 13),
-    ("query", 13),
+    ("query", 12),
 ];
 
 fn layer(room: &str) -> Option<u32> {
