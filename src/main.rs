@@ -17,10 +17,24 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => ExitCode::from(code as u8),
         Err(e) => {
-            eprintln!("gpuwatch: {e:#}");
+            eprintln!("gpuwatch: {}", message(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// The error and its causes, each said once: an error that already quotes its cause (most of
+/// ours name the file and what the system said) is not followed by the cause again.
+fn message(e: &anyhow::Error) -> String {
+    let mut msg = e.to_string();
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        if !msg.contains(&c) {
+            msg.push_str(": ");
+            msg.push_str(&c);
+        }
+    }
+    msg
 }
 
 fn run(cli: Cli) -> Result<i32> {

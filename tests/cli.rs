@@ -442,3 +442,31 @@ fn gpus_are_chosen_by_index_uuid_bus_id_or_cuda_visible_devices_and_keep_their_n
         "{out}"
     );
 }
+
+#[test]
+fn an_error_says_its_cause_once() {
+    for args in [
+        &["diagnose", "--replay", "/nonexistent.jsonl"][..],
+        &[
+            "record",
+            "-o",
+            "/nonexistent/dir/x.jsonl",
+            "--demo",
+            "--duration",
+            "1s",
+            "--fast",
+        ],
+        &[
+            "diagnose",
+            "--demo",
+            "--for",
+            "1s",
+            "--config",
+            "/nonexistent.toml",
+        ],
+    ] {
+        let (code, _, err) = gpuwatch(args);
+        assert_eq!(code, 2, "{args:?}");
+        assert_eq!(err.matches("(os error 2)").count(), 1, "{args:?}: {err}");
+    }
+}
