@@ -157,7 +157,7 @@ fn chosen(names: &[String]) -> Result<Vec<&'static Field>> {
         .collect()
 }
 
-/// Samples and prints: once (after two readings, so that rates and GPM activity have values),
+/// Samples and prints: once (after 1.5 s of readings, so that rates and GPM activity have values),
 /// or every `watch` until SIGINT/SIGTERM, each line flushed.
 pub fn query(source: Box<dyn Source>, config: &Config, args: &QueryArgs) -> Result<()> {
     let fields = chosen(&args.fields)?;
@@ -180,10 +180,17 @@ pub fn query(source: Box<dyn Source>, config: &Config, args: &QueryArgs) -> Resu
         let names: Vec<&str> = fields.iter().map(|f| f.name).collect();
         writeln!(out, "{}", names.join(", "))?;
     }
+    // Once: after 1.5 s of readings, so that GPM activity (two slow readings a second apart)
+    // and the rates have values, as nvidia-smi's own query does not wait for.
+    let once = (1500 / sampler.source().interval().as_millis().max(1) as u64 + 1).max(2);
     let plan = Plan {
         pace: Pace::Real,
         span: None,
-        ticks: if args.watch.is_some() { None } else { Some(2) },
+        ticks: if args.watch.is_some() {
+            None
+        } else {
+            Some(once)
+        },
     };
     let mut view = StoreView::default();
     let mut next_ms: Option<u64> = None;
@@ -199,7 +206,7 @@ pub fn query(source: Box<dyn Source>, config: &Config, args: &QueryArgs) -> Resu
                 }
                 due
             }
-            None => taken == 2,
+            None => taken == once,
         };
         if due {
             store.copy_into(&mut view);

@@ -205,3 +205,44 @@ fn the_live_h200_job_with_cuda_launch_blocking_is_diagnosed_with_it() {
         "nothing else: {found:#?}"
     );
 }
+
+#[test]
+fn a_jax_process_shows_jax_and_the_libraries_of_its_cuda_plugin() {
+    // Captured by docs/workloads/run13.sh: jax 0.11.2 with the CUDA 13 plugin, which loads
+    // the same nvidia wheels as torch does.
+    let s = fixture(483);
+    assert_eq!(s.unreadable, None);
+    let names: Vec<(&str, &str)> = s
+        .frameworks
+        .iter()
+        .map(|f| (f.name.as_str(), f.version.as_str()))
+        .collect();
+    assert_eq!(names, [("jax", "0.11.2")]);
+    assert_eq!(version(&s, "CUDA driver").0, Some("580.159.04"));
+    assert!(s.settings.is_empty(), "{:?}", s.settings);
+}
+
+#[test]
+fn the_live_h200_jax_job_holding_memory_is_blamed_on_preallocation() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200-jax");
+    let mut src =
+        gpuwatch::source::replay::ReplaySource::open(&dir.join("jax.jsonl.gz"), f64::INFINITY)
+            .unwrap();
+    let infos = gpuwatch::source::Source::devices(&src).to_vec();
+    let ticks = src.read_all().unwrap();
+    let found = run(&infos, &ticks, Thresholds::default()).raised;
+    let idle: Vec<_> = found.iter().filter(|f| f.rule == "idle-mem").collect();
+    assert_eq!(idle.len(), 1, "{found:#?}");
+    assert!(
+        idle[0].causes[0].starts_with("JAX preallocates 75 % of GPU memory"),
+        "{:?}",
+        idle[0].causes
+    );
+    assert!(
+        idle[0].evidence.iter().any(|e| e.ends_with(
+            "loaded JAX, and XLA_PYTHON_CLIENT_PREALLOCATE is not false (read from /proc/483/maps and environ)"
+        )),
+        "{:?}",
+        idle[0].evidence
+    );
+}

@@ -11,8 +11,11 @@ use crate::software::Software;
 struct Hint {
     /// The rules it joins.
     rules: &'static [&'static str],
-    /// The setting and what it must be for the hint to hold.
+    /// What the process does that makes the hint hold, said after "pid N "
+    /// (`runs with CUDA_LAUNCH_BLOCKING=1`), or `None`.
     applies: fn(&Software) -> Option<String>,
+    /// The /proc files the hint reads.
+    reads: &'static str,
     cause: &'static str,
     action: &'static str,
 }
@@ -21,7 +24,7 @@ fn setting_is(s: &Software, key: &str, want: &[&str]) -> Option<String> {
     let v = s.setting(key)?;
     want.iter()
         .any(|w| v.trim().eq_ignore_ascii_case(w))
-        .then(|| format!("{key}={v}"))
+        .then(|| format!("runs with {key}={v}"))
 }
 
 fn imports(s: &Software, framework: &str) -> bool {
@@ -32,12 +35,14 @@ const HINTS: [Hint; 6] = [
     Hint {
         rules: &["sync"],
         applies: |s| setting_is(s, "CUDA_LAUNCH_BLOCKING", &["1"]),
+        reads: "environ",
         cause: "CUDA_LAUNCH_BLOCKING=1 is set: every kernel launch waits for the kernel to finish, so the host and the GPU take turns (a debugging setting left on?)",
         action: "Unset CUDA_LAUNCH_BLOCKING (it is for debugging only) and restart the job",
     },
     Hint {
         rules: &["hang", "sync", "starved"],
         applies: |s| setting_is(s, "NCCL_P2P_DISABLE", &["1"]),
+        reads: "environ",
         cause: "NCCL_P2P_DISABLE=1 is set: collectives between GPUs of this machine go through host memory instead of NVLink or PCIe peer-to-peer",
         action: "Unset NCCL_P2P_DISABLE unless a known P2P fault needs it (`nvidia-smi topo -m` shows the links NCCL could use)",
     },
@@ -47,12 +52,14 @@ const HINTS: [Hint; 6] = [
             setting_is(s, "NCCL_NET", &["Socket"])
                 .or_else(|| setting_is(s, "NCCL_IB_DISABLE", &["1"]))
         },
+        reads: "environ",
         cause: "NCCL is told to use TCP sockets between nodes (NCCL_NET=Socket or NCCL_IB_DISABLE=1): collectives across nodes are far slower than over InfiniBand/RoCE",
         action: "Let NCCL use the RDMA fabric if there is one (unset NCCL_IB_DISABLE / NCCL_NET); check with NCCL_DEBUG=INFO which transport it picked",
     },
     Hint {
         rules: &["hang"],
         applies: |s| setting_is(s, "NCCL_DEBUG", &["INFO", "TRACE"]),
+        reads: "environ",
         cause: "NCCL_DEBUG is set, so the job's stderr already names the collective and the transport each rank was in",
         action: "Read the ranks' stderr for the last NCCL lines before the stall; in a long healthy job, NCCL_DEBUG=INFO only adds log volume: set it back to WARN",
     },
@@ -61,8 +68,9 @@ const HINTS: [Hint; 6] = [
         applies: |s| {
             (imports(s, "tensorflow")
                 && setting_is(s, "TF_FORCE_GPU_ALLOW_GROWTH", &["true"]).is_none())
-            .then(|| "TensorFlow without TF_FORCE_GPU_ALLOW_GROWTH=true".to_string())
+            .then(|| "loaded TensorFlow, and TF_FORCE_GPU_ALLOW_GROWTH is not true".to_string())
         },
+        reads: "maps and environ",
         cause: "TensorFlow reserves nearly all GPU memory when it starts, whether it needs it or not (TF_FORCE_GPU_ALLOW_GROWTH is not true)",
         action: "Set TF_FORCE_GPU_ALLOW_GROWTH=true, or `tf.config.experimental.set_memory_growth(gpu, True)` before any op",
     },
@@ -71,8 +79,9 @@ const HINTS: [Hint; 6] = [
         applies: |s| {
             (imports(s, "jax")
                 && setting_is(s, "XLA_PYTHON_CLIENT_PREALLOCATE", &["false"]).is_none())
-            .then(|| "JAX with XLA_PYTHON_CLIENT_PREALLOCATE not false".to_string())
+            .then(|| "loaded JAX, and XLA_PYTHON_CLIENT_PREALLOCATE is not false".to_string())
         },
+        reads: "maps and environ",
         cause: "JAX preallocates 75 % of GPU memory when it starts (XLA_PYTHON_CLIENT_PREALLOCATE is not false)",
         action: "Set XLA_PYTHON_CLIENT_PREALLOCATE=false, or a smaller XLA_PYTHON_CLIENT_MEM_FRACTION",
     },
@@ -93,7 +102,8 @@ pub fn apply(rule: &str, dev: &DeviceHistory, v: &mut Verdict) {
         });
         if let Some((pid, what)) = found {
             v.evidence.push(format!(
-                "pid {pid} runs with {what} (read from /proc/{pid}/environ)"
+                "pid {pid} {what} (read from /proc/{pid}/{})",
+                hint.reads
             ));
             v.causes.insert(at, hint.cause.into());
             v.actions.insert(at, hint.action.into());
