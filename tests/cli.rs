@@ -470,3 +470,40 @@ fn an_error_says_its_cause_once() {
         assert_eq!(err.matches("(os error 2)").count(), 1, "{args:?}: {err}");
     }
 }
+
+#[test]
+fn diagnose_json_gives_each_findings_figures_as_numbers() {
+    let (code, out, err) = gpuwatch(&["diagnose", "--demo=hang", "--for", "40s", "--json"]);
+    assert_eq!(code, 1, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let hang = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == "hang")
+        .expect("the hang demo is hung");
+    let measure = |name: &str| {
+        hang["measures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .map(|m| {
+                (
+                    m["value"].as_f64().unwrap(),
+                    m["unit"].as_str().unwrap().to_string(),
+                )
+            })
+    };
+    let (util, unit) = measure("utilization.gpu").unwrap();
+    assert!(util >= 95.0 && unit == "%", "{util} {unit}");
+    let (power, _) = measure("power.draw").unwrap();
+    let (floor, _) = measure("power.idle_floor").unwrap();
+    assert!(
+        power < floor + 30.0,
+        "a hung GPU draws near its floor: {power} W vs {floor} W"
+    );
+    let (sm, _) = measure("gpm.sm_active").unwrap();
+    assert!(sm < 5.0, "{sm}");
+    assert!(measure("window").unwrap().0 > 0.0);
+}

@@ -82,6 +82,55 @@ pub struct Finding {
     /// why it was judged less likely.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alternative: Option<String>,
+    /// The evidence's figures as numbers, for scripts: the GPU over the rule's window at the
+    /// finding's strongest moment (absent in files from before they were kept).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub measures: Vec<Measure>,
+}
+
+/// One figure a finding was judged on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Measure {
+    /// As `gpuwatch query` names it: `utilization.gpu`, `power.draw`, `power.idle_floor`,
+    /// `power.tdp_ratio`, `gpm.sm_active`, `memory.used`, `window`.
+    pub name: String,
+    /// The median over the window (`memory.used`: its largest value; `window`: its length).
+    pub value: f64,
+    /// `%`, `W`, `MiB` or `s`.
+    pub unit: String,
+}
+
+/// The figures of `ctx`'s GPU over `window_ms`, what every rule judges from.
+fn measures(ctx: &Ctx, window_ms: u64) -> Vec<Measure> {
+    let m = |name: &str, value: Option<f32>, unit: &str| {
+        value.map(|v| Measure {
+            name: name.into(),
+            value: (f64::from(v) * 100.0).round() / 100.0,
+            unit: unit.into(),
+        })
+    };
+    let median = |f: fn(&crate::model::DeviceSample) -> Option<f32>| {
+        let s = ctx.stats(window_ms, f);
+        (s.n > 0).then_some(s.median)
+    };
+    let power = median(|s| s.power_w);
+    let mem = ctx.stats(window_ms, |s| s.mem_used_bytes.map(|b| (b >> 20) as f32));
+    [
+        m("utilization.gpu", median(|s| s.util_gpu_pct), "%"),
+        m("power.draw", power, "W"),
+        m("power.idle_floor", Some(ctx.floor_w), "W"),
+        m(
+            "power.tdp_ratio",
+            power.zip(ctx.tdp_w()).map(|(p, t)| p / t * 100.0),
+            "%",
+        ),
+        m("gpm.sm_active", median(|s| s.gpm.sm_active_pct), "%"),
+        m("memory.used", (mem.n > 0).then_some(mem.max), "MiB"),
+        m("window", Some(window_ms as f32 / 1000.0), "s"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// The rank of a job that the others wait for.
@@ -775,6 +824,7 @@ fn update_slot(
             };
             if better || escalates {
                 slot.best_fit = slot.best_fit.max(v.fit);
+                f.measures = measures(ctx, ms((rule.window)(ctx.thresholds)));
                 f.title = v.title.unwrap_or_else(|| rule.title.into());
                 f.evidence = v.evidence;
                 f.causes = v.causes;
@@ -821,6 +871,7 @@ fn update_slot(
                 signals: v.signals,
                 culprit: v.culprit,
                 alternative: v.alternative.map(String::from),
+                measures: measures(ctx, window),
             });
             None
         }
