@@ -28,6 +28,12 @@ pub struct Cli {
     pub judge: JudgeArgs,
 }
 
+/// What a command's exit status means, under its `--help`.
+const EXIT_PLAIN: &str = "Exit status: 0 success; 2 an error (the message says what to do).";
+const EXIT_DIAGNOSE: &str = "Exit status: 0 nothing of warning or worse found; 1 a warning or \
+worse found; 3 nothing found, but some GPU could not be judged in full (run it longer); \
+2 an error (the message says what to do).";
+
 /// Every environment variable gpuwatch reads, for `--help`.
 const ENVIRONMENT: &str = "Environment:
   GPUWATCH_INTERVAL         --interval
@@ -130,6 +136,7 @@ pub struct JudgeArgs {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Play a recording (or snapshot) back in the monitor.
+    #[command(after_help = EXIT_PLAIN)]
     Replay {
         file: PathBuf,
         /// Playback speed of a recording: 1 is the recorded pace, 10 ten times faster, 0 as fast
@@ -142,6 +149,7 @@ pub enum Command {
         judge: JudgeArgs,
     },
     /// Record samples to a JSON Lines file.
+    #[command(after_help = EXIT_PLAIN)]
     Record {
         /// File to write.
         #[arg(short, long)]
@@ -163,6 +171,7 @@ pub enum Command {
         no_redact: bool,
     },
     /// List the GPUs and their static facts.
+    #[command(after_help = EXIT_PLAIN)]
     Devices {
         /// Print JSON instead of text.
         #[arg(long)]
@@ -174,6 +183,7 @@ pub enum Command {
         live: LiveArgs,
     },
     /// Write a snapshot for a bug report: JSON (opens again with `replay`) or Markdown.
+    #[command(after_help = EXIT_PLAIN)]
     Snapshot {
         /// File to write (default: gpuwatch-snapshot-DATE-TIME.json or .md here; "-" prints it).
         #[arg(short, long)]
@@ -203,6 +213,7 @@ pub enum Command {
         judge: JudgeArgs,
     },
     /// Serve metrics and findings to Prometheus: /metrics, /findings.json, /healthz.
+    #[command(after_help = EXIT_PLAIN)]
     Serve {
         /// Address and port to listen on (loopback by default; 0.0.0.0:9947 to be scraped from
         /// elsewhere).
@@ -223,6 +234,7 @@ pub enum Command {
     },
     /// Sample (or replay) headlessly and print the diagnosis. Exit status: 0 nothing found, 1 a
     /// warning or worse found, 3 nothing found but some GPU not judged in full (run longer), 2 error.
+    #[command(after_help = EXIT_DIAGNOSE)]
     Diagnose {
         /// How long to sample a live or simulated source.
         #[arg(long = "for", default_value = "30s", value_parser = parse_duration)]
@@ -240,6 +252,7 @@ pub enum Command {
     },
     /// Print each GPU's current metrics and open findings for scripts, as CSV or JSON lines
     /// (fields as nvidia-smi --query-gpu names them; --watch repeats, for logging).
+    #[command(after_help = EXIT_PLAIN)]
     Query {
         /// csv (nvidia-smi's style, [N/A] for what is not there) or json (one object a line).
         #[arg(long, value_enum, default_value_t = crate::query::Format::Csv)]
@@ -268,6 +281,7 @@ pub enum Command {
     },
     /// Print a shell completion script: `gpuwatch completions bash > /etc/bash_completion.d/gpuwatch`
     /// (zsh: into a directory of $fpath as _gpuwatch; fish: ~/.config/fish/completions/gpuwatch.fish).
+    #[command(after_help = EXIT_PLAIN)]
     Completions {
         #[arg(value_enum)]
         shell: clap_complete::Shell,

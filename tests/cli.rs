@@ -507,3 +507,26 @@ fn diagnose_json_gives_each_findings_figures_as_numbers() {
     assert!(sm < 5.0, "{sm}");
     assert!(measure("window").unwrap().0 > 0.0);
 }
+
+#[test]
+fn every_commands_help_says_its_exit_statuses() {
+    for sub in [
+        "replay",
+        "record",
+        "devices",
+        "snapshot",
+        "serve",
+        "diagnose",
+        "query",
+        "completions",
+    ] {
+        let (code, out, err) = gpuwatch(&[sub, "--help"]);
+        assert_eq!(code, 0, "{sub}: {err}");
+        assert!(out.contains("Exit status: 0 "), "{sub}:\n{out}");
+    }
+    let (_, out, _) = gpuwatch(&["diagnose", "--help"]);
+    assert!(
+        out.contains("3 nothing found, but some GPU could not be judged"),
+        "{out}"
+    );
+}
