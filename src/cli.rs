@@ -43,7 +43,7 @@ const ENVIRONMENT: &str = "Environment:
   GPUWATCH_NVML_LIB         --nvml-lib
   GPUWATCH_SNAPSHOT_DIR     where `e` in the monitor writes snapshots (default: here)
   GPUWATCH_SNAPSHOT_NO_HOST `e` leaves host name, user names and paths out (1)
-  GPUWATCH_NO_MOUSE         --no-mouse (true)
+  GPUWATCH_NO_MOUSE         --no-mouse (1, true, yes or on)
   NO_COLOR                  no colours unless --color always (any value)";
 
 /// Where live samples come from: real GPUs through NVML, or simulated ones.
@@ -96,7 +96,7 @@ pub struct ViewArgs {
     #[arg(long, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
     pub color: ColorWhen,
     /// Leave the mouse to the terminal (select and copy text as usual); keys still do everything.
-    #[arg(long, env = "GPUWATCH_NO_MOUSE")]
+    #[arg(long, env = "GPUWATCH_NO_MOUSE", value_parser = clap::builder::BoolishValueParser::new())]
     pub no_mouse: bool,
 }
 

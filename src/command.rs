@@ -261,3 +261,9 @@ pub fn snapshot(source: Box<dyn Source>, config: &Config, args: &SnapshotArgs) -
     );
     Ok(())
 }
+
+/// For every command but `serve`: a closed pipe on standard output (`gpuwatch query | head`)
+/// ends the process quietly, as it does `ls` or `grep`.
+pub fn stop_on_broken_pipe() {
+    crate::sys::die_on_broken_pipe();
+}

@@ -38,6 +38,9 @@ fn message(e: &anyhow::Error) -> String {
 }
 
 fn run(cli: Cli) -> Result<i32> {
+    if !matches!(cli.command, Some(Command::Serve { .. })) {
+        command::stop_on_broken_pipe();
+    }
     let tui = matches!(cli.command, None | Some(Command::Replay { .. }));
     if tui && !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         anyhow::bail!(
@@ -191,7 +194,7 @@ fn selection(live: &LiveArgs) -> Result<source::select::Selection> {
         let v = std::env::var("CUDA_VISIBLE_DEVICES").ok();
         return Ok(source::select::Selection::cuda_visible(v.as_deref())?);
     }
-    Ok(source::select::Selection::ids(&live.id))
+    Ok(source::select::Selection::ids(&live.id)?)
 }
 
 /// `gpuwatch snapshot`: what to include, then sample (or replay) and write.

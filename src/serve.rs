@@ -35,10 +35,17 @@ type Counters = Family<Labels, Counter<u64>>;
 pub fn serve(source: Box<dyn Source>, config: &Config, listen: &str, extras: Extras) -> Result<()> {
     let stop = crate::driver::stop_flag()?;
     let server = tiny_http::Server::http(listen).map_err(|e| {
-        anyhow!(
-            "cannot listen on {listen}: {e}. Is another exporter on that port? Choose another \
-             with --listen ADDR:PORT"
-        )
+        let in_use = e
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::AddrInUse);
+        if in_use {
+            anyhow!(
+                "cannot listen on {listen}: {e}. Another exporter is on that port: choose \
+                 another with --listen ADDR:PORT"
+            )
+        } else {
+            anyhow!("cannot listen on {listen}: {e}. --listen takes ADDR:PORT of this machine, such as 127.0.0.1:9947 or 0.0.0.0:9947")
+        }
     })?;
     let addr = server
         .server_addr()

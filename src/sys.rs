@@ -63,6 +63,14 @@ pub fn user_name(uid: u32) -> Option<String> {
     }
 }
 
+/// Lets SIGPIPE end the process, as it does other command-line tools: `gpuwatch query | head`
+/// then stops quietly when `head` has enough, instead of failing on a broken pipe. Not for a
+/// server, which must outlive a client that hangs up.
+pub fn die_on_broken_pipe() {
+    // SAFETY: signal(2) with SIG_DFL installs no handler; no memory is involved.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
+}
+
 /// Stops this process until SIGCONT (the shell's `fg`): SIGSTOP cannot be caught.
 pub fn stop_self() {
     // SAFETY: raise(2) has no preconditions.

@@ -530,3 +530,47 @@ fn every_commands_help_says_its_exit_statuses() {
         "{out}"
     );
 }
+
+#[test]
+fn a_reader_that_stops_early_ends_gpuwatch_quietly_and_env_flags_take_1() {
+    use std::io::BufRead as _;
+    use std::os::unix::process::ExitStatusExt as _;
+    for args in [
+        &["query", "--demo", "--watch", "1s"][..],
+        &["completions", "bash"],
+        &["devices", "--demo"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        // The reader is gone (as `| head -1` would be): the next write meets a closed pipe.
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() || out.status.signal() == Some(13),
+            "{args:?}: {:?} {err}",
+            out.status
+        );
+        assert!(
+            !err.contains("panicked") && !err.contains("Broken pipe"),
+            "{args:?}: {err}"
+        );
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
+        .args(["--demo", "--help"])
+        .env("GPUWATCH_NO_MOUSE", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -13,6 +13,12 @@ pub struct Selection {
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum SelectError {
+    #[error("{from} names {item}, which is more than one GPU here ({count}): give more of it")]
+    Ambiguous {
+        from: &'static str,
+        item: String,
+        count: usize,
+    },
     #[error("{from} names {item}, which is no GPU here. The GPUs here: {here}")]
     NoMatch {
         from: &'static str,
@@ -21,6 +27,8 @@ pub enum SelectError {
     },
     #[error("{from} is set but names no GPU (\"{value}\"): a job started here would see none")]
     Empty { from: &'static str, value: String },
+    #[error("-i is given but names no GPU (\"{0}\"): give indices, UUIDs or bus ids, or leave it out for all")]
+    EmptyIds(String),
     #[error(
         "{from} names {item}: MIG instances are not watched one by one; name their GPU instead"
     )]
@@ -34,17 +42,22 @@ impl Selection {
         Selection::default()
     }
 
-    /// `-i/--id`: indices, UUIDs (`GPU-…`, a unique prefix is enough) or PCI bus ids.
-    #[must_use]
-    pub fn ids(items: &[String]) -> Self {
-        Selection {
-            items: items
-                .iter()
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect(),
-            from: "-i",
+    /// `-i/--id`: indices, UUIDs (`GPU-…`, a unique prefix is enough) or PCI bus ids. Given,
+    /// but naming nothing (`-i ''`, `-i ,`), is an error, not "all of them".
+    pub fn ids(items: &[String]) -> Result<Self, SelectError> {
+        let from = "-i";
+        let kept: Vec<String> = items
+            .iter()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect();
+        if kept.is_empty() && !items.is_empty() {
+            return Err(SelectError::EmptyIds(items.join(",")));
         }
+        if kept.is_empty() {
+            return Ok(Selection::all());
+        }
+        Ok(Selection { items: kept, from })
     }
 
     /// The GPUs `CUDA_VISIBLE_DEVICES` names, as CUDA reads it: entries up to the first that is
@@ -95,15 +108,29 @@ impl Selection {
                 .filter(|(_, d)| names(item, d))
                 .map(|(i, _)| i)
                 .collect();
-            if hits.len() != 1 {
+            if hits.len() > 1 {
+                return Err(SelectError::Ambiguous {
+                    from: self.from,
+                    item: item.clone(),
+                    count: hits.len(),
+                });
+            }
+            if hits.is_empty() {
+                let mut here: Vec<String> = devices
+                    .iter()
+                    .take(8)
+                    .map(|d| format!("{} {} {}", d.index, d.uuid, d.pci_bus_id))
+                    .collect();
+                if devices.len() > 8 {
+                    here.push(format!(
+                        "… {} more (gpuwatch devices lists them)",
+                        devices.len() - 8
+                    ));
+                }
                 return Err(SelectError::NoMatch {
                     from: self.from,
                     item: item.clone(),
-                    here: devices
-                        .iter()
-                        .map(|d| format!("{} {} {}", d.index, d.uuid, d.pci_bus_id))
-                        .collect::<Vec<_>>()
-                        .join(", "),
+                    here: here.join(", "),
                 });
             }
             keep[hits[0]] = true;
@@ -121,7 +148,7 @@ fn names(item: &str, d: &DeviceInfo) -> bool {
     let item = item.to_ascii_lowercase();
     let uuid = d.uuid.to_ascii_lowercase();
     if item.starts_with("gpu-") {
-        return item.len() >= 12 && uuid.starts_with(&item);
+        return item.len() >= 8 && uuid.starts_with(&item);
     }
     let bus = d.pci_bus_id.to_ascii_lowercase();
     let short = |b: &str| -> String {
@@ -152,7 +179,7 @@ mod tests {
         let g = gpus();
         let pick = |items: &[&str]| {
             let items: Vec<String> = items.iter().map(|s| (*s).to_string()).collect();
-            Selection::ids(&items).pick(&g)
+            Selection::ids(&items).and_then(|s| s.pick(&g))
         };
         assert_eq!(pick(&["2", "0"]), Ok(vec![0, 2]));
         assert_eq!(
@@ -169,6 +196,30 @@ mod tests {
             "{err}"
         );
         assert!(pick(&["GPU-"]).is_err(), "too short a prefix names nothing");
+        assert_eq!(
+            pick(&["GPU-2a1b"]),
+            Ok(vec![2]),
+            "four digits are enough when unique"
+        );
+        let many: Vec<DeviceInfo> = gpus()
+            .into_iter()
+            .map(|d| DeviceInfo {
+                uuid: format!("GPU-5a1d0000-{}", d.index),
+                ..d
+            })
+            .collect();
+        let err = Selection::ids(&["GPU-5a1d0000".to_string()])
+            .and_then(|s| s.pick(&many))
+            .unwrap_err();
+        assert!(
+            matches!(err, SelectError::Ambiguous { count: 4, .. }),
+            "{err}"
+        );
+        assert!(matches!(
+            Selection::ids(&[String::new()]),
+            Err(SelectError::EmptyIds(_))
+        ));
+        assert_eq!(Selection::ids(&[]), Ok(Selection::all()));
         assert!(matches!(pick(&["MIG-4f5e"]), Err(SelectError::Mig { .. })));
     }
 
