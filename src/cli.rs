@@ -123,8 +123,12 @@ impl ColorWhen {
 /// What the diagnosis judges with, and what command lines keep.
 #[derive(Debug, Args, Clone)]
 pub struct JudgeArgs {
-    /// Config file with thresholds (default: $`GPUWATCH_CONFIG` when set and not empty, else
-    /// $`XDG_CONFIG_HOME/gpuwatch/config.toml`).
+    #[allow(
+        clippy::doc_markdown,
+        reason = "clap prints this text as it is, backticks and all"
+    )]
+    /// Config file with thresholds (default: $GPUWATCH_CONFIG when set and not empty, else
+    /// $XDG_CONFIG_HOME/gpuwatch/config.toml).
     #[arg(long)]
     pub config: Option<PathBuf>,
     /// Keep secrets in command lines (tokens, passwords, keys are redacted everywhere by

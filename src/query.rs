@@ -143,18 +143,24 @@ fn chosen(names: &[String]) -> Result<Vec<&'static Field>> {
     if names.is_empty() {
         return Ok(FIELDS.iter().collect());
     }
-    names
-        .iter()
-        .map(|n| {
-            let n = n.trim();
-            FIELDS.iter().find(|f| f.name == n).ok_or_else(|| {
-                anyhow::anyhow!(
-                    "no field {n:?}; the fields are: {}",
-                    field_names().join(",")
-                )
-            })
-        })
-        .collect()
+    let mut fields: Vec<&'static Field> = Vec::new();
+    let mut unknown = Vec::new();
+    for n in names.iter().map(|n| n.trim()) {
+        match FIELDS.iter().find(|f| f.name == n) {
+            // A field asked twice is printed once (JSON keys must be unique).
+            Some(f) if !fields.iter().any(|g| g.name == f.name) => fields.push(f),
+            Some(_) => {}
+            None => unknown.push(format!("{n:?}")),
+        }
+    }
+    if !unknown.is_empty() {
+        bail!(
+            "no field {}; the fields are: {}",
+            unknown.join(", "),
+            field_names().join(",")
+        );
+    }
+    Ok(fields)
 }
 
 /// Samples and prints: once (after 1.5 s of readings, so that rates and GPM activity have values),

@@ -599,25 +599,25 @@ impl DcgmFamilies {
     fn register(reg: &mut Registry) -> Self {
         let mut g = |n: &str, h: &str| gauges(reg, n, h, None);
         DcgmFamilies {
-            util: g("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %)."),
-            mem_copy_util: g("DCGM_FI_DEV_MEM_COPY_UTIL", "Memory utilization (in %)."),
-            fb_used: g("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB)."),
-            fb_free: g("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB)."),
-            power: g("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W)."),
-            temp: g("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C)."),
-            sm_clock: g("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz)."),
-            mem_clock: g("DCGM_FI_DEV_MEM_CLOCK", "Memory clock frequency (in MHz)."),
+            util: g("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %)"),
+            mem_copy_util: g("DCGM_FI_DEV_MEM_COPY_UTIL", "Memory utilization (in %)"),
+            fb_used: g("DCGM_FI_DEV_FB_USED", "Framebuffer memory used (in MiB)"),
+            fb_free: g("DCGM_FI_DEV_FB_FREE", "Framebuffer memory free (in MiB)"),
+            power: g("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W)"),
+            temp: g("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C)"),
+            sm_clock: g("DCGM_FI_DEV_SM_CLOCK", "SM clock frequency (in MHz)"),
+            mem_clock: g("DCGM_FI_DEV_MEM_CLOCK", "Memory clock frequency (in MHz)"),
             sm_active: g(
                 "DCGM_FI_PROF_SM_ACTIVE",
-                "The ratio of cycles an SM has at least 1 warp assigned (GPM).",
+                "The ratio of cycles an SM has at least 1 warp assigned (GPM)",
             ),
             tensor_active: g(
                 "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
-                "Ratio of cycles the tensor (HMMA) pipe is active (GPM).",
+                "Ratio of cycles the tensor (HMMA) pipe is active (GPM)",
             ),
             dram_active: g(
                 "DCGM_FI_PROF_DRAM_ACTIVE",
-                "Ratio of cycles the device memory interface is active (GPM).",
+                "Ratio of cycles the device memory interface is active (GPM)",
             ),
         }
     }
