@@ -61,8 +61,13 @@ pub fn render(
         return 0;
     }
     if rows.iter().all(|r| r.host().is_none()) {
-        // NVML reports host-namespace PIDs; inside a container they do not resolve.
-        let msg = format!("{} GPU process(es), but their PIDs do not resolve on this machine (inside a container without --pid=host?): host columns unavailable", rows.len());
+        // NVML reports host-namespace PIDs; inside a container they do not resolve. A recording
+        // holds what its recorder could read: nothing here to resolve.
+        let msg = if obs.source_label().starts_with("replay") {
+            format!("{} GPU process(es), recorded without their host side (the recorder could not read them, or they were exiting): host columns unavailable", rows.len())
+        } else {
+            format!("{} GPU process(es), but their PIDs do not resolve on this machine (inside a container without --pid=host?): host columns unavailable", rows.len())
+        };
         frame.render_widget(
             Paragraph::new(Span::styled(msg, theme.dim()))
                 .block(block)
