@@ -192,18 +192,13 @@ pub fn drive_controlled(
         if sampler.step()? == Sampled::End {
             ran.ended = true;
             fast_to = None;
-            let Some(target) = playback.and_then(|pb| {
-                at_end();
-                pb.wait_for_seek(stop)
-            }) else {
+            let Some(pb) = playback else { break };
+            at_end();
+            // The seek that ends the wait is handled where every seek is, at the loop's top.
+            let Some(target) = pb.wait_for_seek(stop) else {
                 break;
             };
-            if sampler.source().can_rewind() && ran.last_ms.is_some_and(|last| target < last) {
-                sampler.rewind()?;
-                ran = Ran::default();
-                restart = true;
-                fast_to = Some(target);
-            }
+            pb.seek(target);
             next = Instant::now();
             continue;
         }
@@ -284,15 +279,12 @@ pub fn spawn(
     playback: Option<Arc<Playback>>,
     wake: impl FnMut() + Send + 'static,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
-    let wake = Arc::new(Mutex::new(wake));
-    let wake_now = move || {
-        if let Ok(mut w) = wake.lock() {
-            w();
-        }
-    };
     std::thread::Builder::new()
         .name("gpuwatch-sampler".into())
         .spawn(move || {
+            // Both callbacks below run on this thread, one at a time: a RefCell shares `wake`.
+            let wake = std::cell::RefCell::new(wake);
+            let wake_now = || (wake.borrow_mut())();
             let plan = Plan::until_stopped(Pace::Real);
             let can_rewind = sampler.source().can_rewind();
             let replay = playback.is_some();

@@ -38,6 +38,8 @@ struct Facts {
     interval: Duration,
     /// True when process PIDs belong to this machine (signals can be sent to them).
     pids_are_local: bool,
+    /// A recording or a snapshot played back, not GPUs sampled now.
+    replay: bool,
 }
 
 /// The rules judge windows of 10 s and more, so evaluating them more often than this adds
@@ -78,6 +80,7 @@ impl Store {
                 source_label: source.label(),
                 interval,
                 pids_are_local: source.pids_are_local(),
+                replay: matches!(source.pacing(), crate::source::Pacing::Recorded { .. }),
             },
             history: History::new(source.devices(), capacity),
             engine: Engine::new(thresholds),
@@ -258,6 +261,11 @@ impl StoreView {
     #[must_use]
     pub fn pids_are_local(&self) -> bool {
         self.facts.as_ref().is_some_and(|f| f.pids_are_local)
+    }
+    /// A recording or snapshot played back, not GPUs sampled now.
+    #[must_use]
+    pub fn is_replay(&self) -> bool {
+        self.facts.as_ref().is_some_and(|f| f.replay)
     }
     /// A recording played to its end.
     #[must_use]

@@ -686,3 +686,28 @@ fn without_colour_the_chart_series_differ_by_mark() {
         "{screen}"
     );
 }
+
+#[test]
+fn a_replays_processes_without_host_side_are_explained_as_recorded_so() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/h200-blocking/blocking.jsonl.gz");
+    let mut src = gpuwatch::source::replay::ReplaySource::open(&path, f64::INFINITY).unwrap();
+    let mut store = Store::new(
+        &src,
+        std::time::Duration::from_secs(900),
+        Thresholds::default(),
+    )
+    .unwrap();
+    for mut t in src.read_all().unwrap().into_iter().take(120) {
+        for p in &mut t.devices[0].processes {
+            p.host = None;
+        }
+        store.absorb(&t, gpuwatch::model::SelfCost::default());
+    }
+    let screen = text(&draw(&mut AppState::new(true), &store.view(), 160, 48));
+    assert!(
+        screen.contains("recorded without their host side"),
+        "{screen}"
+    );
+    assert!(!screen.contains("--pid=host"), "{screen}");
+}

@@ -64,6 +64,8 @@ pub struct ReplaySource {
     end_ms: Option<u64>,
     /// A regular file, which can be opened and played again.
     rewindable: bool,
+    /// A snapshot (played at once to its last moment), not a recording.
+    snapshot: bool,
 }
 
 /// The most GPUs a recording may list, and processes a GPU may have in one tick: far above
@@ -215,6 +217,7 @@ impl ReplaySource {
             speed,
             end_ms: None,
             rewindable: false,
+            snapshot: false,
         })
     }
 
@@ -238,6 +241,7 @@ impl ReplaySource {
             buf: String::new(),
             speed,
             rewindable: false,
+            snapshot: true,
         }
     }
 
@@ -474,8 +478,7 @@ impl Source for ReplaySource {
     /// Opens the file again. A snapshot, played at once to its last moment when opened, plays
     /// in real time after a seek back, so that what led to that moment can be watched.
     fn rewind(&mut self) -> Result<(), SourceError> {
-        let snapshot = self.line_no == 0 && self.speed.is_infinite();
-        let speed = if snapshot { 1.0 } else { self.speed };
+        let speed = if self.snapshot { 1.0 } else { self.speed };
         let mut again = Self::open(&self.path, speed)?;
         if again.header.devices.len() != self.header.devices.len() {
             return Err(ReplayError::DeviceCount {

@@ -63,7 +63,7 @@ pub fn render(
     if rows.iter().all(|r| r.host().is_none()) {
         // NVML reports host-namespace PIDs; inside a container they do not resolve. A recording
         // holds what its recorder could read: nothing here to resolve.
-        let msg = if obs.source_label().starts_with("replay") {
+        let msg = if obs.is_replay() {
             format!("{} GPU process(es), recorded without their host side (the recorder could not read them, or they were exiting): host columns unavailable", rows.len())
         } else {
             format!("{} GPU process(es), but their PIDs do not resolve on this machine (inside a container without --pid=host?): host columns unavailable", rows.len())
