@@ -41,14 +41,6 @@ fn run(cli: Cli) -> Result<i32> {
     if !matches!(cli.command, Some(Command::Serve { .. })) {
         command::stop_on_broken_pipe();
     }
-    let tui = matches!(cli.command, None | Some(Command::Replay { .. }));
-    if tui && !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
-        anyhow::bail!(
-            "the monitor draws on a terminal, and standard output is not one (redirected to a \
-             file or a pipe?).\nTo keep what it sees, use `gpuwatch record -o FILE`, \
-             `gpuwatch snapshot` or `gpuwatch diagnose`."
-        );
-    }
     match cli.command {
         Some(c @ (Command::Completions { .. } | Command::Man)) => generated(&c),
         Some(Command::Query {
@@ -59,6 +51,9 @@ fn run(cli: Cli) -> Result<i32> {
             live,
             judge: j,
         }) => {
+            if no_header && format == gpuwatch::query::Format::Json {
+                usage_error("--no-header is for --format csv: JSON lines have no header line");
+            }
             let config = judge(&j)?;
             let args = gpuwatch::query::QueryArgs {
                 format,
@@ -71,6 +66,7 @@ fn run(cli: Cli) -> Result<i32> {
         None => {
             let config = judge(&cli.judge)?;
             let src = open(&cli.live, None)?;
+            need_terminal()?;
             gpuwatch::tui::run(src, &config, look(&cli.view)).map(|()| 0)
         }
         Some(Command::Replay {
@@ -81,6 +77,7 @@ fn run(cli: Cli) -> Result<i32> {
         }) => {
             let config = judge(&j)?;
             let src = source::open_replay(&file, speed)?;
+            need_terminal()?;
             gpuwatch::tui::run(src, &config, look(&view)).map(|()| 0)
         }
         Some(Command::Record {
@@ -134,6 +131,26 @@ fn run(cli: Cli) -> Result<i32> {
             command::diagnose(src, &config, duration, json)
         }
     }
+}
+
+/// The monitor draws on a terminal. Checked after its source opened, so that a missing file or
+/// driver is what a user hears about first: it is the cause they must fix whatever stdout is.
+fn need_terminal() -> Result<()> {
+    if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "the monitor draws on a terminal, and standard output is not one (redirected to a \
+         file or a pipe?).\nTo keep what it sees, use `gpuwatch record -o FILE`, \
+         `gpuwatch snapshot` or `gpuwatch diagnose`."
+    )
+}
+
+/// A combination of flags clap cannot express, refused as clap refuses the others (exit 2).
+fn usage_error(msg: &str) -> ! {
+    <Cli as clap::CommandFactory>::command()
+        .error(clap::error::ErrorKind::ArgumentConflict, msg)
+        .exit()
 }
 
 /// `completions SHELL` and `man`: text generated from the command line's definition.

@@ -313,6 +313,23 @@ fn the_monitor_refuses_to_draw_into_a_file() {
 }
 
 #[test]
+fn a_missing_recording_is_said_before_the_missing_terminal() {
+    // `gpuwatch replay typo.jsonl | less` spoke of the terminal; the file was the problem.
+    let (code, _, err) = gpuwatch(&["replay", "/nonexistent/rec.jsonl"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("/nonexistent/rec.jsonl"), "{err}");
+    assert!(!err.contains("standard output is not"), "{err}");
+}
+
+#[test]
+fn no_header_with_json_lines_is_a_usage_error() {
+    let (code, out, err) = gpuwatch(&["query", "--demo", "--format", "json", "--no-header"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(out.is_empty());
+    assert!(err.contains("--no-header is for --format csv"), "{err}");
+}
+
+#[test]
 fn each_shells_completion_script_loads_and_completes_the_commands() {
     let dir = tempfile::tempdir().unwrap();
     let run = |sh: &str, script: &str| {
