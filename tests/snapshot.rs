@@ -281,6 +281,44 @@ fn the_binary_snapshots_and_diagnoses_the_snapshot_again() {
 }
 
 #[test]
+fn a_snapshot_cut_short_is_called_a_damaged_snapshot() {
+    // A snapshot truncated by a failed upload was called "not a gpuwatch recording".
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.json");
+    let f = file.to_str().unwrap();
+    let (code, _, err) = gpuwatch(&["snapshot", "--demo=hang", "-o", f]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &text[..text.len() / 2]).unwrap();
+    let (code, _, err) = gpuwatch(&["diagnose", "--replay", f]);
+    assert_eq!(code, 2);
+    assert!(err.contains("cannot read this gpuwatch snapshot"), "{err}");
+    assert!(err.contains("cut short"), "{err}");
+    assert!(!err.contains("not a gpuwatch recording"), "{err}");
+}
+
+#[test]
+fn a_demo_snapshot_is_stamped_now_not_at_the_end_of_its_simulated_window() {
+    // The demo simulates its 15-minute window in a moment; it was stamped 15 minutes ahead.
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64
+    };
+    let before = now();
+    let (code, json, err) = gpuwatch(&["snapshot", "--demo=hang", "-o", "-"]);
+    assert_eq!(code, 0, "{err}");
+    let after = now();
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let taken = v["taken_at_ms"].as_u64().unwrap();
+    assert!(
+        taken >= before.saturating_sub(60_000) && taken <= after,
+        "taken {taken}, ran from {before} to {after}"
+    );
+}
+
+#[test]
 fn snapshot_replay_source_reports_its_devices() {
     let obs = observed(Scenario::Healthy, 2, 10);
     let snap = snapshot::take(&obs, &Options::default());

@@ -83,7 +83,17 @@ pub fn to_json(s: &Snapshot) -> String {
 
 /// Parses a snapshot's JSON text: `Err` with the reason when it is not one this gpuwatch reads.
 pub fn parse(text: &str) -> Result<Snapshot, String> {
-    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+        if e.is_eof() {
+            format!(
+                "it ends at line {} before the snapshot does: the file was cut short \
+                 (copy or download it again)",
+                e.line()
+            )
+        } else {
+            e.to_string()
+        }
+    })?;
     if value.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
         return Err(format!("no \"format\": \"{FORMAT}\""));
     }

@@ -29,6 +29,8 @@ pub enum ReplayError {
         line: usize,
         reason: String,
     },
+    #[error("{path}: cannot read this gpuwatch snapshot: {reason}")]
+    BadSnapshot { path: PathBuf, reason: String },
     #[error("{path} is format version {version}, newer than this gpuwatch reads ({VERSION}); update gpuwatch")]
     TooNew { path: PathBuf, version: u32 },
     #[error("{path}:{line}: corrupt tick ({reason})")]
@@ -168,10 +170,25 @@ impl ReplaySource {
                 ),
             });
         }
-        let not = |reason: String| ReplayError::NotARecording {
-            path: path.to_path_buf(),
-            line: 1,
-            reason,
+        // Text that names itself a snapshot but does not parse is a damaged snapshot (most
+        // often one cut short in a copy), not "something else": say which.
+        let tagged = text.contains(&format!(
+            "\"format\": \"{}\"",
+            crate::format::snapshot::FORMAT
+        ));
+        let not = |reason: String| {
+            if tagged {
+                ReplayError::BadSnapshot {
+                    path: path.to_path_buf(),
+                    reason,
+                }
+            } else {
+                ReplayError::NotARecording {
+                    path: path.to_path_buf(),
+                    line: 1,
+                    reason,
+                }
+            }
         };
         let snap = crate::format::snapshot::parse(&text).map_err(not)?;
         if snap.devices.len() > MAX_DEVICES {
