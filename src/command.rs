@@ -106,13 +106,17 @@ pub fn timings(source: Box<dyn Source>, ticks: u32) -> Result<()> {
 /// Records ticks to `out`. Simulated sources are written in real time too (unpaced, a demo
 /// wrote ~650 MB/s until the disk was full), unless `fast` asks otherwise with a duration.
 pub fn record(
-    source: Box<dyn Source>,
+    mut source: Box<dyn Source>,
     out: &Path,
     duration: Option<Duration>,
     force: bool,
     fast: bool,
 ) -> Result<()> {
     let stop = stop_flag()?;
+    let fast = fast && duration.is_some();
+    if let Some(d) = duration.filter(|_| fast) {
+        source.start_earlier(d);
+    }
     let interval = source.interval();
     let header = Header::new(
         source.system(),
@@ -128,11 +132,7 @@ pub fn record(
         out.display()
     );
     let plan = Plan {
-        pace: if fast && duration.is_some() {
-            Pace::Fast
-        } else {
-            Pace::Real
-        },
+        pace: if fast { Pace::Fast } else { Pace::Real },
         span: duration,
         ticks: None,
     };
@@ -146,12 +146,15 @@ pub fn record(
 /// Samples a live or simulated source for `duration` (a recording: to its end), headlessly,
 /// simulated and recorded time as fast as the CPU allows. Returns what the store saw.
 fn observe(
-    source: Box<dyn Source>,
+    mut source: Box<dyn Source>,
     config: &Config,
     duration: Duration,
 ) -> Result<(StoreView, Ran)> {
     let stop = stop_flag()?;
     let replaying = matches!(source.pacing(), crate::source::Pacing::Recorded { .. });
+    if !replaying {
+        source.start_earlier(duration);
+    }
     // Keep at least 15 minutes, as the monitor does, so a long window is judged whole.
     let span = duration.max(Duration::from_secs(900));
     let mut store =

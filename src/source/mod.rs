@@ -81,6 +81,10 @@ pub trait Source: Send {
     fn virtual_time(&self) -> bool {
         false
     }
+    /// A virtual clock about to be played `span` ahead as fast as the CPU allows is set back by
+    /// `span`, so what it shows ends now rather than in the future (a demo snapshot was stamped
+    /// 15 minutes ahead). Real clocks cannot be and are not moved.
+    fn start_earlier(&mut self, _span: std::time::Duration) {}
     /// Latency of each kind of call made so far (NVML only).
     fn call_times(&self) -> Option<CallTimes> {
         None

@@ -611,6 +611,18 @@ impl Source for SimSource {
     fn virtual_time(&self) -> bool {
         true
     }
+    fn start_earlier(&mut self, span: std::time::Duration) {
+        let back = span.as_millis() as u64;
+        self.start_ms = self.start_ms.saturating_sub(back);
+        for h in self
+            .sims
+            .iter_mut()
+            .flat_map(|s| s.processes.iter_mut())
+            .filter_map(|p| p.host.as_mut())
+        {
+            h.started_ms = h.started_ms.map(|t| t.saturating_sub(back));
+        }
+    }
     fn label(&self) -> String {
         self.label.clone()
     }
