@@ -64,8 +64,9 @@ fn check(c: &Ctx) -> Option<Verdict> {
     let mut v = Verdict {
         evidence: vec![
             format!(
+                // Floored: a bound rounded up ("≥ 100 %" from 99.6) is false for the row's 99 %.
                 "util ≥ {:.0} % for {}{} (median {:.0} %)",
-                util.p10,
+                util.p10.floor(),
                 if confirmed { "" } else { "at least " },
                 span_words(held),
                 util.median
