@@ -274,10 +274,77 @@ pub fn metrics_text_with(
         out.truncate(out.trim_end().trim_end_matches("# EOF").len());
         out.push_str(&more);
     }
+    out = in_gpu_order(&out);
     if !openmetrics {
         out = to_text_format(&out);
     }
     Ok(out)
+}
+
+/// Each family's samples sorted, numbers by value (`gpu="2"` before `gpu="10"`). The client
+/// library keeps a family's series in a hash map, so two scrapes listed them in different orders,
+/// which made diffs of /metrics and eyeballing GPU 0 before GPU 7 needlessly hard.
+fn in_gpu_order(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 1);
+    let mut block: Vec<&str> = Vec::new();
+    let flush = |block: &mut Vec<&str>, out: &mut String| {
+        block.sort_by(|a, b| natural_cmp(a, b));
+        for l in block.drain(..) {
+            out.push_str(l);
+            out.push('\n');
+        }
+    };
+    for line in text.lines() {
+        if line.starts_with('#') {
+            flush(&mut block, &mut out);
+            out.push_str(line);
+            out.push('\n');
+        } else {
+            block.push(line);
+        }
+    }
+    flush(&mut block, &mut out);
+    out
+}
+
+/// Orders text with runs of digits compared as numbers.
+fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    let (mut a, mut b) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (a.first(), b.first()) {
+            (None, None) => return std::cmp::Ordering::Equal,
+            (None, _) => return std::cmp::Ordering::Less,
+            (_, None) => return std::cmp::Ordering::Greater,
+            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
+                let da = a.iter().take_while(|c| c.is_ascii_digit()).count();
+                let db = b.iter().take_while(|c| c.is_ascii_digit()).count();
+                let (na, nb) = (trim_zeros(&a[..da]), trim_zeros(&b[..db]));
+                let o = na.len().cmp(&nb.len()).then(na.cmp(nb));
+                if o.is_ne() {
+                    return o;
+                }
+                (a, b) = (&a[da..], &b[db..]);
+            }
+            (Some(x), Some(y)) if x != y => return x.cmp(y),
+            _ => (a, b) = (&a[1..], &b[1..]),
+        }
+    }
+}
+
+fn trim_zeros(digits: &[u8]) -> &[u8] {
+    let n = digits.iter().take_while(|&&c| c == b'0').count();
+    &digits[n..]
+}
+
+/// A value measured as an `f32` (and perhaps scaled), to the 7 significant digits an f32
+/// holds: `f64::from(0.87_f32)` is 0.8700000047683716, noise a reader of /metrics took for a
+/// measurement.
+fn decimal(x: f64) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let k = 10f64.powi(6 - x.abs().log10().floor() as i32);
+    (x * k).round() / k
 }
 
 /// `OpenMetrics` text as the Prometheus text format: no end marker, no UNIT lines, and a
@@ -451,26 +518,28 @@ impl Families {
         set(&self.mem_total, info.memory_total_bytes.map(|b| b as f64));
         set(
             &self.limit_default,
-            info.power_limit_default_w.map(f64::from),
+            info.power_limit_default_w.map(|w| decimal(f64::from(w))),
         );
         set(&self.pcie_gen_max, info.pcie_max_gen.map(f64::from));
         set(&self.pcie_width_max, info.pcie_max_width.map(f64::from));
         set(
             &self.floor,
-            view.findings().floor_w(info.index).map(f64::from),
+            view.findings()
+                .floor_w(info.index)
+                .map(|w| decimal(f64::from(w))),
         );
         let Some(s) = dev.samples.latest().filter(|_| !lost) else {
             return;
         };
-        let ratio = |v: Option<f32>| v.map(|p| f64::from(p) / 100.0);
+        let ratio = |v: Option<f32>| v.map(|p| decimal(f64::from(p) / 100.0));
         set(&self.util, ratio(s.util_gpu_pct));
         set(&self.mem_used, s.mem_used_bytes.map(|b| b as f64));
-        set(&self.power, s.power_w.map(f64::from));
+        set(&self.power, s.power_w.map(|w| decimal(f64::from(w))));
         set(
             &self.limit_enforced,
             s.power_limit_w
                 .or(info.power_limit_enforced_w)
-                .map(f64::from),
+                .map(|w| decimal(f64::from(w))),
         );
         set(&self.temp, s.temp_c.map(f64::from));
         set(&self.sm_clock, s.sm_clock_mhz.map(|m| f64::from(m) * 1e6));
@@ -493,13 +562,17 @@ impl Families {
         let none = Labels::new();
         let c = view.cost();
         if let Some(v) = c.cpu_pct {
-            self.self_cpu.get_or_create(&none).set(f64::from(v) / 100.0);
+            self.self_cpu
+                .get_or_create(&none)
+                .set(decimal(f64::from(v) / 100.0));
         }
         if let Some(v) = c.rss_bytes {
             self.self_rss.get_or_create(&none).set(v as f64);
         }
         if let Some(v) = c.tick_ms_median {
-            self.tick.get_or_create(&none).set(f64::from(v) / 1000.0);
+            self.tick
+                .get_or_create(&none)
+                .set(decimal(f64::from(v) / 1000.0));
         }
         if let Some(t) = view.history().latest_ms() {
             self.last_sample.get_or_create(&none).set(t as f64 / 1000.0);
@@ -569,10 +642,14 @@ impl ProcessFamilies {
                 }
             };
             set(&self.memory, p.gpu_mem_bytes.map(|b| b as f64));
-            set(&self.kernel_time, p.sm_pct.map(|v| f64::from(v) / 100.0));
+            set(
+                &self.kernel_time,
+                p.sm_pct.map(|v| decimal(f64::from(v) / 100.0)),
+            );
             set(
                 &self.cpu,
-                h.and_then(|h| h.cpu_pct).map(|v| f64::from(v) / 100.0),
+                h.and_then(|h| h.cpu_pct)
+                    .map(|v| decimal(f64::from(v) / 100.0)),
             );
             set(&self.rss, h.and_then(|h| h.rss_bytes).map(|b| b as f64));
         }
@@ -652,11 +729,11 @@ impl DcgmFamilies {
                 .zip(info.memory_total_bytes)
                 .map(|(u, t)| mib(t.saturating_sub(u))),
         );
-        set(&self.power, s.power_w.map(f64::from));
+        set(&self.power, s.power_w.map(|w| decimal(f64::from(w))));
         set(&self.temp, s.temp_c.map(f64::from));
         set(&self.sm_clock, s.sm_clock_mhz.map(f64::from));
         set(&self.mem_clock, s.mem_clock_mhz.map(f64::from));
-        let ratio = |v: Option<f32>| v.map(|p| f64::from(p) / 100.0);
+        let ratio = |v: Option<f32>| v.map(|p| decimal(f64::from(p) / 100.0));
         set(&self.sm_active, ratio(s.gpm.sm_active_pct));
         set(&self.tensor_active, ratio(s.gpm.tensor_active_pct));
         set(&self.dram_active, ratio(s.gpm.dram_bw_pct));
@@ -758,6 +835,52 @@ mod tests {
                 assert!(text.ends_with("# EOF\n"));
             }
         }
+    }
+
+    #[test]
+    fn series_come_in_gpu_order_every_scrape_without_float_noise() {
+        let view = mixed(20);
+        let extras = Extras {
+            processes: 2,
+            dcgm: true,
+        };
+        let first = metrics_text_with(&view, "n", true, extras).unwrap();
+        for _ in 0..5 {
+            assert_eq!(metrics_text_with(&view, "n", true, extras).unwrap(), first);
+        }
+        let gpus: Vec<&str> = first
+            .lines()
+            .filter(|l| l.starts_with("gpuwatch_power_watts{"))
+            .map(|l| l.split('"').nth(1).unwrap())
+            .collect();
+        assert_eq!(gpus, ["0", "1", "2", "3", "4", "5", "6", "7"]);
+        for line in first.lines().filter(|l| !l.starts_with('#')) {
+            let value = line.rsplit(' ').next().unwrap();
+            let digits = value.chars().filter(char::is_ascii_digit).count();
+            assert!(digits <= 13, "float noise in {line}");
+        }
+    }
+
+    #[test]
+    fn natural_order_compares_numbers_by_value() {
+        let mut v = [
+            "g{gpu=\"10\"}",
+            "g{gpu=\"2\"}",
+            "g{gpu=\"02x\"}",
+            "f",
+            "g{gpu=\"1\"}",
+        ];
+        v.sort_by(|a, b| natural_cmp(a, b));
+        assert_eq!(
+            v,
+            [
+                "f",
+                "g{gpu=\"1\"}",
+                "g{gpu=\"2\"}",
+                "g{gpu=\"02x\"}",
+                "g{gpu=\"10\"}"
+            ]
+        );
     }
 
     #[test]
