@@ -308,24 +308,25 @@ fn in_gpu_order(text: &str) -> String {
 }
 
 /// Orders text with runs of digits compared as numbers.
-fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
-    let (mut a, mut b) = (a.as_bytes(), b.as_bytes());
+fn natural_cmp(left: &str, right: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (mut a, mut b) = (left.as_bytes(), right.as_bytes());
     loop {
         match (a.first(), b.first()) {
-            (None, None) => return std::cmp::Ordering::Equal,
-            (None, _) => return std::cmp::Ordering::Less,
-            (_, None) => return std::cmp::Ordering::Greater,
-            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
+            (None, None) => return Ordering::Equal,
+            (None, _) => return Ordering::Less,
+            (_, None) => return Ordering::Greater,
+            (Some(ca), Some(cb)) if ca.is_ascii_digit() && cb.is_ascii_digit() => {
                 let da = a.iter().take_while(|c| c.is_ascii_digit()).count();
                 let db = b.iter().take_while(|c| c.is_ascii_digit()).count();
                 let (na, nb) = (trim_zeros(&a[..da]), trim_zeros(&b[..db]));
-                let o = na.len().cmp(&nb.len()).then(na.cmp(nb));
-                if o.is_ne() {
-                    return o;
+                let order = na.len().cmp(&nb.len()).then(na.cmp(nb));
+                if order.is_ne() {
+                    return order;
                 }
                 (a, b) = (&a[da..], &b[db..]);
             }
-            (Some(x), Some(y)) if x != y => return x.cmp(y),
+            (Some(ca), Some(cb)) if ca != cb => return ca.cmp(cb),
             _ => (a, b) = (&a[1..], &b[1..]),
         }
     }
