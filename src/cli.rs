@@ -321,6 +321,7 @@ pub fn manual() -> Vec<u8> {
         // Writing into a Vec cannot fail.
         let _ = render(&man, &mut out);
     }
+    out.extend(keys_section().into_bytes());
     for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
         let name = format!("gpuwatch {}", sub.get_name());
         out.extend(format!(".SH \"{}\"\n", name.to_uppercase()).into_bytes());
@@ -339,6 +340,24 @@ pub fn manual() -> Vec<u8> {
         out.extend(format!(".TP\n{}\n", roff_escape(status).replacen(' ', "\n", 1)).into_bytes());
     }
     out.extend(format!(".SH VERSION\nv{}\n", env!("CARGO_PKG_VERSION")).into_bytes());
+    out
+}
+
+/// The monitor's keys and symbols, from the one key table the `?` overlay draws.
+fn keys_section() -> String {
+    use std::fmt::Write as _;
+    let plain = |t: &str| roff_escape(&t.replace('`', ""));
+    let (keys, symbols) = crate::ui::help_table();
+    let mut out = String::from(".SH KEYS\nIn the monitor (gpuwatch, gpuwatch replay):\n");
+    for (keys, does) in keys {
+        let _ = write!(out, ".TP\n\\fB{}\\fR\n{}\n", plain(keys), plain(does));
+    }
+    // The symbols are the screen's glyphs (‼ ━ ▀…), which groff cannot draw in a C locale: it
+    // warns for each. The overlay, drawn where they are, explains them.
+    out.push_str(".PP\nThe ? overlay also explains the screen's symbols: ");
+    let names: Vec<&str> = symbols.map(|(what, _)| what).collect();
+    out.push_str(&plain(&names.join(", ")));
+    out.push_str(".\n");
     out
 }
 

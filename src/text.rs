@@ -37,6 +37,25 @@ pub fn clip(s: &str, n: usize) -> String {
     }
 }
 
+/// `s` cut to `n` characters in its middle, with an ellipsis there: for messages whose end
+/// matters as much as their start ("snapshot written to …/gpuwatch-snapshot-0601.json").
+#[must_use]
+pub fn clip_middle(s: &str, n: usize) -> String {
+    let len = s.chars().count();
+    if len <= n {
+        return s.to_string();
+    }
+    let Some(keep) = n.checked_sub(1) else {
+        return String::new();
+    };
+    let head = keep / 2;
+    let tail = keep - head;
+    let mut out: String = s.chars().take(head).collect();
+    out.push('…');
+    out.extend(s.chars().skip(len - tail));
+    out
+}
+
 /// A span of time in little room: "42s", "3m05s" or "1h02m" (the screen).
 #[must_use]
 pub fn span_compact(ms: u64) -> String {
@@ -100,6 +119,18 @@ mod tests {
         assert_eq!(span_compact(3_720_000), "1h02m");
         assert_eq!(span_words(42_000), "42 s");
         assert_eq!(span_words(185_000), "3 min");
+    }
+
+    #[test]
+    fn clip_middle_keeps_both_ends() {
+        assert_eq!(
+            clip_middle("snapshot written to /a/b/c/file.json", 20),
+            "snapshot …/file.json"
+        );
+        assert_eq!(clip_middle("short", 20), "short");
+        assert_eq!(clip_middle("abcdef", 1), "…");
+        assert_eq!(clip_middle("abcdef", 0), "");
+        assert_eq!(clip_middle("ééééé", 4), "é…éé");
     }
 
     #[test]

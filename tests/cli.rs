@@ -408,6 +408,37 @@ fn the_manual_renders_with_every_command_the_environment_and_exit_statuses() {
         assert!(text.contains(heading), "no {heading}:\n{text}");
     }
     assert!(text.contains("--dcgm-compat") && text.contains("GPUWATCH_SNAPSHOT_DIR"));
+    // The monitor's keys, from the table the ? overlay draws (ASCII ones: arrows render as
+    // ^ v in a C locale).
+    assert!(text.contains("KEYS"), "no KEYS section:\n{text}");
+    for keys in gpuwatch::ui::help_keys().filter(|k| k.is_ascii()) {
+        assert!(text.contains(keys), "the manual has no {keys:?}:\n{text}");
+    }
+}
+
+#[test]
+fn the_manual_renders_without_warnings_in_a_c_locale() {
+    let (_, page, _) = gpuwatch(&["man"]);
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("gpuwatch.1");
+    std::fs::write(&file, page).unwrap();
+    if common::tool("man").is_none() {
+        return;
+    }
+    let out = Command::new("man")
+        .arg("-l")
+        .arg(&file)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("LC_ALL", "C")
+        .env("MANPAGER", "cat")
+        .output()
+        .unwrap();
+    let warnings = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && warnings.trim().is_empty(),
+        "{warnings}"
+    );
 }
 
 #[test]

@@ -75,11 +75,22 @@ fn the_release_packs_what_it_builds() {
     // The workflow packs with the script .ci/run runs (which checks the .deb it makes), and
     // cargo-deb installs the assets that script generates.
     let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
-    assert!(ci.contains("bash .ci/deb.sh"), ".ci/run does not check the .deb");
+    assert!(
+        ci.contains("bash .ci/deb.sh"),
+        ".ci/run does not check the .deb"
+    );
     let script = std::fs::read_to_string(root().join(".ci/deb.sh")).unwrap();
     let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
-    for asset in ["gpuwatch.1", "gpuwatch.bash", "gpuwatch.zsh", "gpuwatch.fish"] {
-        assert!(manifest.contains(&format!("target/assets/{asset}")), "{asset}");
+    for asset in [
+        "gpuwatch.1",
+        "gpuwatch.bash",
+        "gpuwatch.zsh",
+        "gpuwatch.fish",
+    ] {
+        assert!(
+            manifest.contains(&format!("target/assets/{asset}")),
+            "{asset}"
+        );
     }
     assert!(script.contains("> target/assets/gpuwatch.1"));
     assert!(script.contains("> \"target/assets/gpuwatch.$sh\""));

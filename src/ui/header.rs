@@ -20,20 +20,37 @@ pub fn render(frame: &mut Frame, area: Rect, _state: &AppState, obs: &StoreView,
     let rss = cost
         .rss_bytes
         .map_or("–".into(), |b| format!("{}M", b / (1024 * 1024)));
+    let source = format!(
+        "{} · every {}ms · {}",
+        s.host,
+        obs.interval().as_millis() as u64,
+        obs.source_label()
+    );
+    let versions = format!(
+        " · driver {} · CUDA {}",
+        opt(&s.driver_version),
+        opt(&s.cuda_driver_version)
+    );
+    let cost = format!(" · self: CPU {cpu} · tick {tick} · RSS {rss}");
+    // What is watched comes first and goes last: on a narrow terminal the cost goes, then the
+    // versions, then the source is cut with an ellipsis.
+    let room = usize::from(area.width).saturating_sub("gpuwatch ".len());
+    let fits = |parts: &[&str]| parts.iter().map(|p| p.chars().count()).sum::<usize>() <= room;
+    let driver = format!(" · driver {}", opt(&s.driver_version));
+    let (versions, cost) = if fits(&[&source, &versions, &cost]) {
+        (versions, cost)
+    } else if fits(&[&source, &versions]) {
+        (versions, String::new())
+    } else if fits(&[&source, &driver]) {
+        (driver, String::new())
+    } else {
+        (String::new(), String::new())
+    };
     let line = Line::from(vec![
         Span::styled("gpuwatch ", theme.title()),
-        Span::raw(format!(
-            "{} · driver {} · CUDA {} · every {}ms · {} ",
-            s.host,
-            opt(&s.driver_version),
-            opt(&s.cuda_driver_version),
-            obs.interval().as_millis() as u64,
-            obs.source_label()
-        )),
-        Span::styled(
-            format!("· self: CPU {cpu} · tick {tick} · RSS {rss}"),
-            theme.dim(),
-        ),
+        Span::raw(crate::text::clip(&source, room)),
+        Span::raw(versions),
+        Span::styled(cost, theme.dim()),
     ]);
     frame.render_widget(Paragraph::new(line), area);
 }

@@ -74,12 +74,33 @@ pub const LEGEND: [(&str, &str); 4] = [
     ("H200*", "a simulated GPU (--demo)"),
 ];
 
-/// The footer: the keys a first look needs, from the table.
-pub fn footer() -> String {
-    KEYS.iter()
-        .filter_map(|k| k.hint)
-        .collect::<Vec<_>>()
-        .join(" · ")
+/// The footer hints a narrow terminal drops first, last to go first: "? keys" and "q quit" stay.
+const DROPPED_FIRST: [&str; 6] = [
+    "+/- zoom",
+    "0-9 GPU",
+    "space pause",
+    "Tab pane",
+    "Enter process",
+    "e export",
+];
+
+/// The footer: the keys a first look needs, from the table, in at most `width` characters
+/// (at 80 columns all of them ran past the edge and "q quit" was the one cut).
+pub fn footer(width: usize) -> String {
+    let mut hints: Vec<&str> = KEYS.iter().filter_map(|k| k.hint).collect();
+    let len = |h: &[&str]| {
+        h.iter()
+            .map(|s| s.chars().count() + 3)
+            .sum::<usize>()
+            .saturating_sub(3)
+    };
+    for drop in DROPPED_FIRST {
+        if len(&hints) <= width {
+            break;
+        }
+        hints.retain(|h| *h != drop);
+    }
+    hints.join(" · ")
 }
 
 /// README's key table, as the table above writes it.
@@ -119,4 +140,27 @@ pub fn render(frame: &mut Frame, area: Rect, offset: usize, theme: &Theme) -> us
         .title(" keys (Esc closes, ↑↓ scroll) ")
         .border_style(theme.focus_border());
     super::scroll::render(frame, r, block, lines, offset, theme)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_footer_fits_its_width_and_keeps_help_and_quit() {
+        let all: Vec<&str> = KEYS.iter().filter_map(|k| k.hint).collect();
+        for drop in DROPPED_FIRST {
+            assert!(all.contains(&drop), "{drop} is not a footer hint");
+        }
+        assert_eq!(footer(200), all.join(" · "));
+        for width in [80, 60, 40, 20] {
+            let f = footer(width);
+            assert!(
+                f.starts_with("? keys") && f.ends_with("q quit"),
+                "{width}: {f}"
+            );
+            assert!(f.chars().count() <= width.max(15), "{width}: {f}");
+        }
+        assert!(footer(80).contains("e export"), "{}", footer(80));
+    }
 }

@@ -32,6 +32,17 @@ pub fn help_markdown() -> String {
     help::markdown_table()
 }
 
+/// Every key with what it does, then every symbol with what it means (the manual's KEYS).
+pub fn help_table() -> (
+    impl Iterator<Item = (&'static str, &'static str)>,
+    impl Iterator<Item = (&'static str, &'static str)>,
+) {
+    (
+        help::KEYS.iter().map(|k| (k.keys, k.does)),
+        help::LEGEND.iter().copied(),
+    )
+}
+
 pub const MIN_WIDTH: u16 = 80;
 pub const MIN_HEIGHT: u16 = 24;
 
@@ -149,8 +160,10 @@ fn main_screen(
 }
 
 fn status_line(frame: &mut Frame, area: Rect, state: &AppState, obs: &StoreView, theme: &Theme) {
+    let width = usize::from(area.width);
+    // A message's end (a file name, a pid) matters as much as its start: cut in the middle.
     let text = if let Some(s) = &state.status {
-        s.clone()
+        crate::text::clip_middle(s, width)
     } else if state.editing_filter {
         format!("filter: {}▏ (Enter keeps it, Esc clears)", state.filter)
     } else if let Some(e) = obs.error() {
@@ -162,14 +175,18 @@ fn status_line(frame: &mut Frame, area: Rect, state: &AppState, obs: &StoreView,
             ""
         };
         match obs.position() {
-            Some(pos) => format!(
-                "{} · {}",
-                position_bar(pos, obs, state.paused, area.width),
-                help::footer()
+            Some(pos) => {
+                let bar = position_bar(pos, obs, state.paused, area.width);
+                let room = width.saturating_sub(bar.chars().count() + 3);
+                format!("{bar} · {}", help::footer(room))
+            }
+            None => format!(
+                "{paused}{}",
+                help::footer(width.saturating_sub(paused.chars().count()))
             ),
-            None => format!("{paused}{}", help::footer()),
         }
     };
+    let text = crate::text::clip(&text, width);
     frame.render_widget(Paragraph::new(Line::styled(text, theme.label())), area);
 }
 

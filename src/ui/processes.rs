@@ -79,6 +79,12 @@ pub fn render(
     let visible = inner.height.saturating_sub(1) as usize;
     let selected = state.selected_process.min(rows.len() - 1);
     let first = super::overview::scroll_start(selected, visible, rows.len());
+    let block = scroll_mark(
+        block,
+        first,
+        rows.len().saturating_sub(first + visible),
+        theme,
+    );
     // The container column appears when some process runs in one (docker ps's 12 digits).
     let containers = rows
         .iter()
@@ -128,6 +134,22 @@ pub fn render(
         area,
     );
     visible.min(rows.len() - first) as u16
+}
+
+/// Rows out of sight said on the border, as the findings pane says its lines: at 80x24 the
+/// table has room for one or two of eight processes.
+fn scroll_mark(
+    block: ratatui::widgets::Block<'static>,
+    above: usize,
+    below: usize,
+    theme: &Theme,
+) -> ratatui::widgets::Block<'static> {
+    let mark = match (above, below) {
+        (_, 1..) => format!(" ▼ {below} more (↓) "),
+        (1.., 0) => format!(" ▲ {above} above (↑) "),
+        _ => return block,
+    };
+    block.title_bottom(ratatui::text::Line::styled(mark, theme.title()).right_aligned())
 }
 
 fn table_row(r: &ProcessRow, containers: bool) -> Row<'static> {
