@@ -30,6 +30,16 @@ impl Container {
     pub fn short_id(&self) -> &str {
         &self.id[..12.min(self.id.len())]
     }
+
+    /// "containerd 0123456789ab, pod 5f1c…": the screen and the Markdown say it alike.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        let pod = self
+            .pod_uid
+            .as_deref()
+            .map_or(String::new(), |u| format!(", pod {u}"));
+        format!("{} {}{pod}", self.runtime, self.short_id())
+    }
 }
 
 /// The container named by the cgroup paths in `text` (the contents of /proc/PID/cgroup),

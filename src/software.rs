@@ -87,6 +87,21 @@ impl Software {
             .map(|(_, v)| v.as_str())
     }
 
+    /// The settings read, each as `wrap` writes `KEY=value`, joined by `sep`; `None` when
+    /// there are none or they could not be read (`unreadable` says why).
+    #[must_use]
+    pub fn settings_text(&self, wrap: impl Fn(String) -> String, sep: &str) -> Option<String> {
+        if self.unreadable.is_some() || self.settings.is_empty() {
+            return None;
+        }
+        let each: Vec<String> = self
+            .settings
+            .iter()
+            .map(|(k, v)| wrap(format!("{k}={v}")))
+            .collect();
+        Some(each.join(sep))
+    }
+
     /// "torch 2.11.0+cu130 · CUDA runtime 13.0.96 · cuDNN 9.19.0.56 · NCCL 2.28.9": one line.
     #[must_use]
     pub fn summary(&self) -> String {

@@ -125,24 +125,13 @@ fn runs_with_md(md: &mut String, procs: &[(u32, &ProcessSample)]) {
             if !summary.is_empty() {
                 parts.push(summary);
             }
-            match &sw.unreadable {
-                Some(why) => parts.push(format!("settings not read: {why}")),
-                None if !sw.settings.is_empty() => parts.push(
-                    sw.settings
-                        .iter()
-                        .map(|(k, v)| format!("`{k}={v}`"))
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                ),
-                None => {}
+            if let Some(why) = &sw.unreadable {
+                parts.push(format!("settings not read: {why}"));
             }
+            parts.extend(sw.settings_text(|s| format!("`{s}`"), " "));
         }
         if let Some(c) = h.container.as_deref() {
-            let pod = c
-                .pod_uid
-                .as_deref()
-                .map_or(String::new(), |u| format!(", pod {u}"));
-            parts.push(format!("container {} {}{pod}", c.runtime, c.short_id()));
+            parts.push(format!("container {}", c.describe()));
         }
         if parts.is_empty() {
             continue;

@@ -21,15 +21,10 @@ fn runs_with(h: &crate::model::HostProcess, theme: &Theme) -> Vec<Line<'static>>
     let label = |l: &str| Span::styled(format!("{l:<10}"), theme.label());
     if let Some(sw) = h.software.as_deref() {
         // The settings first: they are what explains a slow job (CUDA_LAUNCH_BLOCKING=1).
-        let settings = match (&sw.unreadable, sw.settings.is_empty()) {
+        let settings = match (&sw.unreadable, sw.settings_text(|s| s, " · ")) {
             (Some(why), _) => why.clone(),
-            (None, true) => "none of the settings gpuwatch reads (docs/diagnoses.md, Hints)".into(),
-            (None, false) => sw
-                .settings
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(" · "),
+            (None, Some(text)) => text,
+            (None, None) => "none of the settings gpuwatch reads (docs/diagnoses.md, Hints)".into(),
         };
         lines.push(Line::from(vec![label("settings"), Span::raw(settings)]));
         let summary = sw.summary();
@@ -38,13 +33,9 @@ fn runs_with(h: &crate::model::HostProcess, theme: &Theme) -> Vec<Line<'static>>
         }
     }
     if let Some(c) = h.container.as_deref() {
-        let pod = c
-            .pod_uid
-            .as_deref()
-            .map_or(String::new(), |u| format!(" · pod {u}"));
         lines.push(Line::from(vec![
             label("container"),
-            Span::raw(format!("{} {}{pod}", c.runtime, c.short_id())),
+            Span::raw(c.describe()),
         ]));
     }
     lines
