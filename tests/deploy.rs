@@ -1,5 +1,6 @@
 //! What operators deploy (docs/deploy/) stays true to the program: the command lines of the
-//! systemd unit and the `DaemonSet` parse with gpuwatch's own CLI, the port is the default one,
+//! systemd unit, the `DaemonSet` and the container image parse with gpuwatch's own CLI, the port
+//! is the default one,
 //! and every metric the Grafana dashboard queries is one `serve` writes, in `PromQL` that
 //! `promtool` accepts.
 
@@ -53,6 +54,33 @@ fn the_unit_and_the_daemonset_run_command_lines_gpuwatch_accepts() {
         ds.contains("hostPID: true"),
         "without the host's PIDs no process resolves"
     );
+}
+
+#[test]
+fn the_image_starts_a_command_gpuwatch_accepts_on_the_port_the_daemonset_scrapes() {
+    let file = deploy("Dockerfile");
+    let json_of = |key: &str| -> Vec<String> {
+        let line = file
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .unwrap_or_else(|| panic!("no {key}in the Dockerfile"));
+        serde_json::from_str(line.trim()).unwrap()
+    };
+    assert_eq!(json_of("ENTRYPOINT "), ["/usr/bin/gpuwatch"]);
+    let cmd = json_of("CMD ");
+    parses(&cmd, "Dockerfile");
+    let port = gpuwatch::serve::DEFAULT_LISTEN.rsplit(':').next().unwrap();
+    assert_eq!(cmd.last().unwrap(), &format!("0.0.0.0:{port}"));
+    assert!(file.contains(&format!("EXPOSE {port}")));
+    // The DaemonSet runs the image the release workflow pushes.
+    let ds = deploy("daemonset.yaml");
+    let wf = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join(".github/workflows/release.yml"),
+    )
+    .unwrap();
+    assert!(ds.contains("image: ghcr.io/gpuwatch/gpuwatch:"));
+    assert!(wf.contains("file: docs/deploy/Dockerfile"));
+    assert!(wf.contains("/gpuwatch:latest"));
 }
 
 /// Every `PromQL` expression of the dashboard, with its variables given values.

@@ -39,6 +39,8 @@ pub enum NvmlInitError {
         "could not load libnvidia-ml.so.1 ({0}).\n\
          This library comes with the NVIDIA driver: this machine has no NVIDIA driver, or the \
          library is not on the loader path (WSL keeps it in /usr/lib/wsl/lib; pass --nvml-lib PATH).\n\
+         In a container the NVIDIA container toolkit mounts it: `docker run --gpus all`, or \
+         NVIDIA_DRIVER_CAPABILITIES=utility with the nvidia runtime.\n\
          Without a GPU, try `gpuwatch --demo` or `gpuwatch replay FILE`."
     )]
     LibraryMissing(String),
