@@ -985,6 +985,257 @@ def pageable_copy_c(dev):
             y.item()
 
 
+# ------------------------------------------------------------------ holdout3: a third program
+# of each kind, written after the rules were done and recorded once (one GPU).
+
+def healthy_ckpt_c(dev):
+    """A bf16 GPT-like training loop that checkpoints (state dict to host, torch.save to /tmp)
+    every 10 s: a second or so of idle GPU in every ten, as real jobs do. Healthy."""
+    d, layers = 1024, 12
+    layer = nn.TransformerEncoderLayer(d, 16, 4 * d, batch_first=True, norm_first=True)
+    model = nn.TransformerEncoder(layer, layers).to(dev).train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    x = torch.randn(16, 512, d, device=dev)
+    path = "/tmp/corpus_ckpt_c.pt"
+
+    def step():
+        with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+            loss = model(x).float().pow(2).mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    for _ in range(5):
+        step()
+    ready()
+    last = time.time()
+    saves = []
+    i = 0
+    while running():
+        loss = step()
+        i += 1
+        if i % 20 == 0:
+            loss.item()
+        if time.time() - last >= 10.0:
+            t = time.time()
+            torch.save({"model": model.state_dict(), "opt": opt.state_dict()}, path)
+            saves.append(round(time.time() - t, 2))
+            last = time.time()
+    torch.cuda.synchronize()
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+    mark("note", msg="checkpoints took %s s" % saves)
+
+
+_WORDS = ["the", "model", "gradient", "token", "batch", "loss", "layer", "tensor", "kernel",
+          "memory", "stream", "device", "optimizer", "schedule", "attention", "embedding"]
+
+
+def _bpe_like(word, merges):
+    """Pure-Python merges over a word's characters, as a naive BPE tokenizer does."""
+    parts = list(word)
+    changed = True
+    while changed and len(parts) > 1:
+        changed = False
+        for i in range(len(parts) - 1):
+            pair = parts[i] + parts[i + 1]
+            if pair in merges:
+                parts[i:i + 2] = [pair]
+                changed = True
+                break
+    return parts
+
+
+class TextDataset(torch.utils.data.Dataset):
+    """Sentences made and tokenized in Python in the training process (num_workers=0)."""
+
+    def __init__(self):
+        self.merges = {w[:k] for w in _WORDS for k in range(2, len(w) + 1)}
+        self.vocab = {}
+
+    def __len__(self):
+        return 10 ** 7
+
+    def __getitem__(self, i):
+        rng = random.Random(i)
+        text = " ".join(rng.choice(_WORDS) + rng.choice(["", "s", "ed", "ing"]) for _ in range(256))
+        ids = []
+        for word in __import__("re").findall(r"\w+", text.lower()):
+            for piece in _bpe_like(word, self.merges):
+                ids.append(self.vocab.setdefault(piece, len(self.vocab)) % 8192)
+        ids = (ids + [0] * 256)[:256]
+        return torch.tensor(ids), rng.randrange(4)
+
+
+def starved_tokenize_c(dev):
+    """A text classifier fed by a DataLoader(num_workers=0) that tokenizes in Python."""
+    emb = nn.Embedding(8192, 256).to(dev)
+    layer = nn.TransformerEncoderLayer(256, 4, 1024, batch_first=True)
+    enc = nn.TransformerEncoder(layer, 2).to(dev).train()
+    head = nn.Linear(256, 4).to(dev)
+    params = list(emb.parameters()) + list(enc.parameters()) + list(head.parameters())
+    opt = torch.optim.AdamW(params, lr=1e-4)
+    loader = torch.utils.data.DataLoader(TextDataset(), batch_size=32, num_workers=0)
+    it = iter(loader)
+
+    def step(xb, yb):
+        xb, yb = xb.to(dev, non_blocking=True), yb.to(dev, non_blocking=True)
+        loss = F.cross_entropy(head(enc(emb(xb)).mean(1)), yb)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    for _ in range(3):
+        step(*next(it))
+    ready(onset=True)
+    n = 0
+    while running():
+        loss = step(*next(it))
+        n += 1
+        if n % 10 == 0:
+            loss.item()
+    mark("note", msg="%d batches" % n)
+
+
+def sync_c(dev):
+    """Training with per-class metrics read back every step: boolean-mask indexing and .item()
+    for each of 10 classes (tens of host syncs a step, each after a few tiny kernels)."""
+    model = nn.Sequential(nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10)).to(dev).train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    acc = [0.0] * 10
+
+    def step():
+        x = torch.randn(256, 512, device=dev)
+        y = torch.randint(0, 10, (256,), device=dev)
+        out = model(x)
+        loss = F.cross_entropy(out, y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        pred = out.argmax(1)
+        for c in range(10):
+            sel = pred[y == c]                    # data-dependent shape: a sync
+            acc[c] = 0.9 * acc[c] + 0.1 * (sel == c).float().mean().item() if sel.numel() else acc[c]
+
+    for _ in range(5):
+        step()
+    ready(onset=True)
+    while running():
+        step()
+
+
+def leak_c(dev):
+    """A language-model training loop that keeps its last positions' logits, cast to fp32, "for
+    the epoch's metrics" (~24 MiB, 16 times a second: ~0.4 GiB/s, slower than leak_a and _b)."""
+    vocab, d = 32000, 1024
+    emb = nn.Embedding(vocab, d).to(dev)
+    layer = nn.TransformerEncoderLayer(d, 16, 4 * d, batch_first=True, norm_first=True)
+    body = nn.TransformerEncoder(layer, 4).to(dev).train()
+    head = nn.Linear(d, vocab).to(dev)
+    params = list(emb.parameters()) + list(body.parameters()) + list(head.parameters())
+    opt = torch.optim.AdamW(params, lr=1e-4)
+    tokens = torch.randint(0, vocab, (16, 257), device=dev)
+    kept = []                                       # the leak: [16, 12, vocab] fp32 each
+    RATE = 16.0                                     # appends per second (~24 MiB each)
+
+    def step():
+        with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+            logits = head(body(emb(tokens[:, :-1])))
+            loss = F.cross_entropy(logits.reshape(-1, vocab).float(), tokens[:, 1:].reshape(-1))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss, logits
+
+    for _ in range(3):
+        step()
+    t_ready = ready()
+    onset_at = t_ready + 6.0
+    leaking = False
+    full = False
+    i = 0
+    while running():
+        loss, logits = step()
+        i += 1
+        now = time.time()
+        if not leaking and now >= onset_at:
+            mark("onset")
+            leaking = True
+            t_onset = now
+        if leaking and not full:
+            if free_bytes(dev) < 16 * GiB:
+                full = True
+                mark("note", msg="logits stopped growing at %.1f GiB" % (len(kept) * 16 * 12 * vocab * 4 / GiB))
+            elif len(kept) < int((now - t_onset) * RATE) + 1:
+                kept.append(logits[:, -12:].detach().float())
+        del logits
+        if i % 10 == 0:
+            loss.item()
+    torch.cuda.synchronize()
+    mark("note", msg="kept %.1f GiB of logits in %d appends" % (len(kept) * 16 * 12 * vocab * 4 / GiB, len(kept)))
+
+
+def spin_hang_c(dev):
+    """8 s of bf16 matmuls, then a Triton kernel on 8 blocks polling a flag in GPU memory that
+    no one sets (as a collective polls for a peer), relaunched every ~1.5 s. Falls back to
+    torch.cuda._sleep spread over 8 streams if Triton cannot compile here (noted)."""
+    a = torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16)
+    flag = torch.zeros(1, device=dev, dtype=torch.int32)
+    out = torch.zeros(8, device=dev, dtype=torch.int32)
+    try:
+        import triton
+        import triton.language as tl
+
+        @triton.jit
+        def poll(flag_ptr, out_ptr, n):
+            i = 0
+            seen = tl.load(flag_ptr, volatile=True)
+            while (seen == 0) & (i < n):
+                seen = tl.load(flag_ptr, volatile=True)
+                i += 1
+            tl.store(out_ptr + tl.program_id(0), i)
+
+        def spin(n):
+            poll[(8,)](flag, out, n)
+
+        spin(1000)
+        torch.cuda.synchronize()
+        t = time.time()
+        spin(2_000_000)
+        torch.cuda.synchronize()
+        per_iter = max(time.time() - t, 1e-4) / 2_000_000
+        how = "triton"
+    except Exception as e:                      # noqa: BLE001
+        mark("note", msg="triton unavailable (%s): _sleep instead" % str(e)[:200])
+        rate = 2e8 / _calibrate_spin(2e8)
+
+        def spin(n):
+            torch.cuda._sleep(int(n))
+
+        per_iter = 1.0 / rate
+        how = "_sleep"
+    for _ in range(20):
+        c = a @ a
+    t_ready = ready(spin=how, per_iter_ns=round(per_iter * 1e9, 3))
+    onset_at = t_ready + 8.0
+    while running() and time.time() < onset_at:
+        for _ in range(20):
+            c = a @ a
+        torch.cuda.synchronize()
+    mark("onset")
+    while True:
+        left = deadline() - time.time()
+        if left < 0.05:
+            break
+        spin(int(min(1.5, left) / per_iter))
+        torch.cuda.synchronize()
+    del c
+
+
 KINDS = {
     "healthy_transformer_bf16": healthy_transformer_bf16,
     "healthy_cnn_fp16": healthy_cnn_fp16,
@@ -1006,6 +1257,11 @@ KINDS = {
     "startup_bigload": startup_bigload,
     "healthy_unet_autotune": healthy_unet_autotune,
     "pageable_copy_c": pageable_copy_c,
+    "healthy_ckpt_c": healthy_ckpt_c,
+    "starved_tokenize_c": starved_tokenize_c,
+    "sync_c": sync_c,
+    "leak_c": leak_c,
+    "spin_hang_c": spin_hang_c,
 }
 
 

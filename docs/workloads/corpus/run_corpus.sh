@@ -1,7 +1,7 @@
 #!/bin/bash
 # Record one labelled corpus set on a machine with two GPUs.
 # usage (from the repository root): docs/workloads/corpus/run_corpus.sh SET OUTDIR INTERVAL
-#   SET: tune | holdout;  INTERVAL: the recorder's sampling interval, e.g. 250ms
+#   SET: tune | holdout | holdout2 | holdout3 (one GPU);  INTERVAL: the recorder's sampling interval, e.g. 250ms
 # Writes OUTDIR/SET.jsonl.gz (the recording), OUTDIR/SET-marks.jsonl (the jobs' marks),
 # OUTDIR/SET.log (the jobs' output).
 set -u
@@ -37,8 +37,15 @@ case "$SET" in
     LANE1=(pageable_copy_c:25)
     DUAL=(env:ddp_uneven_steps:40)
     ;;
+  holdout3)
+    # A third program of each single-GPU kind, written after the rules were done and recorded
+    # once on the one H200 lent that session (so no second lane and no two-GPU jobs).
+    LANE0=(healthy_ckpt_c:30 starved_tokenize_c:30 sync_c:30 leak_c:30 spin_hang_c:38)
+    LANE1=()
+    DUAL=()
+    ;;
   *)
-    echo "SET must be tune, holdout or holdout2, not '$SET'" >&2
+    echo "SET must be tune, holdout, holdout2 or holdout3, not '$SET'" >&2
     exit 2
     ;;
 esac
