@@ -1236,6 +1236,198 @@ def spin_hang_c(dev):
     del c
 
 
+# ------------------------------------------------------------- holdout4: healthy, but uneven
+# Healthy jobs with the irregularities real ones have (epoch boundaries, evaluation passes, a
+# second process on the GPU, memory-bound sparse work), written after the rules were done:
+# nothing may fire on any of them.
+
+class SynthImages(torch.utils.data.Dataset):
+    """uint8 images made per sample (little CPU): the loader keeps up, between epochs too."""
+
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i)
+        return torch.randint(0, 256, (3, 96, 96), dtype=torch.uint8, generator=g), i % 100
+
+
+def healthy_epochs_d(dev):
+    """Conv-net training over short epochs (~6 s) with 4 workers that are not persistent: each
+    epoch's end shuts them down and the next forks new ones (a stall of a second or so)."""
+    torch.backends.cudnn.benchmark = True
+    model = ConvBNNet().to(dev).to(memory_format=torch.channels_last).train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    loader = torch.utils.data.DataLoader(SynthImages(128 * 300), batch_size=128, num_workers=4,
+                                         persistent_workers=False, pin_memory=True,
+                                         worker_init_fn=_worker_init)
+
+    def step(xb, yb):
+        xb = xb.to(dev, non_blocking=True).float().div_(255).contiguous(memory_format=torch.channels_last)
+        yb = yb.to(dev, non_blocking=True)
+        with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+            loss = F.cross_entropy(model(xb), yb)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    it = iter(loader)
+    for _ in range(10):
+        step(*next(it))
+    del it
+    ready()
+    epochs, steps = 0, 0
+    while running():
+        for xb, yb in loader:
+            loss = step(xb, yb)
+            steps += 1
+            if steps % 50 == 0:
+                loss.item()
+            if not running():
+                break
+        epochs += 1
+    mark("note", msg="%d epochs, %d steps" % (epochs, steps))
+
+
+def healthy_eval_d(dev):
+    """Transformer training that evaluates every 8 s: 40 batches under no_grad, each one's
+    accuracy read back with .item() (a second or two of lighter, synchronous work)."""
+    d = 768
+    layer = nn.TransformerEncoderLayer(d, 12, 4 * d, batch_first=True)
+    enc = nn.TransformerEncoder(layer, 6).to(dev)
+    head = nn.Linear(d, 10).to(dev)
+    params = list(enc.parameters()) + list(head.parameters())
+    opt = torch.optim.AdamW(params, lr=1e-4)
+    x = torch.randn(24, 512, d, device=dev)
+    y = torch.randint(0, 10, (24,), device=dev)
+    xe = torch.randn(40, 8, 512, d, device=dev)
+    ye = torch.randint(0, 10, (40, 8), device=dev)
+
+    def step():
+        enc.train()
+        with torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+            loss = F.cross_entropy(head(enc(x).mean(1)), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    def evaluate():
+        enc.eval()
+        right = 0
+        with torch.no_grad(), torch.autocast(device_type="cuda", dtype=torch.bfloat16):
+            for b in range(40):
+                right += (head(enc(xe[b]).mean(1)).argmax(1) == ye[b]).sum().item()
+        return right / 320
+
+    for _ in range(5):
+        step()
+    evaluate()
+    ready()
+    last = time.time()
+    took = []
+    i = 0
+    while running():
+        loss = step()
+        i += 1
+        if i % 20 == 0:
+            loss.item()
+        if time.time() - last >= 8.0:
+            t = time.time()
+            evaluate()
+            took.append(round(time.time() - t, 2))
+            last = time.time()
+    mark("note", msg="evaluations took %s s" % took)
+
+
+_SIDE_PROCESS = r"""
+import sys, time, torch
+dev = torch.device("cuda", int(sys.argv[1]))
+m = torch.nn.Sequential(torch.nn.Linear(1024, 4096), torch.nn.GELU(), torch.nn.Linear(4096, 1024)).to(dev)
+m(torch.randn(4, 1024, device=dev)).sum().item()
+print("up", flush=True)
+end = time.time() + float(sys.argv[2])
+with torch.no_grad():
+    while time.time() < end:
+        m(torch.randn(4, 1024, device=dev)).sum().item()   # one small request, answered at once
+        time.sleep(0.02)
+"""
+
+
+def healthy_two_procs_d(dev):
+    """bf16 matmul training sharing the GPU with a second process that answers a small
+    inference request every ~20 ms (a notebook or a serving sidecar): two processes, one busy."""
+    import subprocess
+    side = subprocess.Popen([sys.executable, "-c", _SIDE_PROCESS, str(GPU), str(DURATION + 20)],
+                            stdout=subprocess.PIPE, text=True)
+    w = [torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16, requires_grad=True) for _ in range(3)]
+    opt = torch.optim.SGD(w, lr=1e-6)
+    x = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
+
+    def step():
+        h = x
+        for m in w:
+            h = torch.tanh(h @ m)
+        loss = h.float().pow(2).mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    for _ in range(3):
+        step()
+    side.stdout.readline()                        # the side process holds its context
+    ready()
+    i = 0
+    while running():
+        loss = step()
+        i += 1
+        if i % 10 == 0:
+            loss.item()
+    torch.cuda.synchronize()
+    side.terminate()
+    side.wait()
+
+
+def healthy_embbag_d(dev):
+    """Recommender-style training: 8 EmbeddingBag tables of 4 M rows x 128 (16 GiB) with sparse
+    gradients, 65536 samples x 64 lookups a table each step, and a small MLP: memory-bound
+    gathers and scatters, SMs far from full, DRAM busy."""
+    tables = nn.ModuleList([nn.EmbeddingBag(4_000_000, 128, mode="sum", sparse=True, device=dev)
+                            for _ in range(8)])
+    top = nn.Sequential(nn.Linear(8 * 128, 512), nn.ReLU(), nn.Linear(512, 1)).to(dev)
+    sparse_opt = torch.optim.SGD(tables.parameters(), lr=0.01)
+    dense_opt = torch.optim.AdamW(top.parameters(), lr=1e-3)
+    B, L = 65536, 64
+    offsets = torch.arange(0, B * L, L, device=dev)
+
+    def step():
+        feats = [t(torch.randint(0, 4_000_000, (B * L,), device=dev), offsets) for t in tables]
+        pred = top(torch.cat(feats, 1)).squeeze(1)
+        loss = F.binary_cross_entropy_with_logits(pred, torch.rand(B, device=dev))
+        sparse_opt.zero_grad(set_to_none=True)
+        dense_opt.zero_grad(set_to_none=True)
+        loss.backward()
+        sparse_opt.step()
+        dense_opt.step()
+        return loss
+
+    for _ in range(3):
+        step()
+    ready()
+    i = 0
+    while running():
+        loss = step()
+        i += 1
+        if i % 10 == 0:
+            loss.item()
+    mark("note", msg="%d steps" % i)
+
+
 KINDS = {
     "healthy_transformer_bf16": healthy_transformer_bf16,
     "healthy_cnn_fp16": healthy_cnn_fp16,
@@ -1262,6 +1454,10 @@ KINDS = {
     "sync_c": sync_c,
     "leak_c": leak_c,
     "spin_hang_c": spin_hang_c,
+    "healthy_epochs_d": healthy_epochs_d,
+    "healthy_eval_d": healthy_eval_d,
+    "healthy_two_procs_d": healthy_two_procs_d,
+    "healthy_embbag_d": healthy_embbag_d,
 }
 
 

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Record one labelled corpus set on a machine with two GPUs.
 # usage (from the repository root): docs/workloads/corpus/run_corpus.sh SET OUTDIR INTERVAL
-#   SET: tune | holdout | holdout2 | holdout3 (one GPU);  INTERVAL: the recorder's sampling interval, e.g. 250ms
+#   SET: tune | holdout | holdout2 | holdout3 | holdout4 (one GPU each);  INTERVAL: the recorder's sampling interval, e.g. 250ms
 # Writes OUTDIR/SET.jsonl.gz (the recording), OUTDIR/SET-marks.jsonl (the jobs' marks),
 # OUTDIR/SET.log (the jobs' output).
 set -u
@@ -44,8 +44,16 @@ case "$SET" in
     LANE1=()
     DUAL=()
     ;;
+  holdout4)
+    # Healthy jobs with the irregularities real ones have (epoch boundaries with workers
+    # forked anew, evaluation passes, a second process on the GPU, sparse memory-bound work):
+    # written after the rules were done, one GPU; nothing may fire.
+    LANE0=(healthy_epochs_d:35 healthy_eval_d:35 healthy_two_procs_d:30 healthy_embbag_d:30)
+    LANE1=()
+    DUAL=()
+    ;;
   *)
-    echo "SET must be tune, holdout, holdout2 or holdout3, not '$SET'" >&2
+    echo "SET must be tune, holdout, holdout2, holdout3 or holdout4, not '$SET'" >&2
     exit 2
     ;;
 esac
