@@ -330,7 +330,9 @@ fn score_corpus() -> BTreeMap<(String, &'static str), Vec<Score>> {
     out
 }
 
-const SET_ORDER: [&str; 6] = ["tune", "holdout", "holdout2", "holdout3", "holdout4", "earlier"];
+const SET_ORDER: [&str; 6] = [
+    "tune", "holdout", "holdout2", "holdout3", "holdout4", "earlier",
+];
 
 fn report(all: &BTreeMap<(String, &'static str), Vec<Score>>) -> String {
     let mut out = String::new();
