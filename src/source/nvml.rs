@@ -493,7 +493,7 @@ impl SlowDevice {
         let mut lost = None;
         let round = self.round;
         self.round += 1;
-        self.last.processes = self.processes(t, &mut lost, round % PROC_UTIL_EVERY == 0);
+        self.last.processes = self.processes(t, &mut lost, round.is_multiple_of(PROC_UTIL_EVERY));
         let d = &self.device;
         let r = &mut self.last;
         r.mem_used_bytes = read(t, "memory_info", &mut lost, || d.memory_info()).map(|m| m.used);
@@ -507,7 +507,7 @@ impl SlowDevice {
         r.pcie_width = read(t, "current_pcie_link_width", &mut lost, || {
             d.current_pcie_link_width()
         });
-        if round % ENERGY_EVERY == 0 {
+        if round.is_multiple_of(ENERGY_EVERY) {
             if let Some(mj) = read(t, "total_energy_consumption", &mut lost, || {
                 d.total_energy_consumption()
             }) {
