@@ -152,17 +152,47 @@ pub fn export_from_tui(obs: &StoreView, window_ms: u64) -> anyhow::Result<String
             .unwrap_or(&name)
     ));
     let md = write_new(&md_path, to_markdown(&snap))?;
-    Ok(format!(
-        "snapshot written: {} (+ {})",
-        json.display(),
-        md.file_name()
-            .map_or(String::new(), |n| n.to_string_lossy().into_owned())
-    ))
+    Ok(written_message(&json, &md))
+}
+
+/// "snapshot written: ./gpuwatch-snapshot-20261201-102444.json + .md": the Markdown file shares
+/// the JSON's stem, so naming it again only pushed the JSON's name out of an 80-column status
+/// line.
+fn written_message(json: &Path, md: &Path) -> String {
+    let md_name = md.file_name().unwrap_or_default().to_string_lossy();
+    let json_stem = json
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.split('.').next())
+        .unwrap_or_default();
+    let md_shown = md_name
+        .strip_prefix(json_stem)
+        .filter(|rest| !json_stem.is_empty() && *rest == ".md")
+        .map_or_else(|| md_name.to_string(), str::to_string);
+    format!("snapshot written: {} + {md_shown}", json.display())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_written_message_names_the_json_whole_within_80_columns() {
+        let json = Path::new("./gpuwatch-snapshot-20261201-102444.json");
+        let md = Path::new("./gpuwatch-snapshot-20261201-102444.md");
+        let msg = written_message(json, md);
+        assert_eq!(
+            msg,
+            "snapshot written: ./gpuwatch-snapshot-20261201-102444.json + .md"
+        );
+        assert!(msg.chars().count() <= 80);
+        let gz = Path::new("./gpuwatch-snapshot-20261201-102444-2.json.gz");
+        let md = Path::new("./gpuwatch-snapshot-20261201-102444-2.md");
+        assert!(written_message(gz, md).ends_with("-2.json.gz + .md"));
+        // A Markdown name that does not follow the JSON's is shown whole.
+        let other = written_message(json, Path::new("/t/other.md"));
+        assert!(other.ends_with(".json + other.md"), "{other}");
+    }
 
     #[test]
     fn suffixes_go_before_the_extension() {
