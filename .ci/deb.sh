@@ -2,27 +2,70 @@
 # Builds the .deb (man page, completions, systemd unit, binary) and checks what it installs.
 # The release workflow runs this for each target; .ci/run runs it for this machine's, so a
 # package that lost a file, or a man page that no longer renders, fails before a release does.
-#   bash .ci/deb.sh [--target TRIPLE]    -> target/gpuwatch-<TRIPLE or host>.deb
+#   bash .ci/deb.sh [--target TRIPLE] [--glibc 2.17]   -> target/gpuwatch-<TRIPLE or host>.deb
+# --glibc links with zig (cargo-zigbuild) against that glibc's symbols, so the binary runs on
+# every glibc since (CentOS 7, RHEL 8 and Ubuntu 18.04 GPU nodes among them; NVML is opened at
+# run time, so no static musl), and checks the binary asks for no newer symbol. It needs
+# cargo-zigbuild (installed here if missing) and zig (`pip install ziglang`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 target=""
-if [ "${1:-}" = "--target" ]; then target="$2"; fi
+glibc=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --target) target="$2"; shift 2 ;;
+    --glibc) glibc="$2"; shift 2 ;;
+    *) echo "deb.sh: unknown argument $1 (--target TRIPLE, --glibc VERSION)" >&2; exit 2 ;;
+  esac
+done
 host=$(rustc -vV | sed -n 's/^host: //p')
 triple=${target:-$host}
 deb="target/gpuwatch-$triple.deb"
 
 command -v cargo-deb >/dev/null 2>&1 || cargo install cargo-deb --locked --version 3.8.0
-cargo build --release --locked ${target:+--target "$target"}
+if [ -n "$glibc" ]; then
+  command -v cargo-zigbuild >/dev/null 2>&1 || cargo install cargo-zigbuild --locked --version 0.24.1
+  if ! command -v zig >/dev/null 2>&1 && ! python3 -m ziglang version >/dev/null 2>&1; then
+    echo "deb.sh: --glibc needs zig: pip install ziglang (or zig on PATH)" >&2
+    exit 1
+  fi
+  # cargo-zigbuild writes to target/TRIPLE/release, as --target does.
+  target=$triple
+  # Stripped as it links: cargo-deb's strip is this machine's, which cannot read another
+  # architecture's binary.
+  CARGO_PROFILE_RELEASE_STRIP=symbols cargo zigbuild --release --locked --target "$triple.$glibc"
+else
+  cargo build --release --locked ${target:+--target "$target"}
+fi
+bin="target/${target:+$target/}release/gpuwatch"
+if [ -n "$glibc" ]; then
+  newest=$(readelf -V "$bin" | grep -o 'Name: GLIBC_[0-9.]*' | sed 's/.*GLIBC_//' | sort -uV | tail -1)
+  if [ "$(printf '%s\n%s\n' "$newest" "$glibc" | sort -V | tail -1)" != "$glibc" ]; then
+    echo "deb.sh: $bin asks for glibc $newest, newer than $glibc" >&2
+    exit 1
+  fi
+  echo "deb.sh: $bin asks for glibc $newest at most"
+fi
 
-# The man page and completions come from a build for this machine: they are the same text for
-# every target, and a cross-built binary cannot run here.
+# The man page and completions are the same text for every target; a cross-built binary cannot
+# run here, so they come from a build for this machine then.
+gpuwatch() {
+  if [ "$triple" = "$host" ]; then "$bin" "$@"; else cargo run --quiet --release --locked -- "$@"; fi
+}
 mkdir -p target/assets
-cargo run --quiet --release --locked -- man > target/assets/gpuwatch.1
+gpuwatch man > target/assets/gpuwatch.1
 for sh in bash zsh fish; do
-  cargo run --quiet --release --locked -- completions "$sh" > "target/assets/gpuwatch.$sh"
+  gpuwatch completions "$sh" > "target/assets/gpuwatch.$sh"
 done
-cargo deb --no-build ${target:+--target "$target"} --output "$deb"
+# The glibc build's package depends on that glibc (a variant in Cargo.toml), not on this
+# machine's.
+cargo deb --no-build ${target:+--target "$target"} ${glibc:+--variant "glibc-$glibc" --no-strip} \
+  --output "$deb"
+if [ -n "$glibc" ] && [ "$(dpkg-deb -f "$deb" Depends)" != "libc6 (>= $glibc)" ]; then
+  echo "deb.sh: $deb depends on '$(dpkg-deb -f "$deb" Depends)', not libc6 (>= $glibc)" >&2
+  exit 1
+fi
 
 # What it installs, unpacked into a scratch root (no dpkg -i: CI need not own the machine).
 root=$(mktemp -d)

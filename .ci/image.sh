@@ -3,7 +3,8 @@
 # machine's release binary, and runs it: the command the image starts with parses, `serve` inside
 # it answers /healthz and /metrics on the host's loopback, and without a GPU it says what to do.
 # Needs root, buildah and (where no registry is reachable) debootstrap; .ci/run installs them.
-#   bash .ci/image.sh     (after `cargo build --release`, which .ci/deb.sh does)
+#   bash .ci/image.sh [BINARY]   (default target/release/gpuwatch; .ci/run passes the one
+#                                .ci/deb.sh built, as the release workflow packs it)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -33,7 +34,7 @@ fi
 
 arch=$(dpkg --print-architecture)
 mkdir -p "$tmp/ctx/$arch"
-cp target/release/gpuwatch "$tmp/ctx/$arch/"
+cp "${1:-target/release/gpuwatch}" "$tmp/ctx/$arch/gpuwatch"
 b bud -q --build-arg "TARGETARCH=$arch" -f docs/deploy/Dockerfile -t localhost/gpuwatch:ci "$tmp/ctx" >/dev/null
 ctr=$(b from localhost/gpuwatch:ci)
 
