@@ -622,3 +622,35 @@ fn a_reader_that_stops_early_ends_gpuwatch_quietly_and_env_flags_take_1() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The demo's processes carry secrets on their command lines; like /proc's, they are redacted
+/// as they are read, so the demo's screen and recordings hold none, and `--no-redact` keeps them.
+#[test]
+fn demo_command_lines_are_redacted_as_they_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let read = |extra: &[&str], name: &str| {
+        let file = dir.path().join(name);
+        let f = file.to_str().unwrap();
+        let mut args = vec![
+            "record",
+            "--demo=mixed",
+            "-o",
+            f,
+            "--duration",
+            "2s",
+            "--fast",
+        ];
+        args.extend_from_slice(extra);
+        let (code, _, err) = gpuwatch(&args);
+        assert_eq!(code, 0, "{err}");
+        std::fs::read_to_string(&file).unwrap()
+    };
+    let redacted = read(&[], "redacted.jsonl");
+    assert!(
+        !redacted.contains("sk-demo-123") && !redacted.contains("s3cr3t"),
+        "a secret reached the recording"
+    );
+    assert!(redacted.contains("--api-key=***") && redacted.contains("--token=***"));
+    let kept = read(&["--no-redact"], "kept.jsonl");
+    assert!(kept.contains("--api-key=sk-demo-123") && kept.contains("--token=s3cr3t"));
+}

@@ -261,7 +261,13 @@ fn device_info(index: usize, scenario: Scenario) -> DeviceInfo {
 fn host(cmdline: &str, cpu: f32, rss_gib: u64, ppid: Option<u32>, workers: usize) -> HostProcess {
     HostProcess {
         name: "python3".into(),
-        cmdline: cmdline.into(),
+        // Read as /proc is read (host.rs): redacted unless --no-redact, so the demo shows what
+        // a real machine would, and its recordings hold no secret either.
+        cmdline: if crate::redact::redacting() {
+            crate::redact::redact(cmdline)
+        } else {
+            cmdline.into()
+        },
         user: Some("alice".into()),
         cpu_pct: Some(cpu),
         rss_bytes: Some(rss_gib * GIB),
