@@ -125,11 +125,13 @@ pub fn record(
     );
     let mut rec = Recorder::create(out, &header, force)?;
     let mut sampler = Sampler::new(source);
+    // A --fast demo recording ends on its own in a moment; a live one runs until stopped.
     eprintln!(
-        "recording {} GPU(s) every {} to {} (Ctrl-C stops)",
+        "recording {} GPU(s) every {} to {}{}",
         header.devices.len(),
         humantime::format_duration(interval),
-        out.display()
+        out.display(),
+        if fast { "" } else { " (Ctrl-C stops)" }
     );
     let plan = Plan {
         pace: if fast { Pace::Fast } else { Pace::Real },
@@ -193,6 +195,7 @@ pub fn diagnose(
         worst: findings.iter().map(|f| f.severity).max(),
         findings,
         judging: found.pending().cloned().collect(),
+        replay: view.is_replay(),
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&d)?);

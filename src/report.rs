@@ -21,6 +21,10 @@ pub struct Diagnosis<'a> {
     /// GPUs whose rules had not covered their windows when the run ended (too short a
     /// `--for`, or a process that had just started): "no findings" there is not "all clear".
     pub judging: Vec<Judging>,
+    /// Read from a recording: a GPU not judged in full needs a longer recording, not `--for`
+    /// (which a replay does not take).
+    #[serde(skip)]
+    pub replay: bool,
 }
 
 impl Diagnosis<'_> {
@@ -118,11 +122,12 @@ fn diagnosis_text_raw(d: &Diagnosis, history: &History) -> String {
         let pending = d.judging.iter().find(|j| j.device == i);
         match (mine.is_empty(), pending) {
             (true, Some(j)) => {
-                let _ = writeln!(
-                    out,
-                    "  not judged in full: {}; run longer (`--for`)",
-                    judging_text(j)
-                );
+                let advice = if d.replay {
+                    "the recording ends too soon: record longer"
+                } else {
+                    "run longer (`--for`)"
+                };
+                let _ = writeln!(out, "  not judged in full: {}; {advice}", judging_text(j));
             }
             (true, None) => {
                 let _ = writeln!(out, "  no findings");

@@ -167,6 +167,7 @@ pub fn findings_json(view: &StoreView) -> String {
         worst: findings.iter().map(|f| f.severity).max(),
         findings,
         judging: found.pending().cloned().collect(),
+        replay: view.is_replay(),
     };
     serde_json::to_string_pretty(&d).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
 }

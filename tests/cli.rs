@@ -23,7 +23,8 @@ fn missing_driver_exits_2_with_advice_and_no_panic() {
     let (code, _, err) = gpuwatch(&["devices", "--nvml-lib", "/nonexistent/libnvidia-ml.so.1"]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("could not load libnvidia-ml.so.1") && err.contains("gpuwatch --demo"),
+        err.contains("could not load /nonexistent/libnvidia-ml.so.1")
+            && err.contains("gpuwatch --demo"),
         "{err}"
     );
     assert!(
@@ -653,4 +654,33 @@ fn demo_command_lines_are_redacted_as_they_are_read() {
     assert!(redacted.contains("--api-key=***") && redacted.contains("--token=***"));
     let kept = read(&["--no-redact"], "kept.jsonl");
     assert!(kept.contains("--api-key=sk-demo-123") && kept.contains("--token=s3cr3t"));
+}
+
+/// A recording shorter than the rules' windows is "not judged in full" (exit 3), and the advice
+/// is a longer recording: `--for` is refused with `--replay`.
+#[test]
+fn a_short_recording_asks_for_a_longer_recording_not_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("short.jsonl");
+    let f = file.to_str().unwrap();
+    let (code, _, err) = gpuwatch(&[
+        "record",
+        "--demo=healthy",
+        "-o",
+        f,
+        "--duration",
+        "4s",
+        "--fast",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, _) = gpuwatch(&["diagnose", "--replay", f]);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("not judged in full") && out.contains("record longer"),
+        "{out}"
+    );
+    assert!(!out.contains("--for"), "{out}");
+    let (code, out, _) = gpuwatch(&["diagnose", "--demo=healthy", "--for", "4s"]);
+    assert_eq!(code, 3, "{out}");
+    assert!(out.contains("run longer (`--for`)"), "{out}");
 }

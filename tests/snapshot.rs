@@ -213,14 +213,17 @@ fn never_overwrites_and_adds_a_suffix() {
 
 #[test]
 fn unwritable_directory_is_a_clear_error() {
-    let err = snapshot::write_new(Path::new("/proc/gpuwatch-no/snap.json"), "x")
-        .unwrap_err()
-        .to_string();
+    let err = anyhow::Error::from(
+        snapshot::write_new(Path::new("/proc/gpuwatch-no/snap.json"), "x").unwrap_err(),
+    );
+    // As main and the monitor print errors, with the chain: the cause said once.
+    let err = format!("{err:#}");
     assert!(
         err.contains("cannot write a snapshot in /proc/gpuwatch-no")
             && err.contains("writable place"),
         "{err}"
     );
+    assert_eq!(err.matches("No such file").count(), 1, "{err}");
 }
 
 #[test]

@@ -300,9 +300,14 @@ fn missing_nvml_library_says_what_it_means_and_what_to_try() {
     .err()
     .expect("no library there");
     let msg = err.to_string();
-    assert!(msg.contains("could not load libnvidia-ml.so.1"), "{msg}");
+    // The path the user gave is named, and the advice is not to pass one.
     assert!(
-        msg.contains("NVIDIA driver")
+        msg.contains("could not load /nonexistent/libnvidia-ml.so.1, given with --nvml-lib"),
+        "{msg}"
+    );
+    assert!(!msg.contains("pass --nvml-lib"), "{msg}");
+    assert!(
+        msg.contains("driver's libnvidia-ml.so.1")
             && msg.contains("gpuwatch --demo")
             && msg.contains("gpuwatch replay FILE"),
         "{msg}"

@@ -15,9 +15,9 @@ pub fn write_new(path: &Path, text: impl AsRef<[u8]>) -> Result<PathBuf, Snapsho
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."))
         .to_path_buf();
-    let err = |source| SnapshotError::Write {
+    let err = |io| SnapshotError::Write {
         dir: dir.clone(),
-        source,
+        io,
     };
     let (tmp, mut f) = create_temp(&dir).map_err(err)?;
     let written = f.write_all(text.as_ref()).and_then(|()| f.sync_all());
@@ -143,7 +143,7 @@ pub fn export_from_tui(obs: &StoreView, window_ms: u64) -> anyhow::Result<String
     let name = format!("gpuwatch-snapshot-{}", crate::text::stamp(snap.taken_at_ms));
     let text = to_json(&snap);
     let path = dir.join(format!("{name}.{}", json_extension(&text)));
-    let json = write_new(&path, json_for(&path, &text))?;
+    let json = write_new(&path, json_for(&path, &text)).map_err(in_the_monitor)?;
     let md_path = dir.join(format!(
         "{}.md",
         json.file_name()
@@ -151,8 +151,26 @@ pub fn export_from_tui(obs: &StoreView, window_ms: u64) -> anyhow::Result<String
             .and_then(|n| n.split('.').next())
             .unwrap_or(&name)
     ));
-    let md = write_new(&md_path, to_markdown(&snap))?;
+    let md = write_new(&md_path, to_markdown(&snap)).map_err(in_the_monitor)?;
     Ok(written_message(&json, &md))
+}
+
+/// A write error as the monitor's status line says it, after "export failed: ": the folder, the
+/// cause without its errno, and the one setting that helps there (the monitor has no -o), short
+/// enough for 80 columns.
+fn in_the_monitor(e: SnapshotError) -> anyhow::Error {
+    match e {
+        SnapshotError::Write { dir, io } => {
+            let cause = io.to_string();
+            let cause = cause
+                .split(" (os error")
+                .next()
+                .unwrap_or_default()
+                .to_lowercase();
+            anyhow::anyhow!("{}: {cause} (set GPUWATCH_SNAPSHOT_DIR)", dir.display())
+        }
+        other @ SnapshotError::Read { .. } => other.into(),
+    }
 }
 
 /// "snapshot written: ./gpuwatch-snapshot-20261201-102444.json + .md": the Markdown file shares
@@ -192,6 +210,27 @@ mod tests {
         // A Markdown name that does not follow the JSON's is shown whole.
         let other = written_message(json, Path::new("/t/other.md"));
         assert!(other.ends_with(".json + other.md"), "{other}");
+    }
+
+    #[test]
+    fn a_write_error_in_the_monitor_names_the_folder_and_the_setting_once() {
+        let e = write_new(Path::new("/proc/gpuwatch-no/snap.json"), "x").unwrap_err();
+        let msg = format!("export failed: {:#}", in_the_monitor(e));
+        assert_eq!(
+            msg,
+            "export failed: /proc/gpuwatch-no: no such file or directory (set GPUWATCH_SNAPSHOT_DIR)"
+        );
+        // A read-only folder, as a user meets it: the whole message fits an 80-column line.
+        let denied = SnapshotError::Write {
+            dir: PathBuf::from("/srv/ro"),
+            io: std::io::Error::from_raw_os_error(libc::EACCES),
+        };
+        let msg = format!("export failed: {:#}", in_the_monitor(denied));
+        assert_eq!(
+            msg,
+            "export failed: /srv/ro: permission denied (set GPUWATCH_SNAPSHOT_DIR)"
+        );
+        assert!(msg.chars().count() <= 80, "{msg}");
     }
 
     #[test]

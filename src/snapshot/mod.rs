@@ -171,11 +171,9 @@ fn private_process(p: &ProcessSample, policy: CmdlinePolicy, include_host: bool)
 
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
-    #[error("cannot write a snapshot in {dir}: {source}. Choose a writable place with -o (or GPUWATCH_SNAPSHOT_DIR in the monitor)")]
-    Write {
-        dir: PathBuf,
-        source: std::io::Error,
-    },
+    /// The cause is part of the message and not a `source`, so `{:#}` does not say it twice.
+    #[error("cannot write a snapshot in {dir}: {io}. Choose a writable place with -o")]
+    Write { dir: PathBuf, io: std::io::Error },
     #[error("cannot read snapshot {path}: {reason}")]
     Read { path: PathBuf, reason: String },
 }

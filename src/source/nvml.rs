@@ -45,6 +45,13 @@ pub enum NvmlInitError {
     )]
     LibraryMissing(String),
     #[error(
+        "could not load {path}, given with --nvml-lib ({why}).\n\
+         Point --nvml-lib at the driver's libnvidia-ml.so.1 (`ldconfig -p | grep libnvidia-ml` \
+         shows where it is), or leave it out to use the loader path.\n\
+         Without a GPU, try `gpuwatch --demo` or `gpuwatch replay FILE`."
+    )]
+    LibraryNotAt { path: String, why: String },
+    #[error(
         "the NVIDIA driver is installed but its kernel module is not loaded.\n\
          Load it (`sudo modprobe nvidia`) or check `dmesg` for why it failed; meanwhile try `gpuwatch --demo`."
     )]
@@ -162,7 +169,17 @@ impl NvmlSource {
             builder.lib_path(OsStr::new(p.as_os_str()));
         }
         // Leaked on purpose: one handle for the life of the program, borrowed by every Device.
-        let nvml: &'static Nvml = Box::leak(Box::new(builder.init().map_err(NvmlInitError::from)?));
+        let started = builder
+            .init()
+            .map_err(|e| match (NvmlInitError::from(e), lib_path) {
+                // The user's own path failed: advice to pass one would send them in a circle.
+                (NvmlInitError::LibraryMissing(why), Some(p)) => NvmlInitError::LibraryNotAt {
+                    path: p.display().to_string(),
+                    why,
+                },
+                (other, _) => other,
+            })?;
+        let nvml: &'static Nvml = Box::leak(Box::new(started));
         let count = nvml.device_count().map_err(NvmlInitError::from)?;
         if count == 0 {
             return Err(NvmlInitError::NoGpus.into());

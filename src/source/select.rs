@@ -19,7 +19,8 @@ pub enum SelectError {
         item: String,
         count: usize,
     },
-    #[error("{from} names {item}, which is no GPU here. The GPUs here: {here}")]
+    /// One GPU a line: a UUID and a bus id each, eight of them, do not fit one.
+    #[error("{from} names {item}, which is no GPU here. The GPUs here:\n  {here}")]
     NoMatch {
         from: &'static str,
         item: String,
@@ -130,7 +131,7 @@ impl Selection {
                 return Err(SelectError::NoMatch {
                     from: self.from,
                     item: item.clone(),
-                    here: here.join(", "),
+                    here: here.join("\n  "),
                 });
             }
             keep[hits[0]] = true;
@@ -192,7 +193,7 @@ mod tests {
         assert_eq!(Selection::all().pick(&g), Ok(vec![0, 1, 2, 3]));
         let err = pick(&["7"]).unwrap_err().to_string();
         assert!(
-            err.starts_with("-i names 7, which is no GPU here. The GPUs here: 0 GPU-0a1b2c3d"),
+            err.starts_with("-i names 7, which is no GPU here. The GPUs here:\n  0 GPU-0a1b2c3d"),
             "{err}"
         );
         assert!(pick(&["GPU-"]).is_err(), "too short a prefix names nothing");
