@@ -145,6 +145,24 @@ fn help_lists_every_key() {
     assert_eq!(st.view, View::Main);
 }
 
+/// At 80×24 the help does not fit: End shows its last lines and Home its first, as the overlay
+/// says, and neither closes it.
+#[test]
+fn home_and_end_move_the_help_without_closing_it() {
+    let obs = observed_sim(Scenario::Healthy, 1, 5);
+    let mut st = AppState::new(true);
+    keys(&mut st, &obs, &[Key::Char('?')]);
+    let top = text(&draw(&mut st, &obs, 80, 24));
+    keys(&mut st, &obs, &[Key::End]);
+    assert_eq!(st.view, View::Help, "End closed the help");
+    let bottom = text(&draw(&mut st, &obs, 80, 24));
+    assert_ne!(top, bottom, "End did not move the help");
+    assert!(st.help_scroll > 0);
+    keys(&mut st, &obs, &[Key::Home]);
+    assert_eq!((st.view, st.help_scroll), (View::Help, 0));
+    assert_eq!(text(&draw(&mut st, &obs, 80, 24)), top);
+}
+
 #[test]
 fn too_small_a_terminal_gets_a_message() {
     let obs = observed_sim(Scenario::Healthy, 1, 5);

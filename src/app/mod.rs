@@ -391,7 +391,7 @@ impl AppState {
         }
     }
 
-    /// In the help overlay the arrows scroll it; any other key closes it.
+    /// In the help overlay the arrows, pages, Home and End scroll it; any other key closes it.
     fn help_key(&mut self, key: Key) {
         let max = self.hits.help_max;
         match key {
@@ -399,6 +399,9 @@ impl AppState {
             Key::Down | Key::Char('j') => self.help_scroll = (self.help_scroll + 1).min(max),
             Key::PageUp => self.help_scroll = self.help_scroll.saturating_sub(10),
             Key::PageDown => self.help_scroll = (self.help_scroll + 10).min(max),
+            // The overlay lists Home and End among the keys that move: they move it too.
+            Key::Home => self.help_scroll = 0,
+            Key::End => self.help_scroll = max,
             _ => {
                 self.view = View::Main;
                 self.help_scroll = 0;

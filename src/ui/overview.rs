@@ -231,34 +231,38 @@ fn badge<'a>(dev: &DeviceHistory, obs: &StoreView, theme: &Theme) -> Span<'a> {
     if let DeviceStatus::Lost { .. } = dev.status {
         return Span::styled("‼ LOST", theme.severity(crate::rules::Severity::Critical));
     }
-    match obs.findings().worst_on(dev.info.index) {
-        Some(f) => {
-            let more = obs
-                .findings()
-                .active_on(dev.info.index)
-                .count()
-                .saturating_sub(1);
-            let extra = if more > 0 {
-                format!(" +{more}")
-            } else {
-                String::new()
-            };
-            Span::styled(
-                format!("{} {}{extra}", f.severity.marker(), f.rule.to_uppercase()),
-                theme.severity(f.severity),
-            )
-        }
-        // Not "ok" before the rules could judge: a hang looks fine for its first seconds.
-        None => match obs
-            .findings()
-            .judging(dev.info.index)
-            .filter(|j| j.pending())
-        {
-            Some(j) => Span::styled(
-                format!("… {}/{}s", j.covered_ms / 1000, j.needed_ms / 1000),
-                theme.dim(),
-            ),
-            None => Span::styled("✓ ok", theme.dim()),
-        },
+    let index = dev.info.index;
+    if let Some(f) = obs.findings().worst_on(index) {
+        let more = obs.findings().active_on(index).count().saturating_sub(1);
+        let extra = if more > 0 {
+            format!(" +{more}")
+        } else {
+            String::new()
+        };
+        return Span::styled(
+            format!("{} {}{extra}", f.severity.marker(), f.rule.to_uppercase()),
+            theme.severity(f.severity),
+        );
     }
+    // The straggler another GPU's hang waits for looks idle and fine on its own: say so.
+    if let Some(f) = hang_waiting_on(index, obs) {
+        return Span::styled("◀ CULPRIT", theme.severity(f.severity));
+    }
+    // Not "ok" before the rules could judge: a hang looks fine for its first seconds.
+    match obs.findings().judging(index).filter(|j| j.pending()) {
+        Some(j) => Span::styled(
+            format!("… {}/{}s", j.covered_ms / 1000, j.needed_ms / 1000),
+            theme.dim(),
+        ),
+        None => Span::styled("✓ ok", theme.dim()),
+    }
+}
+
+/// An open finding on another GPU that names this one as its culprit.
+fn hang_waiting_on(index: u32, obs: &StoreView) -> Option<&crate::rules::Finding> {
+    obs.findings()
+        .active()
+        .iter()
+        .filter(|f| f.device != index)
+        .find(|f| f.culprit.as_ref().is_some_and(|c| c.device == index))
 }
