@@ -283,8 +283,9 @@ pub enum Command {
         #[command(flatten)]
         judge: JudgeArgs,
     },
-    /// Print a shell completion script: `gpuwatch completions bash > /etc/bash_completion.d/gpuwatch`
-    /// (zsh: into a directory of $fpath as _gpuwatch; fish: ~/.config/fish/completions/gpuwatch.fish).
+    /// Print a shell completion script (the .deb installs all three). For one user: bash into
+    /// ~/.local/share/bash-completion/completions/gpuwatch, zsh as _gpuwatch in a folder of
+    /// $fpath (loaded by `compinit`), fish into ~/.config/fish/completions/gpuwatch.fish.
     #[command(after_help = EXIT_PLAIN)]
     Completions {
         #[arg(value_enum)]
