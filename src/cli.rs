@@ -51,7 +51,8 @@ const ENVIRONMENT: &str = "Environment:
 pub struct LiveArgs {
     /// Show simulated GPUs instead of real ones: healthy, membound, starved, hang, sync, powercap,
     /// thermal, pcie, idle-mem, leak, idle, mixed (default), lost, straggler.
-    #[arg(long, num_args = 0..=1, default_missing_value = "mixed", value_name = "SCENARIO", value_parser = parse_scenario)]
+    #[arg(long, num_args = 0..=1, default_missing_value = "mixed", value_name = "SCENARIO",
+          value_parser = scenario_parser(), hide_possible_values = true)]
     pub demo: Option<Scenario>,
     /// Number of simulated GPUs for --demo (1 to 64).
     #[arg(long, requires = "demo", value_parser = clap::value_parser!(u16).range(1..=64))]
@@ -406,8 +407,14 @@ fn parse_speed(s: &str) -> Result<f64, String> {
     }
 }
 
-fn parse_scenario(s: &str) -> Result<Scenario, String> {
-    s.parse()
+/// The scenario names as clap's possible values, so completions offer them and a typo gets a
+/// "similar value" tip; the help lists them in its own words.
+fn scenario_parser() -> impl clap::builder::TypedValueParser<Value = Scenario> {
+    use clap::builder::TypedValueParser;
+    let names = crate::source::sim::SCENARIOS.map(|(name, _)| name);
+    clap::builder::PossibleValuesParser::new(names)
+        // Only names from the list get here, and each parses.
+        .map(|name: String| name.parse().unwrap_or(Scenario::Mixed))
 }
 
 #[cfg(test)]

@@ -155,7 +155,19 @@ fn bad_flags_are_refused_with_the_reason() {
     assert!(err.contains("outside 50ms to 10s"), "{err}");
     let (code, _, err) = gpuwatch(&["--demo=volcano"]);
     assert_eq!(code, 2);
-    assert!(err.contains("unknown scenario 'volcano'"), "{err}");
+    assert!(
+        err.contains("invalid value 'volcano' for '--demo")
+            && err.contains("possible values: healthy"),
+        "{err}"
+    );
+    let (_, _, err) = gpuwatch(&["--demo=hnag"]);
+    assert!(err.contains("a similar value exists: 'hang'"), "{err}");
+    // The completion scripts offer the scenarios.
+    let (_, bash, _) = gpuwatch(&["completions", "bash"]);
+    assert!(
+        bash.contains("straggler"),
+        "bash completion lacks the scenarios"
+    );
 }
 
 #[test]
