@@ -17,7 +17,12 @@ mod dur {
     }
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         let s = String::deserialize(d)?;
-        humantime::parse_duration(&s).map_err(serde::de::Error::custom)
+        // humantime alone says "expected number at 0": name what was given and what works.
+        humantime::parse_duration(&s).map_err(|e| {
+            serde::de::Error::custom(format!(
+                "\"{s}\" is not a duration ({e}); write one as \"30s\", \"2m\" or \"1m 30s\""
+            ))
+        })
     }
 }
 
@@ -329,6 +334,15 @@ mod tests {
         std::fs::write(&p, "[thresholds]\nmem_full_pct = 140\n").unwrap();
         let e = Config::load(Some(&p), true).unwrap_err().to_string();
         assert!(e.contains("mem_full_pct"), "{e}");
+        // A duration that is none says what was given and how to write one.
+        std::fs::write(&p, "[thresholds]\nhang_window = \"banana\"\n").unwrap();
+        let e = Config::load(Some(&p), true).unwrap_err().to_string();
+        assert!(
+            e.contains("hang_window")
+                && e.contains("\"banana\" is not a duration")
+                && e.contains("\"30s\""),
+            "{e}"
+        );
     }
 
     #[test]
