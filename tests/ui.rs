@@ -166,10 +166,28 @@ fn home_and_end_move_the_help_without_closing_it() {
 #[test]
 fn too_small_a_terminal_gets_a_message() {
     let obs = observed_sim(Scenario::Healthy, 1, 5);
-    let screen = text(&draw(&mut AppState::new(true), &obs, 60, 20));
+    let mut st = AppState::new(true);
+    let screen = text(&draw(&mut st, &obs, 60, 20));
     assert!(
         screen.contains("needs at least 80×24") && screen.contains("60×20"),
         "{screen}"
+    );
+    // Keys typed at the message do not act on the screen nobody sees; q still quits.
+    let effects = keys(&mut st, &obs, &[Key::Char('?'), Key::Tab, Key::Char('q')]);
+    assert_eq!(st.view, View::Main, "? opened the help behind the message");
+    assert!(
+        matches!(
+            effects.as_slice(),
+            [Effect::None, Effect::None, Effect::Quit]
+        ),
+        "{effects:?}"
+    );
+    draw(&mut st, &obs, 80, 24);
+    keys(&mut st, &obs, &[Key::Char('?')]);
+    assert_eq!(
+        st.view,
+        View::Help,
+        "keys act again once it is large enough"
     );
 }
 

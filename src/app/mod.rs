@@ -171,6 +171,9 @@ pub struct HitAreas {
     pub findings_max: usize,
     pub process_findings_max: usize,
     pub help_max: usize,
+    /// The terminal was too small to draw anything but the "enlarge it" message: keys other
+    /// than quitting would act on a screen nobody sees.
+    pub too_small: bool,
 }
 
 #[allow(clippy::struct_excessive_bools)] // independent switches of the screen
@@ -286,6 +289,13 @@ impl AppState {
     fn key(&mut self, key: Key, obs: &StoreView) -> Effect {
         if matches!(key, Key::Ctrl('c')) {
             return Effect::Quit;
+        }
+        if self.hits.too_small {
+            return if matches!(key, Key::Char('q')) {
+                Effect::Quit
+            } else {
+                Effect::None
+            };
         }
         if self.kill.is_some() {
             return self.kill_prompt_key(key);

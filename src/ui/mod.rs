@@ -53,7 +53,10 @@ pub fn render(frame: &mut Frame, state: &AppState, obs: &StoreView) -> HitAreas 
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
         let msg = format!("gpuwatch needs at least {MIN_WIDTH}×{MIN_HEIGHT}; this terminal is {}×{}. Enlarge it, or press q to quit.", area.width, area.height);
         frame.render_widget(Paragraph::new(msg).wrap(Wrap { trim: true }), area);
-        return HitAreas::default();
+        return HitAreas {
+            too_small: true,
+            ..HitAreas::default()
+        };
     }
     let [head, body, status] = Layout::vertical([
         Constraint::Length(1),
