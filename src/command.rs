@@ -259,8 +259,14 @@ pub fn snapshot(source: Box<dyn Source>, config: &Config, args: &SnapshotArgs) -
     }
     let written = write_new(path, &bytes)?;
     let found = snap.findings.active.len() + snap.findings.recent.len();
+    // Snapshots never overwrite (record asks for --force instead): say why the name changed.
+    let renamed = if written == path {
+        String::new()
+    } else {
+        format!(" ({} exists; snapshots never overwrite)", path.display())
+    };
     eprintln!(
-        "snapshot of {} GPU(s), {} s, {found} finding(s) written to {}",
+        "snapshot of {} GPU(s), {} s, {found} finding(s) written to {}{renamed}",
         snap.devices.len(),
         snap.window_ms / 1000,
         written.display()

@@ -268,7 +268,10 @@ fn the_binary_snapshots_and_diagnoses_the_snapshot_again() {
     );
     let (code, _, err) = gpuwatch(&["snapshot", "--demo=hang", "-o", f]);
     assert_eq!(code, 0);
-    assert!(err.contains("hang-1.json"), "no overwrite: {err}");
+    assert!(
+        err.contains("hang-1.json") && err.contains("hang.json exists; snapshots never overwrite"),
+        "no overwrite, and the renaming said: {err}"
+    );
     let (code, out, _) = gpuwatch(&["diagnose", "--replay", f]);
     assert_eq!(code, 1, "{out}");
     assert!(out.contains("CRITICAL [hang]"), "{out}");
