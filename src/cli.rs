@@ -384,9 +384,16 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 }
 
 fn parse_interval(s: &str) -> Result<Duration, String> {
-    let d = parse_duration(s)?;
+    // clap names --interval even when the value came from the environment: say where it did.
+    let from_env = std::env::var("GPUWATCH_INTERVAL").is_ok_and(|v| v == s);
+    let place = if from_env {
+        " (from GPUWATCH_INTERVAL)"
+    } else {
+        ""
+    };
+    let d = parse_duration(s).map_err(|e| format!("{e}{place}"))?;
     if d < Duration::from_millis(50) || d > Duration::from_secs(10) {
-        return Err(format!("{s} is outside 50ms to 10s"));
+        return Err(format!("{s} is outside 50ms to 10s{place}"));
     }
     Ok(d)
 }

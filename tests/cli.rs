@@ -153,6 +153,17 @@ fn bad_flags_are_refused_with_the_reason() {
     let (code, _, err) = gpuwatch(&["--demo", "--interval", "10ms"]);
     assert_eq!(code, 2);
     assert!(err.contains("outside 50ms to 10s"), "{err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
+        .args(["diagnose", "--demo", "--for", "1s"])
+        .env("GPUWATCH_INTERVAL", "abc")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        err.contains("'abc' is not a duration") && err.contains("(from GPUWATCH_INTERVAL)"),
+        "{err}"
+    );
     let (code, _, err) = gpuwatch(&["--demo=volcano"]);
     assert_eq!(code, 2);
     assert!(
