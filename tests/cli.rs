@@ -489,9 +489,11 @@ fn gpus_are_chosen_by_index_uuid_bus_id_or_cuda_visible_devices_and_keep_their_n
     };
     assert_eq!(listed(&["-i", "5,2"], None).1, ["2", "5"]);
     assert_eq!(
-        listed(&["--id", "GPU-5a1d0000-0000-4000-8000-000000000007"], None).1,
+        listed(&["--id", "GPU-5a1d0007-0000-4000-8000-000000000007"], None).1,
         ["7"]
     );
+    // The short form README shows: the first eight digits.
+    assert_eq!(listed(&["-i", "GPU-5a1d0003"], None).1, ["3"]);
     assert_eq!(listed(&["-i", "0000:28:00.0"], None).1, ["1"]);
     assert_eq!(listed(&["--cuda-visible"], Some("6,1")).1, ["1", "6"]);
     assert_eq!(listed(&["--cuda-visible"], None).1.len(), 8, "unset: all");

@@ -235,7 +235,9 @@ impl SimSource {
 fn device_info(index: usize, scenario: Scenario) -> DeviceInfo {
     DeviceInfo {
         index: index as u32,
-        uuid: format!("GPU-5a1d0000-0000-4000-8000-{index:012x}"),
+        // Each differs in its first eight digits, so `-i GPU-5a1d0003`, the short form README
+        // shows, can be tried on the demo.
+        uuid: format!("GPU-5a1d{index:04x}-0000-4000-8000-{index:012x}"),
         name: "NVIDIA H200 (simulated)".into(),
         pci_bus_id: format!("00000000:{:02X}:00.0", 0x18 + index * 0x10),
         memory_total_bytes: Some(MEM_TOTAL),
