@@ -144,13 +144,7 @@ pub fn export_from_tui(obs: &StoreView, window_ms: u64) -> anyhow::Result<String
     let text = to_json(&snap);
     let path = dir.join(format!("{name}.{}", json_extension(&text)));
     let json = write_new(&path, json_for(&path, &text)).map_err(in_the_monitor)?;
-    let md_path = dir.join(format!(
-        "{}.md",
-        json.file_name()
-            .and_then(|n| n.to_str())
-            .and_then(|n| n.split('.').next())
-            .unwrap_or(&name)
-    ));
+    let md_path = dir.join(format!("{}.md", stem(&json).unwrap_or(&name)));
     let md = write_new(&md_path, to_markdown(&snap)).map_err(in_the_monitor)?;
     Ok(written_message(&json, &md))
 }
@@ -178,16 +172,16 @@ fn in_the_monitor(e: SnapshotError) -> anyhow::Error {
 /// line.
 fn written_message(json: &Path, md: &Path) -> String {
     let md_name = md.file_name().unwrap_or_default().to_string_lossy();
-    let json_stem = json
-        .file_name()
-        .and_then(|n| n.to_str())
-        .and_then(|n| n.split('.').next())
-        .unwrap_or_default();
-    let md_shown = md_name
-        .strip_prefix(json_stem)
-        .filter(|rest| !json_stem.is_empty() && *rest == ".md")
-        .map_or_else(|| md_name.to_string(), str::to_string);
+    // The Markdown is the JSON's twin unless its own name was taken and it got a suffix.
+    let twin = stem(json).is_some_and(|s| !s.is_empty() && md_name == format!("{s}.md"));
+    let md_shown = if twin { ".md".into() } else { md_name };
     format!("snapshot written: {} + {md_shown}", json.display())
+}
+
+/// A snapshot file's name before its first dot: "gpuwatch-snapshot-20261201-102444-2" for
+/// ….json or ….json.gz.
+fn stem(path: &Path) -> Option<&str> {
+    path.file_name()?.to_str()?.split('.').next()
 }
 
 #[cfg(test)]
