@@ -5,8 +5,8 @@
 #   bash .ci/deb.sh [--target TRIPLE] [--glibc 2.17]   -> target/gpuwatch-<TRIPLE or host>.deb
 # --glibc links with zig (cargo-zigbuild) against that glibc's symbols, so the binary runs on
 # every glibc since (CentOS 7, RHEL 8 and Ubuntu 18.04 GPU nodes among them; NVML is opened at
-# run time, so no static musl), and checks the binary asks for no newer symbol. It needs
-# cargo-zigbuild (installed here if missing) and zig (`pip install ziglang`).
+# run time, so no static musl), and checks the binary asks for no newer symbol. Installs what it
+# lacks: cargo-deb, and for --glibc cargo-zigbuild and zig (PyPI's ziglang, with pip).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -27,25 +27,25 @@ command -v cargo-deb >/dev/null 2>&1 || cargo install cargo-deb --locked --versi
 if [ -n "$glibc" ]; then
   command -v cargo-zigbuild >/dev/null 2>&1 || cargo install cargo-zigbuild --locked --version 0.24.1
   if ! command -v zig >/dev/null 2>&1 && ! python3 -m ziglang version >/dev/null 2>&1; then
-    echo "deb.sh: --glibc needs zig: pip install ziglang (or zig on PATH)" >&2
-    exit 1
+    python3 -m pip install --quiet ziglang==0.17.1 || {
+      echo "deb.sh: --glibc needs zig: pip install ziglang==0.17.1 (or zig on PATH)" >&2
+      exit 1
+    }
   fi
-  # cargo-zigbuild writes to target/TRIPLE/release, as --target does.
-  target=$triple
   # Stripped as it links: cargo-deb's strip is this machine's, which cannot read another
-  # architecture's binary.
+  # architecture's binary. cargo-zigbuild writes to target/TRIPLE/release, as --target does.
   CARGO_PROFILE_RELEASE_STRIP=symbols cargo zigbuild --release --locked --target "$triple.$glibc"
-else
-  cargo build --release --locked ${target:+--target "$target"}
-fi
-bin="target/${target:+$target/}release/gpuwatch"
-if [ -n "$glibc" ]; then
+  target=$triple
+  bin="target/$triple/release/gpuwatch"
   newest=$(readelf -V "$bin" | grep -o 'Name: GLIBC_[0-9.]*' | sed 's/.*GLIBC_//' | sort -uV | tail -1)
   if [ "$(printf '%s\n%s\n' "$newest" "$glibc" | sort -V | tail -1)" != "$glibc" ]; then
     echo "deb.sh: $bin asks for glibc $newest, newer than $glibc" >&2
     exit 1
   fi
   echo "deb.sh: $bin asks for glibc $newest at most"
+else
+  cargo build --release --locked ${target:+--target "$target"}
+  bin="target/${target:+$target/}release/gpuwatch"
 fi
 
 # The man page and completions are the same text for every target; a cross-built binary cannot
