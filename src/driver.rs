@@ -30,6 +30,101 @@ pub fn stop_flag() -> Result<Arc<AtomicBool>> {
     Ok(flag)
 }
 
+/// Where the loop's waits and wall time come from: the system's clock, or a test's, so that a
+/// test can let minutes pass without waiting for them.
+pub trait Clock: Send + Sync {
+    fn now(&self) -> Instant;
+    /// Sleeps until `at`, returning early once `stop` is set (noticed within 200 ms).
+    fn sleep_until(&self, at: Instant, stop: &AtomicBool);
+}
+
+/// The system's monotonic clock.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> Instant {
+        Instant::now()
+    }
+    fn sleep_until(&self, at: Instant, stop: &AtomicBool) {
+        while !stop.load(Ordering::Relaxed) {
+            let now = Instant::now();
+            if now >= at {
+                return;
+            }
+            std::thread::sleep((at - now).min(Duration::from_millis(200)));
+        }
+    }
+}
+
+/// A clock whose time moves only when the loop sleeps: each sleep ends at once, the clock
+/// jumped to its end (as tokio's paused time does). Minutes of pacing pass in microseconds, and
+/// a test waits for a span of the loop's time to pass instead of sleeping.
+#[derive(Debug)]
+pub struct VirtualClock {
+    start: Instant,
+    elapsed: Mutex<Duration>,
+    moved: std::sync::Condvar,
+}
+
+impl Default for VirtualClock {
+    fn default() -> Self {
+        VirtualClock {
+            start: Instant::now(),
+            elapsed: Mutex::new(Duration::ZERO),
+            moved: std::sync::Condvar::new(),
+        }
+    }
+}
+
+impl VirtualClock {
+    /// How far the clock has moved since it was made.
+    #[must_use]
+    pub fn elapsed(&self) -> Duration {
+        *self
+            .elapsed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+    /// Waits until the clock has moved `by` past where it is now; false if that took more than
+    /// `limit` of real time (the loop stopped sleeping).
+    pub fn wait_passed(&self, by: Duration, limit: Duration) -> bool {
+        let guard = self
+            .elapsed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let until = *guard + by;
+        let (guard, _) = self
+            .moved
+            .wait_timeout_while(guard, limit, |e| *e < until)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *guard >= until
+    }
+}
+
+impl Clock for VirtualClock {
+    fn now(&self) -> Instant {
+        self.start + self.elapsed()
+    }
+    fn sleep_until(&self, at: Instant, stop: &AtomicBool) {
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        let mut e = self
+            .elapsed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *e = (*e).max(at.saturating_duration_since(self.start));
+        drop(e);
+        self.moved.notify_all();
+        // A loop that only sleeps (paused, or at its end) must not starve the test's thread.
+        std::thread::yield_now();
+    }
+}
+
+/// How often a paused replay, or one waiting at its end, looks for a seek.
+const POLL: Duration = Duration::from_millis(50);
+
 /// How fast to go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pace {
@@ -111,12 +206,12 @@ impl Playback {
         Some(self.seek_to.swap(NO_SEEK, Ordering::Relaxed)).filter(|t| *t != NO_SEEK)
     }
     /// Waits for a seek (or `stop`), the state of a replay that played to its end.
-    fn wait_for_seek(&self, stop: &AtomicBool) -> Option<u64> {
+    fn wait_for_seek(&self, stop: &AtomicBool, clock: &dyn Clock) -> Option<u64> {
         while !stop.load(Ordering::Relaxed) {
             if let Some(t) = self.take_seek() {
                 return Some(t);
             }
-            std::thread::sleep(Duration::from_millis(50));
+            clock.sleep_until(clock.now() + POLL, stop);
         }
         None
     }
@@ -151,24 +246,42 @@ pub fn drive(
     stop: &AtomicBool,
     sink: impl FnMut(Taken) -> Result<()>,
 ) -> Result<Ran> {
-    drive_controlled(sampler, plan, stop, None, sink, || {})
+    let control = Control {
+        stop,
+        playback: None,
+        clock: &SystemClock,
+    };
+    drive_controlled(sampler, plan, &control, sink, || {})
 }
 
-/// `drive`, with a replay's pause and seeks asked through `playback`. With a playback, the end
-/// of the source calls `at_end` and waits for a seek back (or `stop`) instead of returning.
+/// What steers a run from outside: the stop flag, a replay's pause and seeks, and the clock its
+/// waits use.
+pub struct Control<'a> {
+    pub stop: &'a AtomicBool,
+    pub playback: Option<&'a Playback>,
+    pub clock: &'a dyn Clock,
+}
+
+/// `drive`, with a replay's pause and seeks asked through `control.playback`. With a playback,
+/// the end of the source calls `at_end` and waits for a seek back (or `stop`) instead of
+/// returning.
 pub fn drive_controlled(
     sampler: &mut Sampler,
     plan: &Plan,
-    stop: &AtomicBool,
-    playback: Option<&Playback>,
+    control: &Control,
     mut sink: impl FnMut(Taken) -> Result<()>,
     mut at_end: impl FnMut(),
 ) -> Result<Ran> {
+    let Control {
+        stop,
+        playback,
+        clock,
+    } = *control;
     let pacing = sampler.source().pacing();
     let interval = sampler.source().interval();
     let recorded = matches!(pacing, Pacing::Recorded { .. });
     let mut ran = Ran::default();
-    let mut next = Instant::now();
+    let mut next = clock.now();
     // While a seek is under way: the sample time to play to without waiting.
     let mut fast_to: Option<u64> = None;
     let mut restart = false;
@@ -183,26 +296,26 @@ pub fn drive_controlled(
                 fast_to = Some(target);
             }
             if fast_to.is_none() && pb.paused() {
-                sleep_until(Instant::now() + Duration::from_millis(50), stop);
-                next = Instant::now();
+                clock.sleep_until(clock.now() + POLL, stop);
+                next = clock.now();
                 continue;
             }
         }
-        let started = Instant::now();
+        let started = clock.now();
         if sampler.step()? == Sampled::End {
             ran.ended = true;
             fast_to = None;
             let Some(pb) = playback else { break };
             at_end();
             // The seek that ends the wait is handled where every seek is, at the loop's top.
-            let Some(target) = pb.wait_for_seek(stop) else {
+            let Some(target) = pb.wait_for_seek(stop, clock) else {
                 break;
             };
             pb.seek(target);
-            next = Instant::now();
+            next = clock.now();
             continue;
         }
-        let took = started.elapsed();
+        let took = clock.now().saturating_duration_since(started);
         let t = sampler.tick().t_ms;
         let first = *ran.first_ms.get_or_insert(t);
         if plan
@@ -225,7 +338,7 @@ pub fn drive_controlled(
         if let Some(target) = fast_to {
             if t >= target {
                 fast_to = None;
-                next = Instant::now();
+                next = clock.now();
             }
             continue;
         }
@@ -234,25 +347,14 @@ pub fn drive_controlled(
             continue;
         }
         next += delay(sampler.source().pacing(), interval, prev, t);
-        let now = Instant::now();
+        let now = clock.now();
         if next > now {
-            sleep_until(next, stop);
+            clock.sleep_until(next, stop);
         } else if !recorded {
             next = now; // fell behind (a slow NVML call): do not burst to catch up
         }
     }
     Ok(ran)
-}
-
-/// Sleeps until `at` in slices, so that a stop is noticed within 200 ms.
-fn sleep_until(at: Instant, stop: &AtomicBool) {
-    while !stop.load(Ordering::Relaxed) {
-        let now = Instant::now();
-        if now >= at {
-            return;
-        }
-        std::thread::sleep((at - now).min(Duration::from_millis(200)));
-    }
 }
 
 /// How long to wait before reading the next tick.
@@ -273,10 +375,22 @@ fn delay(pacing: Pacing, interval: Duration, prev_t_ms: Option<u64>, t_ms: u64) 
 /// worker) until `stop` is set or the source ends, feeding `store`. `wake` is called after each
 /// tick has been taken in, and once more at the end (the screen redraws there).
 pub fn spawn(
+    sampler: Sampler,
+    store: Arc<Mutex<Store>>,
+    stop: Arc<AtomicBool>,
+    playback: Option<Arc<Playback>>,
+    wake: impl FnMut() + Send + 'static,
+) -> std::io::Result<std::thread::JoinHandle<()>> {
+    spawn_with_clock(sampler, store, stop, playback, Arc::new(SystemClock), wake)
+}
+
+/// `spawn`, its waits on `clock`.
+pub fn spawn_with_clock(
     mut sampler: Sampler,
     store: Arc<Mutex<Store>>,
     stop: Arc<AtomicBool>,
     playback: Option<Arc<Playback>>,
+    clock: Arc<dyn Clock>,
     wake: impl FnMut() + Send + 'static,
 ) -> std::io::Result<std::thread::JoinHandle<()>> {
     std::thread::Builder::new()
@@ -288,11 +402,15 @@ pub fn spawn(
             let plan = Plan::until_stopped(Pace::Real);
             let can_rewind = sampler.source().can_rewind();
             let replay = playback.is_some();
+            let control = Control {
+                stop: &stop,
+                playback: playback.as_deref(),
+                clock: clock.as_ref(),
+            };
             let ran = drive_controlled(
                 &mut sampler,
                 &plan,
-                &stop,
-                playback.as_deref(),
+                &control,
                 |taken| {
                     let mut s = store.lock().map_err(|_| anyhow!("the screen crashed"))?;
                     if taken.restart {
@@ -382,7 +500,8 @@ mod tests {
         )))
     }
 
-    /// Simulated time runs fast only when asked; in real time, 4 ticks at 50 ms take ~150 ms.
+    /// Simulated time runs fast only when asked: 4 ticks at 50 ms wait 4 intervals of the
+    /// loop's clock; fast, the clock never moves.
     #[test]
     fn simulated_time_is_paced_unless_fast() {
         let stop = AtomicBool::new(false);
@@ -391,14 +510,25 @@ mod tests {
             span: None,
             ticks: Some(4),
         };
-        let started = Instant::now();
-        let ran = drive(&mut sim(50), &plan(Pace::Real), &stop, |_| Ok(())).unwrap();
-        assert_eq!(ran.ticks, 4);
-        assert!(started.elapsed() >= Duration::from_millis(140));
-        let started = Instant::now();
-        let ran = drive(&mut sim(5_000), &plan(Pace::Fast), &stop, |_| Ok(())).unwrap();
-        assert_eq!((ran.ticks, ran.seconds()), (4, 15.0));
-        assert!(started.elapsed() < Duration::from_secs(2));
+        let run = |interval_ms, pace| {
+            let clock = VirtualClock::default();
+            let control = Control {
+                stop: &stop,
+                playback: None,
+                clock: &clock,
+            };
+            let ran = drive_controlled(
+                &mut sim(interval_ms),
+                &plan(pace),
+                &control,
+                |_| Ok(()),
+                || {},
+            )
+            .unwrap();
+            (ran.ticks, ran.seconds(), clock.elapsed())
+        };
+        assert_eq!(run(50, Pace::Real), (4, 0.15, Duration::from_millis(200)));
+        assert_eq!(run(5_000, Pace::Fast), (4, 15.0, Duration::ZERO));
     }
 
     #[test]

@@ -1,16 +1,18 @@
 //! A replay's seeks and pause, through the real driver and store: going back opens the file
 //! again and plays to the asked moment without waiting; the end waits for a seek instead of
-//! ending the sampling thread; a stream cannot go back and says so.
+//! ending the sampling thread; a stream cannot go back and says so. The sampling thread runs
+//! on a virtual clock and tells the test of each tick it takes in, so nothing here sleeps to
+//! wait for it.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use gpuwatch::app::{Action, AppState, Effect, Key};
 use gpuwatch::config::Thresholds;
-use gpuwatch::driver::{spawn, Playback, TO_END};
+use gpuwatch::driver::{spawn_with_clock, Playback, VirtualClock, TO_END};
 use gpuwatch::sampler::Sampler;
 use gpuwatch::source::replay::ReplaySource;
 use gpuwatch::source::Source;
@@ -39,16 +41,39 @@ fn tick_times(path: &Path) -> Vec<u64> {
     src.read_all().unwrap().iter().map(|t| t.t_ms).collect()
 }
 
-/// Waits until `done` holds for the store's view (at most 20 s).
-fn wait_view(store: &Mutex<Store>, what: &str, done: impl Fn(&StoreView) -> bool) -> StoreView {
-    let start = Instant::now();
-    loop {
-        let view = store.lock().unwrap().view();
-        if done(&view) {
-            return view;
+/// Counts the sampling thread's wake-ups (one per tick taken in, one at the end), so a test can
+/// wait for the next one instead of polling.
+#[derive(Default)]
+struct Wakes {
+    count: Mutex<u64>,
+    changed: Condvar,
+}
+
+impl Wakes {
+    fn wake(&self) {
+        *self.count.lock().unwrap() += 1;
+        self.changed.notify_all();
+    }
+    /// Waits until `done` holds for the store's view, looking again at each wake-up (at most
+    /// 20 s of real time).
+    fn wait_view(
+        &self,
+        store: &Mutex<Store>,
+        what: &str,
+        done: impl Fn(&StoreView) -> bool,
+    ) -> StoreView {
+        let start = Instant::now();
+        loop {
+            let seen = *self.count.lock().unwrap();
+            let view = store.lock().unwrap().view();
+            if done(&view) {
+                return view;
+            }
+            let left = Duration::from_secs(20).saturating_sub(start.elapsed());
+            assert!(!left.is_zero(), "never {what}");
+            let guard = self.count.lock().unwrap();
+            drop(self.changed.wait_timeout_while(guard, left, |c| *c == seen));
         }
-        assert!(start.elapsed() < Duration::from_secs(20), "never {what}");
-        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -85,22 +110,34 @@ fn seeking_back_at_the_end_plays_again_to_that_moment_and_waits_there_when_pause
     let path = plain_recording(dir.path());
     let times = tick_times(&path);
     let (first, last) = (times[0], *times.last().unwrap());
-    // As fast as the driver goes: the recording plays to its end at once.
-    let src = ReplaySource::open(&path, 1e6).unwrap();
+    // At the recorded pace, on a clock that moves only when the sampling thread waits: the
+    // recording plays to its end at once, and a pause can be shown to last minutes.
+    let src = ReplaySource::open(&path, 1.0).unwrap();
     let store = Arc::new(Mutex::new(
         Store::new(&src, Duration::from_secs(3600), Thresholds::default()).unwrap(),
     ));
     let stop = Arc::new(AtomicBool::new(false));
     let playback = Arc::new(Playback::new());
-    let thread = spawn(
+    let clock = Arc::new(VirtualClock::default());
+    let wakes = Arc::new(Wakes::default());
+    let w = wakes.clone();
+    let thread = spawn_with_clock(
         Sampler::new(Box::new(src)),
         store.clone(),
         stop.clone(),
         Some(playback.clone()),
-        || {},
+        clock.clone(),
+        move || w.wake(),
     )
     .unwrap();
-    let end = wait_view(&store, "ended", StoreView::ended);
+    let wait_view = |what: &str, done: fn(&StoreView) -> bool| wakes.wait_view(&store, what, done);
+    let end = wait_view("ended", StoreView::ended);
+    assert!(
+        clock.elapsed() >= Duration::from_millis(last - first),
+        "played at the recorded pace: {:?} of waits for {} ms of recording",
+        clock.elapsed(),
+        last - first
+    );
     assert_eq!(end.history().latest_ms(), Some(last));
     let pos = end.position().expect("a replay says where it is");
     assert_eq!(
@@ -115,7 +152,7 @@ fn seeking_back_at_the_end_plays_again_to_that_moment_and_waits_there_when_pause
     playback.set_paused(true);
     let target = first + 60_000;
     playback.seek(target);
-    let at = wait_view(&store, "back at 60 s", |v| {
+    let at = wakes.wait_view(&store, "back at 60 s", |v| {
         !v.ended() && v.history().latest_ms().is_some_and(|t| t >= target)
     });
     let expect = times.iter().filter(|t| **t <= target).count() as u64;
@@ -126,24 +163,28 @@ fn seeking_back_at_the_end_plays_again_to_that_moment_and_waits_there_when_pause
         expect + u64::from(landed > target),
         "history started again: only the ticks up to the target are in it"
     );
-    std::thread::sleep(Duration::from_millis(300));
+    // Ten minutes of the sampling thread's time pass, paused: not one more tick.
+    assert!(
+        clock.wait_passed(Duration::from_secs(600), Duration::from_secs(20)),
+        "the paused thread stopped waiting"
+    );
     let still = store.lock().unwrap().view();
     assert_eq!(
-        still.history().latest_ms(),
-        Some(landed),
+        (still.history().latest_ms(), still.history().ticks()),
+        (Some(landed), at.history().ticks()),
         "paused: it waits"
     );
 
     // Playing again runs to the end; a seek to the end from the middle gets there too.
     playback.set_paused(false);
-    wait_view(&store, "ended again", StoreView::ended);
+    wait_view("ended again", StoreView::ended);
     playback.seek(first);
     playback.set_paused(true);
-    wait_view(&store, "at the start", |v| {
+    wakes.wait_view(&store, "at the start", |v| {
         v.history().latest_ms() == Some(first) && !v.ended()
     });
     playback.seek(TO_END);
-    let again = wait_view(&store, "at the end by seek", StoreView::ended);
+    let again = wait_view("at the end by seek", StoreView::ended);
     assert_eq!(again.history().latest_ms(), Some(last));
     assert_eq!(
         again.findings().active().len() + again.findings().cleared().len(),
