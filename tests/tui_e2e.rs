@@ -1,27 +1,12 @@
 //! End to end: the real binary in tmux on a replay of the H200 recording. Opens a process,
 //! quits, and checks the screen and that the terminal was restored. Needs tmux (.ci/run
-//! installs it).
+//! installs it and runs these `#[ignore]`d tests).
+
+mod common;
 
 use std::process::Command;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
-
-/// Without tmux these tests cannot run. On CI (CI set) that is a failure, since .ci/run installs
-/// tmux; elsewhere (a fresh machine running README's `cargo test`) the test says so and passes.
-fn tmux_available() -> bool {
-    let ok = Command::new("tmux")
-        .arg("-V")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !ok {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "tmux is missing on CI: .ci/run should have installed it"
-        );
-        eprintln!("SKIPPED: tmux is not installed (apt-get install tmux) — the terminal end-to-end test did not run");
-    }
-    ok
-}
 
 struct Tmux {
     session: String,
@@ -106,10 +91,9 @@ impl Drop for Tmux {
 }
 
 #[test]
+#[ignore = "needs tmux: .ci/run installs it"]
 fn replay_open_a_process_and_quit_restores_the_terminal() {
-    if !tmux_available() {
-        return;
-    }
+    common::require("tmux");
     let bin = env!("CARGO_BIN_EXE_gpuwatch");
     let rec = concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -183,10 +167,9 @@ fn signal(pid: i32, signal: i32) {
 }
 
 #[test]
+#[ignore = "needs tmux: .ci/run installs it"]
 fn sigterm_restores_the_terminal() {
-    if !tmux_available() {
-        return;
-    }
+    common::require("tmux");
     let (t, pid) = demo_with_pid("sigterm");
     signal(pid, libc::SIGTERM);
     let screen = t.wait_for("gpuwatch-exit=");
@@ -218,10 +201,9 @@ impl Tmux {
 }
 
 #[test]
+#[ignore = "needs tmux: .ci/run installs it"]
 fn sigtstp_gives_the_terminal_back_and_sigcont_takes_it_again() {
-    if !tmux_available() {
-        return;
-    }
+    common::require("tmux");
     let (t, pid) = demo_with_pid("sigtstp");
     signal(pid, libc::SIGTSTP);
     t.wait_alternate(false);
@@ -253,10 +235,9 @@ fn sigtstp_gives_the_terminal_back_and_sigcont_takes_it_again() {
 /// show HANG; the findings pane scrolls by lines down to its last line; a click on a GPU row
 /// selects that GPU.
 #[test]
+#[ignore = "needs tmux: .ci/run installs it"]
 fn at_80x24_the_mixed_demo_shows_every_gpu_and_the_findings_scroll_to_the_end() {
-    if !tmux_available() {
-        return;
-    }
+    common::require("tmux");
     let bin = env!("CARGO_BIN_EXE_gpuwatch");
     let t = Tmux::start("small", &format!("{bin} --demo; sleep 30"), 80, 24);
     // The demo needs its hang window (8 s of simulated time, in real time) to say HANG.
@@ -287,10 +268,9 @@ fn at_80x24_the_mixed_demo_shows_every_gpu_and_the_findings_scroll_to_the_end() 
 }
 
 #[test]
+#[ignore = "needs tmux: .ci/run installs it"]
 fn a_snapshot_opens_at_its_end_and_seeks_back_and_forth_at_80x24() {
-    if !tmux_available() {
-        return;
-    }
+    common::require("tmux");
     let bin = env!("CARGO_BIN_EXE_gpuwatch");
     let snap = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/examples/h200-hang.json");
     let t = Tmux::start(
@@ -320,10 +300,9 @@ fn a_snapshot_opens_at_its_end_and_seeks_back_and_forth_at_80x24() {
 }
 
 #[test]
+#[ignore = "needs tmux: .ci/run installs it"]
 fn no_mouse_leaves_the_mouse_to_the_terminal_and_color_flags_win_over_no_color() {
-    if !tmux_available() {
-        return;
-    }
+    common::require("tmux");
     let bin = env!("CARGO_BIN_EXE_gpuwatch");
     // SGR colour codes 30-37/90-97 (foreground) or 38;5 / 38;2 (256 / true colour).
     let coloured = |s: &str| {

@@ -136,21 +136,17 @@ pub fn mixed_metrics(extras: gpuwatch::serve::Extras) -> String {
     gpuwatch::serve::metrics_text_with(&store.view(), "h", false, extras).unwrap()
 }
 
-/// The path of `name` on PATH, or `None`. Under CI (`.ci/run` installs every tool the tests
-/// use) a missing tool fails the test instead of skipping it.
-pub fn tool(name: &str) -> Option<String> {
+/// The path of `name` on PATH. Tests that call this are `#[ignore = "needs NAME …"]`: README's
+/// `cargo test` lists them as ignored on a machine without the tool, and `.ci/run` installs it
+/// and runs them with `--ignored`, where a missing tool fails the test with what to install.
+pub fn require(name: &str) -> String {
     let found = std::process::Command::new("sh")
         .args(["-c", &format!("command -v {name}")])
         .output()
         .ok()
-        .filter(|o| o.status.success())
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
-    if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "{name} is not installed: .ci/run installs it"
-        );
-        eprintln!("{name} not installed: skipping what needs it");
-    }
-    found
+        .filter(|o| o.status.success());
+    let Some(out) = found else {
+        panic!("{name} is not installed: this test needs it (`bash .ci/run` installs it)");
+    };
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
