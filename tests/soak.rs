@@ -9,10 +9,17 @@ use gpuwatch::rules::Engine;
 use gpuwatch::source::sim::{Scenario, SimSource};
 use gpuwatch::source::Source;
 
+/// Resident memory, from `/proc/self/status`'s `VmRSS` (kB whatever the page size: statm counts
+/// pages, which are 64 KiB on some aarch64 kernels, a release target).
 fn rss_bytes() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
-    let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
-    pages * 4096
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().strip_suffix("kB"))
+        .and_then(|v| v.trim().parse().ok())
+        .expect("/proc/self/status has VmRSS in kB");
+    kb * 1024
 }
 
 #[test]
