@@ -34,6 +34,9 @@ const EXIT_DIAGNOSE: &str = "Exit status: 0 nothing of warning or worse found; 1
 worse found; 3 nothing found, but some GPU could not be judged in full (run it longer); \
 2 an error (the message says what to do).";
 
+const EXIT_STACKS: &str = "Exit status: 0 every process was read; 1 some process could not \
+be read (not permitted, not Python, gone: the message says which and what to do); 2 an error.";
+
 /// Every environment variable gpuwatch reads, for `--help`.
 const ENVIRONMENT: &str = "Environment:
   GPUWATCH_INTERVAL         --interval
@@ -44,6 +47,7 @@ const ENVIRONMENT: &str = "Environment:
   GPUWATCH_SNAPSHOT_DIR     where `e` in the monitor writes snapshots (default: here)
   GPUWATCH_SNAPSHOT_NO_HOST `e` leaves host name, user names and paths out (1)
   GPUWATCH_NO_MOUSE         --no-mouse (1, true, yes or on)
+  GPUWATCH_NO_STACKS        --no-stacks (1, true, yes or on)
   NO_COLOR                  no colours unless --color always (any value)";
 
 /// Where live samples come from: real GPUs through NVML, or simulated ones.
@@ -78,6 +82,10 @@ pub struct LiveArgs {
     /// (its numbers are taken as nvidia-smi's: set CUDA_DEVICE_ORDER=PCI_BUS_ID for CUDA to agree).
     #[arg(long, conflicts_with = "id")]
     pub cuda_visible: bool,
+    /// Never read the GPU processes' Python stacks (read by default as evidence while a hang,
+    /// starved, sync or transfer finding is being judged; needs ptrace permission).
+    #[arg(long, env = "GPUWATCH_NO_STACKS", value_parser = clap::builder::BoolishValueParser::new())]
+    pub no_stacks: bool,
 }
 
 /// How the monitor keeps and draws what it sees.
@@ -236,6 +244,23 @@ pub enum Command {
         live: LiveArgs,
         #[command(flatten)]
         judge: JudgeArgs,
+    },
+    /// Where each GPU process's Python threads are: their stacks, read from outside (py-spy)
+    /// without stopping them, and what the frames mean (data loading, host sync, collective…).
+    #[command(after_help = EXIT_STACKS)]
+    Stacks {
+        /// A process to read (any Python process of yours); default: every process on the GPUs
+        /// (-i chooses which).
+        #[arg(conflicts_with_all = ["demo", "id", "cuda_visible"])]
+        pid: Option<u32>,
+        /// Reads per process, 100 ms apart.
+        #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..=600))]
+        samples: u32,
+        /// Print JSON (the bursts as recordings keep them) instead of text.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        live: LiveArgs,
     },
     /// Sample (or replay) headlessly and print the diagnosis. Exit status: 0 nothing found, 1 a
     /// warning or worse found, 3 nothing found but some GPU not judged in full (run longer), 2 error.

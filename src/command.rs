@@ -124,7 +124,22 @@ pub fn record(
         interval.as_millis() as u64,
     );
     let mut rec = Recorder::create(out, &header, force)?;
-    let mut sampler = Sampler::new(source);
+    // The rules run beside the recording only to say whose stacks to read, as the monitor
+    // does, so that a replay of the file judges with the evidence the live run had.
+    let stacks = crate::sampler::stack_link(source.as_ref());
+    let mut judge = match &stacks {
+        Some(link) => Some(
+            Store::new(
+                source.as_ref(),
+                Duration::from_secs(900),
+                crate::config::Thresholds::default(),
+            )
+            .map_err(anyhow::Error::msg)?
+            .with_stacks(Some(link.clone())),
+        ),
+        None => None,
+    };
+    let mut sampler = Sampler::new(source).with_stacks(stacks);
     // A --fast demo recording ends on its own in a moment; a live one runs until stopped.
     eprintln!(
         "recording {} GPU(s) every {} to {}{}",
@@ -139,6 +154,9 @@ pub fn record(
         ticks: None,
     };
     let ran = drive(&mut sampler, &plan, &stop, |taken| {
+        if let Some(store) = judge.as_mut() {
+            store.absorb(taken.tick, taken.cost);
+        }
         Ok(rec.write(taken.tick)?)
     })?;
     eprintln!("wrote {} ticks to {}", ran.ticks, out.display());
@@ -159,9 +177,11 @@ fn observe(
     }
     // Keep at least 15 minutes, as the monitor does, so a long window is judged whole.
     let span = duration.max(Duration::from_secs(900));
-    let mut store =
-        Store::new(source.as_ref(), span, config.thresholds.clone()).map_err(anyhow::Error::msg)?;
-    let mut sampler = Sampler::new(source);
+    let stacks = crate::sampler::stack_link(source.as_ref());
+    let mut store = Store::new(source.as_ref(), span, config.thresholds.clone())
+        .map_err(anyhow::Error::msg)?
+        .with_stacks(stacks.clone());
+    let mut sampler = Sampler::new(source).with_stacks(stacks);
     let plan = Plan {
         pace: Pace::Fast,
         span: (!replaying).then_some(duration),
@@ -278,4 +298,104 @@ pub fn snapshot(source: Box<dyn Source>, config: &Config, args: &SnapshotArgs) -
 /// ends the process quietly, as it does `ls` or `grep`.
 pub fn stop_on_broken_pipe() {
     crate::sys::die_on_broken_pipe();
+}
+
+/// `gpuwatch stacks`: reads `pid`, or every process on the GPUs of `source`, `samples` times
+/// (100 ms apart, all processes at once) and prints where each one's Python threads are.
+/// Returns the exit code: 1 when some process could not be read.
+pub fn stacks(
+    source: Option<Box<dyn Source>>,
+    pid: Option<u32>,
+    samples: u32,
+    json: bool,
+) -> Result<i32> {
+    use crate::model::stack::StackOutcome;
+    let targets: Vec<(Option<u32>, u32, String)> = match (pid, source) {
+        (Some(pid), _) => vec![(None, pid, String::new())],
+        (None, Some(source)) => gpu_processes(source)?,
+        (None, None) => anyhow::bail!("give a PID, or GPUs to read the processes of"),
+    };
+    if targets.is_empty() {
+        eprintln!("no process holds a context on the chosen GPUs: nothing to read (give a PID to read any Python process)");
+        return Ok(0);
+    }
+    let plan = crate::stack::Plan {
+        samples,
+        every: Duration::from_millis(100),
+        children: true,
+    };
+    let bursts: Vec<_> = std::thread::scope(|scope| {
+        let handles: Vec<_> = targets
+            .iter()
+            .map(|(_, pid, _)| {
+                scope.spawn(move || {
+                    let mut reader = crate::stack::reader::Reader::default();
+                    crate::stack::sample(&mut reader, *pid, &plan, crate::model::now_ms)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .map_err(|_| anyhow::anyhow!("reading stacks failed"))
+            })
+            .collect::<Result<_>>()
+    })?;
+    let unread = bursts
+        .iter()
+        .filter(|b| b.outcome != StackOutcome::Read)
+        .count();
+    if json {
+        println!("{}", serde_json::to_string_pretty(&bursts)?);
+    } else {
+        let mut out = std::io::stdout().lock();
+        for ((gpu, pid, what), b) in targets.iter().zip(&bursts) {
+            let gpu = gpu.map_or(String::new(), |g| format!("GPU {g} · "));
+            writeln!(out, "{gpu}pid {pid}{what}")?;
+            write!(out, "{}", crate::report::burst_text(b, "  "))?;
+        }
+    }
+    std::io::stdout().flush()?;
+    Ok(i32::from(unread > 0))
+}
+
+/// The processes on `source`'s GPUs (GPU, pid, " · name (user)"), waiting up to 3 s for NVML's
+/// first process list.
+fn gpu_processes(source: Box<dyn Source>) -> Result<Vec<(Option<u32>, u32, String)>> {
+    if !source.pids_are_local() {
+        anyhow::bail!(
+            "{}'s processes are not this machine's: `gpuwatch stacks PID` reads a Python process running here",
+            source.label()
+        );
+    }
+    let devices: Vec<u32> = source.devices().iter().map(|d| d.index).collect();
+    let mut sampler = Sampler::new(source);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let mut found = Vec::new();
+    let plan = Plan {
+        pace: Pace::Real,
+        span: Some(Duration::from_secs(3)),
+        ticks: None,
+    };
+    drive(&mut sampler, &plan, &stop, |taken| {
+        found.clear();
+        for (d, reading) in devices.iter().zip(&taken.tick.devices) {
+            for p in &reading.processes {
+                let what = p.host.as_ref().map_or(String::new(), |h| {
+                    let user = h
+                        .user
+                        .as_deref()
+                        .map_or(String::new(), |u| format!(" ({u})"));
+                    format!(" · {}{user}", crate::text::clip(&h.cmdline, 100))
+                });
+                found.push((Some(*d), p.pid, what));
+            }
+        }
+        if !found.is_empty() {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(())
+    })?;
+    Ok(found)
 }

@@ -184,6 +184,9 @@ pub struct Departure {
     pub name: String,
 }
 
+/// Processes whose latest stack burst is kept.
+const KEEP_STACKS: usize = 64;
+
 /// Departures kept: a job that loses more ranks than this at once is reported by its newest.
 const KEEP_DEPARTURES: usize = 64;
 
@@ -202,6 +205,8 @@ pub struct History {
     pub trails: Vec<ProcessTrail>,
     /// Processes that left a GPU, oldest first (bounded).
     pub departures: Vec<Departure>,
+    /// The latest stack burst of each process read, oldest first (bounded).
+    pub stacks: Vec<crate::model::stack::StackBurst>,
     ticks: u64,
     /// Changes to `trails` and `departures` (a point a second at most): when a copy needs them.
     slow_changes: u64,
@@ -228,6 +233,7 @@ impl History {
             devices,
             trails: Vec::new(),
             departures: Vec::new(),
+            stacks: Vec::new(),
             ticks: 0,
             slow_changes: 0,
             starts: 0,
@@ -245,6 +251,7 @@ impl History {
         }
         self.trails.clear();
         self.departures.clear();
+        self.stacks.clear();
         self.ticks = 0;
         self.starts += 1;
     }
@@ -341,6 +348,25 @@ impl History {
                 .drain(..self.departures.len() - KEEP_DEPARTURES);
         }
         self.push_trails(tick);
+        self.push_stacks(tick);
+    }
+
+    /// Keeps each process's newest burst; a few a minute at most, so these may allocate.
+    fn push_stacks(&mut self, tick: &Tick) {
+        for b in &tick.stacks {
+            self.stacks.retain(|s| s.pid != b.pid);
+            self.stacks.push(b.clone());
+            self.slow_changes += 1;
+        }
+        if self.stacks.len() > KEEP_STACKS {
+            self.stacks.drain(..self.stacks.len() - KEEP_STACKS);
+        }
+    }
+
+    /// The newest stack burst of `pid`, if one was read.
+    #[must_use]
+    pub fn stacks_of(&self, pid: u32) -> Option<&crate::model::stack::StackBurst> {
+        self.stacks.iter().rev().find(|s| s.pid == pid)
     }
 
     /// Brings `self`, an earlier copy of `other`, up to date: only the ticks pushed since are
@@ -371,6 +397,7 @@ impl History {
         if self.slow_changes != other.slow_changes {
             self.trails.clone_from(&other.trails);
             self.departures.clone_from(&other.departures);
+            self.stacks.clone_from(&other.stacks);
             self.slow_changes = other.slow_changes;
         }
         self.ticks = other.ticks;

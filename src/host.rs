@@ -131,7 +131,7 @@ pub fn parse_job(environ: &[u8]) -> Option<JobInfo> {
 }
 
 /// Children of `pid` from /proc/PID/task/*/children (every thread can fork).
-fn read_children(pid: u32) -> Vec<u32> {
+pub fn read_children(pid: u32) -> Vec<u32> {
     let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
         return Vec::new();
     };

@@ -36,6 +36,7 @@ pub mod serve;
 pub mod snapshot;
 pub mod software;
 pub mod source;
+pub mod stack;
 pub mod store;
 mod sys;
 pub mod text;

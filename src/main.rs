@@ -119,6 +119,7 @@ fn run(cli: Cli) -> Result<i32> {
             };
             gpuwatch::serve::serve(open(&live, None)?, &config, &listen, extras).map(|()| 0)
         }
+        Some(c @ Command::Stacks { .. }) => stacks(c),
         Some(Command::Diagnose {
             duration,
             replay,
@@ -192,6 +193,9 @@ fn judge(j: &JudgeArgs) -> Result<Config> {
 
 /// The live source `live` names, or the recording a headless command replays as fast as it can.
 fn open(live: &LiveArgs, replay: Option<&Path>) -> Result<Box<dyn source::Source>> {
+    if live.no_stacks {
+        gpuwatch::stack::burst::disable();
+    }
     if let Some(path) = replay {
         return Ok(source::open_replay(path, 0.0)?);
     }
@@ -212,6 +216,25 @@ fn selection(live: &LiveArgs) -> Result<source::select::Selection> {
         return Ok(source::select::Selection::cuda_visible(v.as_deref())?);
     }
     Ok(source::select::Selection::ids(&live.id)?)
+}
+
+/// `gpuwatch stacks`: a PID needs no GPU (any Python process of this machine); without one,
+/// the GPUs' processes are read.
+fn stacks(command: Command) -> Result<i32> {
+    let Command::Stacks {
+        pid,
+        samples,
+        json,
+        live,
+    } = command
+    else {
+        unreachable!("called for stacks only")
+    };
+    let src = match pid {
+        Some(_) => None,
+        None => Some(open(&live, None)?),
+    };
+    command::stacks(src, pid, samples, json)
 }
 
 /// `gpuwatch snapshot`: what to include, then sample (or replay) and write.

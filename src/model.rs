@@ -6,6 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod stack;
+
 /// Facts about the machine, read once.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SystemInfo {
@@ -297,6 +299,9 @@ pub struct DeviceReading {
 pub struct Tick {
     pub t_ms: u64,
     pub devices: Vec<DeviceReading>,
+    /// Stack bursts of GPU processes that ended since the previous tick (rarely any).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stacks: Vec<stack::StackBurst>,
 }
 
 impl Tick {
@@ -306,6 +311,7 @@ impl Tick {
         Tick {
             t_ms: 0,
             devices: vec![DeviceReading::default(); count],
+            stacks: Vec::new(),
         }
     }
 }

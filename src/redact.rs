@@ -252,6 +252,54 @@ fn is_jwt(w: &str) -> bool {
         && parts[2].len() >= 8
 }
 
+/// Redacts one line of a program's source, read for a stack's evidence: every string literal's
+/// text is masked (a path, a key, a URL: none of it is needed to say where the program is), and
+/// so is a comment; what remains loses token shapes and URL credentials. Code, names and
+/// numbers stay.
+#[must_use]
+pub fn redact_code(line: &str) -> String {
+    if !redacting() {
+        return line.to_string();
+    }
+    let mut out = String::with_capacity(line.len());
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in line.chars() {
+        if let Some(q) = quote {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == q {
+                out.push_str(HIDDEN);
+                out.push(c);
+                quote = None;
+            }
+            continue;
+        }
+        out.push(c);
+        if c == '"' || c == '\'' {
+            quote = Some(c);
+        } else if c == '#' {
+            // A comment may hold anything: keep only that there is one.
+            out.push_str(" …");
+            return redact_words(&out);
+        }
+    }
+    if quote.is_some() {
+        out.push_str(HIDDEN);
+    }
+    redact_words(&out)
+}
+
+/// Token shapes and URL credentials in each space-separated word of code.
+fn redact_words(code: &str) -> String {
+    code.split(' ')
+        .map(|w| redact_tokens(&redact_url(w)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -598,5 +646,23 @@ mod tests {
             let once = redact_args(&args).join(" ");
             assert_eq!(redact(&once), once, "{args:?}");
         }
+    }
+
+    #[test]
+    fn source_lines_keep_their_code_and_lose_their_strings_and_comments() {
+        assert_eq!(redact_code("total += loss.item()"), "total += loss.item()");
+        assert_eq!(
+            redact_code("client = Client(api_key=\"sk-abc123def456ghi789jkl\")"),
+            "client = Client(api_key=\"***\")"
+        );
+        assert_eq!(
+            redact_code("torch.save(m, f'/data/{user}/ck.pt')  # hf_abcdefghijklmnopqrstuvwxyz"),
+            "torch.save(m, f'***')  # …"
+        );
+        assert_eq!(redact_code("x = 'it\\'s"), "x = '***");
+        assert_eq!(
+            redact_code("tok = ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
+            "tok = ***"
+        );
     }
 }

@@ -151,3 +151,65 @@ fn diagnosis_text_raw(d: &Diagnosis, history: &History) -> String {
     let _ = writeln!(out, "\n{verdict}");
     out
 }
+
+/// A stack burst as text: each thread's class and share, its stack innermost first (frames of
+/// the program marked), then the children (`DataLoader` workers).
+#[must_use]
+pub fn burst_text(b: &crate::model::stack::StackBurst, indent: &str) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    if let Some(m) = b.message.as_deref().filter(|_| b.read == 0) {
+        let _ = writeln!(out, "{indent}{}", printable(m));
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "{indent}{} of {} reads over {:.1} s",
+        b.read,
+        b.samples,
+        b.t_ms.saturating_sub(b.started_ms) as f64 / 1000.0
+    );
+    for t in &b.threads {
+        let name = match (t.main, t.name.as_deref()) {
+            (true, _) => "main thread".to_string(),
+            (false, Some(n)) => format!("thread {}", printable(n)),
+            (false, None) => format!("thread {:#x}", t.id),
+        };
+        let second = t
+            .second
+            .map_or(String::new(), |(c, n)| format!("; {} {n}", c.words()));
+        let _ = writeln!(
+            out,
+            "{indent}{name}: {} in {} of {} samples{second}",
+            t.class.words(),
+            t.class_samples,
+            t.samples
+        );
+        for f in t.frames.iter().take(if t.main { 12 } else { 3 }) {
+            let mark = if crate::model::stack::is_user_file(&f.file) {
+                "▸"
+            } else {
+                " "
+            };
+            let code = f
+                .code
+                .as_deref()
+                .map_or(String::new(), |c| format!("  {}", printable(c)));
+            let _ = writeln!(
+                out,
+                "{indent}  {mark} {} ({}:{}){code}",
+                printable(&f.function),
+                printable(&f.file),
+                f.line
+            );
+        }
+    }
+    for c in &b.children {
+        let _ = writeln!(out, "{indent}child pid {}:", c.pid);
+        out.push_str(&burst_text(c, &format!("{indent}  ")));
+    }
+    if let Some(m) = b.message.as_deref().filter(|_| b.read > 0) {
+        let _ = writeln!(out, "{indent}({})", printable(m));
+    }
+    out
+}

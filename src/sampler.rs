@@ -61,6 +61,13 @@ fn process_rss_bytes() -> Option<u64> {
     Some(pages * crate::sys::page_size())
 }
 
+/// The stack link a pipeline over `source` uses: none for a recording or a simulation (their
+/// pids are not this machine's) or under `--no-stacks`.
+#[must_use]
+pub fn stack_link(source: &dyn Source) -> Option<crate::stack::burst::StackLink> {
+    crate::stack::burst::live_link().filter(|_| source.pids_are_local())
+}
+
 /// Reads a source tick by tick and adds what the source cannot know (the host side).
 pub struct Sampler {
     source: Box<dyn Source>,
@@ -69,6 +76,8 @@ pub struct Sampler {
     last_host_ms: u64,
     meter: CostMeter,
     last_refresh: Instant,
+    /// Where finished stack bursts come from (live sources only).
+    stacks: Option<crate::stack::burst::StackLink>,
 }
 
 impl Sampler {
@@ -87,7 +96,16 @@ impl Sampler {
             last_host_ms: 0,
             meter: CostMeter::new(),
             last_refresh: Instant::now(),
+            stacks: None,
         }
+    }
+
+    /// Takes the bursts `link`'s thread reads into the ticks (a live source's processes only:
+    /// a recording's or a simulation's pids are not this machine's).
+    #[must_use]
+    pub fn with_stacks(mut self, link: Option<crate::stack::burst::StackLink>) -> Self {
+        self.stacks = link.filter(|_| self.source.pids_are_local());
+        self
     }
 
     #[must_use]
@@ -116,10 +134,15 @@ impl Sampler {
     /// Reads one tick. Blocks for as long as the source does.
     pub fn step(&mut self) -> Result<Sampled, SourceError> {
         let started = Instant::now();
+        // A source may add bursts of its own (a recording's, a simulation's).
+        self.tick.stacks.clear();
         let got = self.source.sample(&mut self.tick)?;
         self.meter.add_tick(started.elapsed());
         if got == Sampled::Filled {
             self.fill_host();
+            if let Some(link) = &self.stacks {
+                link.take_done(&mut self.tick.stacks);
+            }
         }
         if self.last_refresh.elapsed() >= Duration::from_secs(1) {
             self.meter.refresh();

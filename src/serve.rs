@@ -51,16 +51,18 @@ pub fn serve(source: Box<dyn Source>, config: &Config, listen: &str, extras: Ext
         .server_addr()
         .to_ip()
         .context("the server has no IP address")?;
+    let stacks = crate::sampler::stack_link(source.as_ref());
     let store = Store::new(
         source.as_ref(),
         Duration::from_secs(900),
         config.thresholds.clone(),
     )
-    .map_err(|e| anyhow!(e))?;
+    .map_err(|e| anyhow!(e))?
+    .with_stacks(stacks.clone());
     let store = Arc::new(Mutex::new(store));
     let host = source.system().host.clone();
     crate::driver::spawn(
-        Sampler::new(source),
+        Sampler::new(source).with_stacks(stacks),
         store.clone(),
         stop.clone(),
         None,

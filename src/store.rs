@@ -58,6 +58,9 @@ pub struct Store {
     position: Option<Position>,
     /// Times a replay went back and started again: a view of an earlier start is redone.
     restarts: u64,
+    /// Where the rules say which processes' stacks they want (live sources), and a buffer.
+    stacks: Option<crate::stack::burst::StackLink>,
+    wants: Vec<u32>,
 }
 
 impl Store {
@@ -89,7 +92,17 @@ impl Store {
             evaluated_ms: None,
             position: None,
             restarts: 0,
+            stacks: None,
+            wants: Vec::new(),
         })
+    }
+
+    /// Tells `link` after each evaluation which processes the open and timed causes want
+    /// stacks of (their thread reads them; the sampler brings the bursts back as ticks).
+    #[must_use]
+    pub fn with_stacks(mut self, link: Option<crate::stack::burst::StackLink>) -> Self {
+        self.stacks = link;
+        self
     }
 
     /// Takes in one tick: history first, then the rules over it (at most every
@@ -144,6 +157,10 @@ impl Store {
     fn evaluate(&mut self, t_ms: u64) {
         self.engine.evaluate(&self.history);
         self.evaluated_ms = Some(t_ms);
+        if let Some(link) = &self.stacks {
+            self.engine.stack_wants(&self.history, &mut self.wants);
+            link.want(&self.wants);
+        }
     }
 
     /// Sample time of the tick the rules last evaluated.

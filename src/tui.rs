@@ -144,12 +144,14 @@ pub fn run(source: Box<dyn Source>, config: &Config, look: Look) -> Result<()> {
     MOUSE.store(mouse, Ordering::Relaxed);
     // crossterm drops every colour while NO_COLOR is set; `--color always` says otherwise.
     ratatui::crossterm::style::force_color_output(color);
-    let store =
-        Store::new(source.as_ref(), history, config.thresholds.clone()).map_err(|e| anyhow!(e))?;
+    let stacks = crate::sampler::stack_link(source.as_ref());
+    let store = Store::new(source.as_ref(), history, config.thresholds.clone())
+        .map_err(|e| anyhow!(e))?
+        .with_stacks(stacks.clone());
     let store = Arc::new(Mutex::new(store));
     let playback = matches!(source.pacing(), crate::source::Pacing::Recorded { .. })
         .then(|| Arc::new(crate::driver::Playback::new()));
-    let sampler = Sampler::new(source);
+    let sampler = Sampler::new(source).with_stacks(stacks.clone());
     let data = Arc::new(Notify::new());
     let stop = Arc::new(AtomicBool::new(false));
     let poke = data.clone();

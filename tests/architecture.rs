@@ -17,6 +17,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("history", 4),
     ("host", 4),
     ("rules", 5),
+    ("stack", 5),
     ("format", 6),
     ("report", 6),
     ("source", 7),

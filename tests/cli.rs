@@ -611,6 +611,7 @@ fn every_commands_help_says_its_exit_statuses() {
         "serve",
         "diagnose",
         "query",
+        "stacks",
         "completions",
     ] {
         let (code, out, err) = gpuwatch(&[sub, "--help"]);

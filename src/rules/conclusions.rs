@@ -2,7 +2,7 @@
 //! open findings, those cleared recently, what is still being judged, the idle floors. A copy,
 //! so a reader never holds the store's lock while it draws or writes.
 
-use super::{Engine, Finding, Judging, KEEP_CLEARED};
+use super::{Engine, Finding, Judging, Watch, KEEP_CLEARED};
 use crate::config::Thresholds;
 
 #[derive(Debug, Clone, Default)]
@@ -14,6 +14,8 @@ pub struct Conclusions {
     cleared: Vec<Finding>,
     /// Per device, in history order.
     judging: Vec<Judging>,
+    /// Causes being timed.
+    watching: Vec<Watch>,
     indices: Vec<u32>,
     floors_w: Vec<f32>,
     /// Per device (history order), per rule (registry order): findings opened so far.
@@ -63,6 +65,21 @@ impl Conclusions {
         super::pending_in(&self.judging)
     }
 
+    /// The causes being timed: symptoms present whose windows have not run out.
+    #[must_use]
+    pub fn watching(&self) -> &[Watch] {
+        &self.watching
+    }
+
+    /// The cause being timed on GPU `device` that has held longest, if any.
+    #[must_use]
+    pub fn watching_on(&self, device: u32) -> Option<&Watch> {
+        self.watching
+            .iter()
+            .filter(|w| w.device == device)
+            .min_by_key(|w| w.since_ms)
+    }
+
     /// The idle floor the rules judge a GPU (NVML index) against, in watts.
     #[must_use]
     pub fn floor_w(&self, device: u32) -> Option<f32> {
@@ -105,6 +122,8 @@ impl Engine {
             out.cleared.drain(..excess);
         }
         out.judging.clone_from(&self.judging);
+        out.watching.clear();
+        out.watching.extend(self.watching());
         out.indices.clone_from(&self.indices);
         out.floors_w.clear();
         out.floors_w

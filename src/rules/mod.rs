@@ -345,6 +345,8 @@ struct Slot {
     best_fit: f32,
     /// Findings this rule has opened on this device since the start.
     opened: u64,
+    /// A cause rule whose symptom holds over `WATCH_MS` but not yet its window: since when.
+    watch_since_ms: Option<u64>,
 }
 
 /// What a GPU is still being judged for: until the rules' windows are covered past its
@@ -368,6 +370,24 @@ impl Judging {
         self.covered_ms < self.needed_ms
     }
 }
+
+/// A busy-but-idle symptom present now whose finding has not opened yet: it is being timed.
+/// "ok" is not what such a GPU is (issue 25), and its processes' stacks are read as evidence
+/// while it is timed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Watch {
+    pub device: u32,
+    /// The cause rule whose symptom holds over the watch span.
+    pub rule: String,
+    pub title: String,
+    /// Since when it has held (ms), and how long its window is (ms).
+    pub since_ms: u64,
+    pub window_ms: u64,
+}
+
+/// How long a cause's symptom must hold to be "watched": long enough that one odd sample is
+/// not a symptom, short enough to be said in the first seconds of a hang.
+pub const WATCH_MS: u64 = 3_000;
 
 /// The judging state at position `p` of `list`, if that GPU has a window to fill. Shared by
 /// the engine and its readers' `Conclusions`, which keep the same list.
@@ -495,6 +515,66 @@ impl Engine {
         judging_at(&self.judging, self.position(device))
     }
 
+    /// The causes being timed on each GPU (history order), longest-held first per GPU.
+    pub fn watching(&self) -> impl Iterator<Item = Watch> + '_ {
+        self.slots.iter().enumerate().flat_map(move |(p, slots)| {
+            slots
+                .iter()
+                .zip(&self.rules)
+                .filter_map(move |(slot, rule)| {
+                    slot.watch_since_ms.map(|since_ms| Watch {
+                        device: self.indices.get(p).copied().unwrap_or(p as u32),
+                        rule: rule.id.into(),
+                        title: rule.title.into(),
+                        since_ms,
+                        window_ms: ms((rule.window)(&self.thresholds)),
+                    })
+                })
+        })
+    }
+
+    /// The processes whose Python stacks the open and timed causes want as evidence: those on
+    /// their GPUs and, for a hang, every rank of the same job wherever it runs (the culprit is
+    /// on a GPU that looks idle). Written into `out`, sorted, without repeats.
+    pub fn stack_wants(&self, history: &History, out: &mut Vec<u32>) {
+        out.clear();
+        let mut jobs: Vec<&str> = Vec::new();
+        for (p, dev) in history.devices.iter().enumerate() {
+            let Some(slots) = self.slots.get(p) else {
+                continue;
+            };
+            let mut wanted = false;
+            for (slot, rule) in slots.iter().zip(&self.rules) {
+                let judged = slot.open.is_some() || slot.watch_since_ms.is_some();
+                if !(rule.cause && judged) {
+                    continue;
+                }
+                wanted = true;
+                if rule.id == "hang" {
+                    jobs.extend(
+                        dev.processes
+                            .iter()
+                            .filter_map(|pr| pr.host.as_ref()?.job.as_ref())
+                            .map(|j| j.key.as_str()),
+                    );
+                }
+            }
+            if wanted {
+                out.extend(dev.processes.iter().map(|pr| pr.pid));
+            }
+        }
+        if !jobs.is_empty() {
+            for dev in &history.devices {
+                out.extend(dev.processes.iter().filter_map(|pr| {
+                    let key = pr.host.as_ref()?.job.as_ref()?.key.as_str();
+                    jobs.contains(&key).then_some(pr.pid)
+                }));
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+    }
+
     /// Every device still being judged, in history order.
     pub fn pending(&self) -> impl Iterator<Item = &Judging> {
         pending_in(&self.judging)
@@ -581,6 +661,13 @@ impl Engine {
                 let covered = ctx.window_ms == 0 || ctx.covers(ctx.window_ms);
                 verdicts.push(covered.then(|| (rule.check)(&ctx)).flatten());
             }
+            watch_causes(
+                &self.rules,
+                &mut self.slots[i],
+                verdicts,
+                &mut ctx,
+                judged_from_ms,
+            );
             one_cause(&self.rules, &self.slots[i], verdicts);
             not_from_another_causes_window(
                 &self.rules,
@@ -707,6 +794,41 @@ impl Engine {
             };
             *slot = Some(slot.map_or(power.median, |old: f32| old.min(power.median)));
         }
+    }
+}
+
+/// For each cause whose finding is not open and whose window did not hold: does its symptom
+/// hold over the last `WATCH_MS`? Then it is being timed (`Slot::watch_since_ms`).
+fn watch_causes(
+    rules: &[Rule],
+    slots: &mut [Slot],
+    verdicts: &[Option<Verdict>],
+    ctx: &mut Ctx,
+    judged_from_ms: u64,
+) {
+    for (r, rule) in rules.iter().enumerate() {
+        let slot = &mut slots[r];
+        if !rule.cause || slot.open.is_some() || verdicts[r].is_some() {
+            slot.watch_since_ms = None;
+            continue;
+        }
+        let window = ms((rule.window)(ctx.thresholds));
+        ctx.window_ms = window.min(WATCH_MS);
+        ctx.open = false;
+        ctx.judged_from_ms = if rule.after_startup {
+            judged_from_ms
+        } else {
+            0
+        };
+        let holds = ctx.covers(ctx.window_ms) && (rule.check)(ctx).is_some();
+        slot.watch_since_ms = if holds {
+            Some(
+                slot.watch_since_ms
+                    .unwrap_or(ctx.now_ms.saturating_sub(ctx.window_ms)),
+            )
+        } else {
+            None
+        };
     }
 }
 

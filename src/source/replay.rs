@@ -332,6 +332,13 @@ impl ReplaySource {
                 ),
             });
         }
+        if let Some(why) = crate::model::stack::too_big(&t.stacks) {
+            return Err(ReplayError::Corrupt {
+                path: self.path.clone(),
+                line: self.line_no,
+                reason: why,
+            });
+        }
         let want = self.header.devices.len();
         if t.devices.len() != want {
             return Err(ReplayError::DeviceCount {
@@ -594,6 +601,7 @@ fn snapshot_ticks(s: &Snapshot) -> Vec<Tick> {
                     }
                 })
                 .collect(),
+            stacks: Vec::new(),
         })
         .collect()
 }

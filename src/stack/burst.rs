@@ -1,0 +1,207 @@
+//! The stack thread: reads bursts of Python stacks when asked, off the sampling tick, with a
+//! budget of its own: one burst at a time, each process at most once per `repeat` for what the
+//! rules ask (at once when the user asks). The store says which processes its findings want
+//! (`want`), the screen asks for one (`ask`), and the sampler takes finished bursts into the
+//! next tick (`take_done`), so recordings keep them and a replay judges as the live run did.
+
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use crate::model::stack::{StackBurst, StackOutcome};
+
+use super::reader::Reader;
+use super::Plan;
+
+/// Set once at start by `--no-stacks`: no process is read.
+static DISABLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Read no stacks from now on (`--no-stacks`).
+pub fn disable() {
+    DISABLED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// How often the rules may have one process read: a burst costs about 25 ms of CPU per
+/// process (docs/stacks.md, measured on the H200).
+pub const REPEAT: Duration = Duration::from_secs(30);
+
+/// The link a live pipeline uses; none under `--no-stacks`.
+#[must_use]
+pub fn live_link() -> Option<StackLink> {
+    (!DISABLED.load(std::sync::atomic::Ordering::Relaxed))
+        .then(|| StackLink::new(Plan::EVIDENCE, REPEAT))
+}
+
+/// Shared between the store, the screen, the sampler and the stack thread.
+#[derive(Clone)]
+pub struct StackLink {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    wake: Condvar,
+    repeat: Duration,
+    plan: Plan,
+}
+
+#[derive(Default)]
+struct State {
+    /// What the rules want read (sorted), and what the user asked for.
+    wanted: Vec<u32>,
+    asked: Vec<u32>,
+    /// When each process's last burst ended (bounded by `wanted`).
+    last: Vec<(u32, Instant)>,
+    done: Vec<StackBurst>,
+    /// The first "not permitted" message: said once, whichever process met it.
+    denied: Option<String>,
+    started: bool,
+    stopped: bool,
+}
+
+impl StackLink {
+    /// A link whose thread starts on the first request; bursts of `plan`, a process read at
+    /// most once per `repeat` for the rules.
+    #[must_use]
+    pub fn new(plan: Plan, repeat: Duration) -> Self {
+        StackLink {
+            shared: Arc::new(Shared {
+                state: Mutex::new(State::default()),
+                wake: Condvar::new(),
+                repeat,
+                plan,
+            }),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.shared
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The processes the rules want read now (replaces the previous set). Cheap when unchanged:
+    /// called after every evaluation.
+    pub fn want(&self, pids: &[u32]) {
+        let mut s = self.state();
+        if s.wanted == pids {
+            return;
+        }
+        s.wanted.clear();
+        s.wanted.extend_from_slice(pids);
+        let keep = s.wanted.clone();
+        s.last.retain(|(p, _)| keep.contains(p));
+        let start = !pids.is_empty() && !s.started;
+        s.started |= start;
+        drop(s);
+        if start {
+            self.start();
+        }
+        self.shared.wake.notify_all();
+    }
+
+    /// Reads `pid` as soon as the thread is free (a key in the process view, `stacks`).
+    pub fn ask(&self, pid: u32) {
+        let mut s = self.state();
+        if !s.asked.contains(&pid) {
+            s.asked.push(pid);
+        }
+        let start = !s.started;
+        s.started = true;
+        drop(s);
+        if start {
+            self.start();
+        }
+        self.shared.wake.notify_all();
+    }
+
+    /// Moves the bursts finished since the last call into `out`; never waits for the thread.
+    pub fn take_done(&self, out: &mut Vec<StackBurst>) {
+        if let Ok(mut s) = self.shared.state.try_lock() {
+            out.append(&mut s.done);
+        }
+    }
+
+    /// The "not permitted" message, once one was met.
+    #[must_use]
+    pub fn denied(&self) -> Option<String> {
+        self.state().denied.clone()
+    }
+
+    /// Ends the thread after its current burst.
+    pub fn stop(&self) {
+        self.state().stopped = true;
+        self.shared.wake.notify_all();
+    }
+
+    fn start(&self) {
+        let link = self.clone();
+        // A thread that cannot start leaves findings without stacks, nothing worse.
+        let _ = std::thread::Builder::new()
+            .name("gpuwatch-stacks".into())
+            .spawn(move || link.run());
+    }
+
+    /// The thread: waits for a process that is due, reads it, hands the burst over.
+    fn run(&self) {
+        let mut reader = Reader::default();
+        loop {
+            let Some(pid) = self.next_due() else {
+                return;
+            };
+            let burst = super::sample(&mut reader, pid, &self.shared.plan, crate::model::now_ms);
+            let mut s = self.state();
+            if burst.outcome == StackOutcome::NoPermission && s.denied.is_none() {
+                s.denied.clone_from(&burst.message);
+            }
+            s.last.retain(|(p, _)| *p != pid);
+            s.last.push((pid, Instant::now()));
+            s.done.push(burst);
+            // Bounded if nobody takes them (a sampler that stopped).
+            let over = s.done.len().saturating_sub(64);
+            s.done.drain(..over);
+            let keep = s.wanted.clone();
+            drop(s);
+            reader.keep_only(&keep);
+        }
+    }
+
+    /// The next process to read, waiting until one is due; `None` once stopped.
+    fn next_due(&self) -> Option<u32> {
+        let mut s = self.state();
+        loop {
+            if s.stopped {
+                return None;
+            }
+            if !s.asked.is_empty() {
+                return Some(s.asked.remove(0));
+            }
+            let now = Instant::now();
+            let repeat = self.shared.repeat;
+            let due_in = |pid: &u32| {
+                s.last
+                    .iter()
+                    .find(|(p, _)| p == pid)
+                    .map_or(Duration::ZERO, |(_, at)| {
+                        (*at + repeat).saturating_duration_since(now)
+                    })
+            };
+            let next = s
+                .wanted
+                .iter()
+                .map(|p| (*p, due_in(p)))
+                .min_by_key(|(_, d)| *d);
+            let wait = match next {
+                Some((pid, d)) if d.is_zero() => return Some(pid),
+                Some((_, d)) => d,
+                None => Duration::from_secs(3600),
+            };
+            s = self
+                .shared
+                .wake
+                .wait_timeout(s, wait)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+}
