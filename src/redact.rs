@@ -253,8 +253,8 @@ fn is_jwt(w: &str) -> bool {
 }
 
 /// Redacts one line of a program's source, read for a stack's evidence: every string literal's
-/// text is masked (a path, a key, a URL: none of it is needed to say where the program is), and
-/// so is a comment; what remains loses token shapes and URL credentials. Code, names and
+/// text is masked (a path, a key, a URL: none of it is needed to say where the program is), a
+/// comment is dropped; what remains loses token shapes and URL credentials. Code, names and
 /// numbers stay.
 #[must_use]
 pub fn redact_code(line: &str) -> String {
@@ -281,9 +281,9 @@ pub fn redact_code(line: &str) -> String {
         if c == '"' || c == '\'' {
             quote = Some(c);
         } else if c == '#' {
-            // A comment may hold anything: keep only that there is one.
-            out.push_str(" …");
-            return redact_words(&out);
+            // A comment may hold anything, and says nothing of where the program is.
+            out.pop();
+            return redact_words(out.trim_end());
         }
     }
     if quote.is_some() {
@@ -657,7 +657,7 @@ mod tests {
         );
         assert_eq!(
             redact_code("torch.save(m, f'/data/{user}/ck.pt')  # hf_abcdefghijklmnopqrstuvwxyz"),
-            "torch.save(m, f'***')  # …"
+            "torch.save(m, f'***')"
         );
         assert_eq!(redact_code("x = 'it\\'s"), "x = '***");
         assert_eq!(

@@ -60,7 +60,7 @@ pub struct Store {
     restarts: u64,
     /// Where the rules say which processes' stacks they want (live sources), and a buffer.
     stacks: Option<crate::stack::burst::StackLink>,
-    wants: Vec<u32>,
+    wants: Vec<(u32, bool)>,
 }
 
 impl Store {

@@ -138,7 +138,7 @@ fn a_starved_loop_reads_as_data_loading_and_a_sleeping_server_as_idle() {
     // The comment on the line is not kept: it could hold anything.
     assert_eq!(
         main.top().unwrap().code.as_deref(),
-        Some("time.sleep(1000)  # …")
+        Some("time.sleep(1000)")
     );
 }
 
@@ -249,4 +249,111 @@ fn a_process_gpuwatch_may_not_read_gives_the_ways_to_allow_it() {
         1,
         "said once: {text}"
     );
+}
+
+/// A live-like source: one H200-shaped GPU at a fifth of its TDP, holding one real local
+/// process (`pid`).
+struct LocalGpu {
+    system: gpuwatch::model::SystemInfo,
+    devices: Vec<gpuwatch::model::DeviceInfo>,
+    pid: u32,
+}
+
+impl gpuwatch::source::Source for LocalGpu {
+    fn system(&self) -> &gpuwatch::model::SystemInfo {
+        &self.system
+    }
+    fn devices(&self) -> &[gpuwatch::model::DeviceInfo] {
+        &self.devices
+    }
+    fn sample(
+        &mut self,
+        tick: &mut gpuwatch::model::Tick,
+    ) -> Result<gpuwatch::source::Sampled, gpuwatch::source::SourceError> {
+        let t = gpuwatch::model::now_ms();
+        tick.t_ms = t;
+        let d = &mut tick.devices[0];
+        d.sample = gpuwatch::model::DeviceSample {
+            t_ms: t,
+            util_gpu_pct: Some(12.0),
+            power_w: Some(150.0),
+            mem_used_bytes: Some(8 << 30),
+            ..Default::default()
+        };
+        d.processes.resize_with(1, Default::default);
+        d.processes[0].pid = self.pid;
+        d.processes[0].gpu_mem_bytes = Some(8 << 30);
+        Ok(gpuwatch::source::Sampled::Filled)
+    }
+    fn interval(&self) -> Duration {
+        Duration::from_millis(250)
+    }
+    fn pids_are_local(&self) -> bool {
+        true
+    }
+    fn label(&self) -> String {
+        "local test GPU".into()
+    }
+}
+
+/// The whole path live: a GPU drawing a fifth of its TDP makes the rules want its process's
+/// stacks; the stack thread reads them; the sampler brings the burst into a tick, and the
+/// history keeps it for the rules and the screen.
+#[test]
+fn a_gpu_drawing_little_has_its_process_stacks_read_into_the_ticks_and_the_history() {
+    use gpuwatch::driver::{drive, Pace, Plan as Run};
+    let p = python("loader.py", &[]);
+    let pid = p.0.id();
+    let source = LocalGpu {
+        system: gpuwatch::model::SystemInfo::default(),
+        devices: vec![gpuwatch::model::DeviceInfo {
+            name: "NVIDIA H200".into(),
+            power_limit_default_w: Some(700.0),
+            memory_total_bytes: Some(140 << 30),
+            ..Default::default()
+        }],
+        pid,
+    };
+    let link = gpuwatch::stack::burst::StackLink::new(
+        Plan::EVIDENCE,
+        Duration::from_secs(20),
+        Duration::from_secs(60),
+    );
+    let mut store = gpuwatch::store::Store::new(
+        &source,
+        Duration::from_secs(60),
+        gpuwatch::config::Thresholds::default(),
+    )
+    .unwrap()
+    .with_stacks(Some(link.clone()));
+    let mut sampler =
+        gpuwatch::sampler::Sampler::new(Box::new(source)).with_stacks(Some(link.clone()));
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let mut carried = Vec::new();
+    let run = Run {
+        pace: Pace::Real,
+        span: Some(Duration::from_secs(12)),
+        ticks: None,
+    };
+    drive(&mut sampler, &run, &stop, |taken| {
+        carried.extend(taken.tick.stacks.iter().map(|b| b.pid));
+        store.absorb(taken.tick, taken.cost);
+        if store.history().stacks_of(pid).is_some() {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(())
+    })
+    .unwrap();
+    link.stop();
+    assert_eq!(carried, vec![pid], "one burst, carried by one tick");
+    let b = store
+        .history()
+        .stacks_of(pid)
+        .expect("the history keeps it");
+    assert_eq!(
+        b.main_class(),
+        Some((StackClass::DataLoading, 1.0)),
+        "{b:?}"
+    );
+    assert_eq!(b.read, Plan::EVIDENCE.samples);
 }

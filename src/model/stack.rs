@@ -270,3 +270,22 @@ pub fn too_big(bursts: &[StackBurst]) -> Option<String> {
         too_big(&b.children)
     })
 }
+
+/// A standard-library wait: a selector, a socket, a queue, a condition (py-spy names methods
+/// `Class.method` on Python 3.11 and newer).
+#[must_use]
+pub fn is_wait(f: &StackFrame) -> bool {
+    let file = f.file.rsplit('/').next().unwrap_or("");
+    let waits = match file {
+        "selectors.py" => &["select"][..],
+        "socket.py" => &["accept", "recv", "recv_into", "readinto"],
+        "threading.py" => &["wait", "_wait_for_tstate_lock", "join"],
+        "queue.py" | "queues.py" => &["get"],
+        "connection.py" => &["recv", "_recv", "_recv_bytes", "wait", "poll", "accept"],
+        "base_events.py" => &["_run_once", "run_forever", "select"],
+        "socketserver.py" => &["serve_forever"],
+        "synchronize.py" => &["wait", "__enter__"],
+        _ => &[],
+    };
+    waits.contains(&f.function.rsplit('.').next().unwrap_or(&f.function))
+}

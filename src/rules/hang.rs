@@ -73,7 +73,9 @@ fn check(c: &Ctx) -> Option<Verdict> {
             ),
             c.power_evidence(power.median),
         ],
-        fit: 1.0,
+        // Where the ranks are, when their stacks were read, is the better evidence: kept over
+        // a later reading without it (their processes gone at the end of the job).
+        fit: 0.9,
         summary: format!("util {:.0} % at idle power", util.median),
         ..Verdict::default()
     };
@@ -91,12 +93,28 @@ fn check(c: &Ctx) -> Option<Verdict> {
         v.signals = "utilization and power against the idle floor (no GPM)".into();
     }
     v.pids = c.dev.processes.iter().map(|p| p.pid).collect();
-    v.culprit = lost.or_else(|| straggler(c, w));
+    let ranks = ranks_with_stacks(c);
+    if let Some(line) = where_ranks_are(&ranks) {
+        v.evidence.push(line);
+        v.signals.push_str(", Python stacks of the ranks");
+        // Read as their processes leave (/proc gone: ranks unknown), they say less.
+        let known = ranks.iter().all(|r| r.process.host.is_some());
+        v.fit = if known { 1.0 } else { 0.93 };
+    } else if let Some(m) = super::stacks::unreadable(c) {
+        v.evidence.push(format!("Python stacks not read: {m}"));
+    }
+    v.culprit = lost
+        .or_else(|| outside_the_collective(c, &ranks))
+        .or_else(|| straggler(c, w));
     if let Some(cul) = &v.culprit {
         v.evidence.push(cul.text.clone());
         v.pids.push(cul.pid);
         v.causes.push(match cul.reason.as_str() {
             "exited" => "A rank of this job exited (crashed or was killed): the others wait for it in a collective that can never complete".into(),
+            "stacks" => match cul.rank {
+                Some(r) => format!("Rank {r} (pid {}) never reached the collective the others wait in: where it is instead is said above", cul.pid),
+                None => format!("pid {} never reached the collective the others wait in: where it is instead is said above", cul.pid),
+            },
             _ => "A rank of this job never reached the collective: the GPU named above is the likely straggler".into(),
         });
     }
@@ -117,13 +135,180 @@ fn check(c: &Ctx) -> Option<Verdict> {
         "A kernel spinning on a flag that is never set".into(),
     ]);
     v.actions = vec![
-        "See where every rank is stuck: `py-spy dump --pid PID` (or `gdb -p PID -batch -ex 'thread apply all bt'`)".into(),
+        "See where every rank is stuck: `gpuwatch stacks` (every GPU process's Python threads), or `py-spy dump --pid PID`; native frames: `gdb -p PID -batch -ex 'thread apply all bt'`".into(),
         "Make hangs fail loudly: `TORCH_NCCL_ASYNC_ERROR_HANDLING=1` and `init_process_group(..., timeout=timedelta(minutes=5))`".into(),
         "Record the collectives: `NCCL_DEBUG=INFO TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1`".into(),
         "Look at the process tree (Enter on the process here, or `ps -o pid,stat,pcpu,cmd --ppid PPID`)".into(),
         "If collectives are slow rather than stuck (it clears by itself): fewer, larger all-reduces overlapped with backward, `DDP(model, bucket_cap_mb=100, gradient_as_bucket_view=True)`".into(),
     ];
     Some(v)
+}
+
+/// A rank of this GPU's jobs (its own processes included), where it runs, and its stacks.
+struct Rank<'a> {
+    device: u32,
+    process: &'a ProcessSample,
+    seen: Option<super::stacks::Seen<'a>>,
+}
+
+impl Rank<'_> {
+    fn rank(&self) -> Option<u32> {
+        self.process.host.as_ref()?.job.as_ref()?.rank
+    }
+    /// "rank 2 (pid 1169, GPU 0)", or "pid 1169 (GPU 0)" outside a launcher.
+    fn name(&self) -> String {
+        match self.rank() {
+            Some(r) => format!("rank {r} (pid {}, GPU {})", self.process.pid, self.device),
+            None => format!("pid {} (GPU {})", self.process.pid, self.device),
+        }
+    }
+}
+
+/// Every process of this GPU and every rank of its jobs on other GPUs, rank order, with their
+/// newest stacks.
+fn ranks_with_stacks<'a>(c: &'a Ctx) -> Vec<Rank<'a>> {
+    let mut out: Vec<Rank> = Vec::new();
+    for d in &c.all.devices {
+        for q in &d.processes {
+            let h = q.host.as_ref();
+            let mine = d.info.index == c.dev.info.index
+                || c.dev.processes.iter().any(|p| {
+                    p.pid != q.pid
+                        && same_job(
+                            p,
+                            h.and_then(|h| h.job.as_ref()),
+                            q.pid,
+                            h.and_then(|h| h.ppid),
+                        )
+                });
+            if mine && !out.iter().any(|r| r.process.pid == q.pid) {
+                out.push(Rank {
+                    device: d.info.index,
+                    process: q,
+                    seen: super::stacks::of(c, q.pid),
+                });
+            }
+        }
+    }
+    out.sort_by_key(|r| (r.rank().unwrap_or(u32::MAX), r.process.pid));
+    out
+}
+
+/// "where the ranks are (Python stacks): ranks 0, 1 (pids 1168, 1167, GPU 0): collective at
+/// gloo.py:88 `dist.all_reduce(grad)`; rank 2 (pid 1169, GPU 0): idle … at gloo.py:79 …",
+/// ranks in the same place said once.
+fn where_ranks_are(ranks: &[Rank]) -> Option<String> {
+    // (what and where, the ranks there)
+    let mut groups: Vec<(String, Vec<&Rank>)> = Vec::new();
+    for r in ranks {
+        let Some(s) = r.seen.as_ref() else { continue };
+        let at = s.place().map_or(String::new(), |f| {
+            format!(" at {}", super::stacks::quoted(f))
+        });
+        let what = format!("{}{at}", s.main.class.words());
+        match groups.iter_mut().find(|(w, _)| *w == what) {
+            Some((_, members)) => members.push(r),
+            None => groups.push((what, vec![r])),
+        }
+    }
+    if groups.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = groups
+        .iter()
+        .map(|(what, members)| format!("{}: {what}", ranks_named(members)))
+        .collect();
+    let lead = if ranks.len() > 1 {
+        "where the ranks are (Python stacks)"
+    } else {
+        "where the process is (Python stacks)"
+    };
+    Some(format!("{lead}: {}", parts.join("; ")))
+}
+
+/// "rank 2 (pid 1169, GPU 0)", "ranks 0, 1 (pids 1168, 1167, GPU 0)", "pids 7, 8 (GPUs 0, 1)".
+fn ranks_named(members: &[&Rank]) -> String {
+    if let [one] = members {
+        return one.name();
+    }
+    let list = |f: &dyn Fn(&Rank) -> String| {
+        let mut v: Vec<String> = members.iter().map(|r| f(r)).collect();
+        v.dedup();
+        v
+    };
+    let pids = list(&|r| r.process.pid.to_string()).join(", ");
+    let gpus = list(&|r| r.device.to_string());
+    let gpus = if gpus.len() == 1 {
+        format!("GPU {}", gpus[0])
+    } else {
+        format!("GPUs {}", gpus.join(", "))
+    };
+    let ranks: Option<Vec<String>> = members
+        .iter()
+        .map(|r| r.rank().map(|k| k.to_string()))
+        .collect();
+    match ranks {
+        Some(ranks) => format!("ranks {} (pids {pids}, {gpus})", ranks.join(", ")),
+        None => format!("pids {pids} ({gpus})"),
+    }
+}
+
+/// The one rank not in the collective that the other ranks wait in, from their stacks.
+fn outside_the_collective(c: &Ctx, ranks: &[Rank]) -> Option<Culprit> {
+    use crate::model::stack::StackClass;
+    let read: Vec<&Rank> = ranks.iter().filter(|r| r.seen.is_some()).collect();
+    let class = |r: &Rank| {
+        r.seen
+            .as_ref()
+            .and_then(|s| s.burst.main_class())
+            .map(|(c, _)| c)
+    };
+    let waiting: Vec<&Rank> = read
+        .iter()
+        .copied()
+        .filter(|r| class(r) == Some(StackClass::Collective))
+        .collect();
+    let outside: Vec<&Rank> = read
+        .iter()
+        .copied()
+        .filter(|r| class(r) != Some(StackClass::Collective))
+        .collect();
+    let [odd] = outside.as_slice() else {
+        return None;
+    };
+    if waiting.is_empty() {
+        return None;
+    }
+    let s = odd.seen.as_ref()?;
+    let at = s.place().map_or(String::new(), |f| {
+        format!(" at {}", super::stacks::quoted(f))
+    });
+    let others: Vec<String> = waiting
+        .iter()
+        .map(|r| {
+            r.rank()
+                .map_or(format!("pid {}", r.process.pid), |k| k.to_string())
+        })
+        .collect();
+    Some(Culprit {
+        device: odd.device,
+        pid: odd.process.pid,
+        rank: odd.rank(),
+        reason: "stacks".into(),
+        at_ms: s.burst.t_ms.min(c.now_ms),
+        text: format!(
+            "{} is not in the collective: {}{at}, while {} {} wait{} in it: the one the others wait for",
+            odd.name(),
+            s.main.class.words(),
+            match (others.len(), waiting[0].rank().is_some()) {
+                (1, true) => "rank",
+                (_, true) => "ranks",
+                _ => "",
+            },
+            others.join(", "),
+            if others.len() > 1 { "" } else { "s" }
+        ),
+    })
 }
 
 /// True when two processes are ranks of one job: the same launcher job (torchrun, Slurm,

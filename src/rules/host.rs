@@ -7,7 +7,8 @@
 //! between short GPU steps (e.g. RL environments), which is still worth knowing.
 //! Idle-mem: a process holds GPU memory while no kernel runs for a long time.
 
-use super::{Ctx, Rule, Severity, Verdict};
+use super::{stacks, Ctx, Rule, Severity, Verdict};
+use crate::model::stack::StackClass;
 use crate::model::{ProcessSample, GIB};
 use crate::text::span_words;
 
@@ -43,16 +44,30 @@ const STARVED_ACTIVE_SHARE: f32 = 0.6;
 /// A process below this CPU % that sleeps (S) or waits on I/O (D) is waiting, not computing.
 const WAITING_CPU_MAX_PCT: f32 = 40.0;
 
-#[allow(clippy::too_many_lines)] // two ways to starve (computing, waiting), one verdict
-fn check_starved(c: &Ctx) -> Option<Verdict> {
+/// Above its counters' ceiling, a GPU still counts as starved when its process's stacks show it
+/// waiting on its input most of the time: a loader that keeps the GPU a quarter busy draws
+/// well above the idle floor (230-320 W on an H200) and looks healthy to counters alone.
+const STACKED_POWER_MARGIN_PCT_OF_TDP: f32 = 40.0;
+
+/// The window's counters, as the starved rule reads them.
+struct Counters {
+    util: super::Stats,
+    power: super::Stats,
+    sm: super::Stats,
+    /// Within the counters' own thresholds (the strict reading, no stacks needed).
+    strict: bool,
+    signals: &'static str,
+    fit: f32,
+}
+
+/// Util low and power near the floor while what runs fills the SMs; `None` when the counters
+/// rule starvation out whatever the stacks say (busy GPU, launch-bound kernels, a phase change).
+fn starved_counters(c: &Ctx) -> Option<Counters> {
     let w = c.window_ms;
-    if c.dev.processes.is_empty() || !c.memory_settled(w) {
-        return None;
-    }
     let util = c.stats(w, |s| s.util_gpu_pct);
     let power = c.stats(w, |s| s.power_w);
-    let power_ceiling =
-        c.floor_w + c.tdp_w().unwrap_or(0.0) * c.thresholds.starved_power_margin_pct_of_tdp / 100.0;
+    let tdp = c.tdp_w().unwrap_or(0.0);
+    let power_ceiling = c.floor_w + tdp * c.thresholds.starved_power_margin_pct_of_tdp / 100.0;
     // Some work arrives, a little: NVML's averaging smooths a starved loader's bursts into a
     // steady 10-20 % on an H200, and a loader that waits on slow storage shows 0-1 %, with
     // GPM SM activity above zero (0.02 %) in nearly every sample where an idle process shows
@@ -67,11 +82,11 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
         || (sm.n > 0 && s1.nonzero_share.min(s2.nonzero_share) >= STARVED_ACTIVE_SHARE);
     if !kernels_run
         || util.n == 0
-        || u1.median >= util_max
-        || u2.median >= util_max
-        || util.median >= util_max
         || power.n == 0
-        || power.median > power_ceiling
+        || [u1.median, u2.median, util.median]
+            .iter()
+            .any(|m| *m >= util_max)
+        || power.median > c.floor_w + tdp * STACKED_POWER_MARGIN_PCT_OF_TDP / 100.0
     {
         return None;
     }
@@ -91,43 +106,158 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
     } else {
         // Without GPM: the GPU must draw above the floor while its kernels run; launch-bound
         // work does not (a utilization-variation test was tried and caught phase changes).
-        let margin = c.tdp_w().unwrap_or(0.0) * c.thresholds.sync_power_margin_pct_of_tdp / 100.0;
+        let margin = tdp * c.thresholds.sync_power_margin_pct_of_tdp / 100.0;
         if comparable && power.median <= c.floor_w + margin {
             return None;
         }
         "low utilization, power against the idle floor, host side of the process (no GPM)"
     };
+    Some(Counters {
+        util,
+        power,
+        sm,
+        strict: power.median <= power_ceiling,
+        signals,
+        fit,
+    })
+}
+
+fn check_starved(c: &Ctx) -> Option<Verdict> {
+    if c.dev.processes.is_empty() || !c.memory_settled(c.window_ms) {
+        return None;
+    }
+    let n = starved_counters(c)?;
+    let seen = stacks::of_gpu(c);
+    let loading = seen
+        .as_ref()
+        .is_some_and(|s| s.mostly() == Some(StackClass::DataLoading));
+    if !n.strict && !loading {
+        return None;
+    }
+    if let Some(v) = seen.as_ref().and_then(|s| not_input(c, &n, s)) {
+        return Some(v);
+    }
     let host = host_evidence(&c.dev.processes, c.thresholds.starved_host_cpu_min_pct);
-    fit += match host.kind {
-        Kind::Computing | Kind::Waiting => 0.3,
-        Kind::Unknown => 0.1,
-        Kind::Idle => 0.0,
-    };
+    let mut fit = n.fit
+        + match host.kind {
+            Kind::Computing | Kind::Waiting => 0.3,
+            Kind::Unknown => 0.1,
+            Kind::Idle => 0.0,
+        };
+    let mut evidence = counter_evidence(c, &n);
+    evidence.extend(host.lines);
+    let (title, mut causes) = starved_causes(host.kind);
+    let mut actions = starved_actions(host.kind);
+    let mut signals = n.signals.to_string();
+    match seen.as_ref().filter(|_| loading) {
+        Some(s) => {
+            fit += 0.3;
+            signals.push_str(", Python stacks");
+            evidence.push(format!(
+                "{}: it waits for its input, not for the GPU",
+                s.line()
+            ));
+            evidence.extend(s.workers_line());
+            let (cause, action) = loading_cause(s);
+            causes.insert(0, cause);
+            actions.insert(0, action);
+        }
+        None => {
+            evidence.extend(stacks::unreadable(c).map(|m| format!("Python stacks not read: {m}")));
+        }
+    }
+    Some(Verdict {
+        evidence,
+        causes,
+        actions,
+        pids: host.pids,
+        signals,
+        title: Some(title.into()),
+        fit: fit.min(1.0),
+        summary: format!(
+            "util {:.0} %, SM tracks it, host {}{}",
+            n.util.median,
+            host.kind.word(),
+            if loading {
+                ", stacks in data loading"
+            } else {
+                ""
+            }
+        ),
+        ..Verdict::default()
+    })
+}
+
+/// The counters' lines of evidence.
+fn counter_evidence(c: &Ctx, n: &Counters) -> Vec<String> {
     let mut evidence = vec![
         format!(
-            "util median {:.0} % over {} (range {:.0}–{:.0} %, busy in {:.0} % of samples)",
-            util.median,
-            span_words(w),
-            util.min,
-            util.max,
-            util.nonzero_share * 100.0
+            "util median {:.0} % over {} (range {:.0}–{:.0} %, above 0 in {:.0} % of samples)",
+            n.util.median,
+            span_words(c.window_ms),
+            n.util.min,
+            n.util.max,
+            n.util.nonzero_share * 100.0
         ),
-        c.power_evidence(power.median),
+        c.power_evidence(n.power.median),
     ];
-    if sm.n > 0 && comparable {
+    if n.sm.n > 0 && n.util.median >= 5.0 {
         evidence.push(format!(
             "SM activity {:.1} % (GPM): kernels fill the GPU while they run, then it waits",
-            sm.median
+            n.sm.median
         ));
-    } else if sm.n > 0 {
+    } else if n.sm.n > 0 {
         evidence.push(format!(
             "SM activity {:.2} % (GPM), above zero in {:.0} % of samples: a little work arrives, then the GPU waits",
-            sm.median,
-            sm.nonzero_share * 100.0
+            n.sm.median,
+            n.sm.nonzero_share * 100.0
         ));
     }
-    evidence.extend(host.lines);
-    let (title, causes) = match host.kind {
+    evidence
+}
+
+/// The stacks say the GPU waits for something other than input (requests, a checkpoint,
+/// `torch.compile`): an info-level reading, so that a server idle by demand is never a starved
+/// warning.
+fn not_input(c: &Ctx, n: &Counters, s: &stacks::Seen) -> Option<Verdict> {
+    stacks::benign(s, counter_evidence(c, n), n.signals)
+}
+
+/// What the stacks say the input pipeline spends its time on, and the remedy that names it.
+fn loading_cause(s: &stacks::Seen) -> (String, String) {
+    if s.loads_in_process() {
+        let f = s
+            .place()
+            .map_or("the dataset's code".into(), stacks::quoted);
+        return (
+            format!("The dataset's code runs in the training process (DataLoader num_workers=0): every batch is made at {f} while the GPU waits"),
+            format!("Move it to worker processes: `DataLoader(ds, num_workers=8, persistent_workers=True, pin_memory=True)`; then speed up {f} itself"),
+        );
+    }
+    let busy = s.busy_workers();
+    match busy.first().and_then(|t| t.user_frame()) {
+        Some(f) => (
+            format!(
+                "The DataLoader's {} workers cannot keep up: they spend their time in `{}` ({}), while the training loop waits on their queue",
+                s.burst.children.len(),
+                f.function,
+                f.place()
+            ),
+            format!(
+                "More workers (`num_workers` up to the free cores), or a cheaper `{}` ({}): move decode and augmentation to the GPU (torchvision.transforms.v2 on GPU tensors, NVIDIA DALI)",
+                f.function,
+                f.place()
+            ),
+        ),
+        None => (
+            "The training loop waits on its DataLoader's workers (their stacks were not read)".into(),
+            "More workers (`num_workers` up to the free cores), `prefetch_factor=4`, `persistent_workers=True`; see what they do: `gpuwatch stacks PID`".into(),
+        ),
+    }
+}
+
+fn starved_causes(kind: Kind) -> (&'static str, Vec<String>) {
+    match kind {
         Kind::Waiting => (
             "GPU starved: the input waits on I/O",
             vec![
@@ -144,37 +274,26 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
                 "Pageable host-to-device copies that serialise with compute (pin_memory=False)".into(),
             ],
         ),
-    };
+    }
+}
+
+fn starved_actions(kind: Kind) -> Vec<String> {
     let mut actions = vec![
         "`DataLoader(ds, num_workers=8, pin_memory=True, prefetch_factor=4, persistent_workers=True)`".to_string(),
         "Copy without blocking: `x.to(device, non_blocking=True)` from pinned memory".into(),
     ];
-    if host.kind == Kind::Waiting {
+    if kind == Kind::Waiting {
         actions.extend([
-            "Find the slow reads: `iotop -o`, `iostat -x 1`, `py-spy dump --pid PID` (where it sleeps)".to_string(),
+            "Find the slow reads: `iotop -o`, `iostat -x 1`, `gpuwatch stacks PID` (where it sleeps)".to_string(),
             "Pack the data into large sequential shards (WebDataset, LMDB) and cache them on local NVMe".into(),
         ]);
     } else {
         actions.extend([
             "Move decode and augmentation to the GPU (NVIDIA DALI, torchvision.transforms.v2 on GPU tensors)".to_string(),
-            "See what the host does: `py-spy top --pid PID`; for I/O, `iostat -x 1`".into(),
+            "See what the host does: `gpuwatch stacks PID`, or `py-spy top --pid PID`; for I/O, `iostat -x 1`".into(),
         ]);
     }
-    Some(Verdict {
-        evidence,
-        causes,
-        actions,
-        pids: host.pids,
-        signals: signals.into(),
-        title: Some(title.into()),
-        fit: fit.min(1.0),
-        summary: format!(
-            "util {:.0} %, SM tracks it, host {}",
-            util.median,
-            host.kind.word()
-        ),
-        ..Verdict::default()
-    })
+    actions
 }
 
 /// What the GPU's processes do on the host.

@@ -11,6 +11,7 @@ mod hardware;
 mod hints;
 mod host;
 mod memory;
+mod stacks;
 mod stats;
 mod sync;
 mod transfer;
@@ -533,23 +534,26 @@ impl Engine {
         })
     }
 
-    /// The processes whose Python stacks the open and timed causes want as evidence: those on
-    /// their GPUs and, for a hang, every rank of the same job wherever it runs (the culprit is
-    /// on a GPU that looks idle). Written into `out`, sorted, without repeats.
-    pub fn stack_wants(&self, history: &History, out: &mut Vec<u32>) {
+    /// The processes whose Python stacks the rules want, and how soon: as evidence (urgent)
+    /// for those on GPUs where a cause is open or being timed and, for a hang, every rank of
+    /// the same job wherever it runs (the culprit is on a GPU that looks idle); now and then
+    /// (not urgent) for those on a GPU that draws less than half its TDP, where counters alone
+    /// cannot tell a starved loop from one idle by demand. Written into `out`, sorted by pid,
+    /// one entry a pid.
+    pub fn stack_wants(&self, history: &History, out: &mut Vec<(u32, bool)>) {
         out.clear();
         let mut jobs: Vec<&str> = Vec::new();
         for (p, dev) in history.devices.iter().enumerate() {
             let Some(slots) = self.slots.get(p) else {
                 continue;
             };
-            let mut wanted = false;
+            let mut urgent = false;
             for (slot, rule) in slots.iter().zip(&self.rules) {
                 let judged = slot.open.is_some() || slot.watch_since_ms.is_some();
                 if !(rule.cause && judged) {
                     continue;
                 }
-                wanted = true;
+                urgent = true;
                 if rule.id == "hang" {
                     jobs.extend(
                         dev.processes
@@ -559,20 +563,34 @@ impl Engine {
                     );
                 }
             }
-            if wanted {
-                out.extend(dev.processes.iter().map(|pr| pr.pid));
+            // Now and then: past their start-up only (what a process does while it imports and
+            // loads says nothing of its steady state).
+            let starting = self
+                .judging
+                .get(p)
+                .map_or(&[][..], |j| &j.starting_pids[..]);
+            if urgent {
+                out.extend(dev.processes.iter().map(|pr| (pr.pid, true)));
+            } else if under_used(dev) {
+                out.extend(
+                    dev.processes
+                        .iter()
+                        .filter(|pr| !starting.contains(&pr.pid))
+                        .map(|pr| (pr.pid, false)),
+                );
             }
         }
         if !jobs.is_empty() {
             for dev in &history.devices {
                 out.extend(dev.processes.iter().filter_map(|pr| {
                     let key = pr.host.as_ref()?.job.as_ref()?.key.as_str();
-                    jobs.contains(&key).then_some(pr.pid)
+                    jobs.contains(&key).then_some((pr.pid, true))
                 }));
             }
         }
-        out.sort_unstable();
-        out.dedup();
+        // Urgent first within a pid, so that dedup keeps it.
+        out.sort_unstable_by_key(|(pid, urgent)| (*pid, !*urgent));
+        out.dedup_by_key(|(pid, _)| *pid);
     }
 
     /// Every device still being judged, in history order.
@@ -797,6 +815,15 @@ impl Engine {
     }
 }
 
+/// A GPU with a process that drew less than half its TDP over the last `WATCH_MS`.
+fn under_used(dev: &DeviceHistory) -> bool {
+    let Some(tdp) = dev.info.tdp_w().filter(|t| *t > 0.0) else {
+        return false;
+    };
+    let power = Stats::of(dev.samples.last(WATCH_MS).filter_map(|s| s.power_w));
+    !dev.processes.is_empty() && power.n > 0 && power.median < tdp * 0.5
+}
+
 /// For each cause whose finding is not open and whose window did not hold: does its symptom
 /// hold over the last `WATCH_MS`? Then it is being timed (`Slot::watch_since_ms`).
 fn watch_causes(
@@ -944,6 +971,11 @@ fn update_slot(
             } else {
                 v.fit > slot.best_fit + 0.05
             };
+            // A re-reading that says the GPU waits for something benign (stacks show a server
+            // idle between requests) lowers the finding to its severity.
+            if better && !same_reading && v.severity == Some(Severity::Info) {
+                f.severity = Severity::Info;
+            }
             if better || escalates {
                 slot.best_fit = slot.best_fit.max(v.fit);
                 f.measures = measures(ctx, ms((rule.window)(ctx.thresholds)));
@@ -955,6 +987,10 @@ fn update_slot(
                 f.alternative = v.alternative.map(String::from);
             }
             match (v.culprit, f.culprit.as_ref()) {
+                // The same rank, seen as its process leaves (its /proc gone, its rank unknown):
+                // what was seen before says more.
+                (Some(c), Some(old))
+                    if c.pid == old.pid && c.rank.is_none() && old.rank.is_some() => {}
                 (Some(c), _) => f.culprit = Some(c),
                 // The job ended and took the evidence with it: keep what was seen.
                 (None, Some(c)) if !f.evidence.contains(&c.text) => {

@@ -4,7 +4,8 @@
 //! done. Fires wrongly on: a legitimately small model served with batch size 1 (still
 //! launch-bound, still worth knowing).
 
-use super::{Ctx, Rule, Severity, Verdict};
+use super::{stacks, Ctx, Rule, Severity, Verdict};
+use crate::model::stack::StackClass;
 use crate::text::span_words;
 
 pub const SYNC: Rule = Rule {
@@ -106,16 +107,79 @@ fn check(c: &Ctx) -> Option<Verdict> {
         ));
         fit += 0.2;
     }
-    Some(Verdict {
+    Some(with_stacks(c, evidence, signals, fit, util.median))
+}
+
+/// The verdict, with what the main thread's stacks say (a benign reading at info level, the
+/// host sync or the launching that sets the pace, named by its line).
+fn with_stacks(
+    c: &Ctx,
+    mut evidence: Vec<String>,
+    signals: &str,
+    mut fit: f32,
+    util: f32,
+) -> Verdict {
+    let seen = stacks::of_gpu(c);
+    if let Some(v) = seen
+        .as_ref()
+        .and_then(|s| stacks::benign(s, evidence.clone(), signals))
+    {
+        return v;
+    }
+    let mut causes = causes();
+    let mut actions = actions();
+    let mut signals = signals.to_string();
+    match seen.as_ref() {
+        Some(s) => {
+            signals.push_str(", Python stacks");
+            let (why, cause, action) = where_the_host_is(s);
+            evidence.push(if why.is_empty() {
+                s.line()
+            } else {
+                format!("{}: {why}", s.line())
+            });
+            if let Some((cause, action)) = cause.zip(action) {
+                fit += 0.1;
+                // The generic cause of the same kind goes: the named one replaces it.
+                causes.remove(usize::from(s.main.class != StackClass::HostSync));
+                causes.insert(0, cause);
+                actions.insert(0, action);
+            }
+        }
+        None => {
+            evidence.extend(stacks::unreadable(c).map(|m| format!("Python stacks not read: {m}")));
+        }
+    }
+    Verdict {
         evidence,
-        causes: causes(),
-        actions: actions(),
+        causes,
+        actions,
         pids: c.dev.processes.iter().map(|p| p.pid).collect(),
-        signals: signals.into(),
+        signals,
         fit: fit.clamp(0.0, 1.0),
-        summary: format!("util {:.0} %, SM far below it", util.median),
+        summary: format!("util {util:.0} %, SM far below it"),
         ..Verdict::default()
-    })
+    }
+}
+
+/// What the main thread's stacks say of a launch-bound GPU: the host sync that stalls each step
+/// (its line named), or the Python and launches that set the pace.
+fn where_the_host_is(s: &stacks::Seen) -> (&'static str, Option<String>, Option<String>) {
+    let place = s.place().map(stacks::quoted);
+    let sync = s.share(StackClass::HostSync);
+    match (s.main.class, place) {
+        (StackClass::HostSync, Some(p)) => (
+            "the host waits on the GPU there, step after step",
+            Some(format!("A host sync in the loop: {p} waits for the GPU every time it runs")),
+            Some(format!("Take the sync out of the loop at {p}: keep the value on the GPU and read it every N steps, or use `non_blocking=True` copies into pinned memory")),
+        ),
+        (StackClass::GpuWork | StackClass::PythonBusy, Some(p)) if sync < 0.2 => (
+            "the host is busy launching small kernels: Python and launch overhead set the pace",
+            Some(format!("Launch-bound: the host spends the step launching at {p}; each kernel is too small to fill the GPU")),
+            Some("Fewer, larger kernels: a bigger batch, `torch.compile(model, mode=\"reduce-overhead\")` (CUDA graphs) to launch a step at once".to_string()),
+        ),
+        _ => ("", None, None),
+    }
 }
 
 fn causes() -> Vec<String> {

@@ -20,15 +20,17 @@ pub fn disable() {
     DISABLED.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
-/// How often the rules may have one process read: a burst costs about 25 ms of CPU per
-/// process (docs/stacks.md, measured on the H200).
-pub const REPEAT: Duration = Duration::from_secs(30);
+/// How often the rules may have one process read as evidence (a cause open or timed on its
+/// GPU), and now and then (its GPU draws less than half its TDP). A burst costs tens of ms of
+/// CPU per process (docs/stacks.md, measured on the H200).
+pub const REPEAT_EVIDENCE: Duration = Duration::from_secs(15);
+pub const REPEAT_BACKGROUND: Duration = Duration::from_secs(30);
 
 /// The link a live pipeline uses; none under `--no-stacks`.
 #[must_use]
 pub fn live_link() -> Option<StackLink> {
     (!DISABLED.load(std::sync::atomic::Ordering::Relaxed))
-        .then(|| StackLink::new(Plan::EVIDENCE, REPEAT))
+        .then(|| StackLink::new(Plan::EVIDENCE, REPEAT_EVIDENCE, REPEAT_BACKGROUND))
 }
 
 /// Shared between the store, the screen, the sampler and the stack thread.
@@ -40,14 +42,15 @@ pub struct StackLink {
 struct Shared {
     state: Mutex<State>,
     wake: Condvar,
-    repeat: Duration,
+    /// How often a process may be read when urgent, and when not.
+    repeat: (Duration, Duration),
     plan: Plan,
 }
 
 #[derive(Default)]
 struct State {
-    /// What the rules want read (sorted), and what the user asked for.
-    wanted: Vec<u32>,
+    /// What the rules want read (by pid, urgent or not), and what the user asked for.
+    wanted: Vec<(u32, bool)>,
     asked: Vec<u32>,
     /// When each process's last burst ended (bounded by `wanted`).
     last: Vec<(u32, Instant)>,
@@ -60,14 +63,15 @@ struct State {
 
 impl StackLink {
     /// A link whose thread starts on the first request; bursts of `plan`, a process read at
-    /// most once per `repeat` for the rules.
+    /// most once per `urgent` when the rules want it as evidence, once per `background`
+    /// otherwise.
     #[must_use]
-    pub fn new(plan: Plan, repeat: Duration) -> Self {
+    pub fn new(plan: Plan, urgent: Duration, background: Duration) -> Self {
         StackLink {
             shared: Arc::new(Shared {
                 state: Mutex::new(State::default()),
                 wake: Condvar::new(),
-                repeat,
+                repeat: (urgent, background),
                 plan,
             }),
         }
@@ -80,16 +84,16 @@ impl StackLink {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The processes the rules want read now (replaces the previous set). Cheap when unchanged:
-    /// called after every evaluation.
-    pub fn want(&self, pids: &[u32]) {
+    /// The processes the rules want read now, each urgent or not (replaces the previous set).
+    /// Cheap when unchanged: called after every evaluation.
+    pub fn want(&self, pids: &[(u32, bool)]) {
         let mut s = self.state();
         if s.wanted == pids {
             return;
         }
         s.wanted.clear();
         s.wanted.extend_from_slice(pids);
-        let keep = s.wanted.clone();
+        let keep: Vec<u32> = pids.iter().map(|(p, _)| *p).collect();
         s.last.retain(|(p, _)| keep.contains(p));
         let start = !pids.is_empty() && !s.started;
         s.started |= start;
@@ -160,7 +164,7 @@ impl StackLink {
             // Bounded if nobody takes them (a sampler that stopped).
             let over = s.done.len().saturating_sub(64);
             s.done.drain(..over);
-            let keep = s.wanted.clone();
+            let keep: Vec<u32> = s.wanted.iter().map(|(p, _)| *p).collect();
             drop(s);
             reader.keep_only(&keep);
         }
@@ -177,23 +181,25 @@ impl StackLink {
                 return Some(s.asked.remove(0));
             }
             let now = Instant::now();
-            let repeat = self.shared.repeat;
-            let due_in = |pid: &u32| {
+            let (urgent, background) = self.shared.repeat;
+            let due_in = |&(pid, hurry): &(u32, bool)| {
+                let repeat = if hurry { urgent } else { background };
                 s.last
                     .iter()
-                    .find(|(p, _)| p == pid)
+                    .find(|(p, _)| *p == pid)
                     .map_or(Duration::ZERO, |(_, at)| {
                         (*at + repeat).saturating_duration_since(now)
                     })
             };
+            // The soonest due; of those due now, urgent ones first.
             let next = s
                 .wanted
                 .iter()
-                .map(|p| (*p, due_in(p)))
-                .min_by_key(|(_, d)| *d);
+                .map(|w| (w.0, due_in(w), !w.1))
+                .min_by_key(|(_, d, calm)| (*d, *calm));
             let wait = match next {
-                Some((pid, d)) if d.is_zero() => return Some(pid),
-                Some((_, d)) => d,
+                Some((pid, d, _)) if d.is_zero() => return Some(pid),
+                Some((_, d, _)) => d,
                 None => Duration::from_secs(3600),
             };
             s = self

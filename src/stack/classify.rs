@@ -32,7 +32,9 @@ pub fn classify(frames: &[StackFrame], on_cpu: bool) -> StackClass {
     if frames.iter().any(is_copy_frame) || top_code_matches(frames, COPY_CODE) {
         return StackClass::HostCopy;
     }
-    if frames.first().is_some_and(is_waiting_frame) || top_code_matches(frames, WAIT_CODE) {
+    if frames.first().is_some_and(crate::model::stack::is_wait)
+        || top_code_matches(frames, WAIT_CODE)
+    {
         return StackClass::IdleWaiting;
     }
     if frames.iter().any(is_gpu_work) {
@@ -151,23 +153,6 @@ fn is_copy_frame(f: &StackFrame) -> bool {
             "/deepspeed/runtime/swap_tensor/",
         ],
     )
-}
-
-/// The innermost frame is a standard-library wait: a selector, a socket, a queue, a condition.
-fn is_waiting_frame(f: &StackFrame) -> bool {
-    let file = f.file.rsplit('/').next().unwrap_or("");
-    let waits = match file {
-        "selectors.py" => &["select"][..],
-        "socket.py" => &["accept", "recv", "recv_into", "readinto"],
-        "threading.py" => &["wait", "_wait_for_tstate_lock", "join"],
-        "queue.py" => &["get"],
-        "connection.py" => &["recv", "_recv", "_recv_bytes", "wait", "poll", "accept"],
-        "base_events.py" => &["_run_once", "run_forever", "select"],
-        "socketserver.py" => &["serve_forever"],
-        "synchronize.py" => &["wait", "__enter__"],
-        _ => &[],
-    };
-    waits.contains(&short(f))
 }
 
 fn is_gpu_work(f: &StackFrame) -> bool {

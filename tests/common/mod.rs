@@ -150,3 +150,53 @@ pub fn require(name: &str) -> String {
     };
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
+
+/// A burst of `samples` reads of `pid` whose main thread was in `class` for `in_class` of them,
+/// in `frames` (innermost first: (function, file, line, code)).
+pub fn burst(
+    pid: u32,
+    t_ms: u64,
+    class: gpuwatch::model::stack::StackClass,
+    in_class: u32,
+    samples: u32,
+    frames: &[(&str, &str, u32, &str)],
+) -> gpuwatch::model::stack::StackBurst {
+    use gpuwatch::model::stack::{StackBurst, StackFrame, StackOutcome, ThreadStack};
+    StackBurst {
+        pid,
+        started_ms: t_ms.saturating_sub(2_000),
+        t_ms,
+        samples,
+        read: samples,
+        outcome: StackOutcome::Read,
+        message: None,
+        threads: vec![ThreadStack {
+            id: 1,
+            name: Some("MainThread".into()),
+            main: true,
+            samples,
+            gil: 0,
+            class,
+            class_samples: in_class,
+            second: None,
+            frames: frames
+                .iter()
+                .map(|(function, file, line, code)| StackFrame {
+                    function: (*function).into(),
+                    file: (*file).into(),
+                    line: *line,
+                    code: (!code.is_empty()).then(|| (*code).to_string()),
+                })
+                .collect(),
+        }],
+        children: Vec::new(),
+    }
+}
+
+/// `ticks` with `b` carried by the first tick at or after its time.
+pub fn with_burst(mut ticks: Vec<Tick>, b: gpuwatch::model::stack::StackBurst) -> Vec<Tick> {
+    if let Some(t) = ticks.iter_mut().find(|t| t.t_ms >= b.t_ms) {
+        t.stacks.push(b);
+    }
+    ticks
+}

@@ -1428,6 +1428,471 @@ def healthy_embbag_d(dev):
     mark("note", msg="%d steps" % i)
 
 
+# ------------------------------------------------------- stack classes (e: tune, f: held out)
+# Written for issue 24: jobs that counters alone cannot tell apart, and whose Python stacks do.
+
+class AugmentDatasetE(torch.utils.data.Dataset):
+    """Heavy CPU augmentation of 3x224x224 images in numpy (blur passes, noise, gamma), for
+    DataLoader workers: a worker makes a sample in ~15 ms."""
+
+    def __len__(self):
+        return 10 ** 7
+
+    def __getitem__(self, i):
+        rng = np.random.default_rng(i)
+        x = rng.random((3, 224, 224), dtype=np.float32)
+        for _ in range(6):
+            x = (x + np.roll(x, 1, axis=1) + np.roll(x, 1, axis=2)) / 3.0
+        x = np.power(np.abs(x + 0.01 * rng.standard_normal(x.shape, dtype=np.float32)), 1.1,
+                     dtype=np.float32)
+        return torch.from_numpy(np.ascontiguousarray(x)), int(i % 100)
+
+
+class MidCNN(nn.Module):
+    """A conv net whose step on a 224x224 batch of 64 keeps an H200 busy for tens of ms."""
+
+    def __init__(self, classes=100):
+        super().__init__()
+        layers, c = [], 3
+        for w in (64, 128, 256, 512):
+            layers += [nn.Conv2d(c, w, 3, stride=2, padding=1), nn.BatchNorm2d(w), nn.ReLU(inplace=True),
+                       nn.Conv2d(w, w, 3, padding=1), nn.BatchNorm2d(w), nn.ReLU(inplace=True)]
+            c = w
+        self.body = nn.Sequential(*layers)
+        self.head = nn.Linear(c, classes)
+
+    def forward(self, x):
+        return self.head(self.body(x).mean((2, 3)))
+
+
+def starved_aug_e(dev):
+    """Two DataLoader workers doing heavy augmentation for a conv net that would take 4x more:
+    util in the tens of %, power well above the idle floor, the main process mostly waiting."""
+    model = MidCNN().to(dev).to(memory_format=torch.channels_last).train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    loader = torch.utils.data.DataLoader(AugmentDatasetE(), batch_size=64, num_workers=2, prefetch_factor=2,
+                                         worker_init_fn=_worker_init, persistent_workers=True)
+    _train_loader(dev, loader, model, opt, warm_batches=3, bf16=True)
+
+
+class FileReadDatasetE(torch.utils.data.Dataset):
+    """Each sample read from a file on 'network storage': 25 ms of latency, then a small read."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def __len__(self):
+        return 10 ** 7
+
+    def __getitem__(self, i):
+        time.sleep(0.025)                      # the storage's latency
+        with open(self.path, "rb") as f:
+            f.seek((i * 65536) % (64 * MiB))
+            raw = f.read(3 * 64 * 64 * 4)
+        x = np.frombuffer(raw, dtype=np.float32).reshape(3, 64, 64).copy()
+        return torch.from_numpy(np.nan_to_num(x)), int(i % 10)
+
+
+def starved_io_e(dev):
+    path = "/tmp/corpus_io_e-%d.bin" % os.getpid()
+    with open(path, "wb") as f:
+        f.write(np.random.default_rng(0).random(16 * MiB, dtype=np.float32).tobytes())
+    try:
+        model = SmallCNN().to(dev).train()
+        opt = torch.optim.SGD(model.parameters(), lr=0.01)
+        loader = torch.utils.data.DataLoader(FileReadDatasetE(path), batch_size=16, num_workers=0)
+        _train_loader(dev, loader, model, opt, warm_batches=1)
+    finally:
+        os.unlink(path)
+
+
+class TinyLM(nn.Module):
+    def __init__(self, d=512, layers=4):
+        super().__init__()
+        self.emb = nn.Embedding(8192, d)
+        self.blocks = nn.ModuleList([Block(d, 8) for _ in range(layers)])
+        self.out = nn.Linear(d, 8192)
+
+    def forward(self, t):
+        x = self.emb(t)
+        for b in self.blocks:
+            x = b(x)
+        return self.out(x)
+
+
+def _next_request(rng, q, stop):
+    """A client: requests arrive at random, 0.15 to 1.2 s apart."""
+    while not stop.is_set():
+        time.sleep(rng.uniform(0.15, 1.2))
+        q.put(rng.integers(0, 8192, size=(8, 64)))
+
+
+def serve_idle_e(dev):
+    """An inference server idle between requests: the main loop sleeps on a queue, then runs one
+    batch-8 forward (bf16) per request and returns the answer to the host."""
+    import queue as _queue
+    model = TinyLM().to(dev).eval()
+    q, stop = _queue.Queue(), threading.Event()
+    with torch.inference_mode(), torch.autocast("cuda", dtype=torch.bfloat16):
+        for _ in range(3):
+            model(torch.zeros(8, 64, dtype=torch.long, device=dev)).argmax(-1).cpu()
+        threading.Thread(target=_next_request, args=(np.random.default_rng(5), q, stop), daemon=True,
+                         name="client").start()
+        ready()
+        n = 0
+        while running():
+            try:
+                req = q.get(timeout=0.5)       # idle: waiting for the next request
+            except _queue.Empty:
+                continue
+            tokens = torch.from_numpy(req).to(dev)
+            model(tokens).argmax(-1).cpu()     # the answer goes back to the client
+            n += 1
+        stop.set()
+    mark("note", msg="%d requests" % n)
+
+
+def sync_item_e(dev):
+    """A conv net at batch 16 whose loop logs the loss with .item() and a Python running mean
+    every step."""
+    model = SmallCNN().to(dev).train()
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    x = torch.randn(16, 3, 64, 64, device=dev)
+    y = torch.randint(0, 10, (16,), device=dev)
+    hist = []
+    for _ in range(20):
+        F.cross_entropy(model(x), y).backward()
+    ready(onset=True)
+    while running():
+        loss = F.cross_entropy(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        hist.append(loss.item())               # a host sync every step
+        if len(hist) > 100:
+            hist = hist[-100:]
+
+
+class SyntheticImagesE(torch.utils.data.Dataset):
+    def __len__(self):
+        return 10 ** 7
+
+    def __getitem__(self, i):
+        return torch.from_numpy(np.full((3, 128, 128), i % 251, dtype=np.uint8)), int(i % 100)
+
+
+def healthy_loader_e(dev):
+    """A conv net fed by six workers that keep up (uint8 images made cheaply, pinned, non-blocking
+    copies): the main thread runs the model; nothing is wrong."""
+    model = MidCNN().to(dev).to(memory_format=torch.channels_last).train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    loader = torch.utils.data.DataLoader(SyntheticImagesE(), batch_size=256, num_workers=6, pin_memory=True,
+                                         prefetch_factor=4, persistent_workers=True, worker_init_fn=_worker_init)
+    it = iter(loader)
+
+    def step():
+        xb, yb = next(it)
+        xb = xb.to(dev, non_blocking=True).float().div_(255).contiguous(memory_format=torch.channels_last)
+        yb = yb.to(dev, non_blocking=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = F.cross_entropy(model(xb), yb)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    for _ in range(5):
+        step()
+    ready()
+    i = 0
+    while running():
+        loss = step()
+        i += 1
+        if i % 50 == 0:
+            loss.item()
+    del it
+
+
+def healthy_ckpt_e(dev):
+    """bf16 matmul training that writes a synchronous 1 GiB checkpoint every 12 s (the GPU idles
+    while torch.save writes)."""
+    w = [torch.randn(8192, 8192, device=dev, requires_grad=True) for _ in range(4)]
+    opt = torch.optim.SGD(w, lr=1e-6)
+    x = torch.randn(4096, 8192, device=dev)
+    path = "/tmp/corpus_ckpt_e-%d.pt" % os.getpid()
+
+    def step():
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            h = x
+            for m in w:
+                h = h @ m
+            loss = h.float().pow(2).mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    for _ in range(3):
+        step()
+    ready()
+    last = time.time()
+    try:
+        while running():
+            step()
+            if time.time() - last > 12:
+                torch.cuda.synchronize()
+                torch.save({"w": [t.detach().cpu() for t in w]}, path)
+                last = time.time()
+    finally:
+        if os.path.exists(path):
+            os.unlink(path)
+
+
+def startup_compile_e(dev):
+    """torch.compile of a conv net: dynamo traces and inductor compiles in the first steps, before
+    "ready"; then it trains compiled."""
+    model = MidCNN().to(dev).train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    x = torch.randn(64, 3, 160, 160, device=dev)
+    y = torch.randint(0, 100, (64,), device=dev)
+    compiled = True
+    t0 = time.time()
+    try:
+        cmodel = torch.compile(model)
+        for _ in range(3):
+            F.cross_entropy(cmodel(x), y).backward()
+    except Exception as e:   # noqa: BLE001
+        mark("note", msg="torch.compile failed, eager: %s" % str(e)[:300])
+        cmodel, compiled = model, False
+    ready(compiled=compiled, compile_s=round(time.time() - t0, 1))
+    while running():
+        loss = F.cross_entropy(cmodel(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+
+class CropFlipDatasetF(torch.utils.data.Dataset):
+    """Random crops, flips and colour jitter of 3x256x256 images, then a 192x192 crop: numpy on
+    each of three workers (~20 ms a sample)."""
+
+    def __len__(self):
+        return 10 ** 7
+
+    def __getitem__(self, i):
+        rng = np.random.default_rng(i * 7 + 1)
+        img = rng.random((3, 256, 256), dtype=np.float32)
+        for _ in range(4):
+            img = 0.5 * img + 0.25 * (np.roll(img, 2, axis=1) + np.roll(img, -2, axis=2))
+        y0, x0 = rng.integers(0, 64, size=2)
+        crop = img[:, y0:y0 + 192, x0:x0 + 192]
+        if rng.random() < 0.5:
+            crop = crop[:, :, ::-1]
+        crop = crop * rng.uniform(0.8, 1.2, size=(3, 1, 1)).astype(np.float32)
+        return torch.from_numpy(np.ascontiguousarray(crop)), int(i % 100)
+
+
+class PatchNetF(nn.Module):
+    """A small vision transformer: 16x16 patches, 6 blocks of width 384."""
+
+    def __init__(self):
+        super().__init__()
+        self.patch = nn.Conv2d(3, 384, 16, stride=16)
+        self.blocks = nn.Sequential(*[Block(384, 6) for _ in range(6)])
+        self.head = nn.Linear(384, 100)
+
+    def forward(self, x):
+        h = self.patch(x).flatten(2).transpose(1, 2)
+        return self.head(self.blocks(h).mean(1))
+
+
+def starved_aug_f(dev):
+    model = PatchNetF().to(dev).train()
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
+    loader = torch.utils.data.DataLoader(CropFlipDatasetF(), batch_size=96, num_workers=3, prefetch_factor=2,
+                                         worker_init_fn=_worker_init)
+    _train_loader(dev, loader, model, opt, warm_batches=2, bf16=True)
+
+
+class PreadDatasetF(torch.utils.data.Dataset):
+    """Samples read with os.pread from a file dropped from the page cache, behind 15 ms of
+    'network' latency, in the training process (num_workers=0)."""
+
+    def __init__(self, path):
+        self.path = path
+        self.fd = None
+
+    def __len__(self):
+        return 10 ** 7
+
+    def __getitem__(self, i):
+        if self.fd is None:
+            self.fd = os.open(self.path, os.O_RDONLY)
+        off = (i * 1048576) % (256 * MiB)
+        try:
+            os.posix_fadvise(self.fd, off, 1048576, os.POSIX_FADV_DONTNEED)
+        except (AttributeError, OSError):
+            pass
+        time.sleep(0.015)
+        raw = os.pread(self.fd, 1048576, off)
+        x = np.frombuffer(raw[: 4 * 128 * 128 * 4], dtype=np.float32).reshape(4, 128, 128).copy()
+        return torch.from_numpy(np.nan_to_num(x)), int(i % 10)
+
+
+def starved_io_f(dev):
+    path = "/tmp/corpus_io_f-%d.bin" % os.getpid()
+    with open(path, "wb") as f:
+        f.write(np.random.default_rng(1).random(64 * MiB, dtype=np.float32).tobytes())
+    try:
+        model = nn.Sequential(nn.Conv2d(4, 64, 3, stride=2, padding=1), nn.ReLU(), nn.Conv2d(64, 128, 3, stride=2, padding=1),
+                              nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, 10)).to(dev).train()
+        opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+        loader = torch.utils.data.DataLoader(PreadDatasetF(path), batch_size=24, num_workers=0)
+        _train_loader(dev, loader, model, opt, warm_batches=1)
+    finally:
+        os.unlink(path)
+
+
+def serve_idle_f(dev):
+    """A socket server (selectors, as an HTTP server's loop is) answering a client process that
+    sends a request 0.2 to 1.5 s apart; each answer is a batch-4 forward of a small LM and 16
+    greedy tokens."""
+    import selectors
+    import socket
+    model = TinyLM(d=384, layers=3).to(dev).eval()
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(4)
+    port = srv.getsockname()[1]
+    client = os.fork()
+    if client == 0:                         # the client: no CUDA here
+        rng = random.Random(9)
+        try:
+            c = socket.create_connection(("127.0.0.1", port))
+            while True:
+                time.sleep(rng.uniform(0.2, 1.5))
+                c.sendall(b"q")
+                c.recv(1)
+        except OSError:
+            os._exit(0)
+    sel = selectors.DefaultSelector()
+    with torch.inference_mode(), torch.autocast("cuda", dtype=torch.bfloat16):
+        t = torch.zeros(4, 32, dtype=torch.long, device=dev)
+        for _ in range(2):
+            model(t).argmax(-1).cpu()
+        conn, _ = srv.accept()
+        sel.register(conn, selectors.EVENT_READ)
+        ready()
+        n = 0
+        while running():
+            if not sel.select(timeout=0.5):    # idle: waiting for a request
+                continue
+            if not conn.recv(1):
+                break
+            toks = t
+            for _ in range(16):
+                nxt = model(toks)[:, -1].argmax(-1, keepdim=True)
+                toks = torch.cat([toks[:, 1:], nxt], 1)
+            toks.cpu()
+            conn.sendall(b"a")
+            n += 1
+    conn.close()
+    os.kill(client, signal.SIGTERM)
+    os.waitpid(client, 0)
+    mark("note", msg="%d requests" % n)
+
+
+def sync_f(dev):
+    """A small MLP whose loop reads back, every step, which samples were misclassified
+    (torch.nonzero) and their indices as a Python list."""
+    model = nn.Sequential(nn.Linear(128, 256), nn.ReLU(), nn.Linear(256, 10)).to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    x = torch.randn(64, 128, device=dev)
+    y = torch.randint(0, 10, (64,), device=dev)
+    wrong_total = 0
+    for _ in range(10):
+        F.cross_entropy(model(x), y).backward()
+    ready(onset=True)
+    while running():
+        out = model(x)
+        loss = F.cross_entropy(out, y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        wrong = torch.nonzero(out.argmax(1) != y).flatten().tolist()
+        wrong_total += len(wrong)
+
+
+class TokenDatasetF(torch.utils.data.Dataset):
+    def __len__(self):
+        return 10 ** 7
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i)
+        return torch.randint(0, 8192, (257,), generator=g)
+
+
+def healthy_loader_f(dev):
+    """A small LM trained on token batches from four pinned workers that keep up."""
+    model = TinyLM(d=768, layers=6).to(dev).train()
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
+    loader = torch.utils.data.DataLoader(TokenDatasetF(), batch_size=32, num_workers=4, pin_memory=True,
+                                         persistent_workers=True, worker_init_fn=_worker_init)
+    it = iter(loader)
+
+    def step():
+        b = next(it).to(dev, non_blocking=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits = model(b[:, :-1])
+            loss = F.cross_entropy(logits.float().flatten(0, 1), b[:, 1:].flatten())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    for _ in range(5):
+        step()
+    ready()
+    i = 0
+    while running():
+        loss = step()
+        i += 1
+        if i % 25 == 0:
+            loss.item()
+    del it
+
+
+def healthy_ckpt_f(dev):
+    """Transformer training that saves model and optimizer state every 10 s (state_dict moved to
+    the host first, then torch.save)."""
+    model = TinyLM(d=1024, layers=8).to(dev).train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    t = torch.randint(0, 8192, (16, 257), device=dev)
+    path = "/tmp/corpus_ckpt_f-%d.pt" % os.getpid()
+
+    def step():
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = F.cross_entropy(model(t[:, :-1]).float().flatten(0, 1), t[:, 1:].flatten())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    for _ in range(3):
+        step()
+    ready()
+    last = time.time()
+    try:
+        while running():
+            step()
+            if time.time() - last > 10:
+                state = {"model": {k: v.cpu() for k, v in model.state_dict().items()},
+                         "opt": opt.state_dict()}
+                torch.save(state, path)
+                last = time.time()
+    finally:
+        if os.path.exists(path):
+            os.unlink(path)
+
+
 KINDS = {
     "healthy_transformer_bf16": healthy_transformer_bf16,
     "healthy_cnn_fp16": healthy_cnn_fp16,
@@ -1458,6 +1923,19 @@ KINDS = {
     "healthy_eval_d": healthy_eval_d,
     "healthy_two_procs_d": healthy_two_procs_d,
     "healthy_embbag_d": healthy_embbag_d,
+    "starved_aug_e": starved_aug_e,
+    "starved_io_e": starved_io_e,
+    "serve_idle_e": serve_idle_e,
+    "sync_item_e": sync_item_e,
+    "healthy_loader_e": healthy_loader_e,
+    "healthy_ckpt_e": healthy_ckpt_e,
+    "startup_compile_e": startup_compile_e,
+    "starved_aug_f": starved_aug_f,
+    "starved_io_f": starved_io_f,
+    "serve_idle_f": serve_idle_f,
+    "sync_f": sync_f,
+    "healthy_loader_f": healthy_loader_f,
+    "healthy_ckpt_f": healthy_ckpt_f,
 }
 
 

@@ -1,7 +1,9 @@
 #!/bin/bash
 # Record one labelled corpus set on a machine with two GPUs.
 # usage (from the repository root): docs/workloads/corpus/run_corpus.sh SET OUTDIR INTERVAL
-#   SET: tune | holdout | holdout2 | holdout3 | holdout4 (one GPU each);  INTERVAL: the recorder's sampling interval, e.g. 250ms
+#   SET: tune | holdout | holdout2 | holdout3 | holdout4 | stacks | stacks2 (one GPU each);
+#   INTERVAL: the recorder's sampling interval, e.g. 250ms. GPUWATCH_BIN: the recorder (default
+#   target/release/gpuwatch; a wrapper that measures it, for instance).
 # Writes OUTDIR/SET.jsonl.gz (the recording), OUTDIR/SET-marks.jsonl (the jobs' marks),
 # OUTDIR/SET.log (the jobs' output).
 set -u
@@ -13,7 +15,7 @@ if [ $# -ne 3 ]; then
 fi
 SET=$1; OUTDIR=$2; INTERVAL=$3
 HERE=$(cd "$(dirname "$0")" && pwd)
-BIN=target/release/gpuwatch
+BIN=${GPUWATCH_BIN:-target/release/gpuwatch}
 GAP=4
 
 case "$SET" in
@@ -52,8 +54,23 @@ case "$SET" in
     LANE1=()
     DUAL=()
     ;;
+  stacks)
+    # Issue 24's tuning programs (e): jobs counters alone cannot tell apart and stacks can;
+    # one GPU; the gloo job's three ranks share it.
+    LANE0=(starved_aug_e:35 serve_idle_e:35 starved_io_e:30 sync_item_e:25 healthy_loader_e:30 healthy_ckpt_e:35 startup_compile_e:20)
+    LANE1=()
+    DUAL=()
+    GLOO=(gloo_stall_e:3:40)
+    ;;
+  stacks2)
+    # Their held-out pairs (f), written with them and judged only once the rules were done.
+    LANE0=(starved_aug_f:35 serve_idle_f:35 starved_io_f:30 sync_f:25 healthy_loader_f:30 healthy_ckpt_f:35)
+    LANE1=()
+    DUAL=()
+    GLOO=(gloo_kernel_f:2:40)
+    ;;
   *)
-    echo "SET must be tune, holdout, holdout2, holdout3 or holdout4, not '$SET'" >&2
+    echo "SET must be tune, holdout, holdout2, holdout3, holdout4, stacks or stacks2, not '$SET'" >&2
     exit 2
     ;;
 esac
@@ -68,7 +85,8 @@ REC=$OUTDIR/$SET.jsonl
 # (python + torch import, CUDA context, model build, warm-up), plus the gaps.
 allowance() {
   case "$1" in
-    startup_compile) echo 45 ;;      # inductor/triton compile of the first steps
+    startup_compile|startup_compile_e) echo 45 ;;      # inductor/triton compile of the first steps
+    gloo_*) echo 20 ;;               # ranks, gloo set-up
     healthy_unet_autotune|healthy_cnn_fp16) echo 35 ;;   # cuDNN autotune of every shape
     startup_bigload) echo 25 ;;      # 6 GiB of torch.randn on the host, then the copies
     starved_io_b) echo 20 ;;         # writes 4 GiB of files first
@@ -86,11 +104,14 @@ lane_seconds() {
   [ "$n" -gt 1 ] && total=$((total + GAP * (n - 1)))
   echo "$total"
 }
-L0=$(lane_seconds "${LANE0[@]}")
-L1=$(lane_seconds "${LANE1[@]}")
-LD=$(lane_seconds "${DUAL[@]}")
+GLOO=(${GLOO[@]+"${GLOO[@]}"})
+L0=$(lane_seconds ${LANE0[@]+"${LANE0[@]}"})
+L1=$(lane_seconds ${LANE1[@]+"${LANE1[@]}"})
+LD=$(lane_seconds ${DUAL[@]+"${DUAL[@]}"})
+LG=0
+for job in ${GLOO[@]+"${GLOO[@]}"}; do LG=$((LG + ${job##*:} + 20 + GAP)); done
 LANES=$(( L0 > L1 ? L0 : L1 ))
-PLANNED=$(( 3 + LANES + GAP + LD + 5 ))
+PLANNED=$(( 3 + LANES + GAP + LD + LG + 5 ))
 echo "set $SET: planned ${PLANNED}s ($((PLANNED / 60))m$((PLANNED % 60))s): lanes ${L0}s / ${L1}s in parallel, two-GPU jobs ${LD}s; recorder --duration $((PLANNED + 20))s"
 echo "=== $(date -Is) set $SET planned ${PLANNED}s" >> "$LOG"
 
@@ -141,15 +162,33 @@ lane() {      # GPU JOB...
   done
 }
 
-lane 0 "${LANE0[@]}" &
+run_gloo() {  # KIND RANKS DUR: the ranks share GPU 0, started one by one with the launcher's variables
+  local kind=$1 n=$2 dur=$3 port=$((29900 + RANDOM % 90)) r ranks=()
+  echo "=== $(date -Is) gpu0 $kind x$n ${dur}s (gloo): begin" >> "$LOG"
+  for r in $(seq 0 $((n - 1))); do
+    RANK=$r LOCAL_RANK=$r WORLD_SIZE=$n MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
+      TORCHELASTIC_RUN_ID=corpus-$kind \
+      timeout -k 10 $((dur + 60)) python3 "$HERE/gloo.py" "$kind" "$dur" "$MARKS" >> "$LOG" 2>&1 &
+    ranks+=($!)
+  done
+  wait "${ranks[@]}"
+  echo "$(date +%T) gpu0 $kind (gloo, $n ranks) done"
+}
+
+lane 0 ${LANE0[@]+"${LANE0[@]}"} &
 P0=$!
-lane 1 "${LANE1[@]}" &
+lane 1 ${LANE1[@]+"${LANE1[@]}"} &
 P1=$!
 wait "$P0" "$P1"
 
-for job in "${DUAL[@]}"; do
+for job in ${DUAL[@]+"${DUAL[@]}"}; do
   sleep "$GAP"
   run_dual "${job%:*}" "${job##*:}"
+done
+for job in ${GLOO[@]+"${GLOO[@]}"}; do
+  sleep "$GAP"
+  IFS=: read -r kind n dur <<< "$job"
+  run_gloo "$kind" "$n" "$dur"
 done
 
 sleep 2

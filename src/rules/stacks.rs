@@ -1,0 +1,189 @@
+//! What the Python stacks of a GPU's processes say, for the rules: the newest burst of each
+//! process (read while its GPU's cause was timed or open, or now and then while it drew little),
+//! summarised as the class its main thread was in and where, with words for the evidence and
+//! the remedies. Counters decide that a GPU waits; stacks say for what, and where in the program.
+
+use super::{Ctx, Severity, Verdict};
+use crate::model::stack::{StackBurst, StackClass, StackFrame, StackOutcome, ThreadStack};
+use crate::model::ProcessSample;
+
+/// A burst is evidence for this long after it was read: longer than the 15–30 s between two
+/// bursts of a process the rules want, shorter than what a job changes in.
+const FRESH_MS: u64 = 40_000;
+
+/// A share of the main thread's samples that makes a class what the process is doing.
+pub const MOSTLY: f32 = 0.6;
+
+/// One process's newest burst, read, and its main thread.
+pub struct Seen<'a> {
+    pub pid: u32,
+    pub burst: &'a StackBurst,
+    pub main: &'a ThreadStack,
+}
+
+impl Seen<'_> {
+    /// Share (0–1) of the main thread's samples in `class`.
+    #[must_use]
+    pub fn share(&self, class: StackClass) -> f32 {
+        self.burst.main_share(class)
+    }
+    /// The main thread's class, when it held for most of the burst.
+    #[must_use]
+    pub fn mostly(&self) -> Option<StackClass> {
+        self.burst
+            .main_class()
+            .filter(|(_, share)| *share >= MOSTLY)
+            .map(|(c, _)| c)
+    }
+    /// Where the program is: its own innermost frame on the main thread.
+    #[must_use]
+    pub fn place(&self) -> Option<&StackFrame> {
+        self.main.user_frame()
+    }
+    /// The dataset code runs in the training process itself (`num_workers=0`): its fetcher is
+    /// on the main thread's stack.
+    #[must_use]
+    pub fn loads_in_process(&self) -> bool {
+        self.main.frames.iter().any(|f| {
+            f.file.ends_with("/torch/utils/data/_utils/fetch.py")
+                || f.function.ends_with("__getitem__")
+                || f.function.ends_with("__getitems__")
+        })
+    }
+    /// The children (`DataLoader` workers) read in the burst, with their main threads.
+    pub fn workers(&self) -> impl Iterator<Item = (&StackBurst, &ThreadStack)> {
+        self.burst
+            .children
+            .iter()
+            .filter_map(|c| Some((c, c.main_thread()?)))
+    }
+    /// Workers running the dataset's code (not waiting for an index).
+    #[must_use]
+    pub fn busy_workers(&self) -> Vec<&ThreadStack> {
+        self.workers()
+            .map(|(_, t)| t)
+            .filter(|t| t.top().is_some_and(|f| !crate::model::stack::is_wait(f)))
+            .collect()
+    }
+
+    /// "pid 513's main thread: data loading in 18 of 20 stack samples, at jobs.py:476 `xb, yb =
+    /// next(it)`".
+    #[must_use]
+    pub fn line(&self) -> String {
+        let where_ = self
+            .place()
+            .map_or(String::new(), |f| format!(", at {}", quoted(f)));
+        format!(
+            "pid {}'s main thread: {} in {} of {} stack samples{where_}",
+            self.pid,
+            self.main.class.words(),
+            self.main.class_samples,
+            self.main.samples
+        )
+    }
+    /// "2 workers in `AugmentDatasetE.__getitem__` (jobs.py:1441)", for busy workers.
+    #[must_use]
+    pub fn workers_line(&self) -> Option<String> {
+        let busy = self.busy_workers();
+        let first = busy.first()?;
+        let f = first.user_frame()?;
+        Some(format!(
+            "{} of {} worker processes busy in `{}` ({})",
+            busy.len(),
+            self.burst.children.len(),
+            f.function,
+            f.place()
+        ))
+    }
+}
+
+/// "jobs.py:476 \`xb, yb = next(it)\`", or "jobs.py:476 in \`train\`" without its source line.
+#[must_use]
+pub fn quoted(f: &StackFrame) -> String {
+    // Recordings from before comments were dropped end their lines in "# …".
+    let code = f
+        .code
+        .as_deref()
+        .map(|c| c.strip_suffix("# …").unwrap_or(c).trim_end());
+    match code {
+        Some(code) => format!("{} `{}`", f.place(), crate::text::clip(code, 60)),
+        None => format!("{} in `{}`", f.place(), f.function),
+    }
+}
+
+/// The newest burst of `pid`, if it was read and is fresh at `now_ms`.
+#[must_use]
+pub fn of<'a>(ctx: &'a Ctx, pid: u32) -> Option<Seen<'a>> {
+    let burst = ctx.all.stacks_of(pid)?;
+    if burst.outcome != StackOutcome::Read || burst.t_ms + FRESH_MS < ctx.now_ms {
+        return None;
+    }
+    Some(Seen {
+        pid,
+        burst,
+        main: burst.main_thread()?,
+    })
+}
+
+/// The GPU's main process (the one holding the most GPU memory) with a fresh burst.
+#[must_use]
+pub fn of_gpu<'a>(ctx: &'a Ctx) -> Option<Seen<'a>> {
+    let mut procs: Vec<&ProcessSample> = ctx.dev.processes.iter().collect();
+    procs.sort_by_key(|p| std::cmp::Reverse(p.gpu_mem_bytes.unwrap_or(0)));
+    procs.into_iter().find_map(|p| of(ctx, p.pid))
+}
+
+/// Why no stacks can be read on this GPU, said once (not permitted, not Python), if a burst
+/// of one of its processes failed that way.
+#[must_use]
+pub fn unreadable(ctx: &Ctx) -> Option<String> {
+    ctx.dev.processes.iter().find_map(|p| {
+        let b = ctx.all.stacks_of(p.pid)?;
+        matches!(
+            b.outcome,
+            StackOutcome::NoPermission | StackOutcome::NotPython
+        )
+        .then(|| b.message.clone())
+        .flatten()
+    })
+}
+
+/// What the GPU waits for when the stacks say it is not the program's fault: requests (a server
+/// idle between them), a checkpoint being written, `torch.compile` compiling. An info-level
+/// verdict with the counters' `evidence` and the stacks' line, or `None` when the stacks say
+/// otherwise.
+#[must_use]
+pub fn benign(s: &Seen, mut evidence: Vec<String>, signals: &str) -> Option<Verdict> {
+    let class = s.mostly()?;
+    let (title, cause, action) = match class {
+        StackClass::IdleWaiting if s.share(StackClass::DataLoading) < 0.2 => (
+            "GPU idle between requests (not starved)",
+            "The process waits for work outside data loading (a server between requests, a loop waiting on a queue or a socket): the GPU is idle by demand",
+            "Nothing to fix if the load is what it is; to use the GPU better, batch requests together (dynamic batching) or serve several models on it",
+        ),
+        StackClass::Checkpoint => (
+            "GPU waits while a checkpoint is written",
+            "The training process is writing or reading a checkpoint (torch.save / torch.load) and the GPU waits for it",
+            "Checkpoint less often, or asynchronously: `torch.distributed.checkpoint.async_save`, or copy the state to host memory and write it from a thread",
+        ),
+        StackClass::Compilation => (
+            "GPU waits while torch.compile compiles",
+            "`torch.compile` is tracing and compiling (dynamo, inductor, triton): a start-up cost, repeated on every recompilation",
+            "If it repeats during training, find recompilations: `TORCH_LOGS=recompiles`; mark dynamic shapes (`torch._dynamo.mark_dynamic`) or pad inputs to fixed sizes",
+        ),
+        _ => return None,
+    };
+    evidence.push(s.line());
+    Some(Verdict {
+        evidence,
+        causes: vec![cause.into()],
+        actions: vec![action.into()],
+        pids: vec![s.pid],
+        signals: format!("{signals}, Python stacks"),
+        severity: Some(Severity::Info),
+        title: Some(title.into()),
+        fit: 0.9,
+        summary: format!("stacks: {}", class.words()),
+        ..Verdict::default()
+    })
+}
