@@ -1,6 +1,6 @@
 //! What the rules make of Python stacks, on simulated counters with bursts put in their ticks
 //! (the real H200 recordings of these cases are in tests/corpus: the `stacks` set): a starved
-//! GPU whose loop waits on its DataLoader says where; the same counters with a loop idle between
+//! GPU whose loop waits on its `DataLoader` says where; the same counters with a loop idle between
 //! requests are an info, not a starved warning; a loader that keeps the GPU a quarter busy at
 //! mid power is starved only when its stacks say so; a hang names the rank outside the
 //! collective; a sync names the line that waits.
