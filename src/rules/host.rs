@@ -134,6 +134,9 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
     if !n.strict && !loading {
         return None;
     }
+    if seen.as_ref().is_some_and(busy_elsewhere) {
+        return None;
+    }
     if let Some(v) = seen.as_ref().and_then(|s| not_input(c, &n, s)) {
         return Some(v);
     }
@@ -186,6 +189,23 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
         ),
         ..Verdict::default()
     })
+}
+
+/// The main thread is busy with the GPU, not waiting for input: launching its work, waiting
+/// on it, in a collective or copying to it, and never in data loading. Then the GPU does not
+/// wait for input, whatever its counters look like (a launch-bound loop's last seconds read as
+/// starved on 1 s ticks).
+fn busy_elsewhere(s: &stacks::Seen) -> bool {
+    s.share(StackClass::DataLoading) < 0.2
+        && matches!(
+            s.mostly(),
+            Some(
+                StackClass::GpuWork
+                    | StackClass::HostSync
+                    | StackClass::Collective
+                    | StackClass::HostCopy
+            )
+        )
 }
 
 /// The counters' lines of evidence.

@@ -154,9 +154,16 @@ pub fn unreadable(ctx: &Ctx) -> Option<String> {
 /// otherwise.
 #[must_use]
 pub fn benign(s: &Seen, mut evidence: Vec<String>, signals: &str) -> Option<Verdict> {
-    let class = s.mostly()?;
+    // Idle between requests needs only half the burst: a server works part of the time (its
+    // requests), and is never in data loading.
+    let idle = s.share(StackClass::IdleWaiting) >= 0.5 && s.share(StackClass::DataLoading) < 0.2;
+    let class = if idle {
+        StackClass::IdleWaiting
+    } else {
+        s.mostly()?
+    };
     let (title, cause, action) = match class {
-        StackClass::IdleWaiting if s.share(StackClass::DataLoading) < 0.2 => (
+        StackClass::IdleWaiting if idle => (
             "GPU idle between requests (not starved)",
             "The process waits for work outside data loading (a server between requests, a loop waiting on a queue or a socket): the GPU is idle by demand",
             "Nothing to fix if the load is what it is; to use the GPU better, batch requests together (dynamic batching) or serve several models on it",

@@ -15,11 +15,13 @@ import json, sys
 from collections import defaultdict
 
 KIND_LABEL = {
-    "healthy": "healthy", "startup": "healthy", "ddp_healthy": "healthy",
+    "healthy": "healthy", "startup": "healthy", "ddp_healthy": "healthy", "serve_idle": "healthy",
     "spin_hang": "hang", "starved": "starved", "sync": "sync", "leak": "mem-growth",
-    "pageable_copy": "transfer",
+    "pageable_copy": "transfer", "gloo_": "hang",
 }
 TWO_GPU_HANGS = {"ddp_dead_rank", "ddp_uneven_steps", "ddp_host_stall"}
+# Ranks sharing GPU 0 (gloo.py): the culprit is a process, named by the onset mark it wrote.
+ONE_GPU_HANGS = {"gloo_stall_e", "gloo_kernel_f"}
 
 
 def label_of(kind):
@@ -40,6 +42,10 @@ def main():
     for m in marks:
         if m["mark"] == "end":
             job_end[m["job"]] = max(job_end[m["job"]], m["t"])
+    culprit_pid = {}
+    for m in marks:
+        if m["mark"] == "onset" and m.get("culprit"):
+            culprit_pid[m["job"]] = m["pid"]
     for m in marks:
         if m.get("gpu") is None:      # the launcher of a two-GPU job: no GPU of its own
             continue
@@ -73,6 +79,14 @@ def main():
                 phases.append(dict(job=job, gpu=gpu, label="culprit", start_ms=ms(onset), end_ms=ms(end)))
             continue
         label = label_of(job)
+        if job in ONE_GPU_HANGS:
+            # Ranks start at slightly different times: the phases run from the last start to
+            # the last ready, the first onset to the first end.
+            if onset > ready + 1:
+                phases.append(dict(job=job, gpu=gpu, label="healthy", start_ms=ms(ready), end_ms=ms(onset)))
+            phases.append(dict(job=job, gpu=gpu, label="hang", start_ms=ms(onset), onset_ms=ms(onset),
+                               end_ms=ms(end), culprit_pid=culprit_pid[job]))
+            continue
         if label == "healthy":
             phases.append(dict(job=job, gpu=gpu, label="healthy", start_ms=ms(ready), end_ms=ms(end)))
             continue
