@@ -275,6 +275,10 @@ pub enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// At the end, also read every GPU process's Python stacks and say where each is (live
+        /// GPUs; a replay shows the stacks its recording kept).
+        #[arg(long)]
+        stacks: bool,
         #[command(flatten)]
         live: LiveArgs,
         #[command(flatten)]

@@ -201,8 +201,25 @@ pub fn diagnose(
     config: &Config,
     duration: Duration,
     json: bool,
+    stacks: bool,
 ) -> Result<i32> {
+    let live = source.pids_are_local();
     let (view, ran) = observe(source, config, duration)?;
+    // Every burst the run kept (the rules asked for them, or the recording had them), then,
+    // with --stacks, one more of every GPU process now.
+    let mut bursts: Vec<crate::model::stack::StackBurst> = view.history().stacks.clone();
+    if stacks && live {
+        let pids: Vec<u32> = view
+            .history()
+            .devices
+            .iter()
+            .flat_map(|d| d.processes.iter().map(|p| p.pid))
+            .collect();
+        for b in read_all(&pids, crate::stack::Plan::EVIDENCE)? {
+            bursts.retain(|o| o.pid != b.pid);
+            bursts.push(b);
+        }
+    }
     let found = view.findings();
     let mut findings: Vec<_> = found.active().to_vec();
     findings.extend(found.cleared().iter().cloned());
@@ -216,6 +233,8 @@ pub fn diagnose(
         findings,
         judging: found.pending().cloned().collect(),
         replay: view.is_replay(),
+        stacks: bursts,
+        show_stacks: stacks,
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&d)?);
@@ -324,24 +343,8 @@ pub fn stacks(
         every: Duration::from_millis(100),
         children: true,
     };
-    let bursts: Vec<_> = std::thread::scope(|scope| {
-        let handles: Vec<_> = targets
-            .iter()
-            .map(|(_, pid, _)| {
-                scope.spawn(move || {
-                    let mut reader = crate::stack::reader::Reader::default();
-                    crate::stack::sample(&mut reader, *pid, &plan, crate::model::now_ms)
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .map_err(|_| anyhow::anyhow!("reading stacks failed"))
-            })
-            .collect::<Result<_>>()
-    })?;
+    let pids: Vec<u32> = targets.iter().map(|(_, pid, _)| *pid).collect();
+    let bursts = read_all(&pids, plan)?;
     let unread = bursts
         .iter()
         .filter(|b| b.outcome != StackOutcome::Read)
@@ -358,6 +361,31 @@ pub fn stacks(
     }
     std::io::stdout().flush()?;
     Ok(i32::from(unread > 0))
+}
+
+/// Reads every one of `pids` at once, a thread each (a burst sleeps between its reads).
+fn read_all(
+    pids: &[u32],
+    plan: crate::stack::Plan,
+) -> Result<Vec<crate::model::stack::StackBurst>> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = pids
+            .iter()
+            .map(|pid| {
+                scope.spawn(move || {
+                    let mut reader = crate::stack::reader::Reader::default();
+                    crate::stack::sample(&mut reader, *pid, &plan, crate::model::now_ms)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .map_err(|_| anyhow::anyhow!("reading stacks failed"))
+            })
+            .collect()
+    })
 }
 
 /// The processes on `source`'s GPUs (GPU, pid, " · name (user)"), waiting up to 3 s for NVML's

@@ -124,12 +124,13 @@ fn run(cli: Cli) -> Result<i32> {
             duration,
             replay,
             json,
+            stacks,
             live,
             judge: j,
         }) => {
             let config = judge(&j)?;
             let src = open(&live, replay.as_deref())?;
-            command::diagnose(src, &config, duration, json)
+            command::diagnose(src, &config, duration, json, stacks)
         }
     }
 }

@@ -25,6 +25,13 @@ pub struct Diagnosis<'a> {
     /// (which a replay does not take).
     #[serde(skip)]
     pub replay: bool,
+    /// The newest Python stack burst of each process read (by the rules during the run, from
+    /// the recording, or at the end with `--stacks`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stacks: Vec<crate::model::stack::StackBurst>,
+    /// `--stacks`: the text says where each process is.
+    #[serde(skip)]
+    pub show_stacks: bool,
 }
 
 impl Diagnosis<'_> {
@@ -139,6 +146,21 @@ fn diagnosis_text_raw(d: &Diagnosis, history: &History) -> String {
         }
         for f in mine {
             finding_text(f, &mut out);
+        }
+    }
+    if d.show_stacks {
+        let _ = writeln!(out, "\nWhere the processes are (Python stacks):");
+        if d.stacks.is_empty() {
+            let _ = writeln!(out, "  none read (no process on the GPUs, or not live)");
+        }
+        for b in &d.stacks {
+            let gpu = history
+                .devices
+                .iter()
+                .find(|dev| dev.processes.iter().any(|p| p.pid == b.pid))
+                .map_or(String::new(), |dev| format!(" (GPU {})", dev.info.index));
+            let _ = writeln!(out, "  pid {}{gpu}, at {} UTC:", b.pid, clock(b.t_ms));
+            out.push_str(&burst_text(b, "    "));
         }
     }
     let verdict = match d.worst {

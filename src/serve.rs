@@ -170,6 +170,8 @@ pub fn findings_json(view: &StoreView) -> String {
         findings,
         judging: found.pending().cloned().collect(),
         replay: view.is_replay(),
+        stacks: view.history().stacks.clone(),
+        show_stacks: false,
     };
     serde_json::to_string_pretty(&d).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
 }

@@ -100,6 +100,8 @@ pub struct Session {
     pub suspend: Option<fn() -> Result<()>>,
     /// A replay's pause and seeks, done by the sampling thread; `None` for live GPUs.
     pub playback: Option<Arc<crate::driver::Playback>>,
+    /// Where `p` asks for a process's stacks; `None` under `--no-stacks` or without live GPUs.
+    pub stacks: Option<crate::stack::burst::StackLink>,
 }
 
 /// Gives the terminal back (cooked mode, main screen, cursor, no mouse reporting), stops the
@@ -188,6 +190,7 @@ pub fn run(source: Box<dyn Source>, config: &Config, look: Look) -> Result<()> {
         export: Box::new(export),
         suspend: Some(suspend_to_shell),
         playback,
+        stacks,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -307,6 +310,12 @@ where
                 name,
                 started_ms,
             } => state.signal_result(pid, name, send_signal(pid, signal, started_ms)),
+            Effect::ReadStacks(pid) => match &session.stacks {
+                Some(link) => link.ask(pid),
+                None => {
+                    state.status = Some("Python stacks are not read (--no-stacks)".into());
+                }
+            },
             Effect::Export => {
                 state.status = Some(match (session.export)(&view, &state) {
                     Ok(msg) => msg,

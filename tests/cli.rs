@@ -95,7 +95,21 @@ fn diagnose_json_is_machine_readable() {
         .find(|f| f["rule"] == "hang" && f["device"] == 4)
         .expect("GPU 4 hangs");
     assert_eq!(hang["culprit"]["device"], 6, "{hang}");
-    assert_eq!(hang["culprit"]["reason"], "idle");
+    // Named from the ranks' Python stacks (the demo's processes have them): the one rank not
+    // in the collective, and where it is.
+    assert_eq!(hang["culprit"]["reason"], "stacks");
+    assert!(
+        hang["culprit"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("metrics.py:22"),
+        "{hang}"
+    );
+    assert_eq!(
+        v["stacks"].as_array().unwrap().len(),
+        8,
+        "one burst a GPU process"
+    );
     assert!(v["judging"].as_array().unwrap().is_empty());
 }
 

@@ -24,6 +24,7 @@ fn session(frame: Duration) -> (Session, Arc<Notify>) {
         export: Box::new(|_, _| Ok(String::new())),
         suspend: None,
         playback: None,
+        stacks: None,
     };
     (s, data)
 }

@@ -27,7 +27,7 @@ fn observed_sim(sc: Scenario, gpus: usize, seconds: u64) -> StoreView {
         Thresholds::default(),
     )
     .unwrap();
-    for t in sim_ticks(sc, gpus, seconds, START_MS).1 {
+    for t in common::sim_ticks_with_stacks(sc, gpus, seconds, START_MS).1 {
         store.absorb(&t, gpuwatch::model::SelfCost::default());
     }
     store.view()

@@ -146,6 +146,8 @@ pub enum Effect {
     TogglePause,
     /// Replay: go to this sample time (`driver::TO_END` for the last tick).
     Seek(u64),
+    /// Read this process's Python stacks now.
+    ReadStacks(u32),
 }
 
 /// A pending "send a signal?" question.
@@ -286,6 +288,23 @@ impl AppState {
         Effect::Seek(target)
     }
 
+    /// `p` in the process view: its stacks are read live, and shown from a recording.
+    fn read_stacks(&mut self, obs: &StoreView) -> Effect {
+        let View::Process { pid, .. } = self.view else {
+            self.status = Some("p reads a process's Python stacks: open one first (Enter)".into());
+            return Effect::None;
+        };
+        if !obs.pids_are_local() {
+            self.status = Some(format!(
+                "pid {pid} is not a process of this machine ({}): the stacks shown are the ones it came with",
+                obs.source_label()
+            ));
+            return Effect::None;
+        }
+        self.status = Some(format!("reading pid {pid}'s Python stacks (2 s)…"));
+        Effect::ReadStacks(pid)
+    }
+
     fn key(&mut self, key: Key, obs: &StoreView) -> Effect {
         if matches!(key, Key::Ctrl('c')) {
             return Effect::Quit;
@@ -326,6 +345,7 @@ impl AppState {
             Key::Char(' ') => Effect::TogglePause,
             Key::Char(c @ ('[' | ']' | '{' | '}' | '<' | '>')) => self.seek_by(seek_delta(c), obs),
             Key::Char('e') => Effect::Export,
+            Key::Char('p') => self.read_stacks(obs),
             Key::Char('K') | Key::F(9) => {
                 self.ask_kill(obs);
                 Effect::None

@@ -29,6 +29,9 @@ pub struct Snapshot {
     pub cost: SelfCost,
     /// What was left out or redacted, so a reader knows.
     pub privacy: Privacy,
+    /// The newest Python stack burst of each process read within the window.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stacks: Vec<crate::model::stack::StackBurst>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -107,5 +110,9 @@ pub fn parse(text: &str) -> Result<Snapshot, String> {
             "it is a newer format than this gpuwatch reads ({VERSION}); update gpuwatch"
         ));
     }
-    serde_json::from_value(value).map_err(|e| e.to_string())
+    let snap: Snapshot = serde_json::from_value(value).map_err(|e| e.to_string())?;
+    if let Some(why) = crate::model::stack::too_big(&snap.stacks) {
+        return Err(why);
+    }
+    Ok(snap)
 }

@@ -157,8 +157,13 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
             fit += 0.3;
             signals.push_str(", Python stacks");
             evidence.push(format!(
-                "{}: it waits for its input, not for the GPU",
-                s.line()
+                "{}: {}",
+                s.line(),
+                if s.loads_in_process() {
+                    "it makes its own input (the dataset's code, in the training process) while the GPU waits"
+                } else {
+                    "it waits on its workers for input, not on the GPU"
+                }
             ));
             evidence.extend(s.workers_line());
             let (cause, action) = loading_cause(s);

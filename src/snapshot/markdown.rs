@@ -110,8 +110,27 @@ fn to_markdown_raw(s: &Snapshot) -> String {
         );
     }
     runs_with_md(&mut md, &procs);
+    stacks_md(&mut md, s);
     let _ = writeln!(md, "\n<sub>Command lines: {:?}. Open the JSON with `gpuwatch replay FILE` to see the screen.</sub>", s.privacy.cmdlines);
     md
+}
+
+/// Where each process read was, in a code block (frames are the program's own text): its
+/// newest burst, each thread's class, the main thread's stack.
+fn stacks_md(md: &mut String, s: &Snapshot) {
+    if s.stacks.is_empty() {
+        return;
+    }
+    let _ = writeln!(md, "\n### Python stacks\n");
+    let _ = writeln!(md, "```");
+    for b in &s.stacks {
+        let _ = writeln!(md, "pid {} at {} UTC", b.pid, crate::text::clock(b.t_ms));
+        // Fenced, so nothing in a frame or a source line is read as Markdown; a fence inside
+        // one is broken up.
+        let text = crate::report::burst_text(b, "  ").replace("```", "`\u{200b}``");
+        md.push_str(&text);
+    }
+    let _ = writeln!(md, "```");
 }
 
 /// What the top processes run with: what a maintainer asks first ("which torch, which NCCL?").

@@ -114,6 +114,52 @@ pub fn take(obs: &StoreView, opts: &Options) -> Snapshot {
             host_included: opts.include_host,
             cmdlines: opts.cmdlines,
         },
+        stacks: obs
+            .history()
+            .stacks
+            .iter()
+            .filter(|b| b.t_ms >= from)
+            .map(|b| private_burst(b, opts.include_host))
+            .collect(),
+    }
+}
+
+/// A burst as the snapshot keeps it: without the host (`--no-host`), file paths lose what
+/// names the machine's layout and its users: a program's file keeps its name, an installed
+/// one its path from `site-packages/` on.
+fn private_burst(
+    b: &crate::model::stack::StackBurst,
+    include_host: bool,
+) -> crate::model::stack::StackBurst {
+    let mut b = b.clone();
+    if !include_host {
+        strip_paths(&mut b);
+    }
+    b
+}
+
+fn strip_paths(b: &mut crate::model::stack::StackBurst) {
+    for f in b.threads.iter_mut().flat_map(|t| t.frames.iter_mut()) {
+        f.file = short_path(&f.file);
+    }
+    for c in &mut b.children {
+        strip_paths(c);
+    }
+}
+
+/// `/home/alice/train.py` → `train.py`; `/opt/venv/lib/python3.12/site-packages/torch/x.py`
+/// → `site-packages/torch/x.py`; `/usr/lib/python3.12/queue.py` → `python3.12/queue.py`.
+fn short_path(file: &str) -> String {
+    for marker in ["site-packages/", "dist-packages/"] {
+        if let Some(i) = file.find(marker) {
+            return file[i..].to_string();
+        }
+    }
+    let parts: Vec<&str> = file.rsplit('/').take(2).collect();
+    match parts.as_slice() {
+        [name, dir] if dir.starts_with("python3") => format!("{dir}/{name}"),
+        [name, ..] => (*name).to_string(),
+        [] => String::new(),
     }
 }
 

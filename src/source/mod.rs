@@ -7,6 +7,7 @@ pub mod nvml;
 pub mod replay;
 pub mod select;
 pub mod sim;
+pub mod simstack;
 
 use std::time::Instant;
 

@@ -573,7 +573,7 @@ fn snapshot_ticks(s: &Snapshot) -> Vec<Tick> {
     times.sort_unstable();
     times.dedup();
     let mut cursors = vec![0usize; s.devices.len()];
-    times
+    let mut ticks: Vec<Tick> = times
         .into_iter()
         .map(|t| Tick {
             t_ms: t,
@@ -603,7 +603,14 @@ fn snapshot_ticks(s: &Snapshot) -> Vec<Tick> {
                 .collect(),
             stacks: Vec::new(),
         })
-        .collect()
+        .collect();
+    // Each burst rides on the first tick at or after it was read, as it came live.
+    for b in &s.stacks {
+        if let Some(t) = ticks.iter_mut().find(|t| t.t_ms >= b.t_ms) {
+            t.stacks.push(b.clone());
+        }
+    }
+    ticks
 }
 
 #[cfg(test)]

@@ -165,9 +165,19 @@ pub struct SimSource {
     interval_ms: u64,
     ticks: u64,
     label: String,
+    /// Whether the processes give Python stack bursts (every 15 s of simulated time).
+    stacks: bool,
 }
 
 impl SimSource {
+    /// The same GPUs without their stack bursts: what a machine where stacks are not read
+    /// shows (and, for the allocation tests, ticks that are all samples).
+    #[must_use]
+    pub fn without_stacks(mut self) -> Self {
+        self.stacks = false;
+        self
+    }
+
     /// Keeps only the simulated GPUs at `positions` (`-i`), with their indices.
     pub fn keep(&mut self, positions: &[usize]) {
         let mut i = 0;
@@ -228,6 +238,7 @@ impl SimSource {
             interval_ms: interval_ms.max(1),
             ticks: 0,
             label: format!("demo: {}", scenario.name()),
+            stacks: true,
         }
     }
 }
@@ -604,6 +615,7 @@ impl Source for SimSource {
         let t_s = (self.ticks * self.interval_ms) as f32 / 1000.0;
         self.ticks += 1;
         tick.t_ms = t_ms;
+        tick.stacks.clear();
         tick.devices
             .resize_with(self.devices.len(), DeviceReading::default);
         for ((sim, info), out) in self
@@ -613,6 +625,20 @@ impl Source for SimSource {
             .zip(&mut tick.devices)
         {
             sim.read(t_s, t_ms, info, out);
+        }
+        let elapsed_ms = t_ms - self.start_ms;
+        let sims = if self.stacks { &self.sims[..] } else { &[] };
+        for (gpu, (sim, out)) in sims.iter().zip(&tick.devices).enumerate() {
+            for p in &out.processes {
+                tick.stacks.extend(super::simstack::due(
+                    sim.scenario,
+                    p.pid,
+                    gpu,
+                    elapsed_ms,
+                    self.interval_ms,
+                    t_ms,
+                ));
+            }
         }
         Ok(Sampled::Filled)
     }

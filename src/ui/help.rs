@@ -20,7 +20,7 @@ const fn k(keys: &'static str, does: &'static str, hint: Option<&'static str>) -
     KeyHelp { keys, does, hint }
 }
 
-pub const KEYS: [KeyHelp; 17] = [
+pub const KEYS: [KeyHelp; 18] = [
     k("?", "every key (↑ ↓ scroll this list)", Some("? keys")),
     k(
         "↑ ↓, j k",
@@ -49,6 +49,11 @@ pub const KEYS: [KeyHelp; 17] = [
         "e",
         "export a snapshot (JSON and Markdown, in `$GPUWATCH_SNAPSHOT_DIR` or the current directory; `GPUWATCH_SNAPSHOT_NO_HOST=1` leaves host name, user names and paths out)",
         Some("e export"),
+    ),
+    k(
+        "p",
+        "in the process view: read the process's Python stacks now (where its threads are; live GPUs, needs ptrace permission)",
+        None,
     ),
     k(
         "K, F9",

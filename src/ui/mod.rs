@@ -11,6 +11,7 @@ mod overview;
 mod process_view;
 mod processes;
 mod scroll;
+mod stacks;
 pub mod theme;
 
 use ratatui::layout::{Constraint, Layout, Rect};

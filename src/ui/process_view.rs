@@ -1,5 +1,6 @@
-//! One process: its own curves (kernel time %, GPU memory, host CPU %), its children (`DataLoader`
-//! workers) with their CPU, its command line, and the findings that involve it.
+//! One process: its own curves (kernel time %, GPU memory, host CPU %), its Python threads
+//! (where they are, from its newest stack burst), its children (`DataLoader` workers) with their
+//! CPU, its command line, and the findings that involve it.
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::symbols::Marker;
@@ -83,7 +84,9 @@ pub fn render(
         .iter()
         .map(|l| l.width().max(1).div_ceil(inner_w))
         .sum();
-    let lower_rows = if area.height >= 30 { 10 } else { 8 };
+    let burst = obs.history().stacks_of(pid);
+    // Stacks take a few more rows than the children alone.
+    let lower_rows = if area.height >= 30 { 10 } else { 8 } + if burst.is_some() { 4 } else { 0 };
     let info_rows = (wrapped as u16 + 2).min(area.height / 2);
     let [info, curves, lower] = Layout::vertical([
         Constraint::Length(info_rows),
@@ -124,8 +127,12 @@ pub fn render(
         0,
         Line::styled("    PID NAME                      CPU% S", theme.label()),
     );
+    let now = obs.history().latest_ms().unwrap_or(0);
+    let mut thread_lines = super::stacks::lines(burst, now, obs.pids_are_local(), theme);
+    thread_lines.append(&mut child_lines);
     frame.render_widget(
-        Paragraph::new(child_lines).block(theme.pane(" children (workers) ".into(), false)),
+        Paragraph::new(thread_lines)
+            .block(theme.pane(" threads · children (p reads stacks) ".into(), false)),
         kids,
     );
     let mut lines: Vec<Line<'static>> = Vec::new();

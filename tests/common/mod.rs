@@ -12,14 +12,35 @@ use gpuwatch::source::{Sampled, Source};
 pub const START_MS: u64 = 1_800_000_000_000;
 pub const INTERVAL_MS: u64 = 250;
 
-/// `seconds` of ticks of `gpus` simulated GPUs playing `scenario`, from `start_ms`.
+/// `seconds` of ticks of `gpus` simulated GPUs playing `scenario`, from `start_ms`, without the
+/// simulation's Python stack bursts: what the counters alone show (`tests/stack_rules.rs` puts
+/// bursts in where it tests them).
 pub fn sim_ticks(
     scenario: Scenario,
     gpus: usize,
     seconds: u64,
     start_ms: u64,
 ) -> (Vec<DeviceInfo>, Vec<Tick>) {
-    let mut src = SimSource::new(scenario, gpus, 7, start_ms, INTERVAL_MS);
+    ticks_of(
+        SimSource::new(scenario, gpus, 7, start_ms, INTERVAL_MS).without_stacks(),
+        seconds,
+    )
+}
+
+/// `sim_ticks` with the simulation's Python stack bursts, as the demo shows them.
+pub fn sim_ticks_with_stacks(
+    scenario: Scenario,
+    gpus: usize,
+    seconds: u64,
+    start_ms: u64,
+) -> (Vec<DeviceInfo>, Vec<Tick>) {
+    ticks_of(
+        SimSource::new(scenario, gpus, 7, start_ms, INTERVAL_MS),
+        seconds,
+    )
+}
+
+fn ticks_of(mut src: SimSource, seconds: u64) -> (Vec<DeviceInfo>, Vec<Tick>) {
     let mut tick = Tick::default();
     let ticks = (0..seconds * 1000 / INTERVAL_MS)
         .map(|_| {

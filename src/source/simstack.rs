@@ -1,0 +1,231 @@
+//! The simulated GPUs' Python stacks: what a process of each scenario would show `gpuwatch
+//! stacks`, as bursts every 15 s of simulated time, so that the demo shows the evidence stacks
+//! give (where a starved loop waits, the rank outside the collective, the notebook idle in its
+//! event loop) and tests can drive the rules with them.
+
+use crate::model::stack::{StackBurst, StackClass, StackFrame, StackOutcome, ThreadStack};
+
+use super::sim::Scenario;
+
+/// Seconds of simulated time between two bursts of a process, and before the first.
+const EVERY_S: u64 = 15;
+const FIRST_S: u64 = 6;
+const SAMPLES: u32 = 10;
+
+const TORCH: &str = "/usr/lib/python3/dist-packages/torch";
+
+/// The burst `pid` (a process of `scenario`) gives at `t_ms`, if one is due this tick
+/// (`elapsed_ms` into the simulation, ticks `interval_ms` apart; GPU `gpu` reads a little
+/// later than GPU `gpu - 1`, as one stack thread would).
+#[must_use]
+pub fn due(
+    scenario: Scenario,
+    pid: u32,
+    gpu: usize,
+    elapsed_ms: u64,
+    interval_ms: u64,
+    t_ms: u64,
+) -> Option<StackBurst> {
+    let at = |k: u64| (FIRST_S + k * EVERY_S) * 1000 + gpu as u64 * 300;
+    let k = elapsed_ms.saturating_sub(FIRST_S * 1000) / (EVERY_S * 1000);
+    let due_at = at(k);
+    if elapsed_ms < due_at || elapsed_ms >= due_at + interval_ms.max(1) {
+        return None;
+    }
+    let (class, in_class, frames) = story(scenario)?;
+    Some(StackBurst {
+        pid,
+        started_ms: t_ms.saturating_sub(2_000),
+        t_ms,
+        samples: SAMPLES,
+        read: SAMPLES,
+        outcome: StackOutcome::Read,
+        message: None,
+        threads: vec![ThreadStack {
+            id: 0x7f00_0000_0000 + u64::from(pid),
+            name: Some("MainThread".into()),
+            main: true,
+            samples: SAMPLES,
+            gil: if class == StackClass::PythonBusy {
+                SAMPLES
+            } else {
+                1
+            },
+            class,
+            class_samples: in_class,
+            second: (in_class < SAMPLES).then_some((StackClass::GpuWork, SAMPLES - in_class)),
+            frames,
+        }],
+        children: Vec::new(),
+    })
+}
+
+/// A frame: function, file (`torch/…` under the installed torch), line, source line.
+type Frame = (&'static str, &'static str, u32, &'static str);
+
+const STARVED: [Frame; 6] = [
+    (
+        "decode_and_augment",
+        "/home/alice/data.py",
+        41,
+        "img = np.asarray(Image.open(path).convert(\"RGB\"))",
+    ),
+    (
+        "ImageFolder.__getitem__",
+        "/home/alice/data.py",
+        57,
+        "x = decode_and_augment(self.paths[i])",
+    ),
+    (
+        "_MapDatasetFetcher.fetch",
+        "torch/utils/data/_utils/fetch.py",
+        52,
+        "data = [self.dataset[idx] for idx in possibly_batched_index]",
+    ),
+    (
+        "_SingleProcessDataLoaderIter._next_data",
+        "torch/utils/data/dataloader.py",
+        789,
+        "data = self._dataset_fetcher.fetch(index)",
+    ),
+    (
+        "_BaseDataLoaderIter.__next__",
+        "torch/utils/data/dataloader.py",
+        733,
+        "data = self._next_data()",
+    ),
+    ("train", "/home/alice/train.py", 88, "for x, y in loader:"),
+];
+const SYNC: [Frame; 2] = [
+    (
+        "train",
+        "/home/alice/train.py",
+        97,
+        "running_loss += loss.item()",
+    ),
+    ("<module>", "/home/alice/train.py", 140, "train()"),
+];
+const HUNG_RANK: [Frame; 4] = [
+    (
+        "all_reduce",
+        "torch/distributed/distributed_c10d.py",
+        2501,
+        "work.wait()",
+    ),
+    (
+        "wrapper",
+        "torch/distributed/c10d_logger.py",
+        83,
+        "return func(*args, **kwargs)",
+    ),
+    (
+        "train_step",
+        "/home/alice/train_ddp.py",
+        121,
+        "dist.all_reduce(grad_norm)",
+    ),
+    (
+        "main",
+        "/home/alice/train_ddp.py",
+        160,
+        "loss = train_step(batch)",
+    ),
+];
+const STRAGGLER: [Frame; 3] = [
+    (
+        "per_sample_metrics",
+        "/home/alice/metrics.py",
+        22,
+        "scores = [bleu(h, r) for h, r in zip(hyps, refs)]",
+    ),
+    (
+        "train_step",
+        "/home/alice/train_ddp.py",
+        133,
+        "metrics = per_sample_metrics(outputs.tolist(), refs)",
+    ),
+    (
+        "main",
+        "/home/alice/train_ddp.py",
+        160,
+        "loss = train_step(batch)",
+    ),
+];
+const NOTEBOOK: [Frame; 4] = [
+    (
+        "EpollSelector.select",
+        "/usr/lib/python3.12/selectors.py",
+        468,
+        "fd_event_list = self._selector.poll(timeout, max_ev)",
+    ),
+    (
+        "BaseEventLoop._run_once",
+        "/usr/lib/python3.12/asyncio/base_events.py",
+        1898,
+        "event_list = self._selector.select(timeout)",
+    ),
+    (
+        "BaseEventLoop.run_forever",
+        "/usr/lib/python3.12/asyncio/base_events.py",
+        608,
+        "self._run_once()",
+    ),
+    (
+        "IPKernelApp.start",
+        "/usr/lib/python3/dist-packages/ipykernel/kernelapp.py",
+        736,
+        "self.io_loop.start()",
+    ),
+];
+const TRAINING: [Frame; 4] = [
+    (
+        "_engine_run_backward",
+        "torch/autograd/graph.py",
+        869,
+        "return Variable._execution_engine.run_backward(",
+    ),
+    (
+        "backward",
+        "torch/autograd/__init__.py",
+        381,
+        "_engine_run_backward(",
+    ),
+    (
+        "Tensor.backward",
+        "torch/_tensor.py",
+        631,
+        "torch.autograd.backward(",
+    ),
+    ("train", "/home/alice/train.py", 92, "loss.backward()"),
+];
+
+/// The main thread of a process of each scenario: its class, samples in it, frames.
+fn story(scenario: Scenario) -> Option<(StackClass, u32, Vec<StackFrame>)> {
+    let (class, n, frames): (StackClass, u32, &[Frame]) = match scenario {
+        Scenario::Starved => (StackClass::DataLoading, 9, &STARVED),
+        Scenario::Sync => (StackClass::HostSync, 7, &SYNC),
+        Scenario::Hang => (StackClass::Collective, 10, &HUNG_RANK),
+        Scenario::Straggler => (StackClass::PythonBusy, 10, &STRAGGLER),
+        Scenario::IdleMem => (StackClass::IdleWaiting, 10, &NOTEBOOK),
+        Scenario::Healthy
+        | Scenario::Membound
+        | Scenario::Powercap
+        | Scenario::Thermal
+        | Scenario::Pcie
+        | Scenario::Leak => (StackClass::GpuWork, 8, &TRAINING),
+        Scenario::Idle | Scenario::Mixed | Scenario::Lost => return None,
+    };
+    let frames = frames
+        .iter()
+        .map(|(function, file, line, code)| StackFrame {
+            function: (*function).into(),
+            file: match file.strip_prefix("torch/") {
+                Some(rest) => format!("{TORCH}/{rest}"),
+                None => (*file).into(),
+            },
+            line: *line,
+            code: Some((*code).into()),
+        })
+        .collect();
+    Some((class, n, frames))
+}
