@@ -32,7 +32,8 @@ pub enum StackClass {
     GpuWork,
     /// Pure-Python work on the CPU, none of the above.
     PythonBusy,
-    /// No frame says.
+    /// No frame says, and the thread is not running Python: in a native call (a CUDA launch
+    /// waiting for room in a full queue, a lock, a read), or no frame at all.
     Unknown,
 }
 
@@ -64,7 +65,7 @@ impl StackClass {
             StackClass::HostCopy => "host-side copy",
             StackClass::GpuWork => "launching GPU work",
             StackClass::PythonBusy => "Python busy on the CPU",
-            StackClass::Unknown => "unknown",
+            StackClass::Unknown => "in a native call (no Python frame says what)",
         }
     }
 

@@ -122,7 +122,10 @@ pub fn summarise(
             if let Some(top) = frames.first_mut() {
                 top.code = source.line(&top.file, top.line);
             }
-            let class = classify::classify(&frames, t.gil || (main && *running));
+            // The main thread's own state says whether it runs (its thread id is the pid); one
+            // blocked in a native call can hold the GIL while it sleeps there.
+            let on_cpu = if main { *running } else { t.gil };
+            let class = classify::classify(&frames, on_cpu);
             let i = threads
                 .iter()
                 .position(|a| a.id == t.id)
