@@ -246,3 +246,38 @@ fn the_live_h200_jax_job_holding_memory_is_blamed_on_preallocation() {
         idle[0].evidence
     );
 }
+
+/// The source article's version notes are hints that say they are reported, never verified,
+/// and come after the causes gpuwatch measured.
+#[test]
+fn an_old_torch_gets_the_articles_version_note_last_and_said_to_be_unverified() {
+    let mut old = fixture(628);
+    old.frameworks[0].version = "1.10.2+cu113".into();
+    let f = sync_finding(old);
+    let last = f.causes.last().unwrap();
+    assert!(
+        last.starts_with("Reported, not verified here: PyTorch 1.8–1.11"),
+        "{:?}",
+        f.causes
+    );
+    assert!(
+        f.evidence
+            .iter()
+            .any(|e| e.contains("loaded torch 1.10.2+cu113")),
+        "{:?}",
+        f.evidence
+    );
+    // The measured cause still comes first (CUDA_LAUNCH_BLOCKING=1 in this process's settings).
+    assert!(
+        f.causes[0].contains("CUDA_LAUNCH_BLOCKING"),
+        "{:?}",
+        f.causes
+    );
+    // torch 2.11 gets neither version note.
+    let f = sync_finding(fixture(628));
+    assert!(
+        f.causes.iter().all(|c| !c.starts_with("Reported")),
+        "{:?}",
+        f.causes
+    );
+}

@@ -139,7 +139,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
         "Make hangs fail loudly: `TORCH_NCCL_ASYNC_ERROR_HANDLING=1` and `init_process_group(..., timeout=timedelta(minutes=5))`".into(),
         "Record the collectives: `NCCL_DEBUG=INFO TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1`".into(),
         "Look at the process tree (Enter on the process here, or `ps -o pid,stat,pcpu,cmd --ppid PPID`)".into(),
-        "If collectives are slow rather than stuck (it clears by itself): fewer, larger all-reduces overlapped with backward, `DDP(model, bucket_cap_mb=100, gradient_as_bucket_view=True)`".into(),
+        "If collectives are slow rather than stuck (it clears by itself): fewer, larger all-reduces overlapped with backward, `DDP(model, bucket_cap_mb=100, gradient_as_bucket_view=True)` (small batches: `bucket_cap_mb=25`, or `dist.all_reduce(t, async_op=True)` and `.wait()` later)".into(),
     ];
     Some(v)
 }

@@ -29,7 +29,7 @@ fn gib(b: f32) -> f32 {
     b / GIB as f32
 }
 
-const ALLOC_ADVICE: &str = "Reduce fragmentation: `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True`; inspect with `torch.cuda.memory_summary()`";
+const ALLOC_ADVICE: &str = "Reduce fragmentation: `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` (or `max_split_size_mb:128`); inspect with `torch.cuda.memory_summary()`";
 
 fn check_full(c: &Ctx) -> Option<Verdict> {
     let w = c.window_ms;

@@ -193,7 +193,7 @@ fn actions() -> Vec<String> {
     vec![
         "Find the syncs: `torch.cuda.set_sync_debug_mode(\"warn\")`; log losses every N steps, kept on the GPU".into(),
         "Fuse and capture: `torch.compile(model, mode=\"reduce-overhead\")` or CUDA graphs (`torch.cuda.graphs`)".into(),
-        "Raise the batch size; use AMP (`torch.autocast`) and TF32 (`torch.backends.cuda.matmul.allow_tf32 = True`)".into(),
+        "Raise the batch size; use AMP (`torch.autocast`, with `torch.amp.GradScaler` for fp16) and TF32 (`torch.set_float32_matmul_precision(\"high\")`)".into(),
         "Convolutions with fixed input shapes: `torch.backends.cudnn.benchmark = True` picks the fastest kernels once".into(),
         "Profile one step: `torch.profiler` or `nsys profile -t cuda,nvtx python train.py`".into(),
     ]
