@@ -127,7 +127,23 @@ fn diagnosis_text_raw(d: &Diagnosis, history: &History) -> String {
         let _ = writeln!(out, "\nGPU {i}: {}{mem}{tdp}", dev.info.name);
         let mine: Vec<&Finding> = d.findings.iter().filter(|f| f.device == i).collect();
         let pending = d.judging.iter().find(|j| j.device == i);
-        match (mine.is_empty(), pending) {
+        // A GPU that looks fine on its own may be what another GPU's hang waits for.
+        let waiting: Vec<&Finding> = d
+            .findings
+            .iter()
+            .filter(|f| f.device != i && f.cleared_ms.is_none())
+            .filter(|f| f.culprit.as_ref().is_some_and(|c| c.device == i))
+            .collect();
+        if let Some(c) = waiting.first().and_then(|f| f.culprit.as_ref()) {
+            let on: Vec<String> = waiting.iter().map(|f| f.device.to_string()).collect();
+            let _ = writeln!(
+                out,
+                "  ◀ CULPRIT of the hang on GPU {}: {}",
+                on.join(", "),
+                c.text
+            );
+        }
+        match (mine.is_empty() && waiting.is_empty(), pending) {
             (true, Some(j)) => {
                 let advice = if d.replay {
                     "the recording ends too soon: record longer"

@@ -7,7 +7,7 @@
 //! floor was not learned. The rank the others wait for — one that exited, or one whose GPU
 //! idles — is named as the culprit and kept after the job ends.
 
-use super::{ms, Ctx, Culprit, Rule, Severity, Stats, Verdict};
+use super::{ms, Ctx, Culprit, Rule, Severity, Stats, Verdict, Watching};
 use crate::history::{Departure, DeviceHistory};
 use crate::model::ProcessSample;
 use crate::text::span_words;
@@ -21,6 +21,7 @@ pub const HANG: Rule = Rule {
     cause: true,
     after_startup: true,
     busy_but_idle: true,
+    watch: Watching::Check,
 };
 
 /// How far before the stall a rank's exit still counts as its cause.

@@ -1,7 +1,7 @@
 //! Rules about the GPU itself: lost from the bus, power capped below TDP, thermal or hardware
 //! slowdown, a `PCIe` link below its maximum, persistence mode off.
 
-use super::{Ctx, Rule, Severity, Verdict};
+use super::{Ctx, Rule, Severity, Verdict, Watching};
 use crate::model::{clock_event, DeviceStatus};
 use crate::text::span_words;
 
@@ -14,6 +14,7 @@ pub const LOST: Rule = Rule {
     cause: false,
     after_startup: false,
     busy_but_idle: false,
+    watch: Watching::No,
 };
 pub const POWERCAP: Rule = Rule {
     id: "powercap",
@@ -24,6 +25,7 @@ pub const POWERCAP: Rule = Rule {
     cause: false,
     after_startup: false,
     busy_but_idle: false,
+    watch: Watching::No,
 };
 pub const THERMAL: Rule = Rule {
     id: "thermal",
@@ -34,6 +36,7 @@ pub const THERMAL: Rule = Rule {
     cause: false,
     after_startup: false,
     busy_but_idle: false,
+    watch: Watching::No,
 };
 pub const PCIE: Rule = Rule {
     id: "pcie",
@@ -44,6 +47,7 @@ pub const PCIE: Rule = Rule {
     cause: false,
     after_startup: false,
     busy_but_idle: false,
+    watch: Watching::No,
 };
 pub const PERSISTENCE: Rule = Rule {
     id: "persistence",
@@ -54,6 +58,7 @@ pub const PERSISTENCE: Rule = Rule {
     cause: false,
     after_startup: false,
     busy_but_idle: false,
+    watch: Watching::No,
 };
 
 fn check_lost(c: &Ctx) -> Option<Verdict> {

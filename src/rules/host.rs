@@ -7,7 +7,7 @@
 //! between short GPU steps (e.g. RL environments), which is still worth knowing.
 //! Idle-mem: a process holds GPU memory while no kernel runs for a long time.
 
-use super::{stacks, Ctx, Rule, Severity, Verdict};
+use super::{stacks, Ctx, Rule, Severity, Verdict, Watching};
 use crate::model::stack::StackClass;
 use crate::model::{ProcessSample, GIB};
 use crate::text::span_words;
@@ -21,6 +21,7 @@ pub const STARVED: Rule = Rule {
     cause: true,
     after_startup: true,
     busy_but_idle: true,
+    watch: Watching::Check,
 };
 
 pub const IDLE_MEM: Rule = Rule {
@@ -32,6 +33,10 @@ pub const IDLE_MEM: Rule = Rule {
     cause: false,
     after_startup: false,
     busy_but_idle: false,
+    watch: Watching::With {
+        building: idle_mem_building,
+        needs: |t| t.idle_mem_window,
+    },
 };
 
 /// Share of samples with GPM SM activity above zero (or util above zero, at half this) that
@@ -408,7 +413,9 @@ fn host_evidence(procs: &[ProcessSample], busy_pct: f32) -> HostEvidence {
     HostEvidence { kind, lines, pids }
 }
 
-fn check_idle_mem(c: &Ctx) -> Option<Verdict> {
+/// GPU memory held with no kernel run over the window, by processes none of which is busy on
+/// its host: the bytes held.
+fn idle_with_memory(c: &Ctx) -> Option<u64> {
     let w = c.window_ms;
     if c.dev.processes.is_empty() {
         return None;
@@ -418,15 +425,38 @@ fn check_idle_mem(c: &Ctx) -> Option<Verdict> {
     if util.n == 0 || util.max > 1.0 || (sm.n > 0 && sm.max > 1.0) {
         return None;
     }
+    // A process computing on its host (a rank stuck in Python, a job between GPU phases) is
+    // not an idle notebook: a straggler another GPU's hang waits for looks exactly so.
+    let busy = c
+        .dev
+        .processes
+        .iter()
+        .filter_map(|p| p.host.as_ref())
+        .any(|h| {
+            h.state == Some('R')
+                || h.cpu_pct.unwrap_or(0.0) >= c.thresholds.starved_host_cpu_min_pct
+        });
+    if busy {
+        return None;
+    }
     let held: u64 = c.dev.processes.iter().filter_map(|p| p.gpu_mem_bytes).sum();
     let held = if held > 0 {
         held
     } else {
         c.dev.samples.latest()?.mem_used_bytes?
     };
-    if (held as f32) < c.thresholds.idle_mem_min_gib * GIB as f32 {
-        return None;
-    }
+    ((held as f32) >= c.thresholds.idle_mem_min_gib * GIB as f32).then_some(held)
+}
+
+/// Idle with memory held over what has been seen so far, its window not run yet.
+fn idle_mem_building(c: &Ctx) -> bool {
+    idle_with_memory(c).is_some()
+}
+
+fn check_idle_mem(c: &Ctx) -> Option<Verdict> {
+    let w = c.window_ms;
+    let held = idle_with_memory(c)?;
+    let util = c.stats(w, |s| s.util_gpu_pct);
     let holders: Vec<String> = c
         .dev
         .processes

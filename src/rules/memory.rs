@@ -1,6 +1,6 @@
 //! Memory nearly full, or growing steadily (a leak, or a cache that never stops).
 
-use super::{ms, Ctx, Rule, Severity, Verdict};
+use super::{ms, Ctx, Rule, Severity, Verdict, Watching};
 use crate::model::GIB;
 use crate::text::span_words;
 
@@ -13,6 +13,7 @@ pub const FULL: Rule = Rule {
     cause: false,
     after_startup: false,
     busy_but_idle: false,
+    watch: Watching::No,
 };
 pub const GROWTH: Rule = Rule {
     id: "mem-growth",
@@ -23,6 +24,10 @@ pub const GROWTH: Rule = Rule {
     cause: false,
     after_startup: true,
     busy_but_idle: false,
+    watch: Watching::With {
+        building: growth_building,
+        needs: |t| t.mem_growth_window,
+    },
 };
 
 fn gib(b: f32) -> f32 {
@@ -118,6 +123,16 @@ fn grows_in_every_third(c: &Ctx, w: u64, grown: f32) -> bool {
     };
     let start = c.now_ms.saturating_sub(w);
     (0..3).all(|i| rise(start + w * i / 3, start + w * (i + 1) / 3) >= grown / 6.0)
+}
+
+/// Memory rising steadily over what has been seen so far (at least 10 s, 256 MiB, R² 0.8),
+/// before the rule's window has run: the screen says it is being timed.
+fn growth_building(c: &Ctx) -> bool {
+    let w = c.window_ms;
+    w >= 10_000
+        && trend(c, w).is_some_and(|(slope, r2)| {
+            slope > 0.0 && r2 >= 0.8 && slope * w as f32 / 1000.0 >= 256.0 * 1024.0 * 1024.0
+        })
 }
 
 fn check_growth(c: &Ctx) -> Option<Verdict> {

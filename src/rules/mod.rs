@@ -89,6 +89,21 @@ pub struct Finding {
     pub measures: Vec<Measure>,
 }
 
+/// A finding whose rule did not hold at the last evaluation has ended: the rules evaluate at
+/// least every 200 ms of sample time, so a `last_ms` older than this says so within one tick.
+const ENDED_AFTER_MS: u64 = 200;
+
+impl Finding {
+    /// How long ago its symptom ended, at sample time `now_ms`; `None` while it still holds.
+    /// An ended finding stays open for `clear_after` (so it does not flap), kept for the
+    /// culprit it names and for snapshots, and says that it ended.
+    #[must_use]
+    pub fn ended_ago_ms(&self, now_ms: u64) -> Option<u64> {
+        let ago = now_ms.saturating_sub(self.last_ms);
+        (self.cleared_ms.is_none() && ago > ENDED_AFTER_MS).then_some(ago)
+    }
+}
+
 /// One figure a finding was judged on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measure {
@@ -308,6 +323,26 @@ pub struct Rule {
     pub after_startup: bool,
     /// The GPU looks busy and is not (its spans are tinted on the chart).
     pub busy_but_idle: bool,
+    /// How to tell that its symptom is building before its window has run: the screen says
+    /// the rule is being timed, and a run that ends before the window did was not judged in
+    /// full.
+    pub watch: Watching,
+}
+
+/// How a rule's building symptom is seen (`Rule::watch`).
+#[derive(Clone, Copy)]
+pub enum Watching {
+    /// Its own check holds over the last `WATCH_MS`.
+    Check,
+    /// `building` holds over what has been judged so far (`Ctx::window_ms` is that span, up to
+    /// `needs`), and the rule needs `needs` of it to decide (a slow leak's window, longer than
+    /// the fast one the engine judges the rule at).
+    With {
+        building: fn(&Ctx) -> bool,
+        needs: fn(&Thresholds) -> std::time::Duration,
+    },
+    /// Not watched: its window is short, or its symptom is not a state that builds.
+    No,
 }
 
 /// Every rule gpuwatch knows, in the order findings are listed.
@@ -679,12 +714,18 @@ impl Engine {
                 let covered = ctx.window_ms == 0 || ctx.covers(ctx.window_ms);
                 verdicts.push(covered.then(|| (rule.check)(&ctx)).flatten());
             }
-            watch_causes(
+            watch_rules(
                 &self.rules,
                 &mut self.slots[i],
                 verdicts,
                 &mut ctx,
                 judged_from_ms,
+            );
+            needs_watched_windows(
+                &self.rules,
+                &self.slots[i],
+                &mut self.judging[i],
+                &self.thresholds,
             );
             one_cause(&self.rules, &self.slots[i], verdicts);
             not_from_another_causes_window(
@@ -824,9 +865,32 @@ fn under_used(dev: &DeviceHistory) -> bool {
     !dev.processes.is_empty() && power.n > 0 && power.median < tdp * 0.5
 }
 
-/// For each cause whose finding is not open and whose window did not hold: does its symptom
-/// hold over the last `WATCH_MS`? Then it is being timed (`Slot::watch_since_ms`).
-fn watch_causes(
+/// A rule being timed needs its whole window before "nothing found" means it: the GPU is
+/// judged in full only once the longest watched window is covered.
+fn needs_watched_windows(rules: &[Rule], slots: &[Slot], judging: &mut Judging, t: &Thresholds) {
+    for (rule, slot) in rules.iter().zip(slots) {
+        if slot.watch_since_ms.is_some() {
+            judging.needed_ms = judging.needed_ms.max(rule.needed_ms(t));
+        }
+    }
+}
+
+impl Rule {
+    /// How much history the rule needs to decide: its window, or the longer one its watch
+    /// names.
+    #[must_use]
+    pub fn needed_ms(&self, t: &Thresholds) -> u64 {
+        let window = ms((self.window)(t));
+        match self.watch {
+            Watching::With { needs, .. } => window.max(ms(needs(t))),
+            _ => window,
+        }
+    }
+}
+
+/// For each rule whose finding is not open and whose window did not hold: is its symptom
+/// building (`Rule::watch`)? Then it is being timed (`Slot::watch_since_ms`).
+fn watch_rules(
     rules: &[Rule],
     slots: &mut [Slot],
     verdicts: &[Option<Verdict>],
@@ -835,21 +899,36 @@ fn watch_causes(
 ) {
     for (r, rule) in rules.iter().enumerate() {
         let slot = &mut slots[r];
-        if !rule.cause || slot.open.is_some() || verdicts[r].is_some() {
+        if slot.open.is_some() || verdicts[r].is_some() {
             slot.watch_since_ms = None;
             continue;
         }
         let window = ms((rule.window)(ctx.thresholds));
-        ctx.window_ms = window.min(WATCH_MS);
         ctx.open = false;
         ctx.judged_from_ms = if rule.after_startup {
             judged_from_ms
         } else {
             0
         };
-        let holds = ctx.covers(ctx.window_ms) && (rule.check)(ctx).is_some();
+        let holds = match rule.watch {
+            Watching::No => false,
+            Watching::Check => {
+                ctx.window_ms = window.min(WATCH_MS);
+                ctx.covers(ctx.window_ms) && (rule.check)(ctx).is_some()
+            }
+            Watching::With { building, needs } => {
+                // Over what has been judged of the window so far.
+                let first = ctx.dev.samples.iter().next().map_or(ctx.now_ms, |s| s.t_ms);
+                ctx.window_ms = ctx
+                    .now_ms
+                    .saturating_sub(first.max(ctx.judged_from_ms))
+                    .min(ms(needs(ctx.thresholds)).max(window));
+                ctx.window_ms >= WATCH_MS && building(ctx)
+            }
+        };
         slot.watch_since_ms = if holds {
             Some(
+                // Since the start of the span it was seen to hold over.
                 slot.watch_since_ms
                     .unwrap_or(ctx.now_ms.saturating_sub(ctx.window_ms)),
             )

@@ -4,7 +4,7 @@
 //! done. Fires wrongly on: a legitimately small model served with batch size 1 (still
 //! launch-bound, still worth knowing).
 
-use super::{stacks, Ctx, Rule, Severity, Verdict};
+use super::{stacks, Ctx, Rule, Severity, Verdict, Watching};
 use crate::model::stack::StackClass;
 use crate::text::span_words;
 
@@ -17,6 +17,7 @@ pub const SYNC: Rule = Rule {
     cause: true,
     after_startup: true,
     busy_but_idle: true,
+    watch: Watching::Check,
 };
 
 fn check(c: &Ctx) -> Option<Verdict> {

@@ -4,7 +4,7 @@
 //! Fires wrongly on: a job that streams data on purpose with little compute per byte (a
 //! checkpoint load, a data-movement benchmark), which is still "the GPU waits on the link".
 
-use super::{Ctx, Rule, Severity, Verdict};
+use super::{Ctx, Rule, Severity, Verdict, Watching};
 use crate::model::GIB;
 use crate::text::span_words;
 
@@ -17,6 +17,7 @@ pub const TRANSFER: Rule = Rule {
     cause: true,
     after_startup: true,
     busy_but_idle: false,
+    watch: Watching::Check,
 };
 
 const KIB_PER_GIB: f32 = (GIB / 1024) as f32;

@@ -99,7 +99,9 @@ impl Scenario {
     }
 
     /// The scenario of GPU `index`: `mixed` deals a fixed cast, the others repeat.
-    fn for_gpu(self, index: usize) -> Scenario {
+    /// What GPU `index` of `gpus` plays. The straggler demo is a job whose last rank computes
+    /// on its host while the others wait for it (with one GPU, its two ranks share it).
+    fn for_gpu(self, index: usize, gpus: usize) -> Scenario {
         const CAST: [Scenario; 8] = [
             Scenario::Healthy,
             Scenario::Membound,
@@ -114,6 +116,7 @@ impl Scenario {
             Scenario::Mixed => CAST[index % CAST.len()],
             // Only the first GPU falls off the bus; the others carry on.
             Scenario::Lost if index > 0 => Scenario::Healthy,
+            Scenario::Straggler if gpus == 1 || index + 1 < gpus => Scenario::Hang,
             other => other,
         }
     }
@@ -153,6 +156,8 @@ struct SimDevice {
     scenario: Scenario,
     noise: Noise,
     processes: Vec<ProcessSample>,
+    /// What each process's Python stacks show (a shared GPU's straggler differs from its GPU).
+    stories: Vec<Scenario>,
     /// The CPU % each process hovers around.
     base_cpu: Vec<f32>,
 }
@@ -203,12 +208,30 @@ impl SimSource {
     ) -> Self {
         let gpus = gpus.clamp(1, 64);
         let devices: Vec<DeviceInfo> = (0..gpus)
-            .map(|i| device_info(i, scenario.for_gpu(i)))
+            .map(|i| device_info(i, scenario.for_gpu(i, gpus)))
             .collect();
         let sims = (0..gpus)
             .map(|i| {
-                let sc = scenario.for_gpu(i);
-                let mut processes = processes_for(sc, i);
+                let sc = scenario.for_gpu(i, gpus);
+                let job = if scenario == Scenario::Mixed {
+                    i / 8
+                } else {
+                    0
+                };
+                let mut processes = processes_for(sc, i, job);
+                let mut stories = vec![sc; processes.len()];
+                if scenario == Scenario::Straggler && gpus == 1 {
+                    // The job's second rank shares the one GPU, computing on its host.
+                    let mut straggler = processes_for(Scenario::Straggler, 0, 0);
+                    for p in &mut straggler {
+                        p.pid += 5;
+                        if let Some(job) = p.host.as_mut().and_then(|h| h.job.as_mut()) {
+                            job.rank = Some(1);
+                        }
+                    }
+                    stories.extend(straggler.iter().map(|_| Scenario::Straggler));
+                    processes.extend(straggler);
+                }
                 // The demo's jobs were running before gpuwatch started: past their start-up.
                 for h in processes.iter_mut().filter_map(|p| p.host.as_mut()) {
                     h.started_ms = Some(start_ms.saturating_sub(3_600_000));
@@ -221,6 +244,7 @@ impl SimSource {
                     scenario: sc,
                     noise: Noise(seed ^ (i as u64).wrapping_mul(0xA24B_AED4_963E_E407)),
                     processes,
+                    stories,
                     base_cpu,
                 }
             })
@@ -303,7 +327,9 @@ fn host(cmdline: &str, cpu: f32, rss_gib: u64, ppid: Option<u32>, workers: usize
     }
 }
 
-fn processes_for(sc: Scenario, gpu: usize) -> Vec<ProcessSample> {
+/// The processes of GPU `gpu` playing `sc`; ranks of a job share `job` (the mixed demo gives
+/// each eight GPUs a job of their own).
+fn processes_for(sc: Scenario, gpu: usize, job: usize) -> Vec<ProcessSample> {
     let pid = 10_000 + gpu as u32 * 10;
     let (cmd, cpu, mem_gib, ppid, workers) = match sc {
         Scenario::Idle => return Vec::new(),
@@ -351,8 +377,9 @@ fn processes_for(sc: Scenario, gpu: usize) -> Vec<ProcessSample> {
     }
     if ppid == Some(JOB_PARENT_PID) {
         // torchrun puts the launcher's variables in each rank's environment.
+        h.ppid = Some(JOB_PARENT_PID + job as u32);
         h.job = Some(crate::model::JobInfo {
-            key: "torchelastic:demo-job".into(),
+            key: format!("torchelastic:demo-job-{job}"),
             rank: Some(gpu as u32),
             local_rank: Some(gpu as u32),
             world_size: None,
@@ -629,9 +656,9 @@ impl Source for SimSource {
         let elapsed_ms = t_ms - self.start_ms;
         let sims = if self.stacks { &self.sims[..] } else { &[] };
         for (gpu, (sim, out)) in sims.iter().zip(&tick.devices).enumerate() {
-            for p in &out.processes {
+            for (p, story) in out.processes.iter().zip(&sim.stories) {
                 tick.stacks.extend(super::simstack::due(
-                    sim.scenario,
+                    *story,
                     p.pid,
                     gpu,
                     elapsed_ms,

@@ -24,7 +24,29 @@ pub fn render(
     let title = format!(" Findings ({} open) ", active.len());
     let block = theme.pane(title, focused);
     let mut lines: Vec<Line<'static>> = Vec::new();
+    let watching = obs.findings().watching();
     let judging: Vec<_> = obs.findings().pending().collect();
+    // What matters first: warnings and criticals, then what is being timed and not yet judged,
+    // then the infos.
+    let (alarms, infos): (Vec<_>, Vec<_>) = active
+        .iter()
+        .partition(|f| f.severity >= crate::rules::Severity::Warning);
+    for f in alarms {
+        finding_lines(f, now, theme, &mut lines);
+    }
+    for w in watching {
+        lines.push(Line::styled(
+            format!(
+                "? GPU {} {}? {} — its symptom for {} of the {} it needs: being timed",
+                w.device,
+                w.rule.to_uppercase(),
+                w.title,
+                duration(now.saturating_sub(w.since_ms)),
+                duration(w.window_ms)
+            ),
+            theme.severity(crate::rules::Severity::Warning),
+        ));
+    }
     for j in &judging {
         lines.push(Line::styled(
             format!(
@@ -35,31 +57,15 @@ pub fn render(
             theme.dim(),
         ));
     }
-    if active.is_empty() && judging.is_empty() {
+    // "Nothing wrong" is earned: no finding, nothing being timed, every GPU judged.
+    if active.is_empty() && judging.is_empty() && watching.is_empty() {
         lines.push(Line::styled(
             "✓ nothing wrong seen: every GPU that looks busy is doing work",
             theme.dim(),
         ));
     }
-    for f in active {
-        let head = format!(
-            "{} GPU {} {} · {} · {}",
-            f.severity.marker(),
-            f.device,
-            f.rule.to_uppercase(),
-            f.title,
-            duration(now.saturating_sub(f.since_ms))
-        );
-        lines.push(Line::styled(head, theme.severity(f.severity)));
-        for e in &f.evidence {
-            lines.push(Line::from(vec![Span::raw("   "), Span::raw(e.clone())]));
-        }
-        if let Some(a) = f.actions.first() {
-            lines.push(Line::from(vec![
-                Span::styled("   → ", theme.title()),
-                Span::raw(a.clone()),
-            ]));
-        }
+    for f in infos {
+        finding_lines(f, now, theme, &mut lines);
     }
     for f in obs.findings().cleared().iter().rev().take(5) {
         let ago = duration(now.saturating_sub(f.cleared_ms.unwrap_or(now)));
@@ -74,4 +80,49 @@ pub fn render(
         ));
     }
     super::scroll::render(frame, area, block, lines, state.findings_scroll, theme)
+}
+
+/// A finding's head, evidence and first action; dimmed, with when it ended, once its symptom
+/// has ended.
+fn finding_lines(
+    f: &crate::rules::Finding,
+    now: u64,
+    theme: &Theme,
+    lines: &mut Vec<Line<'static>>,
+) {
+    let ended = f.ended_ago_ms(now);
+    let when = match ended {
+        Some(ago) => format!("ended {} ago", duration(ago)),
+        None => duration(now.saturating_sub(f.since_ms)),
+    };
+    let head = format!(
+        "{} GPU {} {} · {} · {when}",
+        f.severity.marker(),
+        f.device,
+        f.rule.to_uppercase(),
+        f.title,
+    );
+    let style = if ended.is_some() {
+        theme.dim()
+    } else {
+        theme.severity(f.severity)
+    };
+    lines.push(Line::styled(head, style));
+    for e in &f.evidence {
+        let e = Span::raw(e.clone());
+        lines.push(Line::from(vec![
+            Span::raw("   "),
+            if ended.is_some() {
+                e.style(theme.dim())
+            } else {
+                e
+            },
+        ]));
+    }
+    if let Some(a) = f.actions.first() {
+        lines.push(Line::from(vec![
+            Span::styled("   → ", theme.title()),
+            Span::raw(a.clone()),
+        ]));
+    }
 }

@@ -126,7 +126,7 @@ pub fn scroll_start(selected: usize, rows: usize, n: usize) -> usize {
 
 fn header_line(wide: bool, theme: &Theme) -> Line<'static> {
     let text = if wide {
-        "  # NAME         DIAGNOSIS      UTIL              POWER %TDP             MEMORY                  TEMP   SM CLK  PCIE   CLOCK EVENTS"
+        "  # NAME         DIAGNOSIS        UTIL              POWER %TDP             MEMORY                  TEMP   SM CLK  PCIE   CLOCK EVENTS"
     } else {
         "  # NAME  DIAGNOSIS  UTIL         POWER %TDP        MEMORY           TEMP"
     };
@@ -136,7 +136,22 @@ fn header_line(wide: bool, theme: &Theme) -> Line<'static> {
 /// Width of the diagnosis column, which comes before the bars so that it is the last thing a
 /// narrow terminal clips.
 const NARROW_BADGE: usize = 10;
-const WIDE_BADGE: usize = 14;
+const WIDE_BADGE: usize = 16;
+
+/// A rule's name for the narrow diagnosis column: ten cells hold "? STARV 5s", not "STARVED".
+fn short(rule: &str) -> String {
+    match rule {
+        "starved" => "STARV".into(),
+        "transfer" => "XFER".into(),
+        "mem-growth" => "LEAK".into(),
+        "mem-full" => "MEMFULL".into(),
+        "idle-mem" => "IDLEMEM".into(),
+        "powercap" => "PWRCAP".into(),
+        "thermal" => "THERM".into(),
+        "persistence" => "PERSIST".into(),
+        other => other.to_uppercase(),
+    }
+}
 
 fn row<'a>(
     dev: &DeviceHistory,
@@ -169,7 +184,7 @@ fn row<'a>(
         });
     let (bw, name_w) = if wide { (12, 12) } else { (6, 5) };
     let pct = |v: Option<f32>| v.map_or("  –%".into(), |v| format!("{v:3.0}%"));
-    let badge = badge(dev, obs, theme);
+    let badge = badge(dev, obs, wide, theme);
     // A GPU that looks busy and is not: its util bar takes the finding's colour.
     let util_style = obs
         .findings()
@@ -227,26 +242,71 @@ fn row<'a>(
     }
 }
 
-fn badge<'a>(dev: &DeviceHistory, obs: &StoreView, theme: &Theme) -> Span<'a> {
+fn badge<'a>(dev: &DeviceHistory, obs: &StoreView, wide: bool, theme: &Theme) -> Span<'a> {
     if let DeviceStatus::Lost { .. } = dev.status {
         return Span::styled("‼ LOST", theme.severity(crate::rules::Severity::Critical));
     }
     let index = dev.info.index;
-    if let Some(f) = obs.findings().worst_on(index) {
+    let now = dev.samples.latest().map_or(0, |s| s.t_ms);
+    let worst = obs.findings().worst_on(index);
+    let name = |rule: &str| {
+        if wide {
+            rule.to_uppercase()
+        } else {
+            short(rule)
+        }
+    };
+    let finding = |f: &crate::rules::Finding| {
         let more = obs.findings().active_on(index).count().saturating_sub(1);
         let extra = if more > 0 {
             format!(" +{more}")
         } else {
             String::new()
         };
-        return Span::styled(
-            format!("{} {}{extra}", f.severity.marker(), f.rule.to_uppercase()),
+        // A finding whose symptom ended (kept open a while so it does not flap) says so, dim.
+        if f.ended_ago_ms(now).is_some() {
+            return Span::styled(format!("{} ended", name(&f.rule)), theme.dim());
+        }
+        Span::styled(
+            format!("{} {}{extra}", f.severity.marker(), name(&f.rule)),
             theme.severity(f.severity),
-        );
+        )
+    };
+    if let Some(f) = worst
+        .filter(|f| f.severity >= crate::rules::Severity::Warning && f.ended_ago_ms(now).is_none())
+    {
+        return finding(f);
     }
-    // The straggler another GPU's hang waits for looks idle and fine on its own: say so.
+    // The straggler another GPU's hang waits for looks idle and fine on its own: say so, for
+    // as long as the hang it explains.
     if let Some(f) = hang_waiting_on(index, obs) {
         return Span::styled("◀ CULPRIT", theme.severity(f.severity));
+    }
+    // A symptom present whose window has not run out is being timed, not fine.
+    if let Some(w) = obs.findings().watching_on(index) {
+        let held = now.saturating_sub(w.since_ms) / 1000;
+        let text = if wide {
+            format!("? {}? {held}/{}s", name(&w.rule), w.window_ms / 1000)
+        } else {
+            // Ten cells: the seconds go before the name does.
+            let t = format!("?{} {held}s", name(&w.rule));
+            if t.chars().count() <= NARROW_BADGE {
+                t
+            } else {
+                format!("?{}", name(&w.rule))
+            }
+        };
+        return Span::styled(
+            text,
+            theme
+                .severity(crate::rules::Severity::Warning)
+                .remove_modifier(
+                    ratatui::style::Modifier::BOLD | ratatui::style::Modifier::REVERSED,
+                ),
+        );
+    }
+    if let Some(f) = worst {
+        return finding(f);
     }
     // Not "ok" before the rules could judge: a hang looks fine for its first seconds.
     match obs.findings().judging(index).filter(|j| j.pending()) {
