@@ -216,12 +216,15 @@ pub fn burst_text(b: &crate::model::stack::StackBurst, indent: &str) -> String {
         let second = t
             .second
             .map_or(String::new(), |(c, n)| format!("; {} {n}", c.words()));
+        let what = if t.frames.is_empty() {
+            "no Python frames read".to_string()
+        } else {
+            t.class.words().to_string()
+        };
         let _ = writeln!(
             out,
-            "{indent}{name}: {} in {} of {} samples{second}",
-            t.class.words(),
-            t.class_samples,
-            t.samples
+            "{indent}{name}: {what} in {} of {} samples{second}",
+            t.class_samples, t.samples
         );
         for f in t.frames.iter().take(if t.main { 12 } else { 3 }) {
             let mark = if crate::model::stack::is_user_file(&f.file) {
@@ -241,6 +244,14 @@ pub fn burst_text(b: &crate::model::stack::StackBurst, indent: &str) -> String {
                 f.line
             );
         }
+    }
+    if b.threads_left_out > 0 {
+        let _ = writeln!(
+            out,
+            "{indent}({} more threads not kept: at most {} are, the main thread always)",
+            b.threads_left_out,
+            crate::model::stack::MAX_THREADS
+        );
     }
     for c in &b.children {
         let _ = writeln!(out, "{indent}child pid {}:", c.pid);

@@ -7,7 +7,8 @@
 /// clipboard write, a title change, a cursor move).
 #[must_use]
 pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char = |c: char| (c.is_control() && c != '\n' && c != '\t') || c == '\u{7f}';
+    let unsafe_char =
+        |c: char| (c.is_control() && c != '\n' && c != '\t') || c == '\u{7f}' || is_bidi(c);
     if text.chars().any(unsafe_char) {
         text.chars()
             .map(|c| if unsafe_char(c) { '\u{FFFD}' } else { c })
@@ -16,6 +17,106 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     } else {
         text.into()
     }
+}
+
+/// The bidirectional controls that reorder what a terminal or a browser shows ("Trojan Source"):
+/// the embeddings, overrides and isolates, and the marks.
+#[must_use]
+pub fn is_bidi(c: char) -> bool {
+    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
+/// One line of untrusted text (a name, a path, a line of someone's program): every control
+/// character, newline and tab included, and every bidirectional control shown as `�`, and at
+/// most `max` characters (`…` after a cut). Whatever reads it can print it on one line.
+#[must_use]
+pub fn one_line(text: &str, max: usize) -> String {
+    let clean: String = text
+        .chars()
+        .map(|c| {
+            if c.is_control() || is_bidi(c) {
+                '\u{FFFD}'
+            } else {
+                c
+            }
+        })
+        .collect();
+    clip(&clean, max)
+}
+
+/// `text` as an inline code span that its own backticks cannot end: fenced by one backtick
+/// more than its longest run of them (`CommonMark`), padded where it starts or ends with one.
+#[must_use]
+pub fn code_span(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
+/// One line of text for Markdown: its code spans kept as they are, everything else escaped so
+/// that nothing in it (a process's name, a path, a line of its program) becomes a heading, a
+/// table cell, a link, emphasis or raw HTML. Newlines become spaces.
+#[must_use]
+pub fn markdown_inline(text: &str) -> String {
+    let chars: Vec<char> = text
+        .chars()
+        .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
+        .collect();
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i] == '`' {
+            let n = chars[i..].iter().take_while(|c| **c == '`').count();
+            // The span ends at the next run of exactly n backticks.
+            let mut j = i + n;
+            let mut end = None;
+            while j < chars.len() {
+                if chars[j] == '`' {
+                    let m = chars[j..].iter().take_while(|c| **c == '`').count();
+                    if m == n {
+                        end = Some(j);
+                        break;
+                    }
+                    j += m;
+                } else {
+                    j += 1;
+                }
+            }
+            if let Some(e) = end {
+                out.extend(&chars[i..e + n]);
+                i = e + n;
+                continue;
+            }
+            for _ in 0..n {
+                out.push_str("\\`");
+            }
+            i += n;
+            continue;
+        }
+        let c = chars[i];
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '\\' | '*' | '_' | '[' | ']' | '|' | '#' | '~' | '!' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    out
 }
 
 /// "HH:MM:SS": a time in ms since the epoch, UTC.
@@ -138,5 +239,18 @@ mod tests {
         assert_eq!(clip("python3 train.py", 8), "python3…");
         assert_eq!(clip("abc", 8), "abc");
         assert_eq!(clip("ééééé", 3), "éé…");
+    }
+
+    #[test]
+    fn markdown_keeps_code_spans_and_escapes_the_rest() {
+        assert_eq!(code_span("a`b"), "``a`b``");
+        assert_eq!(code_span("`x"), "`` `x ``");
+        assert_eq!(
+            markdown_inline("at a.py:3 `x = \"<img>\"` </sub><img src=x> # h | c"),
+            "at a.py:3 `x = \"<img>\"` &lt;/sub&gt;&lt;img src=x&gt; \\# h \\| c"
+        );
+        assert_eq!(markdown_inline("x\n\n## heading"), "x  \\#\\# heading");
+        assert_eq!(markdown_inline("unclosed ` tick"), "unclosed \\` tick");
+        assert!(!one_line("a\nb\u{202E}c", 10).contains(['\n', '\u{202E}']));
     }
 }

@@ -161,7 +161,7 @@ fn a_process_that_is_not_python_or_has_exited_says_so() {
     assert_eq!(b.outcome, StackOutcome::Gone, "{b:?}");
     assert_eq!(
         b.message.as_deref(),
-        Some(&*format!("pid {pid} has exited"))
+        Some(&*format!("no process {pid}: it has exited (or never ran)"))
     );
 }
 
@@ -356,4 +356,19 @@ fn a_gpu_drawing_little_has_its_process_stacks_read_into_the_ticks_and_the_histo
         "{b:?}"
     );
     assert_eq!(b.read, Plan::EVIDENCE.samples);
+}
+
+#[test]
+fn past_32_threads_the_main_one_is_kept_and_the_rest_counted() {
+    let p = python("many_threads.py", &[]);
+    let b = burst(p.0.id(), 3);
+    assert_eq!(
+        b.threads.len(),
+        gpuwatch::model::stack::MAX_THREADS,
+        "{b:?}"
+    );
+    assert_eq!(b.threads_left_out, 41 - 32, "{b:?}");
+    let main = b.main_thread().expect("the main thread is kept");
+    assert_eq!(main.name.as_deref(), Some("MainThread"));
+    assert_eq!(main.top().unwrap().function, "main_sleep");
 }

@@ -296,8 +296,12 @@ impl AppState {
         };
         if !obs.pids_are_local() {
             self.status = Some(format!(
-                "pid {pid} is not a process of this machine ({}): the stacks shown are the ones it came with",
-                obs.source_label()
+                "pid {pid} is not this machine's: the stacks shown came with {}",
+                if obs.is_replay() {
+                    "the recording"
+                } else {
+                    "the demo"
+                }
             ));
             return Effect::None;
         }

@@ -110,9 +110,13 @@ pub fn parse(text: &str) -> Result<Snapshot, String> {
             "it is a newer format than this gpuwatch reads ({VERSION}); update gpuwatch"
         ));
     }
-    let snap: Snapshot = serde_json::from_value(value).map_err(|e| e.to_string())?;
+    let mut snap: Snapshot = serde_json::from_value(value).map_err(|e| e.to_string())?;
     if let Some(why) = crate::model::stack::too_big(&snap.stacks) {
         return Err(why);
+    }
+    let at = snap.taken_at_ms;
+    for b in &mut snap.stacks {
+        b.check_and_clean(at)?;
     }
     Ok(snap)
 }

@@ -150,9 +150,17 @@ pub struct StackBurst {
     pub message: Option<String>,
     /// Threads, main first, then by samples.
     pub threads: Vec<ThreadStack>,
+    /// Threads not kept (past `MAX_THREADS`; the main thread is always kept).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub threads_left_out: u32,
     /// The process's child processes (`DataLoader` workers), read in the same burst.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<StackBurst>,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// Frames kept per thread.
@@ -241,6 +249,69 @@ impl StackFrame {
 
 /// Bursts a tick may carry.
 pub const MAX_BURSTS: usize = 64;
+
+/// Longest names, paths and source lines kept, in characters.
+pub const MAX_NAME: usize = 200;
+pub const MAX_FILE: usize = 400;
+pub const MAX_CODE: usize = 200;
+
+impl StackFrame {
+    /// The frame made safe to show on one line and bounded in size (what a live read keeps,
+    /// and what is kept of a file someone sent).
+    pub fn clean(&mut self) {
+        self.function = crate::text::one_line(&self.function, MAX_NAME);
+        self.file = crate::text::one_line(&self.file, MAX_FILE);
+        if let Some(c) = &mut self.code {
+            *c = crate::text::one_line(c, MAX_CODE);
+        }
+    }
+}
+
+impl StackBurst {
+    /// Checks a burst read from a file against what gpuwatch writes (counts no larger than the
+    /// reads, times in order and within a day of `tick_ms`), and cleans its text as a live read
+    /// is cleaned. `Err` says what is wrong.
+    pub fn check_and_clean(&mut self, tick_ms: u64) -> Result<(), String> {
+        const DAY_MS: u64 = 86_400_000;
+        let pid = self.pid;
+        if self.read > self.samples {
+            return Err(format!(
+                "pid {pid}'s stack burst read {} of {} samples",
+                self.read, self.samples
+            ));
+        }
+        if self.started_ms > self.t_ms || self.t_ms.abs_diff(tick_ms) > DAY_MS {
+            return Err(format!(
+                "pid {pid}'s stack burst runs from {} to {} ms, not around its tick's time ({tick_ms})",
+                self.started_ms, self.t_ms
+            ));
+        }
+        for t in &mut self.threads {
+            let second = t.second.map_or(0, |(_, n)| n);
+            if t.class_samples > t.samples
+                || t.gil > t.samples
+                || second > t.samples
+                || t.samples > self.samples
+            {
+                return Err(format!(
+                    "pid {pid}'s thread {} has more samples in its classes than it was read",
+                    t.id
+                ));
+            }
+            t.name = t.name.as_deref().map(|n| crate::text::one_line(n, 64));
+            for f in &mut t.frames {
+                f.clean();
+            }
+        }
+        if let Some(m) = &mut self.message {
+            *m = crate::text::one_line(m, 1000);
+        }
+        for c in &mut self.children {
+            c.check_and_clean(tick_ms)?;
+        }
+        Ok(())
+    }
+}
 
 /// Why `bursts` (read from a file) are larger than gpuwatch ever writes, if they are.
 #[must_use]

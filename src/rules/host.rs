@@ -268,14 +268,14 @@ fn loading_cause(s: &stacks::Seen) -> (String, String) {
     match busy.first().and_then(|t| t.user_frame()) {
         Some(f) => (
             format!(
-                "The DataLoader's {} workers cannot keep up: they spend their time in `{}` ({}), while the training loop waits on their queue",
+                "The DataLoader's {} workers cannot keep up: they spend their time in {} ({}), while the training loop waits on their queue",
                 s.burst.children.len(),
-                f.function,
+                crate::text::code_span(&f.function),
                 f.place()
             ),
             format!(
-                "More workers (`num_workers` up to the free cores), or a cheaper `{}` ({}): move decode and augmentation to the GPU (torchvision.transforms.v2 on GPU tensors, NVIDIA DALI)",
-                f.function,
+                "More workers (`num_workers` up to the free cores), or a cheaper {} ({}): move decode and augmentation to the GPU (torchvision.transforms.v2 on GPU tensors, NVIDIA DALI)",
+                crate::text::code_span(&f.function),
                 f.place()
             ),
         ),

@@ -88,10 +88,10 @@ impl Seen<'_> {
         let first = busy.first()?;
         let f = first.user_frame()?;
         Some(format!(
-            "{} of {} worker processes busy in `{}` ({})",
+            "{} of {} worker processes busy in {} ({})",
             busy.len(),
             self.burst.children.len(),
-            f.function,
+            crate::text::code_span(&f.function),
             f.place()
         ))
     }
@@ -106,8 +106,12 @@ pub fn quoted(f: &StackFrame) -> String {
         .as_deref()
         .map(|c| c.strip_suffix("# …").unwrap_or(c).trim_end());
     match code {
-        Some(code) => format!("{} `{}`", f.place(), crate::text::clip(code, 60)),
-        None => format!("{} in `{}`", f.place(), f.function),
+        Some(code) => format!(
+            "{} {}",
+            f.place(),
+            crate::text::code_span(&crate::text::clip(code, 60))
+        ),
+        None => format!("{} in {}", f.place(), crate::text::code_span(&f.function)),
     }
 }
 

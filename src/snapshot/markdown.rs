@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use super::{DeviceSnapshot, Snapshot};
 use crate::model::{DeviceSample, DeviceStatus, ProcessSample, GIB};
 use crate::rules::Finding;
-use crate::text::{clip, clock};
+use crate::text::clock;
 
 /// A compact report to paste into an issue tracker.
 /// The Markdown report, with control characters from names and command lines made visible
@@ -90,14 +90,20 @@ fn to_markdown_raw(s: &Snapshot) -> String {
             if h.cmdline.is_empty() {
                 h.name.clone()
             } else {
-                h.cmdline.replace('|', "\\|")
+                h.cmdline.clone()
             }
         });
+        // A command line and a user name are whatever a process made them: one line, in a code
+        // span its backticks cannot end, its pipes escaped for the table.
+        let cmd = crate::text::code_span(&crate::text::one_line(&cmd, 100)).replace('|', "\\|");
+        let user = crate::text::markdown_inline(&crate::text::one_line(
+            h.and_then(|h| h.user.as_deref()).unwrap_or("?"),
+            32,
+        ));
         let _ = writeln!(
             md,
-            "| {gpu} | {} | {} | {} | {} | {} | {} | `{}` |",
+            "| {gpu} | {} | {user} | {} | {} | {} | {} | {cmd} |",
             p.pid,
-            h.and_then(|h| h.user.as_deref()).unwrap_or("?"),
             p.gpu_mem_bytes.map_or("–".into(), |b| format!(
                 "{:.1} GiB",
                 b as f64 / GIB as f64
@@ -106,7 +112,6 @@ fn to_markdown_raw(s: &Snapshot) -> String {
             h.and_then(|h| h.cpu_pct)
                 .map_or("–".into(), |v| format!("{v:.0}")),
             h.map_or("–".into(), |h| h.children.len().to_string()),
-            clip(&cmd, 100)
         );
     }
     runs_with_md(&mut md, &procs);
@@ -213,23 +218,26 @@ fn finding_md(md: &mut String, f: &Finding) {
         Some(c) => format!("from {} to {} UTC", clock(f.since_ms), clock(c)),
         None => format!("since {} UTC", clock(f.since_ms)),
     };
+    // Evidence, causes and actions carry what came from processes and files (names, paths, a
+    // line of a program, from a recording someone sent): escaped, their code spans kept.
+    let md_line = crate::text::markdown_inline;
     let _ = writeln!(
         md,
         "- **{} {} — GPU {}: {}** (`{}`, {when})",
         f.severity.marker(),
         f.severity.name().to_uppercase(),
         f.device,
-        f.title,
+        md_line(&f.title),
         f.rule
     );
     for e in &f.evidence {
-        let _ = writeln!(md, "  - {e}");
+        let _ = writeln!(md, "  - {}", md_line(e));
     }
     if let Some(c) = f.causes.first() {
-        let _ = writeln!(md, "  - likely cause: {c}");
+        let _ = writeln!(md, "  - likely cause: {}", md_line(c));
     }
     for a in f.actions.iter().take(3) {
-        let _ = writeln!(md, "  - do: {a}");
+        let _ = writeln!(md, "  - do: {}", md_line(a));
     }
 }
 

@@ -315,7 +315,7 @@ impl ReplaySource {
                 Err(e) => Err(ReplayError::Corrupt {
                     path: self.path.clone(),
                     line: self.line_no,
-                    reason: e.to_string(),
+                    reason: one_line_reason(&e),
                 }),
             };
         }
@@ -332,7 +332,15 @@ impl ReplaySource {
                 ),
             });
         }
-        if let Some(why) = crate::model::stack::too_big(&t.stacks) {
+        let mut t = t;
+        let checked = crate::model::stack::too_big(&t.stacks).map_or_else(
+            || {
+                let at = t.t_ms;
+                t.stacks.iter_mut().try_for_each(|b| b.check_and_clean(at))
+            },
+            Err,
+        );
+        if let Err(why) = checked {
             return Err(ReplayError::Corrupt {
                 path: self.path.clone(),
                 line: self.line_no,
@@ -350,6 +358,17 @@ impl ReplaySource {
         }
         *tick = t;
         Ok(())
+    }
+}
+
+/// serde's reason for a tick's line, its position said as a column: a tick is one line, so
+/// serde's "line 1" is the file's line the error names already.
+fn one_line_reason(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    match text.strip_suffix(&suffix) {
+        Some(what) => format!("{what}, at column {}", e.column()),
+        None => text,
     }
 }
 

@@ -56,6 +56,7 @@ pub fn due(
             second: (in_class < SAMPLES).then_some((StackClass::GpuWork, SAMPLES - in_class)),
             frames,
         }],
+        threads_left_out: 0,
         children: Vec::new(),
     })
 }

@@ -50,6 +50,7 @@ pub fn sample(reader: &mut Reader, pid: u32, plan: &Plan, now_ms: fn() -> u64) -
     };
     let mut child_reads: Vec<Vec<(Vec<RawThread>, bool)>> = vec![Vec::new(); children.len()];
     let mut attempted = 0;
+    let mut left_out = 0;
     for i in 0..plan.samples.max(1) {
         if i > 0 {
             std::thread::sleep(plan.every);
@@ -57,7 +58,10 @@ pub fn sample(reader: &mut Reader, pid: u32, plan: &Plan, now_ms: fn() -> u64) -
         attempted += 1;
         let running = main_thread_running(pid);
         match reader.read(pid) {
-            Ok(threads) => reads.push((threads, running)),
+            Ok(r) => {
+                left_out = left_out.max(r.left_out);
+                reads.push((r.threads, running));
+            }
             Err(e) => {
                 let fatal = e.outcome != StackOutcome::Failed;
                 last_error = Some(e);
@@ -68,8 +72,8 @@ pub fn sample(reader: &mut Reader, pid: u32, plan: &Plan, now_ms: fn() -> u64) -
         }
         if i == 0 || i == plan.samples / 2 {
             for (c, reads) in children.iter().zip(child_reads.iter_mut()) {
-                if let Ok(t) = reader.read(*c) {
-                    reads.push((t, main_thread_running(*c)));
+                if let Ok(r) = reader.read(*c) {
+                    reads.push((r.threads, main_thread_running(*c)));
                 }
             }
         }
@@ -78,6 +82,7 @@ pub fn sample(reader: &mut Reader, pid: u32, plan: &Plan, now_ms: fn() -> u64) -
     let mut burst = summarise(pid, &reads, attempted, last_error);
     burst.started_ms = started_ms;
     burst.t_ms = t_ms;
+    burst.threads_left_out = left_out;
     for (c, reads) in children.iter().zip(&child_reads) {
         if reads.is_empty() {
             continue;
@@ -163,6 +168,7 @@ pub fn summarise(
         outcome,
         message,
         threads: out,
+        threads_left_out: 0,
         children: Vec::new(),
     }
 }

@@ -8,6 +8,14 @@ use std::collections::HashMap;
 
 use crate::model::stack::{StackFrame, StackOutcome, MAX_FRAMES, MAX_THREADS};
 
+/// One read of a process: its threads (at most `MAX_THREADS`, the main one always among them)
+/// and how many more it had.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Read {
+    pub threads: Vec<RawThread>,
+    pub left_out: u32,
+}
+
 /// One thread as read once.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RawThread {
@@ -35,10 +43,17 @@ pub struct Reader {
 
 impl Reader {
     /// Reads every Python thread of `pid` once.
-    pub fn read(&mut self, pid: u32) -> Result<Vec<RawThread>, ReadError> {
+    pub fn read(&mut self, pid: u32) -> Result<Read, ReadError> {
         if !std::path::Path::new(&format!("/proc/{pid}")).exists() {
             self.forget(pid);
             return Err(gone(pid));
+        }
+        if process_state(pid) == Some('Z') {
+            self.forget(pid);
+            return Err(ReadError {
+                outcome: StackOutcome::Gone,
+                message: format!("pid {pid} has exited (a zombie its parent has not reaped)"),
+            });
         }
         let spy = match self.spies.entry(pid) {
             std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
@@ -54,7 +69,14 @@ impl Reader {
         let traces =
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| spy.get_stack_traces()));
         match traces {
-            Ok(Ok(traces)) => Ok(traces.into_iter().take(MAX_THREADS).map(raw).collect()),
+            Ok(Ok(traces)) => {
+                let all = traces.len();
+                let kept = keep_main(traces);
+                Ok(Read {
+                    left_out: u32::try_from(all - kept.len()).unwrap_or(u32::MAX),
+                    threads: kept.into_iter().map(raw).collect(),
+                })
+            }
             Ok(Err(e)) => {
                 let e = classify_error(pid, &format!("{e:#}"));
                 if e.outcome != StackOutcome::Failed {
@@ -83,6 +105,22 @@ impl Reader {
     }
 }
 
+/// At most `MAX_THREADS` threads, the main one always among them (py-spy lists it last, or
+/// it is named `MainThread`): the rules judge the main thread, whatever else runs.
+fn keep_main(mut traces: Vec<py_spy::StackTrace>) -> Vec<py_spy::StackTrace> {
+    if traces.len() <= MAX_THREADS {
+        return traces;
+    }
+    let main = traces
+        .iter()
+        .position(|t| t.thread_name.as_deref() == Some("MainThread"))
+        .unwrap_or(traces.len() - 1);
+    let main = traces.swap_remove(main);
+    traces.truncate(MAX_THREADS - 1);
+    traces.push(main);
+    traces
+}
+
 fn open(pid: u32) -> Result<py_spy::PythonSpy, ReadError> {
     let config = py_spy::Config {
         blocking: py_spy::config::LockingStrategy::NonBlocking,
@@ -106,17 +144,21 @@ fn open(pid: u32) -> Result<py_spy::PythonSpy, ReadError> {
 fn raw(t: py_spy::StackTrace) -> RawThread {
     RawThread {
         id: t.thread_id,
-        name: t.thread_name,
+        name: t.thread_name.map(|n| crate::text::one_line(&n, 64)),
         gil: t.owns_gil,
         frames: t
             .frames
             .into_iter()
             .take(MAX_FRAMES)
-            .map(|f| StackFrame {
-                function: f.name,
-                file: f.filename,
-                line: u32::try_from(f.line).unwrap_or(0),
-                code: None,
+            .map(|f| {
+                let mut frame = StackFrame {
+                    function: f.name,
+                    file: f.filename,
+                    line: u32::try_from(f.line).unwrap_or(0),
+                    code: None,
+                };
+                frame.clean();
+                frame
             })
             .collect(),
     }
@@ -125,8 +167,29 @@ fn raw(t: py_spy::StackTrace) -> RawThread {
 fn gone(pid: u32) -> ReadError {
     ReadError {
         outcome: StackOutcome::Gone,
-        message: format!("pid {pid} has exited"),
+        message: format!("no process {pid}: it has exited (or never ran)"),
     }
+}
+
+/// The one-letter state of `pid` in /proc (R, S, D, Z…).
+fn process_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+/// True when this process has `CAP_SYS_PTRACE` in its effective set (bit 19 of `CapEff`).
+fn has_ptrace_capability() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let hex = s
+                .lines()
+                .find_map(|l| l.strip_prefix("CapEff:"))?
+                .trim()
+                .to_string();
+            u64::from_str_radix(&hex, 16).ok()
+        })
+        .is_some_and(|caps| caps & (1 << 19) != 0)
 }
 
 /// A process with no Python in its executable or mapped libraries is said to be so before
@@ -187,6 +250,14 @@ pub fn permission_message(pid: u32) -> String {
     let scope = std::fs::read_to_string("/proc/sys/kernel/yama/ptrace_scope")
         .ok()
         .map(|s| s.trim().to_string());
+    if has_ptrace_capability() {
+        // Root with CAP_SYS_PTRACE and still refused: it is not a matter of permission flags.
+        return format!(
+            "not permitted to read pid {pid}'s Python stacks, though gpuwatch has CAP_SYS_PTRACE: \
+             the process is in another user namespace, or marked undumpable (PR_SET_DUMPABLE 0, \
+             as a set-uid program or a hardened init is); nothing gpuwatch can change"
+        );
+    }
     let why = match scope.as_deref() {
         Some("1") => "Yama's ptrace_scope is 1 (only a process's parent may read it)".to_string(),
         Some("2") => "Yama's ptrace_scope is 2 (only CAP_SYS_PTRACE may read it)".to_string(),

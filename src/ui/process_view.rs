@@ -86,7 +86,15 @@ pub fn render(
         .sum();
     let burst = obs.history().stacks_of(pid);
     // Stacks take a few more rows than the children alone.
-    let lower_rows = if area.height >= 30 { 10 } else { 8 } + if burst.is_some() { 4 } else { 0 };
+    // Below the curves, the threads (stacks, children) and the findings: side by side on a
+    // wide terminal, one over the other on a narrow one, where each gets the whole width.
+    let side_by_side = area.width >= 120;
+    let lower_rows = match (side_by_side, area.height >= 30) {
+        (true, true) => 14,
+        (true, false) => 10,
+        (false, true) => 18,
+        (false, false) => 12,
+    };
     let info_rows = (wrapped as u16 + 2).min(area.height / 2);
     let [info, curves, lower] = Layout::vertical([
         Constraint::Length(info_rows),
@@ -101,8 +109,11 @@ pub fn render(
         info,
     );
     curves_chart(frame, curves, state, obs, device, pid, theme);
-    let [kids, finds] =
-        Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)]).areas(lower);
+    let [kids, finds] = if side_by_side {
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(lower)
+    } else {
+        Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(lower)
+    };
     let mut child_lines: Vec<Line> = match h {
         Some(h) if !h.children.is_empty() => h
             .children
@@ -132,7 +143,7 @@ pub fn render(
     thread_lines.append(&mut child_lines);
     frame.render_widget(
         Paragraph::new(thread_lines)
-            .block(theme.pane(" threads · children (p reads stacks) ".into(), false)),
+            .block(theme.pane(" threads · children (p: stacks) ".into(), false)),
         kids,
     );
     let mut lines: Vec<Line<'static>> = Vec::new();

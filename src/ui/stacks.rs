@@ -41,20 +41,9 @@ pub fn lines(
     )];
     for t in &b.threads {
         out.push(thread_line(t, theme));
-        let frames = if t.main { MAIN_FRAMES } else { 0 };
-        out.extend(t.frames.iter().take(frames).map(|f| {
-            let mark = if is_user_file(&f.file) { "▸" } else { " " };
-            let short = f.file.rsplit('/').next().unwrap_or(&f.file);
-            let code = f
-                .code
-                .as_deref()
-                .map_or(String::new(), |c| format!("  {c}"));
-            Line::raw(format!(
-                "  {mark} {short}:{} {}{code}",
-                f.line,
-                clip(&f.function, 40)
-            ))
-        }));
+        if t.main {
+            out.extend(main_frames(t));
+        }
     }
     for c in &b.children {
         if let Some(t) = c.main_thread() {
@@ -73,6 +62,35 @@ pub fn lines(
     out
 }
 
+/// The main thread's frames to show: the program's own first, innermost first (marked ▸: where
+/// the program is, which a short pane must not lose), then the innermost frame it waits or
+/// works in, when that is a library's; at most `MAIN_FRAMES` lines.
+fn main_frames(t: &ThreadStack) -> Vec<Line<'static>> {
+    let line = |mark: &str, f: &crate::model::stack::StackFrame| {
+        let short = f.file.rsplit('/').next().unwrap_or(&f.file);
+        let code = f
+            .code
+            .as_deref()
+            .map_or(String::new(), |c| format!("  {c}"));
+        Line::raw(format!(
+            "  {mark} {short}:{} {}{code}",
+            f.line,
+            clip(&f.function, 40)
+        ))
+    };
+    let mut out: Vec<Line<'static>> = t
+        .frames
+        .iter()
+        .filter(|f| is_user_file(&f.file))
+        .take(MAIN_FRAMES - 1)
+        .map(|f| line("▸", f))
+        .collect();
+    if let Some(top) = t.frames.first().filter(|f| !is_user_file(&f.file)) {
+        out.push(line("in", top));
+    }
+    out
+}
+
 fn thread_line(t: &ThreadStack, theme: &Theme) -> Line<'static> {
     let name = if t.main {
         "main".to_string()
@@ -80,7 +98,7 @@ fn thread_line(t: &ThreadStack, theme: &Theme) -> Line<'static> {
         clip(t.name.as_deref().unwrap_or("thread"), 16)
     };
     let what = if t.frames.is_empty() {
-        "no Python frames".to_string()
+        "no Python frames read".to_string()
     } else {
         format!("{} {}/{}", t.class.words(), t.class_samples, t.samples)
     };

@@ -210,6 +210,7 @@ pub fn burst(
                 })
                 .collect(),
         }],
+        threads_left_out: 0,
         children: Vec::new(),
     }
 }
