@@ -371,7 +371,17 @@ pub fn manual() -> Vec<u8> {
         out.extend(format!(".TP\n{}\n", roff_escape(status).replacen(' ', "\n", 1)).into_bytes());
     }
     out.extend(format!(".SH VERSION\nv{}\n", env!("CARGO_PKG_VERSION")).into_bytes());
-    out
+    roff_glyphs(&String::from_utf8_lossy(&out)).into_bytes()
+}
+
+/// The help texts' typography as roff names it: groff in a C locale has no glyph for a raw
+/// `…` (it warns and drops it), but knows `\(em` and draws it as `--` there.
+fn roff_glyphs(page: &str) -> String {
+    page.replace('…', "...")
+        .replace('—', "\\(em")
+        .replace('×', "\\(mu")
+        .replace('≥', "\\(>=")
+        .replace('≤', "\\(<=")
 }
 
 /// The monitor's keys and symbols, from the one key table the `?` overlay draws.

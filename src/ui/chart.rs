@@ -145,8 +145,11 @@ pub fn render(frame: &mut Frame, area: Rect, state: &AppState, obs: &StoreView, 
             (Marker::Block, "█"),
         ]
     };
+    // Drawn memory, SM, util, power: where two share a cell the later wins, and power, the
+    // signal this tool reads, must never be hidden (the legend says it is on top).
     let mut datasets = Vec::new();
-    for ((_, style, segments), (marker, _)) in metrics.iter().zip(marks) {
+    for i in [3, 2, 0, 1] {
+        let ((_, style, segments), (marker, _)) = (&metrics[i], marks[i]);
         for seg in segments {
             datasets.push(
                 Dataset::default()
@@ -158,19 +161,46 @@ pub fn render(frame: &mut Frame, area: Rect, state: &AppState, obs: &StoreView, 
         }
     }
 
+    let title = chart_title(dev.info.index, window, &metrics, &marks, &spans, theme);
+    let secs = window as f64 / 1000.0;
+    let chart = Chart::new(datasets)
+        .block(
+            Block::default()
+                .borders(Borders::ALL)
+                .title(title)
+                .border_style(theme.border()),
+        )
+        .legend_position(None::<LegendPosition>)
+        .x_axis(time_axis(window, theme))
+        .y_axis(percent_axis(theme));
+    frame.render_widget(chart, area);
+    mark_axis(frame, area, &spans, secs, theme);
+}
+
+/// The chart's title: the GPU and window, each series' mark and name (power on top), and the
+/// finding whose span is marked under the axis.
+fn chart_title<'a>(
+    gpu: u32,
+    window: u64,
+    metrics: &[Metric; 4],
+    marks: &[(Marker, &str); 4],
+    spans: &[(f64, f64, &Finding)],
+    theme: &Theme,
+) -> Line<'a> {
     let mut title = vec![Span::styled(
-        format!(
-            " GPU {} · last {} ",
-            dev.info.index,
-            super::format::duration(window)
-        ),
+        format!(" GPU {} · last {} ", gpu, super::format::duration(window)),
         theme.title(),
     )];
-    for ((name, style, segments), (_, mark)) in metrics.iter().zip(marks) {
+    for ((name, style, segments), (_, mark)) in metrics.iter().zip(marks.iter()) {
+        let on_top = if *name == "power %TDP" {
+            " (on top)"
+        } else {
+            ""
+        };
         let shown = if segments.is_empty() {
             format!("{name} n/a ")
         } else {
-            format!("{mark} {name} ")
+            format!("{mark} {name}{on_top} ")
         };
         title.push(Span::styled(shown, *style));
     }
@@ -179,24 +209,14 @@ pub fn render(frame: &mut Frame, area: Rect, state: &AppState, obs: &StoreView, 
         .find(|(_, _, f)| f.cleared_ms.is_none())
         .or(spans.last())
     {
+        // The span's mark under the axis, ▀, is what stands for it (memory draws █ without
+        // colour).
         title.push(Span::styled(
-            format!("█ {} {} ", f.severity.marker(), f.rule),
+            format!("▀ {} {} ", f.severity.marker(), f.rule),
             theme.severity(f.severity),
         ));
     }
-    let secs = window as f64 / 1000.0;
-    let chart = Chart::new(datasets)
-        .block(
-            Block::default()
-                .borders(Borders::ALL)
-                .title(Line::from(title))
-                .border_style(theme.border()),
-        )
-        .legend_position(None::<LegendPosition>)
-        .x_axis(time_axis(window, theme))
-        .y_axis(percent_axis(theme));
-    frame.render_widget(chart, area);
-    mark_axis(frame, area, &spans, secs, theme);
+    Line::from(title)
 }
 
 /// The x axis of a time chart: the last `window_ms`, labelled in seconds before now.

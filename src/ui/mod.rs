@@ -107,17 +107,18 @@ fn share_rows(height: u16, width: u16, gpus: u16) -> Rows {
         (false, _) => 8,
     };
     let room = height.saturating_sub(lower + CHART_MIN_ROWS);
-    // Bordered (title, header and two borders) when every GPU fits so; else one title line.
+    // Bordered (title, header and two borders) when every GPU fits so; else the header line
+    // over the rows, no borders; when even that does not fit, a line naming the flagged GPUs
+    // over the header, and the rows scroll.
     if gpus + 3 <= room {
-        let cap = if height >= 40 { gpus } else { gpus.min(8) };
         return Rows {
-            overview: cap + 3,
+            overview: gpus + 3,
             compact: false,
             lower,
         };
     }
     Rows {
-        overview: (gpus + 1).min(room.max(2)),
+        overview: if gpus < room { gpus + 1 } else { room.max(3) },
         compact: true,
         lower,
     }
@@ -133,6 +134,9 @@ fn main_screen(
     let gpus = obs.history().devices.len() as u16;
     let rows = share_rows(area.height, area.width, gpus);
     let side_by_side = area.width >= 150;
+    // The findings pane, focused on a terminal under 40 rows, grows into the chart's rows:
+    // forty lines of evidence do not read through a slot of two.
+    let grow = state.focus == crate::app::Pane::Findings && area.height < 40 && !side_by_side;
     let [ov, chart_area, lower] = Layout::vertical([
         Constraint::Length(rows.overview),
         Constraint::Min(0),
@@ -140,16 +144,29 @@ fn main_screen(
     ])
     .areas(area);
     let drawn = overview::render(frame, ov, state, obs, rows.compact, theme);
-    if chart_area.height > 0 {
-        chart::render(frame, chart_area, state, obs, theme);
-    }
+    let lower = if grow {
+        Rect {
+            y: chart_area.y,
+            height: chart_area.height + lower.height,
+            ..lower
+        }
+    } else {
+        if chart_area.height > 0 {
+            chart::render(frame, chart_area, state, obs, theme);
+        }
+        lower
+    };
     let (find_area, proc_area) = if side_by_side {
         let [a, b] = Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)])
             .areas(lower);
         (a, b)
     } else {
-        let [a, b] =
-            Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(lower);
+        // Grown, the findings leave the processes a row to show (borders, header, one).
+        let [a, b] = if grow {
+            Layout::vertical([Constraint::Min(0), Constraint::Length(4)]).areas(lower)
+        } else {
+            Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(lower)
+        };
         (a, b)
     };
     let findings_max = findings::render(frame, find_area, state, obs, theme);

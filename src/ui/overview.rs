@@ -4,7 +4,7 @@
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
+use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 
 use super::format::{bar, clip};
@@ -35,38 +35,63 @@ pub fn render(
     let focused = state.focus == Pane::Overview && state.view == crate::app::View::Main;
     let devices = &obs.history().devices;
     let n = devices.len();
+    // Every GPU has a row when the rows under the header hold them all (compact: no borders).
+    let height = usize::from(if compact {
+        area.height
+    } else {
+        area.height.saturating_sub(2)
+    });
+    let fits = height > n;
     let inner = if compact {
         area
     } else {
-        let block = theme.pane(format!(" GPUs ({n}) "), focused);
+        // Bordered: the title names the flagged GPUs when not every row fits.
+        let title = if fits {
+            Line::styled(format!(" GPUs ({n}) "), theme.title())
+        } else {
+            band(obs, n, focused, theme)
+        };
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .title(title)
+            .border_style(if focused {
+                theme.focus_border()
+            } else {
+                theme.border()
+            });
         let inner = block.inner(area);
         frame.render_widget(block, area);
         inner
     };
-    let rows = inner.height.saturating_sub(1) as usize;
-    let first = scroll_start(state.selected_gpu, rows, n);
-    let wide = inner.width >= 110;
-    let head = if rows < n {
-        // Not every GPU fits: name the flagged ones, so none is out of sight.
-        band(obs, n, focused, theme)
-    } else if compact {
-        // No room for a border or a title: the column names stand for both, bright when focused.
-        let l = header_line(wide, theme);
-        if focused {
-            l.patch_style(theme.title())
-        } else {
-            l
-        }
+    let wide = inner.width >= 118;
+    // The clock events come whole or not at all: one letter past PCIE says nothing.
+    let events = inner.width >= 139;
+    let mut lines = Vec::new();
+    if compact && !fits {
+        lines.push(band(obs, n, focused, theme));
+    }
+    // The column names are always there: a table of bars without them is a puzzle.
+    let header = header_line(wide, events, theme);
+    lines.push(if compact && fits && focused {
+        header.patch_style(theme.title())
     } else {
-        header_line(wide, theme)
-    };
-    let mut lines = vec![head];
+        header
+    });
+    let header_rows = lines.len();
+    let rows = usize::from(inner.height).saturating_sub(header_rows);
+    let first = scroll_start(state.selected_gpu, rows, n);
     for (i, dev) in devices.iter().enumerate().skip(first).take(rows) {
-        lines.push(row(dev, i == state.selected_gpu, wide, obs, theme));
+        lines.push(row(
+            dev,
+            i == state.selected_gpu,
+            (wide, events),
+            obs,
+            theme,
+        ));
     }
     frame.render_widget(Paragraph::new(lines), inner);
     Drawn {
-        top: inner.y + 1,
+        top: inner.y + header_rows as u16,
         rows: rows.min(n - first) as u16,
         first,
     }
@@ -92,7 +117,7 @@ fn band<'a>(obs: &StoreView, n: usize, focused: bool, theme: &Theme) -> Line<'a>
             worst.map_or(theme.label(), |s| theme.severity(s)),
         ));
     }
-    spans.push(Span::styled(" · ↑↓ or 0-9 to scroll", theme.dim()));
+    spans.push(Span::styled(" · ↑↓ or 0-9 to scroll ", theme.dim()));
     Line::from(spans)
 }
 
@@ -124,9 +149,11 @@ pub fn scroll_start(selected: usize, rows: usize, n: usize) -> usize {
     }
 }
 
-fn header_line(wide: bool, theme: &Theme) -> Line<'static> {
-    let text = if wide {
+fn header_line(wide: bool, events: bool, theme: &Theme) -> Line<'static> {
+    let text = if wide && events {
         "  # NAME         DIAGNOSIS        UTIL              POWER %TDP             MEMORY                  TEMP   SM CLK  PCIE   CLOCK EVENTS"
+    } else if wide {
+        "  # NAME         DIAGNOSIS        UTIL              POWER %TDP             MEMORY                  TEMP   SM CLK  PCIE"
     } else {
         "  # NAME  DIAGNOSIS  UTIL         POWER %TDP        MEMORY           TEMP"
     };
@@ -156,7 +183,7 @@ fn short(rule: &str) -> String {
 fn row<'a>(
     dev: &DeviceHistory,
     selected: bool,
-    wide: bool,
+    (wide, events): (bool, bool),
     obs: &StoreView,
     theme: &Theme,
 ) -> Line<'a> {
@@ -223,11 +250,14 @@ fn row<'a>(
             .pcie_gen
             .zip(s.pcie_width)
             .map_or("  –    ".into(), |(g, w)| format!(" G{g}x{w:<3}"));
-        // The reasons clocks are held down (power cap, thermal…), which nvidia-smi hides in -q.
-        let events = s.clock_events.map_or("–".into(), |e| {
-            crate::model::clock_event::names(e).join(",")
-        });
-        spans.push(Span::raw(format!("{link} {}", clip(&events, 20))));
+        spans.push(Span::raw(link));
+        if events {
+            // The reasons clocks are held down (power cap, thermal…), which nvidia-smi hides in -q.
+            let names = s.clock_events.map_or("–".into(), |e| {
+                crate::model::clock_event::names(e).join(",")
+            });
+            spans.push(Span::raw(format!(" {}", clip(&names, 20))));
+        }
     }
     let line = Line::from(spans);
     if selected {
@@ -286,7 +316,15 @@ fn badge<'a>(dev: &DeviceHistory, obs: &StoreView, wide: bool, theme: &Theme) ->
     if let Some(w) = obs.findings().watching_on(index) {
         let held = now.saturating_sub(w.since_ms) / 1000;
         let text = if wide {
-            format!("? {}? {held}/{}s", name(&w.rule), w.window_ms / 1000)
+            let need = w.window_ms / 1000;
+            [
+                format!("? {}? {held}/{need}s", name(&w.rule)),
+                format!("? {} {held}/{need}s", short(&w.rule)),
+                format!("? {} {held}s", short(&w.rule)),
+            ]
+            .into_iter()
+            .find(|t| t.chars().count() <= WIDE_BADGE)
+            .unwrap_or_else(|| format!("? {}", short(&w.rule)))
         } else {
             // Ten cells: the seconds go before the name does.
             let t = format!("?{} {held}s", name(&w.rule));
