@@ -242,6 +242,47 @@ fn markdown_has_the_summary_findings_sparklines_and_processes() {
     );
 }
 
+/// The summary table says what the findings below it say: a hung GPU's state is its finding,
+/// never `ok`, and its process column is the monitor's kernel time, not SM activity.
+#[test]
+fn markdown_states_agree_with_the_findings() {
+    let obs = observed(Scenario::Mixed, 8, 60);
+    let md = snapshot::to_markdown(&snapshot::take(&obs, &Options::default()));
+    let row = |gpu: u32| {
+        md.lines()
+            .find(|l| l.starts_with(&format!("| {gpu} | ")))
+            .unwrap_or_else(|| panic!("no row for GPU {gpu}:\n{md}"))
+            .to_string()
+    };
+    assert!(row(4).ends_with("| ‼ hang |"), "{}", row(4));
+    assert!(row(0).ends_with("| ok |"), "{}", row(0));
+    assert!(md.contains("| kernel time % |") && !md.contains("| SM % |"), "{md}");
+}
+
+/// With no GPU process, no empty table: a sentence.
+#[test]
+fn markdown_without_processes_says_so() {
+    let obs = observed(Scenario::Idle, 1, 30);
+    let md = snapshot::to_markdown(&snapshot::take(&obs, &Options::default()));
+    assert!(md.contains("No process was using a GPU"), "{md}");
+    assert!(!md.contains("| GPU | pid |"), "{md}");
+}
+
+/// A leak that ended (the process exited, memory back to 0) keeps its peak beside the last
+/// value, so the finding's "N GiB used" has a figure in the table to match.
+#[test]
+fn markdown_memory_shows_the_peak_beside_the_last_value() {
+    let obs = observed(Scenario::Leak, 1, 90);
+    let mut snap = snapshot::take(&obs, &Options::default());
+    let samples = &mut snap.devices[0].samples;
+    let peak = samples.iter().filter_map(|s| s.mem_used_bytes).max().unwrap();
+    samples.last_mut().unwrap().mem_used_bytes = Some(0);
+    let md = snapshot::to_markdown(&snap);
+    let row = md.lines().find(|l| l.starts_with("| 0 | ")).unwrap();
+    let want = format!("0.0/140 GiB, peak {:.1}", peak as f64 / (1u64 << 30) as f64);
+    assert!(row.contains(&want), "{row} lacks {want}");
+}
+
 fn gpuwatch(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
         .args(args)

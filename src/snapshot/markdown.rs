@@ -31,10 +31,10 @@ fn to_markdown_raw(s: &Snapshot) -> String {
         s.source,
         s.gpuwatch_version
     );
-    let _ = writeln!(md, "| GPU | name | util % (median) | power W (median, % TDP) | SM active % | memory | temp °C | state |");
+    let _ = writeln!(md, "| GPU | name | util % (median) | power W (median, % TDP) | SM active % | memory (last, peak) | temp °C | state |");
     let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
     for d in &s.devices {
-        summary_row(&mut md, d);
+        summary_row(&mut md, d, &gpu_state(s, d));
     }
     let _ = writeln!(md, "\n### Findings\n");
     for j in &s.findings.judging {
@@ -73,17 +73,26 @@ fn to_markdown_raw(s: &Snapshot) -> String {
         );
     }
     let _ = writeln!(md, "```\n\n### Top processes\n");
-    let _ = writeln!(
-        md,
-        "| GPU | pid | user | GPU memory | SM % | host CPU % | workers | command |"
-    );
-    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
     let mut procs: Vec<(u32, &ProcessSample)> = s
         .devices
         .iter()
         .flat_map(|d| d.processes.iter().map(move |p| (d.info.index, p)))
         .collect();
     procs.sort_by_key(|(_, p)| std::cmp::Reverse(p.gpu_mem_bytes));
+    if procs.is_empty() {
+        let _ = writeln!(
+            md,
+            "No process was using a GPU when the snapshot was taken."
+        );
+    } else {
+        // "kernel time %" is the monitor's KERN%: the share of time this process's kernels ran,
+        // which is not SM activity (a spinning kernel has 100 % of one and ~0 % of the other).
+        let _ = writeln!(
+            md,
+            "| GPU | pid | user | GPU memory | kernel time % | host CPU % | workers | command |"
+        );
+        let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
+    }
     for (gpu, p) in procs.iter().take(10) {
         let h = p.host.as_ref();
         let cmd = h.map_or("(pid not visible)".to_string(), |h| {
@@ -169,7 +178,35 @@ fn runs_with_md(md: &mut String, procs: &[(u32, &ProcessSample)]) {
     }
 }
 
-fn summary_row(md: &mut String, d: &DeviceSnapshot) {
+/// The state column: the worst open finding on the GPU, one that ended in the window, or a
+/// GPU not judged in full; "ok" only when it was judged and nothing was found.
+fn gpu_state(s: &Snapshot, d: &DeviceSnapshot) -> String {
+    if let DeviceStatus::Lost { reason } = &d.status {
+        return format!("LOST: {reason}");
+    }
+    let on = |f: &&Finding| f.device == d.info.index;
+    if let Some(f) = s
+        .findings
+        .active
+        .iter()
+        .filter(on)
+        .max_by_key(|f| f.severity)
+    {
+        return format!("{} {}", f.severity.marker(), f.rule);
+    }
+    if let Some(f) = s.findings.recent.iter().filter(on).last() {
+        let ended = f
+            .cleared_ms
+            .map_or(String::new(), |c| format!(" at {}", clock(c)));
+        return format!("{} ended{ended}", f.rule);
+    }
+    if s.findings.judging.iter().any(|j| j.device == d.info.index) {
+        return "not judged in full".into();
+    }
+    "ok".into()
+}
+
+fn summary_row(md: &mut String, d: &DeviceSnapshot, state: &str) {
     let med = |f: &dyn Fn(&DeviceSample) -> Option<f32>| {
         crate::rules::Stats::of(d.samples.iter().filter_map(f))
     };
@@ -178,17 +215,20 @@ fn summary_row(md: &mut String, d: &DeviceSnapshot) {
     let sm = med(&|x| x.gpm.sm_active_pct);
     let tdp = d.info.tdp_w().unwrap_or(0.0);
     let last = d.samples.last();
+    // The last value and the window's peak: a finding about memory cites the peak, and a job
+    // that exited before the snapshot leaves the last at 0.
+    let peak = d.samples.iter().filter_map(|x| x.mem_used_bytes).max();
     let mem = last.and_then(|x| x.mem_used_bytes).map_or("–".into(), |b| {
+        let gib = |b: u64| b as f64 / GIB as f64;
+        let peak = peak
+            .filter(|&p| p > b)
+            .map_or(String::new(), |p| format!(", peak {:.1}", gib(p)));
         format!(
-            "{:.1}/{:.0} GiB",
-            b as f64 / GIB as f64,
-            d.info.memory_total_bytes.unwrap_or(0) as f64 / GIB as f64
+            "{:.1}/{:.0} GiB{peak}",
+            gib(b),
+            d.info.memory_total_bytes.map_or(0.0, gib)
         )
     });
-    let state = match &d.status {
-        DeviceStatus::Ok => "ok".to_string(),
-        DeviceStatus::Lost { reason } => format!("LOST: {reason}"),
-    };
     let n = |s: crate::rules::Stats, f: &dyn Fn(f32) -> String| {
         if s.n == 0 {
             "–".to_string()
