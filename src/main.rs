@@ -14,12 +14,34 @@ use gpuwatch::{command, source};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let sub = subcommand_name(&cli);
     match run(cli) {
         Ok(code) => ExitCode::from(code as u8),
         Err(e) => {
-            eprintln!("gpuwatch: {}", message(&e));
+            eprintln!("gpuwatch: {}", own_demo(&message(&e), sub.as_deref()));
             ExitCode::from(2)
         }
+    }
+}
+
+/// The command the user typed (`snapshot`, `serve`…), none for the monitor.
+fn subcommand_name(cli: &Cli) -> Option<String> {
+    use clap::CommandFactory;
+    let sub = cli.command.as_ref()?;
+    let name = format!("{sub:?}");
+    let variant = name.split([' ', '{', '(']).next()?.to_lowercase();
+    Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .find(|n| n.replace('-', "") == variant)
+}
+
+/// The source's errors suggest `gpuwatch --demo`; `snapshot`, `query`, `serve`… have a
+/// `--demo` of their own, which is what the user can try in the same command line.
+fn own_demo(msg: &str, sub: Option<&str>) -> String {
+    match sub {
+        Some(sub) => msg.replace("`gpuwatch --demo`", &format!("`gpuwatch {sub} --demo`")),
+        None => msg.to_string(),
     }
 }
 

@@ -24,9 +24,18 @@ fn missing_driver_exits_2_with_advice_and_no_panic() {
     assert_eq!(code, 2);
     assert!(
         err.contains("could not load /nonexistent/libnvidia-ml.so.1")
-            && err.contains("gpuwatch --demo"),
+            && err.contains("gpuwatch devices --demo"),
         "{err}"
     );
+    // Each command suggests its own --demo, the monitor the plain one.
+    for cmd in ["snapshot", "query", "serve", "diagnose"] {
+        let (code, _, err) = gpuwatch(&[cmd, "--nvml-lib", "/nonexistent/libnvidia-ml.so.1"]);
+        assert_eq!(code, 2, "{cmd}: {err}");
+        assert!(
+            err.contains(&format!("`gpuwatch {cmd} --demo`")),
+            "{cmd}: {err}"
+        );
+    }
     assert!(
         !err.contains("panicked") && !err.contains("backtrace"),
         "{err}"
@@ -39,7 +48,7 @@ fn diagnose_exit_codes_follow_the_worst_finding() {
     let (code, out, _) = gpuwatch(&["diagnose", "--demo=hang", "--for", "60s"]);
     assert_eq!(code, 1, "{out}");
     assert!(
-        out.contains("CRITICAL [hang]") && out.contains("evidence: util ≥"),
+        out.contains("CRITICAL [hang]") && out.contains("evidence: util 100 % throughout"),
         "{out}"
     );
     let (code, out, _) = gpuwatch(&["diagnose", "--demo=healthy", "--for", "60s"]);

@@ -222,16 +222,22 @@ fn seek_keys_ask_for_moments_within_the_recording_and_refuse_what_cannot_be_done
     let first = view.position().unwrap().first_ms;
     let mut state = AppState::new(false);
     assert_eq!(press(&mut state, ']', &view), Effect::Seek(now + 10_000));
+    // Keys pressed before the screen shows the seek add up from where it goes.
+    assert_eq!(press(&mut state, '[', &view), Effect::Seek(now));
     assert_eq!(press(&mut state, '[', &view), Effect::Seek(now - 10_000));
-    assert_eq!(press(&mut state, '}', &view), Effect::Seek(now + 60_000));
+    assert_eq!(press(&mut state, '}', &view), Effect::Seek(now + 50_000));
     assert_eq!(press(&mut state, '<', &view), Effect::Seek(first));
     assert_eq!(press(&mut state, '>', &view), Effect::Seek(TO_END));
+    // After the end nothing is pending: the next key moves from what is shown.
+    assert_eq!(press(&mut state, '[', &view), Effect::Seek(now - 10_000));
+    state.pending_seek = None;
     // Far back is the start; far ahead past the end is the end.
     for _ in 0..3 {
         assert!(matches!(press(&mut state, '{', &view), Effect::Seek(t) if t >= first));
     }
 
     let stream = replay_view(false);
+    state.pending_seek = None; // another replay
     assert_eq!(press(&mut state, '[', &stream), Effect::None);
     assert!(
         state.status.as_deref().unwrap().contains("cannot go back"),

@@ -160,7 +160,7 @@ fn hang_evidence_gives_numbers_and_names_the_straggler_of_the_same_job() {
         .clone();
     let text = hang.evidence.join(" | ");
     assert!(
-        text.contains("util ≥ 100 %")
+        text.contains("util 100 % throughout, for 25 s")
             && text.contains("% of the 700 W TDP")
             && text.contains("SM activity 0."),
         "{text}"
@@ -266,6 +266,53 @@ fn starvation_needs_a_busy_host_and_names_missing_workers() {
         "{:?}",
         f.actions
     );
+}
+
+/// With one busy worker the evidence says "1 worker process, busy" and no cause blames
+/// `num_workers=0`; a host busy preparing input and one waiting on it get different causes.
+#[test]
+fn starved_causes_follow_what_the_host_does() {
+    use gpuwatch::model::ChildProcess;
+    let (infos, ticks) = sim_ticks(Scenario::Starved, 1, 60, START_MS);
+    let mut one_worker = ticks.clone();
+    for t in &mut one_worker {
+        let h = t.devices[0].processes[0].host.as_mut().unwrap();
+        h.children = vec![ChildProcess {
+            pid: 4242,
+            name: "pt_data_worker".into(),
+            cpu_pct: Some(99.0),
+            state: Some('R'),
+        }];
+    }
+    let starved = |ticks: &[Tick]| {
+        run(&infos, ticks, Thresholds::default())
+            .raised
+            .into_iter()
+            .find(|f| f.rule == "starved")
+            .expect("starved")
+    };
+    let f = starved(&one_worker);
+    assert!(
+        f.evidence
+            .iter()
+            .any(|e| e.contains("1 worker process, busy")),
+        "{:?}",
+        f.evidence
+    );
+    assert!(
+        !f.causes.iter().any(|c| c.contains("num_workers=0")),
+        "{:?}",
+        f.causes
+    );
+    let mut waiting = ticks.clone();
+    for t in &mut waiting {
+        let h = t.devices[0].processes[0].host.as_mut().unwrap();
+        (h.cpu_pct, h.state) = (Some(3.0), Some('S'));
+    }
+    let busy = starved(&ticks);
+    let idle = starved(&waiting);
+    assert_ne!(busy.title, idle.title);
+    assert_ne!(busy.causes[0], idle.causes[0]);
 }
 
 #[test]

@@ -256,7 +256,10 @@ fn markdown_states_agree_with_the_findings() {
     };
     assert!(row(4).ends_with("| ‼ hang |"), "{}", row(4));
     assert!(row(0).ends_with("| ok |"), "{}", row(0));
-    assert!(md.contains("| kernel time % |") && !md.contains("| SM % |"), "{md}");
+    assert!(
+        md.contains("| kernel time % |") && !md.contains("| SM % |"),
+        "{md}"
+    );
 }
 
 /// With no GPU process, no empty table: a sentence.
@@ -275,7 +278,11 @@ fn markdown_memory_shows_the_peak_beside_the_last_value() {
     let obs = observed(Scenario::Leak, 1, 90);
     let mut snap = snapshot::take(&obs, &Options::default());
     let samples = &mut snap.devices[0].samples;
-    let peak = samples.iter().filter_map(|s| s.mem_used_bytes).max().unwrap();
+    let peak = samples
+        .iter()
+        .filter_map(|s| s.mem_used_bytes)
+        .max()
+        .unwrap();
     samples.last_mut().unwrap().mem_used_bytes = Some(0);
     let md = snapshot::to_markdown(&snap);
     let row = md.lines().find(|l| l.starts_with("| 0 | ")).unwrap();

@@ -299,6 +299,38 @@ fn a_snapshot_opens_at_its_end_and_seeks_back_and_forth_at_80x24() {
     assert!(screen.contains("gpuwatch-exit=0"), "clean exit:\n{screen}");
 }
 
+/// Seek keys typed faster than the replay redraws add up: five `]` in one burst are 50 s,
+/// not 10 (they were lost while the first seek was on its way).
+#[test]
+#[ignore = "needs tmux: .ci/run installs it"]
+fn seek_keys_typed_at_once_are_all_applied() {
+    common::require("tmux");
+    let bin = env!("CARGO_BIN_EXE_gpuwatch");
+    let snap = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/examples/h200-hang.json");
+    let t = Tmux::start(
+        "seekburst",
+        &format!("{bin} replay {snap}; echo gpuwatch-exit=$?; sleep 30"),
+        120,
+        40,
+    );
+    t.wait_for("■ end 62s / 62s");
+    t.keys(&["Space", "<"]);
+    let screen = t.wait_for("‖ PAUSED (space plays) 0s / 62s");
+    assert!(screen.contains("0s / 62s"), "at the start:\n{screen}");
+    // One send-keys: the five keys arrive together, as from a key held down.
+    t.keys(&["]]]]]"]);
+    let screen = t.wait_for("‖ PAUSED (space plays) 50s / 62s");
+    assert!(
+        screen.contains("50s / 62s"),
+        "five seeks of 10 s:\n{screen}"
+    );
+    t.keys(&["[[["]);
+    let screen = t.wait_for("‖ PAUSED (space plays) 20s / 62s");
+    assert!(screen.contains("20s / 62s"), "three back:\n{screen}");
+    t.keys(&["q"]);
+    assert!(t.wait_for("gpuwatch-exit=").contains("gpuwatch-exit=0"));
+}
+
 #[test]
 #[ignore = "needs tmux: .ci/run installs it"]
 fn no_mouse_leaves_the_mouse_to_the_terminal_and_color_flags_win_over_no_color() {

@@ -258,14 +258,14 @@ fn keys_move_select_sort_filter_zoom_and_quit() {
     keys(&mut st, &obs, &[Key::Char('s'); 11]);
     assert_eq!(st.sort, SortKey::GpuMem, "s cycles through all 12 columns");
     let before = st.window_ms();
-    keys(&mut st, &obs, &[Key::Char('+')]);
-    assert!(st.window_ms() > before);
+    keys(&mut st, &obs, &[Key::Char('-')]);
+    assert!(st.window_ms() > before, "- zooms out: more time");
     keys(
         &mut st,
         &obs,
-        &[Key::Char('-'), Key::Char('-'), Key::Char('-')],
+        &[Key::Char('+'), Key::Char('+'), Key::Char('+')],
     );
-    assert_eq!(st.window_ms(), 30_000, "zoom stops at 30 s");
+    assert_eq!(st.window_ms(), 30_000, "+ zooms in, and stops at 30 s");
     keys(
         &mut st,
         &obs,

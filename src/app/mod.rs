@@ -203,6 +203,24 @@ pub struct AppState {
     pub status: Option<String>,
     pub color: bool,
     pub hits: HitAreas,
+    /// A seek asked for and not yet on screen: the next seek key moves on from its target, so
+    /// keys pressed faster than the replay redraws add up (six `]` are a minute, not 10 s).
+    pub pending_seek: Option<PendingSeek>,
+}
+
+/// Where a seek goes, and what the screen showed when it was asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PendingSeek {
+    pub from_ms: u64,
+    pub target_ms: u64,
+}
+
+impl PendingSeek {
+    /// On screen once the view has moved and reached the target (within a tick or two: the
+    /// tick at or before it), or the replay ended short of it.
+    fn shown(&self, now_ms: u64, tick_ms: u64, ended: bool) -> bool {
+        now_ms != self.from_ms && (ended || now_ms + 2 * tick_ms >= self.target_ms)
+    }
 }
 
 /// How far a seek key goes in a replay, in ms (`i64::MIN`: the start, `i64::MAX`: the end).
@@ -239,6 +257,7 @@ impl AppState {
             status: None,
             color,
             hits: HitAreas::default(),
+            pending_seek: None,
         }
     }
 
@@ -273,15 +292,24 @@ impl AppState {
                 Some("cannot go back: this replay reads a stream (a pipe or standard input); replay a file to seek".into());
             return Effect::None;
         }
+        let tick_ms = u64::try_from(obs.interval().as_millis()).unwrap_or(u64::MAX);
+        let base = match self.pending_seek {
+            Some(p) if !p.shown(now, tick_ms, obs.ended()) => p.target_ms,
+            _ => now,
+        };
         let target = match delta_ms {
             i64::MIN => pos.first_ms,
             i64::MAX => crate::driver::TO_END,
-            d => now.saturating_add_signed(d).max(pos.first_ms),
+            d => base.saturating_add_signed(d).max(pos.first_ms),
         };
         let target = match pos.end_ms {
             Some(end) if target != crate::driver::TO_END && target >= end => crate::driver::TO_END,
             _ => target,
         };
+        self.pending_seek = (target != crate::driver::TO_END).then_some(PendingSeek {
+            from_ms: now,
+            target_ms: target,
+        });
         if target == crate::driver::TO_END && obs.ended() {
             return Effect::None;
         }
@@ -354,12 +382,13 @@ impl AppState {
                 self.ask_kill(obs);
                 Effect::None
             }
+            // As in a map or a browser: + shows less time in more detail, - more time.
             Key::Char('+' | '=') => {
-                self.zoom = (self.zoom + 1).min(ZOOMS_S.len());
+                self.zoom = self.zoom.saturating_sub(1);
                 Effect::None
             }
             Key::Char('-' | '_') => {
-                self.zoom = self.zoom.saturating_sub(1);
+                self.zoom = (self.zoom + 1).min(ZOOMS_S.len());
                 Effect::None
             }
             Key::Char('s') => {

@@ -64,14 +64,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
     let held = if confirmed { confirm } else { w };
     let mut v = Verdict {
         evidence: vec![
-            format!(
-                // Floored: a bound rounded up ("≥ 100 %" from 99.6) is false for the row's 99 %.
-                "util ≥ {:.0} % for {}{} (median {:.0} %)",
-                util.p10.floor(),
-                if confirmed { "" } else { "at least " },
-                span_words(held),
-                util.median
-            ),
+            util_held(util, confirmed, held),
             c.power_evidence(power.median),
         ],
         // Where the ranks are, when their stacks were read, is the better evidence: kept over
@@ -139,7 +132,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
         "See where every rank is stuck: `gpuwatch stacks` (every GPU process's Python threads), or `py-spy dump --pid PID`; native frames: `gdb -p PID -batch -ex 'thread apply all bt'`".into(),
         "Make hangs fail loudly: `TORCH_NCCL_ASYNC_ERROR_HANDLING=1` and `init_process_group(..., timeout=timedelta(minutes=5))`".into(),
         "Record the collectives: `NCCL_DEBUG=INFO TORCH_NCCL_TRACE_BUFFER_SIZE=2000 TORCH_NCCL_DUMP_ON_TIMEOUT=1`".into(),
-        "Look at the process tree (Enter on the process here, or `ps -o pid,stat,pcpu,cmd --ppid PPID`)".into(),
+        "Look at the process tree: `ps -o pid,stat,pcpu,cmd --ppid PPID` (in the monitor: Enter on its process row)".into(),
         "If collectives are slow rather than stuck (it clears by itself): fewer, larger all-reduces overlapped with backward, `DDP(model, bucket_cap_mb=100, gradient_as_bucket_view=True)` (small batches: `bucket_cap_mb=25`, or `dist.all_reduce(t, async_op=True)` and `.wait()` later)".into(),
     ];
     Some(v)
@@ -420,4 +413,23 @@ fn ranks_of_same_job<'a>(
                 )
         })
     })
+}
+
+/// "util 100 % for 25 s", or "util ≥ 97 % for …" when it was not pinned: the bound floored,
+/// since one rounded up ("≥ 100 %" from 99.6) is false for the row's 99 %.
+fn util_held(util: Stats, confirmed: bool, held: u64) -> String {
+    let bound = util.p10.floor();
+    let span = format!(
+        "{}{}",
+        if confirmed { "" } else { "at least " },
+        span_words(held)
+    );
+    if bound >= 100.0 {
+        format!("util 100 % throughout, for {span}")
+    } else {
+        format!(
+            "util ≥ {bound:.0} % for {span} (median {:.0} %)",
+            util.median
+        )
+    }
 }

@@ -154,7 +154,7 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
         };
     let mut evidence = counter_evidence(c, &n);
     evidence.extend(host.lines);
-    let (title, mut causes) = starved_causes(host.kind);
+    let (title, mut causes) = starved_causes(host.kind, host.workers);
     let mut actions = starved_actions(host.kind);
     let mut signals = n.signals.to_string();
     match seen.as_ref().filter(|_| loading) {
@@ -222,7 +222,7 @@ fn busy_elsewhere(s: &stacks::Seen) -> bool {
 fn counter_evidence(c: &Ctx, n: &Counters) -> Vec<String> {
     let mut evidence = vec![
         format!(
-            "util median {:.0} % over {} (range {:.0}–{:.0} %, above 0 in {:.0} % of samples)",
+            "util median {:.0} % over {} (range {:.0}–{:.0} %; some kernel ran in {:.0} % of the samples)",
             n.util.median,
             span_words(c.window_ms),
             n.util.min,
@@ -286,7 +286,14 @@ fn loading_cause(s: &stacks::Seen) -> (String, String) {
     }
 }
 
-fn starved_causes(kind: Kind) -> (&'static str, Vec<String>) {
+/// The causes, most likely first, from what the host does: each variant its own, and none that
+/// the evidence beside it rules out (no `num_workers=0` for a process that has workers).
+fn starved_causes(kind: Kind, workers: usize) -> (&'static str, Vec<String>) {
+    let few_workers = if workers == 0 {
+        "Batches are made in the training process (DataLoader num_workers=0)".to_string()
+    } else {
+        format!("Too few loader workers for the work per batch ({workers} now)")
+    };
     match kind {
         Kind::Waiting => (
             "GPU starved: the input waits on I/O",
@@ -296,10 +303,18 @@ fn starved_causes(kind: Kind) -> (&'static str, Vec<String>) {
                 "The loader workers themselves wait (remote reads, a lock, a queue)".into(),
             ],
         ),
-        _ => (
+        Kind::Computing => (
+            "GPU starved: the host prepares the input",
+            vec![
+                format!("The host is busy making batches (decode, augmentation, tokenisation) faster than it can: {}", few_workers.to_lowercase()),
+                "Pageable host-to-device copies that serialise with compute (pin_memory=False)".into(),
+                "Python-side work in the step itself (logging, metrics, `.cpu()` conversions)".into(),
+            ],
+        ),
+        Kind::Idle | Kind::Unknown => (
             "GPU starved: waiting for input",
             vec![
-                "The input pipeline cannot keep up: batches prepared on the training process (DataLoader num_workers=0) or too few workers".to_string(),
+                format!("The input pipeline cannot keep up: {}", few_workers.to_lowercase()),
                 "Slow reads from storage or network (the process waits on I/O)".into(),
                 "Pageable host-to-device copies that serialise with compute (pin_memory=False)".into(),
             ],
@@ -352,6 +367,8 @@ impl Kind {
 
 struct HostEvidence {
     kind: Kind,
+    /// The most `DataLoader` workers any of the processes has: the causes differ without them.
+    workers: usize,
     lines: Vec<String>,
     pids: Vec<u32>,
 }
@@ -362,6 +379,7 @@ fn host_evidence(procs: &[ProcessSample], busy_pct: f32) -> HostEvidence {
     if procs.iter().all(|p| p.host.is_none()) {
         return HostEvidence {
             kind: Kind::Unknown,
+            workers: 0,
             lines: vec!["host side unknown: the process IDs do not resolve here (a container?), so host CPU was not checked".into()],
             pids,
         };
@@ -385,6 +403,8 @@ fn host_evidence(procs: &[ProcessSample], busy_pct: f32) -> HostEvidence {
             || io_wait;
         let workers = match h.children.len() {
             0 => "no worker processes (DataLoader num_workers=0?)".to_string(),
+            1 if busy_workers == 1 => "1 worker process, busy".to_string(),
+            1 => "1 worker process, not busy".to_string(),
             n => format!("{n} worker processes, {busy_workers} of them busy"),
         };
         let state = match h.state {
@@ -410,7 +430,17 @@ fn host_evidence(procs: &[ProcessSample], busy_pct: f32) -> HostEvidence {
         (false, true) => Kind::Waiting,
         (false, false) => Kind::Idle,
     };
-    HostEvidence { kind, lines, pids }
+    let workers = procs
+        .iter()
+        .filter_map(|p| p.host.as_ref().map(|h| h.children.len()))
+        .max()
+        .unwrap_or(0);
+    HostEvidence {
+        kind,
+        workers,
+        lines,
+        pids,
+    }
 }
 
 /// GPU memory held with no kernel run over the window, by processes none of which is busy on
@@ -480,7 +510,7 @@ fn check_idle_mem(c: &Ctx) -> Option<Verdict> {
         ],
         actions: vec![
             "Free it from inside: `del model; gc.collect(); torch.cuda.empty_cache()`, or end the process".into(),
-            "Find the owner: Enter on the process here, or `ps -o user,etime,cmd -p PID`".into(),
+            "Find the owner: `ps -o user,etime,cmd -p PID` (in the monitor: Enter on its process row)".into(),
         ],
         pids: c.dev.processes.iter().map(|p| p.pid).collect(),
         signals: "utilization, GPM SM activity, process GPU memory".into(),

@@ -72,7 +72,18 @@ fn to_markdown_raw(s: &Snapshot) -> String {
                 .map(|(p, t)| p / t * 100.0))
         );
     }
-    let _ = writeln!(md, "```\n\n### Top processes\n");
+    let _ = writeln!(md, "```");
+    let procs = processes_md(&mut md, s);
+    runs_with_md(&mut md, &procs);
+    stacks_md(&mut md, s);
+    let _ = writeln!(md, "\n<sub>Command lines: {:?}. Open the JSON with `gpuwatch replay FILE` to see the screen.</sub>", s.privacy.cmdlines);
+    md
+}
+
+/// The ten processes with the most GPU memory, as a table (none: a sentence); returned for
+/// the sections after it.
+fn processes_md<'a>(md: &mut String, s: &'a Snapshot) -> Vec<(u32, &'a ProcessSample)> {
+    let _ = writeln!(md, "\n### Top processes\n");
     let mut procs: Vec<(u32, &ProcessSample)> = s
         .devices
         .iter()
@@ -123,10 +134,7 @@ fn to_markdown_raw(s: &Snapshot) -> String {
             h.map_or("–".into(), |h| h.children.len().to_string()),
         );
     }
-    runs_with_md(&mut md, &procs);
-    stacks_md(&mut md, s);
-    let _ = writeln!(md, "\n<sub>Command lines: {:?}. Open the JSON with `gpuwatch replay FILE` to see the screen.</sub>", s.privacy.cmdlines);
-    md
+    procs
 }
 
 /// Where each process read was, in a code block (frames are the program's own text): its
@@ -194,7 +202,7 @@ fn gpu_state(s: &Snapshot, d: &DeviceSnapshot) -> String {
     {
         return format!("{} {}", f.severity.marker(), f.rule);
     }
-    if let Some(f) = s.findings.recent.iter().filter(on).last() {
+    if let Some(f) = s.findings.recent.iter().rfind(on) {
         let ended = f
             .cleared_ms
             .map_or(String::new(), |c| format!(" at {}", clock(c)));

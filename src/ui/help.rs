@@ -36,7 +36,7 @@ pub const KEYS: [KeyHelp; 18] = [
         Some("Enter process"),
     ),
     k("Esc", "back to the main screen; clears the filter", None),
-    k("+ -", "zoom the chart out / in (30 s up to the whole history)", Some("+/- zoom")),
+    k("+ -", "zoom the chart in / out (30 s to the whole history)", Some("+/- zoom")),
     k("space", "pause the display; sampling continues (a replay stops playing)", Some("space pause")),
     k(
         "[ ] { } < >",
@@ -79,20 +79,40 @@ pub const LEGEND: [(&str, &str); 4] = [
     ("H200*", "a simulated GPU (--demo)"),
 ];
 
-/// The footer hints a narrow terminal drops first, last to go first: "? keys" and "q quit" stay.
-const DROPPED_FIRST: [&str; 6] = [
+/// The footer hints a narrow terminal drops first, last to go first: "? keys" and "q quit" stay,
+/// and "space pause" (what a replay needs most, beside its seek bar) goes last.
+const DROPPED_FIRST: [&str; 8] = [
     "+/- zoom",
     "0-9 GPU",
-    "space pause",
-    "Tab pane",
-    "Enter process",
+    "p stacks",
     "e export",
+    "Enter process",
+    "Esc back",
+    "Tab pane",
+    "space pause",
 ];
 
-/// The footer: the keys a first look needs, from the table, in at most `width` characters
+/// Where the footer is shown: it lists what works there.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Context {
+    /// In a process view: Esc goes back and p reads stacks; Tab and Enter do nothing there.
+    pub process_view: bool,
+    /// Paused: the status line already says "space resumes", so the hint is not repeated.
+    pub paused: bool,
+}
+
+/// The footer: the keys that work here, from the table, in at most `width` characters
 /// (at 80 columns all of them ran past the edge and "q quit" was the one cut).
-pub fn footer(width: usize) -> String {
+pub fn footer(width: usize, ctx: Context) -> String {
     let mut hints: Vec<&str> = KEYS.iter().filter_map(|k| k.hint).collect();
+    if ctx.process_view {
+        hints.retain(|h| !matches!(*h, "Tab pane" | "Enter process" | "0-9 GPU"));
+        hints.insert(1, "Esc back");
+        hints.insert(2, "p stacks");
+    }
+    if ctx.paused {
+        hints.retain(|h| *h != "space pause");
+    }
     let len = |h: &[&str]| {
         h.iter()
             .map(|s| s.chars().count() + 3)
@@ -155,17 +175,61 @@ mod tests {
     fn the_footer_fits_its_width_and_keeps_help_and_quit() {
         let all: Vec<&str> = KEYS.iter().filter_map(|k| k.hint).collect();
         for drop in DROPPED_FIRST {
-            assert!(all.contains(&drop), "{drop} is not a footer hint");
+            let process_view_only = ["Esc back", "p stacks"].contains(&drop);
+            assert!(
+                all.contains(&drop) || process_view_only,
+                "{drop} is not a footer hint"
+            );
         }
-        assert_eq!(footer(200), all.join(" · "));
+        let main = Context::default();
+        assert_eq!(footer(200, main), all.join(" · "));
         for width in [80, 60, 40, 20] {
-            let f = footer(width);
+            let f = footer(width, main);
             assert!(
                 f.starts_with("? keys") && f.ends_with("q quit"),
                 "{width}: {f}"
             );
             assert!(f.chars().count() <= width.max(15), "{width}: {f}");
         }
-        assert!(footer(80).contains("e export"), "{}", footer(80));
+        assert!(
+            footer(80, main).contains("e export"),
+            "{}",
+            footer(80, main)
+        );
+    }
+
+    /// Only keys that work where the footer is: no "Enter process" in a process view, no
+    /// "space pause" while paused, and "Tab pane" kept at 80 columns when paused.
+    #[test]
+    fn the_footer_lists_what_works_here() {
+        let process = footer(
+            200,
+            Context {
+                process_view: true,
+                paused: false,
+            },
+        );
+        assert!(
+            process.contains("Esc back") && process.contains("p stacks"),
+            "{process}"
+        );
+        assert!(
+            !process.contains("Enter process") && !process.contains("Tab pane"),
+            "{process}"
+        );
+        let prefix = "PAUSED (space resumes) · ".chars().count();
+        let paused = footer(
+            80 - prefix,
+            Context {
+                process_view: false,
+                paused: true,
+            },
+        );
+        assert!(
+            paused.contains("Tab pane") && !paused.contains("space pause"),
+            "{paused}"
+        );
+        // Beside a replay's seek bar (about 40 columns at 80), pause is kept.
+        assert!(footer(37, Context::default()).contains("space pause"));
     }
 }

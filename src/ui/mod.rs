@@ -195,15 +195,19 @@ fn status_line(frame: &mut Frame, area: Rect, state: &AppState, obs: &StoreView,
         } else {
             ""
         };
+        let ctx = help::Context {
+            process_view: matches!(state.view, View::Process { .. }),
+            paused: state.paused,
+        };
         match obs.position() {
             Some(pos) => {
                 let bar = position_bar(pos, obs, state.paused, area.width);
                 let room = width.saturating_sub(bar.chars().count() + 3);
-                format!("{bar} · {}", help::footer(room))
+                format!("{bar} · {}", help::footer(room, ctx))
             }
             None => format!(
                 "{paused}{}",
-                help::footer(width.saturating_sub(paused.chars().count()))
+                help::footer(width.saturating_sub(paused.chars().count()), ctx)
             ),
         }
     };
