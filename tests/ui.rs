@@ -634,6 +634,96 @@ fn every_flagged_gpu_is_on_screen_at_every_size() {
     }
 }
 
+/// The sizes people have, the big one included: issue 25's screens are taken at each.
+const SCREENS: [(u16, u16); 4] = [(80, 24), (100, 30), (120, 40), (200, 50)];
+
+/// A store fed `ticks` (from one or more scenarios) with the demo's history length.
+fn observed_ticks(src: &SimSource, ticks: &[gpuwatch::model::Tick]) -> StoreView {
+    let mut store = Store::new(
+        src,
+        std::time::Duration::from_secs(900),
+        Thresholds::default(),
+    )
+    .unwrap();
+    for t in ticks {
+        store.absorb(t, gpuwatch::model::SelfCost::default());
+    }
+    store.view()
+}
+
+/// GPU `d`'s row on screen, if it has one.
+fn gpu_row(screen: &str, d: u32) -> Option<&str> {
+    let row = format!("{d:>2} H200*");
+    screen.lines().find(|l| {
+        l.trim_start_matches(['│', '▶', ' '])
+            .starts_with(row.trim_start())
+    })
+}
+
+/// The moments of issue 25 at every size: what the row says agrees with what is going on.
+#[test]
+fn every_moment_reads_true_at_every_size() {
+    // 8 s into a hang: being timed, never ok.
+    let (_, early) = common::sim_ticks(Scenario::Hang, 1, 8, START_MS);
+    // A hang, then its job gone: the finding says it ended.
+    let (_, hang) = common::sim_ticks(Scenario::Hang, 1, 45, START_MS);
+    let (_, after) = common::sim_ticks(Scenario::Idle, 1, 3, START_MS);
+    let ended: Vec<_> = hang
+        .into_iter()
+        .chain(common::shifted(after, 45_000))
+        .collect();
+    let hang_src = SimSource::new(Scenario::Hang, 1, 7, START_MS, 250);
+    let cases: Vec<(&str, StoreView, bool)> = vec![
+        ("hang_first_8s", observed_ticks(&hang_src, &early), true),
+        ("hang_ended", observed_ticks(&hang_src, &ended), true),
+        ("straggler", observed_sim(Scenario::Straggler, 8, 45), true),
+        ("gpus9", observed_sim(Scenario::Mixed, 9, 45), true),
+        ("gpus12", observed_sim(Scenario::Mixed, 12, 45), true),
+        ("gpus16", observed_sim(Scenario::Mixed, 16, 45), true),
+        ("no_colour", observed_sim(Scenario::Mixed, 8, 45), false),
+    ];
+    for (name, obs, colour) in &cases {
+        for (w, h) in SCREENS {
+            let screen = text(&draw(&mut AppState::new(*colour), obs, w, h));
+            assert!(
+                screen.contains("# NAME"),
+                "{name} {w}×{h}: no header\n{screen}"
+            );
+            for f in obs.findings().active() {
+                if let Some(row) = gpu_row(&screen, f.device) {
+                    assert!(
+                        !row.contains("✓ ok"),
+                        "{name} {w}×{h}: ok beside {}\n{screen}",
+                        f.rule
+                    );
+                }
+            }
+            insta::assert_snapshot!(format!("moment_{name}_{w}x{h}"), screen);
+        }
+    }
+    let early = text(&draw(&mut AppState::new(true), &cases[0].1, 120, 40));
+    let row = gpu_row(&early, 0).unwrap();
+    assert!(row.contains("? HANG?") && !row.contains("✓ ok"), "{early}");
+    assert!(!early.contains("nothing wrong"), "{early}");
+    let ended = text(&draw(&mut AppState::new(true), &cases[1].1, 120, 40));
+    assert!(!gpu_row(&ended, 0).unwrap().contains("‼ HANG"), "{ended}");
+    assert!(ended.contains("Findings (0 open, 1 ended)"), "{ended}");
+    let straggler = text(&draw(&mut AppState::new(true), &cases[2].1, 120, 40));
+    assert!(straggler.contains("◀ CULPRIT"), "{straggler}");
+    // 9 to 16 GPUs at 120×40 and 200×50: each its own row.
+    for (name, obs, _) in &cases[3..6] {
+        for (w, h) in [(120, 40), (200, 50)] {
+            let screen = text(&draw(&mut AppState::new(true), obs, w, h));
+            for d in 0..obs.history().devices.len() as u32 {
+                assert!(
+                    gpu_row(&screen, d).is_some(),
+                    "{name} {w}×{h}: GPU {d}\n{screen}"
+                );
+            }
+        }
+    }
+}
+
 /// The findings pane scrolls by lines, to the last line of the last finding, and says there
 /// is more until then.
 #[test]

@@ -40,6 +40,20 @@ fn spinning(c: &Ctx, span_ms: u64) -> Option<(Stats, Stats, Option<Gpm>)> {
     if util.n == 0 || util.p10 < util_min || power.n == 0 || power.p90 > c.near_floor_w() {
         return None;
     }
+    // The window's percentiles outlive the present: a job that exited leaves util at 0 while
+    // 90 % of the window still reads 100. The newest two samples both unpinned end it (one
+    // odd sample does not), so the row says "ended" within a tick instead of "‼ HANG" at 0 %.
+    let newest_unpinned = c
+        .dev
+        .samples
+        .iter()
+        .rev()
+        .take(2)
+        .filter(|s| s.util_gpu_pct.is_some_and(|u| u < util_min))
+        .count();
+    if newest_unpinned == 2 {
+        return None;
+    }
     let sm = c.stats(span_ms, |s| s.gpm.sm_active_pct);
     if sm.n == 0 {
         // Without GPM, a power trace flat at the floor is what tells a spin from real work.

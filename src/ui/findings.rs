@@ -21,7 +21,15 @@ pub fn render(
     let active = obs.findings().active();
     let now = obs.history().latest_ms().unwrap_or(0);
     let focused = state.focus == Pane::Findings;
-    let title = format!(" Findings ({} open) ", active.len());
+    // An ended finding is kept (dimmed) until it clears, but is not counted as open.
+    let ended = active
+        .iter()
+        .filter(|f| f.ended_ago_ms(now).is_some())
+        .count();
+    let title = match ended {
+        0 => format!(" Findings ({} open) ", active.len()),
+        n => format!(" Findings ({} open, {n} ended) ", active.len() - n),
+    };
     let block = theme.pane(title, focused);
     let mut lines: Vec<Line<'static>> = Vec::new();
     let watching = obs.findings().watching();

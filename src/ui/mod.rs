@@ -23,6 +23,8 @@ use crate::app::{AppState, HitAreas, View, SIGNALS};
 use crate::store::StoreView;
 use theme::Theme;
 
+pub use overview::diagnosis_text;
+
 /// Every key and what it does, as the help overlay lists them.
 pub fn help_keys() -> impl Iterator<Item = &'static str> {
     help::KEYS.iter().map(|k| k.keys)

@@ -356,6 +356,22 @@ fn badge<'a>(dev: &DeviceHistory, obs: &StoreView, wide: bool, theme: &Theme) ->
     }
 }
 
+/// What GPU `index`'s DIAGNOSIS cell reads on a wide screen: for checks of the screen against
+/// what happened (tests/corpus.rs reads it at every moment of the real recordings).
+#[must_use]
+pub fn diagnosis_text(obs: &StoreView, index: u32) -> Option<String> {
+    let dev = obs
+        .history()
+        .devices
+        .iter()
+        .find(|d| d.info.index == index)?;
+    Some(
+        badge(dev, obs, true, &Theme { color: false })
+            .content
+            .into_owned(),
+    )
+}
+
 /// An open finding on another GPU that names this one as its culprit.
 fn hang_waiting_on(index: u32, obs: &StoreView) -> Option<&crate::rules::Finding> {
     obs.findings()
