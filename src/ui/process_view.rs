@@ -65,7 +65,7 @@ pub fn render(
         Line::from(vec![
             Span::styled(format!("pid {pid}"), theme.title()),
             Span::raw(format!(
-                " on GPU {device} · user {} · state {} · {} threads · RSS {} · CPU {} · GPU mem {} · kernel time {}",
+                " on GPU {device} · user {} · state {} · {} threads · RSS {} · CPU {} · GPU mem {} · kernel time {} (NVML, per process)",
                 h.and_then(|h| h.user.clone()).unwrap_or_else(|| "?".into()),
                 h.and_then(|h| h.state).unwrap_or('?'),
                 h.and_then(|h| h.threads).map_or("?".into(), |t| t.to_string()),
@@ -220,8 +220,16 @@ fn curves_chart(
     };
     let sm = pts(&|p| p.sm_pct.map(f64::from));
     let mem = pts(&|p| Some(p.gpu_mem_bytes? as f64 / total? as f64 * 100.0));
-    // Host CPU in % of one core can exceed 100: drawn on the same axis, clipped at 400.
-    let cpu = pts(&|p| p.cpu_pct.map(|c| f64::from(c).min(400.0) / 4.0));
+    // Host CPU in % of one core can exceed 100: scaled onto the axis by whole cores (top =
+    // 100, 200… the most seen in the window), and the legend says by how much.
+    let cpu_max = trail
+        .points
+        .iter()
+        .filter(|p| p.t_ms >= from)
+        .filter_map(|p| p.cpu_pct)
+        .fold(0.0f32, f32::max);
+    let cpu_top = (f64::from(cpu_max) / 100.0).ceil().clamp(1.0, 64.0) * 100.0;
+    let cpu = pts(&|p| p.cpu_pct.map(|c| f64::from(c).min(cpu_top) / cpu_top * 100.0));
     let datasets = vec![
         Dataset::default()
             .marker(Marker::Braille)
@@ -243,8 +251,15 @@ fn curves_chart(
         Span::styled(" this process · ", theme.title()),
         Span::styled("━ kernel time % ", theme.sm()),
         Span::styled("━ GPU memory % ", theme.mem()),
-        // CPU in % of one core, as the header gives it: the axis's top is 400 %.
-        Span::styled("━ host CPU % (top = 400) ", theme.power()),
+        // CPU in % of one core, as the header gives it, on the axis scaled to its top.
+        Span::styled(
+            if cpu_top > 100.0 {
+                format!("━ host CPU % (axis top = {cpu_top:.0} %) ")
+            } else {
+                "━ host CPU % ".to_string()
+            },
+            theme.power(),
+        ),
     ]);
     let chart = Chart::new(datasets)
         .block(
