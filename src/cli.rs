@@ -240,6 +240,10 @@ pub enum Command {
         /// Grafana dashboard reads, for nodes without dcgm-exporter.
         #[arg(long)]
         dcgm_compat: bool,
+        /// Open connections at most; at the cap, the one waiting longest on its client is
+        /// closed to make room (never more than the open-file limit allows, less 64).
+        #[arg(long, default_value_t = crate::serve::MAX_CONNECTIONS, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
+        max_connections: usize,
         #[command(flatten)]
         live: LiveArgs,
         #[command(flatten)]

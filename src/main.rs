@@ -131,6 +131,7 @@ fn run(cli: Cli) -> Result<i32> {
             listen,
             processes,
             dcgm_compat,
+            max_connections,
             live,
             judge: j,
         }) => {
@@ -139,7 +140,8 @@ fn run(cli: Cli) -> Result<i32> {
                 processes: usize::from(processes),
                 dcgm: dcgm_compat,
             };
-            gpuwatch::serve::serve(open(&live, None)?, &config, &listen, extras).map(|()| 0)
+            let src = open(&live, None)?;
+            gpuwatch::serve::serve(src, &config, &listen, extras, max_connections).map(|()| 0)
         }
         Some(c @ Command::Stacks { .. }) => stacks(c),
         Some(Command::Diagnose {

@@ -93,6 +93,31 @@ pub fn kill(pid: libc::pid_t, signal: i32) -> std::io::Result<()> {
     }
 }
 
+/// Raises this process's soft limit on open files to its hard limit (a systemd service starts
+/// at 1024) and returns the soft limit now in force: the exporter sizes its connection cap by
+/// it.
+pub fn raise_nofile_limit() -> u64 {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `lim` is a valid rlimit for getrlimit to fill and setrlimit to read.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &raw mut lim) } != 0 {
+        return 1024;
+    }
+    if lim.rlim_cur < lim.rlim_max {
+        let raised = libc::rlimit {
+            rlim_cur: lim.rlim_max,
+            rlim_max: lim.rlim_max,
+        };
+        // SAFETY: as above.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raw const raised) } == 0 {
+            lim.rlim_cur = lim.rlim_max;
+        }
+    }
+    lim.rlim_cur
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

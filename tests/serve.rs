@@ -282,3 +282,79 @@ fn the_metric_reference_in_docs_is_current() {
         "docs/fleet.md's metric table (GPUWATCH_BLESS=1 rewrites it)"
     );
 }
+
+/// The exposition of a store whose processes named themselves to forge series.
+fn hostile_exposition() -> String {
+    let store = common::store_with(gpuwatch::source::sim::Scenario::Mixed, 2, 20, |t| {
+        for d in &mut t.devices {
+            for p in &mut d.processes {
+                if let Some(h) = p.host.as_mut() {
+                    // What prctl(PR_SET_NAME) allows: 15 bytes, any but NUL.
+                    h.name = "a\"} 1\nup 0\n#\\".into();
+                }
+            }
+        }
+    });
+    let extras = gpuwatch::serve::Extras {
+        processes: 4,
+        dcgm: true,
+    };
+    gpuwatch::serve::metrics_text_with(&store.view(), "node\"1\n", false, extras).unwrap()
+}
+
+/// A process that renames itself `a"} 1\nup 0\n#` gets a label value with those characters
+/// escaped, not a series of its own: every line is a comment or one well-formed sample.
+#[test]
+fn hostile_process_names_cannot_forge_series() {
+    let text = hostile_exposition();
+    let mut samples = 0;
+    for line in text.lines() {
+        if line.starts_with('#') || line.is_empty() {
+            continue;
+        }
+        samples += 1;
+        assert!(!line.starts_with("up"), "forged: {line}");
+        let name_end = line.find(['{', ' ']).unwrap();
+        let name = &line[..name_end];
+        assert!(
+            name.starts_with("gpuwatch_") || name.starts_with("DCGM_FI_"),
+            "a sample of {name:?}: {line}"
+        );
+        let value = line.rsplit(' ').next().unwrap();
+        assert!(value.parse::<f64>().is_ok(), "value {value:?} in {line}");
+    }
+    assert!(
+        text.contains(r#"process_name="a\"} 1\nup 0\n#\\""#),
+        "{text}"
+    );
+    assert!(samples > 50, "{samples} samples");
+}
+
+/// promtool reads the hostile exposition as the same series, without an error.
+#[test]
+#[ignore = "needs Debian's prometheus package (prometheus, promtool): .ci/run installs it"]
+fn promtool_reads_the_hostile_exposition() {
+    let promtool = require("promtool");
+    let mut p = Command::new(promtool)
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    p.stdin
+        .take()
+        .unwrap()
+        .write_all(hostile_exposition().as_bytes())
+        .unwrap();
+    let out = p.wait_with_output().unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let problems: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            !l.trim().is_empty() && !l.contains("should be written in 'snake_case' not 'camelCase'")
+        })
+        .collect();
+    assert!(problems.is_empty(), "promtool: {problems:?}");
+}

@@ -229,7 +229,10 @@ fn curves_chart(
         .filter_map(|p| p.cpu_pct)
         .fold(0.0f32, f32::max);
     let cpu_top = (f64::from(cpu_max) / 100.0).ceil().clamp(1.0, 64.0) * 100.0;
-    let cpu = pts(&|p| p.cpu_pct.map(|c| f64::from(c).min(cpu_top) / cpu_top * 100.0));
+    let cpu = pts(&|p| {
+        p.cpu_pct
+            .map(|c| f64::from(c).min(cpu_top) / cpu_top * 100.0)
+    });
     let datasets = vec![
         Dataset::default()
             .marker(Marker::Braille)

@@ -5,11 +5,12 @@
 //! A scrape never calls NVML: the driver's thread samples and feeds the store; a request copies
 //! what changed into the server's view under the lock and encodes from the view.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{anyhow, Context, Result};
+use bytes::Bytes;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -31,26 +32,26 @@ type Labels = Vec<(String, String)>;
 type Gauges = Family<Labels, Gauge<f64, AtomicU64>>;
 type Counters = Family<Labels, Counter<u64>>;
 
+mod http;
+
+pub use http::{HEADER_TIMEOUT, MAX_CONNECTIONS, MAX_HEADERS, MAX_HEADER_BYTES, STALL_TIMEOUT};
+
 /// Serves until SIGINT, SIGTERM or SIGHUP. Prints the address it listens on.
-pub fn serve(source: Box<dyn Source>, config: &Config, listen: &str, extras: Extras) -> Result<()> {
+pub fn serve(
+    source: Box<dyn Source>,
+    config: &Config,
+    listen: &str,
+    extras: Extras,
+    max_connections: usize,
+) -> Result<()> {
     let stop = crate::driver::stop_flag()?;
-    let server = tiny_http::Server::http(listen).map_err(|e| {
-        let in_use = e
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|e| e.kind() == std::io::ErrorKind::AddrInUse);
-        if in_use {
-            anyhow!(
-                "cannot listen on {listen}: {e}. Another exporter is on that port: choose \
-                 another with --listen ADDR:PORT"
-            )
-        } else {
-            anyhow!("cannot listen on {listen}: {e}. --listen takes ADDR:PORT of this machine, such as 127.0.0.1:9947 or 0.0.0.0:9947")
-        }
-    })?;
-    let addr = server
-        .server_addr()
-        .to_ip()
-        .context("the server has no IP address")?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_io()
+        .enable_time()
+        .build()
+        .context("starting the server's runtime")?;
+    let listener = runtime.block_on(bind(listen))?;
+    let addr = listener.local_addr().context("the server has no address")?;
     let stacks = crate::sampler::stack_link(source.as_ref());
     let store = Store::new(
         source.as_ref(),
@@ -69,66 +70,147 @@ pub fn serve(source: Box<dyn Source>, config: &Config, listen: &str, extras: Ext
         || {},
     )
     .context("starting the sampler thread")?;
-    eprintln!("gpuwatch serve: http://{addr}/metrics, /findings.json, /healthz (Ctrl-C stops)");
-    let mut view = StoreView::default();
-    while !stop.load(Ordering::Relaxed) {
-        let Ok(Some(request)) = server.recv_timeout(Duration::from_millis(200)) else {
-            continue;
-        };
-        {
-            let s = store
-                .lock()
-                .map_err(|_| anyhow!("the sampler thread crashed"))?;
-            s.copy_into(&mut view);
-        }
-        let response = respond(&request, &view, &host, extras);
-        let _ = request.respond(response);
-    }
-    Ok(())
+    let cap = http::connection_cap(max_connections);
+    eprintln!(
+        "gpuwatch serve: http://{addr}/metrics, /findings.json, /healthz, /livez \
+         (at most {cap} connections; Ctrl-C stops)"
+    );
+    let exporter = Arc::new(Exporter {
+        store,
+        host,
+        extras,
+        cache: Mutex::new(Cache::default()),
+    });
+    runtime
+        .block_on(http::run(listener, exporter, cap, stop))
+        // The listener failed for good: exit non-zero so the service manager restarts us.
+        .with_context(|| format!("the listener on {addr} failed; exiting so that systemd or Kubernetes restarts the exporter"))
 }
 
-fn respond(
-    request: &tiny_http::Request,
-    view: &StoreView,
-    host: &str,
-    extras: Extras,
-) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
-    let text = |code: u16, body: String, kind: &str| {
-        let header = tiny_http::Header::from_bytes("Content-Type", kind)
-            .unwrap_or_else(|()| tiny_http::Header::from_bytes("X-Kind", "text").unwrap());
-        tiny_http::Response::from_string(body)
-            .with_status_code(code)
-            .with_header(header)
+/// Listens with a backlog that holds a crowd: the standard library's 128 made a thousand
+/// simultaneous scrapes fail with resets (the kernel caps it at `net.core.somaxconn`).
+async fn bind(listen: &str) -> Result<tokio::net::TcpListener> {
+    let refused = |e: std::io::Error| {
+        if e.kind() == std::io::ErrorKind::AddrInUse {
+            anyhow!(
+                "cannot listen on {listen}: {e}. Another exporter is on that port: choose \
+                 another with --listen ADDR:PORT"
+            )
+        } else {
+            anyhow!("cannot listen on {listen}: {e}. --listen takes ADDR:PORT of this machine, such as 127.0.0.1:9947 or 0.0.0.0:9947")
+        }
     };
-    if *request.method() != tiny_http::Method::Get {
-        return text(405, "only GET\n".into(), "text/plain");
+    let addr = tokio::net::lookup_host(listen)
+        .await
+        .map_err(refused)?
+        .next()
+        .ok_or_else(|| anyhow!("cannot listen on {listen}: it names no address"))?;
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()
+    } else {
+        tokio::net::TcpSocket::new_v6()
     }
-    let path = request.url().split('?').next().unwrap_or("");
-    match path {
-        "/metrics" => {
-            let openmetrics = request.headers().iter().any(|h| {
-                h.field.equiv("Accept") && h.value.as_str().contains("application/openmetrics-text")
-            });
-            match metrics_text_with(view, host, openmetrics, extras) {
-                Ok(body) if openmetrics => text(
-                    200,
-                    body,
-                    "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                ),
-                Ok(body) => text(200, body, "text/plain; version=0.0.4; charset=utf-8"),
-                Err(e) => text(500, format!("encoding failed: {e}\n"), "text/plain"),
+    .map_err(refused)?;
+    socket.set_reuseaddr(true).map_err(refused)?;
+    socket.bind(addr).map_err(refused)?;
+    socket.listen(4096).map_err(refused)
+}
+
+/// The exporter's answers, from one copy of the store shared by every request; bodies are
+/// encoded once per tick and shared, so a thousand scrapes cost one encoding.
+struct Exporter {
+    store: Arc<Mutex<Store>>,
+    host: String,
+    extras: Extras,
+    cache: Mutex<Cache>,
+}
+
+#[derive(Default)]
+struct Cache {
+    view: StoreView,
+    /// The tick the bodies below were encoded at.
+    ticks: Option<u64>,
+    /// Text format, then `OpenMetrics`.
+    metrics: [Option<Bytes>; 2],
+    findings: Option<Bytes>,
+}
+
+fn reply(status: u16, content_type: &'static str, body: impl Into<Bytes>) -> http::Reply {
+    http::Reply {
+        status,
+        content_type,
+        body: body.into(),
+    }
+}
+
+impl http::Handler for Exporter {
+    fn answer(&self, asked: &http::Asked) -> http::Reply {
+        if *asked.method != hyper::Method::GET && *asked.method != hyper::Method::HEAD {
+            return reply(405, "text/plain", "only GET\n");
+        }
+        if asked.path == "/livez" {
+            // Answered at all: the server's thread is alive. (Readiness, /healthz, also needs
+            // the sampler to keep up.)
+            return reply(200, "text/plain", "alive\n");
+        }
+        let mut cache = self
+            .cache
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let cache = &mut *cache;
+        match self.store.lock() {
+            Ok(s) => s.copy_into(&mut cache.view),
+            Err(_) => return reply(500, "text/plain", "the sampler thread crashed\n"),
+        }
+        let ticks = cache.view.history().ticks();
+        if cache.ticks != Some(ticks) {
+            *cache = Cache {
+                view: std::mem::take(&mut cache.view),
+                ticks: Some(ticks),
+                ..Cache::default()
+            };
+        }
+        match asked.path {
+            "/metrics" => self.metrics(cache, asked.openmetrics),
+            "/findings.json" => {
+                let body = cache
+                    .findings
+                    .get_or_insert_with(|| Bytes::from(findings_json(&cache.view)))
+                    .clone();
+                reply(200, "application/json", body)
+            }
+            "/healthz" | "/ready" => {
+                let (code, why) = health(&cache.view, crate::model::now_ms());
+                reply(code, "text/plain", why + "\n")
+            }
+            _ => reply(
+                404,
+                "text/plain",
+                "gpuwatch serves /metrics, /findings.json, /healthz and /livez\n",
+            ),
+        }
+    }
+}
+
+impl Exporter {
+    fn metrics(&self, cache: &mut Cache, openmetrics: bool) -> http::Reply {
+        let slot = usize::from(openmetrics);
+        if cache.metrics[slot].is_none() {
+            match metrics_text_with(&cache.view, &self.host, openmetrics, self.extras) {
+                Ok(body) => cache.metrics[slot] = Some(Bytes::from(body)),
+                Err(e) => return reply(500, "text/plain", format!("encoding failed: {e}\n")),
             }
         }
-        "/findings.json" => text(200, findings_json(view), "application/json"),
-        "/healthz" | "/ready" => {
-            let (code, why) = health(view, crate::model::now_ms());
-            text(code, why + "\n", "text/plain")
+        let body = cache.metrics[slot].clone().unwrap_or_default();
+        if openmetrics {
+            reply(
+                200,
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                body,
+            )
+        } else {
+            reply(200, "text/plain; version=0.0.4; charset=utf-8", body)
         }
-        _ => text(
-            404,
-            "gpuwatch serves /metrics, /findings.json and /healthz\n".into(),
-            "text/plain",
-        ),
     }
 }
 
@@ -179,16 +261,34 @@ pub fn findings_json(view: &StoreView) -> String {
 /// The labels that identify a GPU, spelled as dcgm-exporter spells them so dashboards join.
 fn gpu_labels(info: &DeviceInfo, host: &str) -> Labels {
     vec![
-        ("gpu".into(), info.index.to_string()),
-        ("UUID".into(), info.uuid.clone()),
-        ("pci_bus_id".into(), info.pci_bus_id.clone()),
-        ("modelName".into(), info.name.clone()),
-        ("Hostname".into(), host.to_string()),
+        ("gpu".into(), label_value(&info.index.to_string())),
+        ("UUID".into(), label_value(&info.uuid)),
+        ("pci_bus_id".into(), label_value(&info.pci_bus_id)),
+        ("modelName".into(), label_value(&info.name)),
+        ("Hostname".into(), label_value(host)),
     ]
 }
 
+/// A label value as the exposition formats require it written (`prometheus-client` writes
+/// values as given): backslash, double quote and line feed escaped, and other control
+/// characters, which no scraper expects, as U+FFFD. A process that names itself
+/// `a"} 1\nup 0` then gets a label value with those characters, not a series of its own.
+fn label_value(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for c in value.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c if c.is_control() => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 fn with(mut labels: Labels, key: &str, value: &str) -> Labels {
-    labels.push((key.into(), value.into()));
+    labels.push((key.into(), label_value(value)));
     labels
 }
 
@@ -632,15 +732,15 @@ impl ProcessFamilies {
             let name = h.map_or(String::new(), |h| {
                 crate::text::printable(&h.name).chars().take(15).collect()
             });
-            labels.push(("process_name".into(), name));
+            labels.push(("process_name".into(), label_value(&name)));
             let ctr = h.and_then(|h| h.container.as_deref());
             labels.push((
                 "container_id".into(),
-                ctr.map_or(String::new(), |c| format!("{}://{}", c.runtime, c.id)),
+                label_value(&ctr.map_or(String::new(), |c| format!("{}://{}", c.runtime, c.id))),
             ));
             labels.push((
                 "pod_uid".into(),
-                ctr.and_then(|c| c.pod_uid.clone()).unwrap_or_default(),
+                label_value(&ctr.and_then(|c| c.pod_uid.clone()).unwrap_or_default()),
             ));
             let set = |f: &Gauges, v: Option<f64>| {
                 if let Some(v) = v {
@@ -709,12 +809,15 @@ impl DcgmFamilies {
         let info = &dev.info;
         // dcgm-exporter's labels, in its spelling.
         let id: Labels = vec![
-            ("gpu".into(), info.index.to_string()),
-            ("UUID".into(), info.uuid.clone()),
-            ("pci_bus_id".into(), info.pci_bus_id.clone()),
-            ("device".into(), format!("nvidia{}", info.index)),
-            ("modelName".into(), info.name.clone()),
-            ("Hostname".into(), host.to_string()),
+            ("gpu".into(), label_value(&info.index.to_string())),
+            ("UUID".into(), label_value(&info.uuid)),
+            ("pci_bus_id".into(), label_value(&info.pci_bus_id)),
+            (
+                "device".into(),
+                label_value(&format!("nvidia{}", info.index)),
+            ),
+            ("modelName".into(), label_value(&info.name)),
+            ("Hostname".into(), label_value(host)),
         ];
         let lost = matches!(dev.status, DeviceStatus::Lost { .. });
         let Some(s) = dev.samples.latest().filter(|_| !lost) else {

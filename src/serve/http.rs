@@ -1,0 +1,371 @@
+//! The exporter's HTTP/1.1 server: hyper on one tokio thread, with the limits an exporter that
+//! runs as root on every node needs. One hostile client cannot take it over:
+//!
+//! - **connections** are capped (`--max-connections`); at the cap the connection that has
+//!   waited on its client longest is closed to make room, so idle sockets cannot lock
+//!   scrapers out, and the descriptors they hold stay well under the limit (raised to the hard
+//!   limit at start); when none waits, new connections wait in the kernel's backlog;
+//! - **headers** are limited in size (`MAX_HEADER_BYTES`) and count, and must arrive within
+//!   `HEADER_TIMEOUT` (slowloris);
+//! - a connection that moves no byte in either direction for `STALL_TIMEOUT` is closed (a
+//!   client that pipelines and never reads);
+//! - every response is written by its own connection's task: a client that does not read
+//!   blocks only itself, and bodies are shared (`Bytes`), not copied per client;
+//! - accepting never stops: errors such as `EMFILE` are said once a minute and retried.
+
+use std::collections::HashMap;
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::{Request, Response};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::Notify;
+
+/// Request line and headers, in all: far above what Prometheus sends (about 300 bytes).
+pub const MAX_HEADER_BYTES: usize = 16 * 1024;
+/// Headers per request.
+pub const MAX_HEADERS: usize = 64;
+/// The whole request head must arrive within this.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// No byte read or written for this long closes the connection (also an idle keep-alive:
+/// Prometheus opens a new one at its next scrape).
+pub const STALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// Open connections at most by default (`--max-connections`; fewer when the open-file limit
+/// is lower). An idle connection costs about 10 KiB.
+pub const MAX_CONNECTIONS: usize = 4096;
+
+/// What the server answers: status, content type and a body shared between clients.
+pub struct Reply {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub body: Bytes,
+}
+
+/// What a request asks: its method, path and whether it accepts `OpenMetrics`.
+pub struct Asked<'a> {
+    pub method: &'a hyper::Method,
+    pub path: &'a str,
+    pub openmetrics: bool,
+}
+
+/// Answers requests; called on the server's thread, so it must be quick (the exporter caches
+/// its encoded bodies per tick).
+pub trait Handler: Send + Sync + 'static {
+    fn answer(&self, asked: &Asked) -> Reply;
+}
+
+/// The open connections, for the cap: when each last moved a byte, and how to close it.
+#[derive(Default)]
+struct Open {
+    next_id: u64,
+    conns: HashMap<u64, (Arc<Activity>, Arc<Notify>)>,
+}
+
+/// When a connection last moved a byte, and since when it has been waiting on its client
+/// (ms since the server started; `NOT_WAITING` while it has work of its own).
+struct Activity {
+    last_ms: AtomicU64,
+    waiting_since_ms: AtomicU64,
+    epoch: Instant,
+}
+
+const NOT_WAITING: u64 = u64::MAX;
+
+impl Activity {
+    fn new(epoch: Instant) -> Activity {
+        let a = Activity {
+            last_ms: AtomicU64::new(0),
+            waiting_since_ms: AtomicU64::new(NOT_WAITING),
+            epoch,
+        };
+        a.touch();
+        a
+    }
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX - 1)
+    }
+    /// A byte moved: not waiting.
+    fn touch(&self) {
+        self.last_ms.store(self.now_ms(), Ordering::Relaxed);
+        self.waiting_since_ms.store(NOT_WAITING, Ordering::Relaxed);
+    }
+    /// The socket had nothing to read or no room to write: waiting on the client, from now
+    /// unless it already was.
+    fn wait(&self) {
+        let now = self.now_ms();
+        let _ = self.waiting_since_ms.compare_exchange(
+            NOT_WAITING,
+            now,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+    }
+    fn idle(&self) -> Duration {
+        Duration::from_millis(
+            self.now_ms()
+                .saturating_sub(self.last_ms.load(Ordering::Relaxed)),
+        )
+    }
+    /// How long it has waited on its client; zero while it has work (a request not yet read
+    /// by its task is work: the server, not the client, is behind).
+    fn waiting(&self) -> Duration {
+        match self.waiting_since_ms.load(Ordering::Relaxed) {
+            NOT_WAITING => Duration::ZERO,
+            since => Duration::from_millis(self.now_ms().saturating_sub(since)),
+        }
+    }
+}
+
+/// A socket that records when it last moved a byte.
+struct Tracked {
+    inner: TcpStream,
+    activity: Arc<Activity>,
+}
+
+impl AsyncRead for Tracked {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let before = buf.filled().len();
+        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
+        match r {
+            Poll::Ready(Ok(())) if buf.filled().len() > before => self.activity.touch(),
+            Poll::Pending => self.activity.wait(),
+            Poll::Ready(_) => {}
+        }
+        r
+    }
+}
+
+impl AsyncWrite for Tracked {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let r = Pin::new(&mut self.inner).poll_write(cx, buf);
+        match r {
+            Poll::Ready(Ok(n)) if n > 0 => self.activity.touch(),
+            Poll::Pending => self.activity.wait(),
+            Poll::Ready(_) => {}
+        }
+        r
+    }
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+/// The connection cap for this process: `wanted`, or fewer when the descriptor limit (after
+/// raising the soft limit to the hard one) leaves less room.
+#[must_use]
+pub fn connection_cap(wanted: usize) -> usize {
+    let nofile = crate::sys::raise_nofile_limit();
+    wanted.min(
+        usize::try_from(nofile.saturating_sub(64))
+            .unwrap_or(usize::MAX)
+            .max(8),
+    )
+}
+
+/// Serves until `stop` is set. Returns an error only when the listener itself fails for
+/// good: the caller exits non-zero then, so systemd or Kubernetes restarts the exporter.
+pub async fn run(
+    listener: TcpListener,
+    handler: Arc<dyn Handler>,
+    cap: usize,
+    stop: Arc<AtomicBool>,
+) -> io::Result<()> {
+    let open = Arc::new(Mutex::new(Open::default()));
+    let epoch = Instant::now();
+    let mut last_complaint: Option<Instant> = None;
+    let mut ticker = tokio::time::interval(Duration::from_millis(200));
+    loop {
+        if !make_room(&open, cap) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            if stop.load(Ordering::Relaxed) {
+                return Ok(());
+            }
+            continue;
+        }
+        let accepted = tokio::select! {
+            r = listener.accept() => r,
+            _ = ticker.tick() => {
+                if stop.load(Ordering::Relaxed) {
+                    return Ok(());
+                }
+                continue;
+            }
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(e) if transient(&e) => {
+                // Out of descriptors or a client that gave up: say so (once a minute), let the
+                // stall timeouts free some, and accept again.
+                if last_complaint.is_none_or(|t| t.elapsed() > Duration::from_secs(60)) {
+                    eprintln!("gpuwatch serve: cannot accept a connection ({e}); retrying");
+                    last_complaint = Some(Instant::now());
+                }
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        let _ = stream.set_nodelay(true);
+        let activity = Arc::new(Activity::new(epoch));
+        let close = Arc::new(Notify::new());
+        let id = admit(&open, &activity, &close);
+        let conn = Connection {
+            open: open.clone(),
+            id,
+            activity,
+            close,
+        };
+        tokio::spawn(conn.serve(stream, handler.clone()));
+    }
+}
+
+/// Accept errors that pass: descriptors or memory short for a moment, a connection reset
+/// before it was accepted.
+fn transient(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
+    ) || matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+            | io::ErrorKind::Interrupted
+            | io::ErrorKind::WouldBlock
+    )
+}
+
+/// Below the cap, or made so by closing the connection that has waited on its client longest
+/// (for a request, or for room to write its answer): true when one more may be accepted.
+/// When none waits on its client, every open one has work of its own: new connections wait in
+/// the kernel's backlog, so a crowd of real scrapes is served, not closed.
+fn make_room(open: &Mutex<Open>, cap: usize) -> bool {
+    let mut o = open
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if o.conns.len() < cap {
+        return true;
+    }
+    let victim = o
+        .conns
+        .iter()
+        .map(|(id, (a, _))| (a.waiting(), *id))
+        .max()
+        .filter(|(waited, _)| *waited > Duration::ZERO);
+    match victim.and_then(|(_, id)| o.conns.remove(&id)) {
+        Some((_, close)) => {
+            close.notify_one();
+            true
+        }
+        None => false,
+    }
+}
+
+/// Registers an accepted connection.
+fn admit(open: &Mutex<Open>, activity: &Arc<Activity>, close: &Arc<Notify>) -> u64 {
+    let mut o = open
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    o.next_id += 1;
+    let id = o.next_id;
+    o.conns.insert(id, (activity.clone(), close.clone()));
+    id
+}
+
+/// One accepted connection, removed from the table when its task ends.
+struct Connection {
+    open: Arc<Mutex<Open>>,
+    id: u64,
+    activity: Arc<Activity>,
+    close: Arc<Notify>,
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        let mut o = self
+            .open
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        o.conns.remove(&self.id);
+    }
+}
+
+impl Connection {
+    async fn serve(self, stream: TcpStream, handler: Arc<dyn Handler>) {
+        let io = TokioIo::new(Tracked {
+            inner: stream,
+            activity: self.activity.clone(),
+        });
+        let service = hyper::service::service_fn(move |req: Request<Incoming>| {
+            let reply = answer(&*handler, &req);
+            std::future::ready(Ok::<_, std::convert::Infallible>(reply))
+        });
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder
+            .timer(TokioTimer::new())
+            .header_read_timeout(HEADER_TIMEOUT)
+            .max_buf_size(MAX_HEADER_BYTES.max(8192))
+            .max_headers(MAX_HEADERS)
+            .keep_alive(true);
+        let conn = builder.serve_connection(io, service);
+        let stalled = stall_watch(self.activity.clone());
+        // Whichever comes first: the client is done, it stalled, or the cap needs its slot.
+        tokio::select! {
+            _ = conn => {}
+            () = stalled => {}
+            () = self.close.notified() => {}
+        }
+    }
+}
+
+/// Resolves once the connection has moved no byte for `STALL_TIMEOUT`.
+async fn stall_watch(activity: Arc<Activity>) {
+    loop {
+        let idle = activity.idle();
+        if idle >= STALL_TIMEOUT {
+            return;
+        }
+        tokio::time::sleep(STALL_TIMEOUT.saturating_sub(idle)).await;
+    }
+}
+
+fn answer(handler: &dyn Handler, req: &Request<Incoming>) -> Response<Full<Bytes>> {
+    let openmetrics = req
+        .headers()
+        .get_all(hyper::header::ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(|v| v.contains("application/openmetrics-text"));
+    let reply = handler.answer(&Asked {
+        method: req.method(),
+        path: req.uri().path(),
+        openmetrics,
+    });
+    let mut response = Response::new(Full::new(reply.body));
+    *response.status_mut() = hyper::StatusCode::from_u16(reply.status)
+        .unwrap_or(hyper::StatusCode::INTERNAL_SERVER_ERROR);
+    response.headers_mut().insert(
+        hyper::header::CONTENT_TYPE,
+        hyper::header::HeaderValue::from_static(reply.content_type),
+    );
+    response
+}
