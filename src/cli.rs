@@ -204,9 +204,10 @@ pub enum Command {
         /// How much history the snapshot holds.
         #[arg(long, default_value = "2m", value_parser = parse_duration)]
         window: Duration,
-        /// json (complete, opens again) or md (a report to paste into an issue).
-        #[arg(long, default_value = "json", value_parser = ["json", "md"])]
-        format: String,
+        /// json (complete, opens again) or md (a report to paste into an issue); default: md
+        /// for an -o FILE.md, else json.
+        #[arg(long, value_parser = ["json", "md"])]
+        format: Option<String>,
         /// How long to sample live GPUs first.
         #[arg(long = "for", default_value = "10s", value_parser = parse_duration)]
         duration: Duration,

@@ -293,7 +293,13 @@ fn snapshot(command: Command) -> Result<()> {
     let args = command::SnapshotArgs {
         output: output.as_deref(),
         window,
-        markdown: format == "md",
+        markdown: match format.as_deref() {
+            Some(f) => f == "md",
+            None => output
+                .as_deref()
+                .and_then(Path::extension)
+                .is_some_and(|e| e.eq_ignore_ascii_case("md")),
+        },
         sample_for: duration,
         options,
     };

@@ -507,3 +507,19 @@ fn a_process_in_its_start_up_is_judged_only_from_its_arrival() {
     );
     assert!(r.raised.iter().all(|f| f.rule == "sync"), "{:?}", r.raised);
 }
+
+/// A leak being timed says what it takes at most (the slow window), not the fast one it was
+/// seen to exceed ("41 s of the 10 s it needs").
+#[test]
+fn a_watched_leak_names_the_window_it_may_need() {
+    let (infos, ticks) = sim_ticks(Scenario::Leak, 1, 40, START_MS);
+    let r = run(&infos, &ticks, Thresholds::default());
+    let w = r
+        .engine
+        .watching()
+        .find(|w| w.rule == "mem-growth")
+        .expect("the leak is being timed at 40 s");
+    let slow = Thresholds::default().mem_growth_window.as_millis() as u64;
+    assert_eq!(w.window_ms, slow, "{w:?}");
+    assert!(r.history.latest_ms().unwrap() - w.since_ms < w.window_ms);
+}

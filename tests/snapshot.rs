@@ -256,6 +256,7 @@ fn markdown_states_agree_with_the_findings() {
     };
     assert!(row(4).ends_with("| ‼ hang |"), "{}", row(4));
     assert!(row(0).ends_with("| ok |"), "{}", row(0));
+    assert!(row(6).contains("◀ culprit of GPU"), "{}", row(6));
     assert!(
         md.contains("| kernel time % |") && !md.contains("| SM % |"),
         "{md}"
@@ -326,6 +327,12 @@ fn the_binary_snapshots_and_diagnoses_the_snapshot_again() {
     let (code, md, _) = gpuwatch(&["snapshot", "--demo=hang", "--format", "md", "-o", "-"]);
     assert_eq!(code, 0);
     assert!(md.starts_with("## gpuwatch snapshot"), "{md}");
+    // -o FILE.md means Markdown, without --format.
+    let md_file = dir.path().join("report.md");
+    let (code, _, err) = gpuwatch(&["snapshot", "--demo=hang", "-o", md_file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let written = std::fs::read_to_string(&md_file).unwrap();
+    assert!(written.starts_with("## gpuwatch snapshot"), "{written}");
     let (code, _, err) = gpuwatch(&["snapshot", "--demo=hang", "-o", "/proc/nope/x.json"]);
     assert_eq!(code, 2);
     assert!(

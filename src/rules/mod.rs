@@ -563,7 +563,13 @@ impl Engine {
                         rule: rule.id.into(),
                         title: rule.title.into(),
                         since_ms,
-                        window_ms: ms((rule.window)(&self.thresholds)),
+                        // What it takes at most: a slow leak's longer window, not the
+                        // fast one ("41 s of the 10 s it needs").
+                        window_ms: match rule.watch {
+                            Watching::With { needs, .. } => ms(needs(&self.thresholds)),
+                            _ => 0,
+                        }
+                        .max(ms((rule.window)(&self.thresholds))),
                     })
                 })
         })

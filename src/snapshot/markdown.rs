@@ -202,6 +202,13 @@ fn gpu_state(s: &Snapshot, d: &DeviceSnapshot) -> String {
     {
         return format!("{} {}", f.severity.marker(), f.rule);
     }
+    // The rank another GPU's hang waits for looks idle and fine on its own.
+    let culprit_of = s.findings.active.iter().find(|f| {
+        f.device != d.info.index && f.culprit.as_ref().is_some_and(|c| c.device == d.info.index)
+    });
+    if let Some(f) = culprit_of {
+        return format!("◀ culprit of GPU {}'s {}", f.device, f.rule);
+    }
     if let Some(f) = s.findings.recent.iter().rfind(on) {
         let ended = f
             .cleared_ms
