@@ -245,6 +245,10 @@ pub enum Command {
         /// closed to make room (never more than the open-file limit allows, less 64).
         #[arg(long, default_value_t = crate::serve::MAX_CONNECTIONS, value_name = "N", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
         max_connections: usize,
+        /// TLS and basic auth, in the format of Prometheus's exporter-toolkit (the file
+        /// `node_exporter` takes): a certificate and key, client CAs, users with bcrypt hashes.
+        #[arg(long = "web.config.file", value_name = "FILE")]
+        web_config_file: Option<PathBuf>,
         #[command(flatten)]
         live: LiveArgs,
         #[command(flatten)]

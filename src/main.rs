@@ -132,6 +132,7 @@ fn run(cli: Cli) -> Result<i32> {
             processes,
             dcgm_compat,
             max_connections,
+            web_config_file,
             live,
             judge: j,
         }) => {
@@ -141,7 +142,8 @@ fn run(cli: Cli) -> Result<i32> {
                 dcgm: dcgm_compat,
             };
             let src = open(&live, None)?;
-            gpuwatch::serve::serve(src, &config, &listen, extras, max_connections).map(|()| 0)
+            let web = web_config_file.as_deref();
+            gpuwatch::serve::serve(src, &config, &listen, extras, max_connections, web).map(|()| 0)
         }
         Some(c @ Command::Stacks { .. }) => stacks(c),
         Some(Command::Diagnose {

@@ -48,7 +48,7 @@ fn serve(args: &[&str]) -> (Killed, String) {
         .read_line(&mut line)
         .unwrap();
     let addr = line
-        .split("http://")
+        .split("://")
         .nth(1)
         .and_then(|r| r.split('/').next())
         .unwrap_or_else(|| panic!("no address in {line:?}"))
@@ -357,4 +357,154 @@ fn promtool_reads_the_hostile_exposition() {
         })
         .collect();
     assert!(problems.is_empty(), "promtool: {problems:?}");
+}
+
+/// A CA and a server certificate for 127.0.0.1, made with openssl in `dir`.
+fn certificates(dir: &Path) {
+    let openssl = require("openssl");
+    let run = |args: &[&str]| {
+        let out = Command::new(&openssl)
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
+    run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+        "-subj",
+        "/CN=gpuwatch test CA",
+        "-days",
+        "1",
+    ]);
+    run(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+        "-subj",
+        "/CN=127.0.0.1",
+    ]);
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.crt",
+        "-days",
+        "1",
+        "-extfile",
+        "san.ext",
+    ]);
+}
+
+/// A real Prometheus scrapes over TLS with basic auth, from the exporter-toolkit file it would
+/// give `node_exporter`; a job with the wrong password is refused (`up` 0).
+#[test]
+#[ignore = "needs Debian's prometheus package and openssl: .ci/run installs them"]
+fn a_real_prometheus_scrapes_over_tls_with_basic_auth() {
+    let prometheus = require("prometheus");
+    let dir = tempfile::tempdir().unwrap();
+    certificates(dir.path());
+    let hash = bcrypt::hash("s3cret", 10).unwrap();
+    std::fs::write(
+        dir.path().join("web.yml"),
+        format!("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\nbasic_auth_users:\n  prom: '{hash}'\n"),
+    )
+    .unwrap();
+    let web = dir.path().join("web.yml");
+    let (_g, target) = serve(&["--demo=mixed", "--web.config.file", web.to_str().unwrap()]);
+    // Plain HTTP gets no metrics from a TLS listener.
+    assert!(get(&target, "/metrics").is_none_or(|(c, _)| c != 200));
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let prom = format!("127.0.0.1:{port}");
+    let ca = dir.path().join("ca.crt");
+    let job = |name: &str, password: &str| {
+        format!(
+            "  - job_name: {name}\n    scheme: https\n    tls_config:\n      ca_file: {}\n    basic_auth:\n      username: prom\n      password: {password}\n    static_configs:\n      - targets: ['{target}']\n",
+            ca.display()
+        )
+    };
+    std::fs::write(
+        dir.path().join("prometheus.yml"),
+        format!(
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n{}{}",
+            job("gpuwatch", "s3cret"),
+            job("wrong", "guess")
+        ),
+    )
+    .unwrap();
+    let _p = Killed(
+        Command::new(prometheus)
+            .arg(format!(
+                "--config.file={}",
+                dir.path().join("prometheus.yml").display()
+            ))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.path().join("data").display()
+            ))
+            .arg(format!("--web.listen-address={prom}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let up = |job: &str| {
+        let (code, body) = get(
+            &prom,
+            &format!("/api/v1/query?query=up%7Bjob%3D%22{job}%22%7D"),
+        )?;
+        let v: serde_json::Value = serde_json::from_str(&body).ok().filter(|_| code == 200)?;
+        v["data"]["result"][0]["value"][1]
+            .as_str()
+            .map(str::to_string)
+    };
+    let seen = wait_until(30, || {
+        let (good, bad) = (up("gpuwatch")?, up("wrong")?);
+        (good == "1").then_some((good, bad))
+    });
+    let (good, bad) =
+        seen.expect("Prometheus scraped gpuwatch over TLS with basic auth within 30 s");
+    assert_eq!((good.as_str(), bad.as_str()), ("1", "0"));
+    let series = "/api/v1/query?query=count(gpuwatch_power_watts)";
+    let count = wait_until(10, || {
+        let (_, body) = get(&prom, series)?;
+        let v: serde_json::Value = serde_json::from_str(&body).ok()?;
+        v["data"]["result"][0]["value"][1]
+            .as_str()
+            .map(str::to_string)
+    });
+    assert_eq!(
+        count.as_deref(),
+        Some("8"),
+        "the 8 demo GPUs' power, scraped over TLS"
+    );
 }

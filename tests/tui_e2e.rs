@@ -122,7 +122,7 @@ fn replay_open_a_process_and_quit_restores_the_terminal() {
         screen.contains("pid 454 on GPU 0") && screen.contains("gpu_workloads.py"),
         "process view:\n{screen}"
     );
-    assert!(screen.contains("children (workers)"), "{screen}");
+    assert!(screen.contains("threads · children"), "{screen}");
     t.keys(&["Escape"]);
     let screen = t.wait_for("Processes (1)");
     assert!(

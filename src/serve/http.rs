@@ -28,7 +28,9 @@ use hyper::{Request, Response};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::Notify;
+use tokio::sync::{Notify, Semaphore};
+
+use super::webconfig;
 
 /// Request line and headers, in all: far above what Prometheus sends (about 300 bytes).
 pub const MAX_HEADER_BYTES: usize = 16 * 1024;
@@ -55,6 +57,67 @@ pub struct Asked<'a> {
     pub method: &'a hyper::Method,
     pub path: &'a str,
     pub openmetrics: bool,
+}
+
+/// TLS and users from `--web.config.file`, with what checking passwords needs.
+pub struct Web {
+    pub tls: Option<tokio_rustls::TlsAcceptor>,
+    pub users: Arc<std::collections::BTreeMap<String, String>>,
+    /// bcrypt takes ~50 ms a check on purpose: two at a time, off the server's thread.
+    checks: Semaphore,
+    /// `Authorization` headers already found good (at most `GOOD_KEPT`), so a scraper is
+    /// checked once, not at every scrape.
+    good: Mutex<std::collections::HashSet<String>>,
+}
+
+const GOOD_KEPT: usize = 64;
+
+impl Web {
+    #[must_use]
+    pub fn new(config: Option<webconfig::WebConfig>) -> Web {
+        let (tls, users) = config.map_or((None, std::collections::BTreeMap::default()), |c| {
+            (c.tls, c.users)
+        });
+        Web {
+            tls: tls.map(tokio_rustls::TlsAcceptor::from),
+            users: Arc::new(users),
+            checks: Semaphore::new(2),
+            good: Mutex::new(std::collections::HashSet::new()),
+        }
+    }
+
+    fn good(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<String>> {
+        self.good
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// True when no users are configured, or the header names one with their password.
+    async fn allows(&self, header: Option<String>) -> bool {
+        if self.users.is_empty() {
+            return true;
+        }
+        let Some(header) = header else { return false };
+        if self.good().contains(&header) {
+            return true;
+        }
+        let Ok(_permit) = self.checks.acquire().await else {
+            return false;
+        };
+        let users = self.users.clone();
+        let h = header.clone();
+        let ok = tokio::task::spawn_blocking(move || webconfig::authorized(&users, Some(&h)))
+            .await
+            .unwrap_or(false);
+        if ok {
+            let mut kept = self.good();
+            if kept.len() >= GOOD_KEPT {
+                kept.clear();
+            }
+            kept.insert(header);
+        }
+        ok
+    }
 }
 
 /// Answers requests; called on the server's thread, so it must be quick (the exporter caches
@@ -187,6 +250,7 @@ pub fn connection_cap(wanted: usize) -> usize {
 pub async fn run(
     listener: TcpListener,
     handler: Arc<dyn Handler>,
+    web: Arc<Web>,
     cap: usize,
     stop: Arc<AtomicBool>,
 ) -> io::Result<()> {
@@ -235,7 +299,7 @@ pub async fn run(
             activity,
             close,
         };
-        tokio::spawn(conn.serve(stream, handler.clone()));
+        tokio::spawn(conn.serve(stream, handler.clone(), web.clone()));
     }
 }
 
@@ -310,14 +374,41 @@ impl Drop for Connection {
 }
 
 impl Connection {
-    async fn serve(self, stream: TcpStream, handler: Arc<dyn Handler>) {
-        let io = TokioIo::new(Tracked {
+    async fn serve(self, stream: TcpStream, handler: Arc<dyn Handler>, web: Arc<Web>) {
+        let tracked = Tracked {
             inner: stream,
             activity: self.activity.clone(),
-        });
+        };
+        match web.tls.clone() {
+            None => self.serve_http(tracked, handler, web).await,
+            Some(acceptor) => {
+                // The handshake is bounded like a request head.
+                let accepted = tokio::select! {
+                    r = tokio::time::timeout(HEADER_TIMEOUT, acceptor.accept(tracked)) => r,
+                    () = self.close.notified() => return,
+                };
+                if let Ok(Ok(tls)) = accepted {
+                    self.serve_http(tls, handler, web).await;
+                }
+            }
+        }
+    }
+
+    async fn serve_http<T>(&self, io: T, handler: Arc<dyn Handler>, web: Arc<Web>)
+    where
+        T: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    {
         let service = hyper::service::service_fn(move |req: Request<Incoming>| {
-            let reply = answer(&*handler, &req);
-            std::future::ready(Ok::<_, std::convert::Infallible>(reply))
+            let (handler, web) = (handler.clone(), web.clone());
+            async move {
+                let reply =
+                    if req.uri().path() != "/livez" && !web.allows(authorization(&req)).await {
+                        unauthorized()
+                    } else {
+                        answer(&*handler, &req)
+                    };
+                Ok::<_, std::convert::Infallible>(reply)
+            }
         });
         let mut builder = hyper::server::conn::http1::Builder::new();
         builder
@@ -326,7 +417,7 @@ impl Connection {
             .max_buf_size(MAX_HEADER_BYTES.max(8192))
             .max_headers(MAX_HEADERS)
             .keep_alive(true);
-        let conn = builder.serve_connection(io, service);
+        let conn = builder.serve_connection(TokioIo::new(io), service);
         let stalled = stall_watch(self.activity.clone());
         // Whichever comes first: the client is done, it stalled, or the cap needs its slot.
         tokio::select! {
@@ -335,6 +426,23 @@ impl Connection {
             () = self.close.notified() => {}
         }
     }
+}
+
+fn authorization(req: &Request<Incoming>) -> Option<String> {
+    req.headers()
+        .get(hyper::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string)
+}
+
+fn unauthorized() -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(Bytes::from_static(b"Unauthorized\n")));
+    *r.status_mut() = hyper::StatusCode::UNAUTHORIZED;
+    r.headers_mut().insert(
+        hyper::header::WWW_AUTHENTICATE,
+        hyper::header::HeaderValue::from_static("Basic realm=\"gpuwatch\""),
+    );
+    r
 }
 
 /// Resolves once the connection has moved no byte for `STALL_TIMEOUT`.

@@ -33,6 +33,9 @@ type Gauges = Family<Labels, Gauge<f64, AtomicU64>>;
 type Counters = Family<Labels, Counter<u64>>;
 
 mod http;
+mod webconfig;
+
+pub use webconfig::WebConfig;
 
 pub use http::{HEADER_TIMEOUT, MAX_CONNECTIONS, MAX_HEADERS, MAX_HEADER_BYTES, STALL_TIMEOUT};
 
@@ -43,7 +46,10 @@ pub fn serve(
     listen: &str,
     extras: Extras,
     max_connections: usize,
+    web_config: Option<&std::path::Path>,
 ) -> Result<()> {
+    // Read before anything starts: a wrong file is an error at once, never an open exporter.
+    let web = http::Web::new(web_config.map(WebConfig::load).transpose()?);
     let stop = crate::driver::stop_flag()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
@@ -71,9 +77,14 @@ pub fn serve(
     )
     .context("starting the sampler thread")?;
     let cap = http::connection_cap(max_connections);
+    let scheme = if web.tls.is_some() { "https" } else { "http" };
+    let auth = match web.users.len() {
+        0 => String::new(),
+        n => format!("; basic auth, {n} user(s)"),
+    };
     eprintln!(
-        "gpuwatch serve: http://{addr}/metrics, /findings.json, /healthz, /livez \
-         (at most {cap} connections; Ctrl-C stops)"
+        "gpuwatch serve: {scheme}://{addr}/metrics, /findings.json, /healthz, /livez \
+         (at most {cap} connections{auth}; Ctrl-C stops)"
     );
     let exporter = Arc::new(Exporter {
         store,
@@ -82,7 +93,7 @@ pub fn serve(
         cache: Mutex::new(Cache::default()),
     });
     runtime
-        .block_on(http::run(listener, exporter, cap, stop))
+        .block_on(http::run(listener, exporter, Arc::new(web), cap, stop))
         // The listener failed for good: exit non-zero so the service manager restarts us.
         .with_context(|| format!("the listener on {addr} failed; exiting so that systemd or Kubernetes restarts the exporter"))
 }
