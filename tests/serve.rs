@@ -6,11 +6,11 @@
 
 mod common;
 
-use common::require;
-use std::io::{BufRead, BufReader, Read, Write};
+use common::{require, serve, Killed};
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
@@ -26,34 +26,24 @@ fn get(addr: &str, path: &str) -> Option<(u16, String)> {
     Some((status, body.to_string()))
 }
 
-struct Killed(Child);
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts `gpuwatch serve` with `args` on a free loopback port; returns it and its address.
-fn serve(args: &[&str]) -> (Killed, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
-        .arg("serve")
-        .args(args)
-        .args(["--listen", "127.0.0.1:0"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .split("://")
-        .nth(1)
-        .and_then(|r| r.split('/').next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_string();
-    (Killed(child), addr)
+/// A real Prometheus on `prom` with `dir`/prometheus.yml, its data in `dir`/data.
+fn start_prometheus(prometheus: &str, dir: &Path, prom: &str) -> Killed {
+    Killed(
+        Command::new(prometheus)
+            .arg(format!(
+                "--config.file={}",
+                dir.join("prometheus.yml").display()
+            ))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("data").display()
+            ))
+            .arg(format!("--web.listen-address={prom}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    )
 }
 
 fn wait_until<T>(secs: u64, mut f: impl FnMut() -> Option<T>) -> Option<T> {
@@ -179,22 +169,7 @@ fn a_real_prometheus_sees_the_hung_gpus() {
         ),
     )
     .unwrap();
-    let _p = Killed(
-        Command::new(prometheus)
-            .arg(format!(
-                "--config.file={}",
-                dir.path().join("prometheus.yml").display()
-            ))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                dir.path().join("data").display()
-            ))
-            .arg(format!("--web.listen-address={prom}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+    let _p = start_prometheus(&prometheus, dir.path(), &prom);
     let query = "/api/v1/query?query=max%20by%20(gpu)%20(gpuwatch_finding_active%7Bfinding%3D%22hang%22%7D)";
     // The demo's hang needs its 8 s window in real time, then a scrape.
     let seen = wait_until(60, || {
@@ -461,22 +436,7 @@ fn a_real_prometheus_scrapes_over_tls_with_basic_auth() {
         ),
     )
     .unwrap();
-    let _p = Killed(
-        Command::new(prometheus)
-            .arg(format!(
-                "--config.file={}",
-                dir.path().join("prometheus.yml").display()
-            ))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                dir.path().join("data").display()
-            ))
-            .arg(format!("--web.listen-address={prom}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap(),
-    );
+    let _p = start_prometheus(&prometheus, dir.path(), &prom);
     let up = |job: &str| {
         let (code, body) = get(
             &prom,

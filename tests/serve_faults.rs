@@ -5,42 +5,15 @@
 //! still accept afterwards. Writes the figures to docs/reliability.md's table
 //! (`GPUWATCH_BLESS=1` rewrites it; otherwise the test checks the table is there).
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
+use common::serve;
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::{self, sleep};
 use std::time::{Duration, Instant};
-
-struct Killed(Child);
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn serve(args: &[&str]) -> (Killed, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
-        .arg("serve")
-        .args(args)
-        .args(["--listen", "127.0.0.1:0"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stderr.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .split("://")
-        .nth(1)
-        .and_then(|r| r.split('/').next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_string();
-    (Killed(child), addr)
-}
 
 /// One scrape on a new connection, with a deadline: its status and how long it took.
 fn scrape(addr: &str, path: &str, deadline: Duration) -> Result<(u16, Duration), String> {

@@ -222,3 +222,39 @@ pub fn with_burst(mut ticks: Vec<Tick>, b: gpuwatch::model::stack::StackBurst) -
     }
     ticks
 }
+
+/// A child process killed and reaped when dropped (also when a test panics).
+pub struct Killed(pub std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `gpuwatch serve` with `args` on a free loopback port; returns it and its address
+/// (`http` or `https`, as its first line says).
+pub fn serve(args: &[&str]) -> (Killed, String) {
+    use std::io::BufRead as _;
+    let mut child = Killed(
+        std::process::Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
+            .arg("serve")
+            .args(args)
+            .args(["--listen", "127.0.0.1:0"])
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let mut line = String::new();
+    std::io::BufReader::new(child.0.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .split("://")
+        .nth(1)
+        .and_then(|r| r.split('/').next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+    (child, addr)
+}
