@@ -230,6 +230,34 @@ fn chart_marks_the_hang_span_under_its_axis() {
     );
 }
 
+/// With more than ten GPUs, two digits typed one after the other select GPU 10 and up; on
+/// eight GPUs a digit is a digit, as before.
+#[test]
+fn two_digits_select_gpus_from_ten_up() {
+    let obs = observed_sim(Scenario::Mixed, 16, 3);
+    let mut st = AppState::new(true);
+    keys(&mut st, &obs, &[Key::Char('1')]);
+    assert_eq!(st.selected_gpu, 1);
+    assert_eq!(
+        st.status.as_deref(),
+        Some("GPU 1 · another digit now selects GPU 10–15")
+    );
+    keys(&mut st, &obs, &[Key::Char('2')]);
+    assert_eq!(st.selected_gpu, 12);
+    assert_eq!(st.status, None, "no GPU 120: nothing more to type");
+    // No GPU 17: the 7 starts again.
+    keys(&mut st, &obs, &[Key::Char('1'), Key::Char('7')]);
+    assert_eq!(st.selected_gpu, 7);
+    // Any other key in between starts again: 1, ↓ (GPU 2), 5 is GPU 5.
+    keys(&mut st, &obs, &[Key::Char('1'), Key::Down, Key::Char('5')]);
+    assert_eq!(st.selected_gpu, 5);
+    let eight = observed_sim(Scenario::Mixed, 8, 3);
+    let mut st = AppState::new(true);
+    keys(&mut st, &eight, &[Key::Char('1'), Key::Char('2')]);
+    assert_eq!(st.selected_gpu, 2);
+    assert_eq!(st.status, None);
+}
+
 #[test]
 fn keys_move_select_sort_filter_zoom_and_quit() {
     let obs = observed_sim(Scenario::Mixed, 8, 10);
@@ -722,6 +750,36 @@ fn every_moment_reads_true_at_every_size() {
             }
         }
     }
+}
+
+/// At 80×24 eight GPUs leave the chart five rows: one line of braille plot, where four series
+/// collapsed into one. Each series gets a row of bars instead, power first, so a hang reads as
+/// full util bars over low power bars.
+#[test]
+fn a_short_chart_draws_a_row_of_bars_per_series() {
+    let obs = observed_sim(Scenario::Mixed, 8, 45);
+    let mut st = AppState::new(true);
+    keys(&mut st, &obs, &[Key::Char('4')]);
+    let screen = text(&draw(&mut st, &obs, 80, 24));
+    let row = |name: &str| {
+        screen
+            .lines()
+            .find(|l| l.starts_with(&format!("│{name} ")))
+            .unwrap_or_else(|| panic!("no {name} row\n{screen}"))
+            .to_string()
+    };
+    let (power, util, sm) = (row("power"), row("util"), row("SM"));
+    assert!(
+        screen.find("│power").unwrap() < screen.find("│util").unwrap(),
+        "power first\n{screen}"
+    );
+    assert!(util.contains("████") && util.ends_with("100%│"), "{util}");
+    assert!(power.contains("▂▂▂▂") && !power.contains('█'), "{power}");
+    assert!(sm.contains("▁▁▁▁") && !sm.contains('▄'), "{sm}");
+    assert!(screen.contains("GPU 4 · last 60s ‼ hang"), "{screen}");
+    // With room for a real chart (120×40) it is the braille chart, with its time axis.
+    let big = text(&draw(&mut st, &obs, 120, 40));
+    assert!(!big.contains("│power ") && big.contains("now"), "{big}");
 }
 
 /// The findings pane scrolls by lines, to the last line of the last finding, and says there

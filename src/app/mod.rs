@@ -206,6 +206,9 @@ pub struct AppState {
     /// A seek asked for and not yet on screen: the next seek key moves on from its target, so
     /// keys pressed faster than the replay redraws add up (six `]` are a minute, not 10 s).
     pub pending_seek: Option<PendingSeek>,
+    /// The GPU number typed so far, on a machine with more than ten GPUs: `1` then `2`
+    /// selects GPU 12; any other key starts again.
+    pub typed_gpu: Option<u32>,
 }
 
 /// Where a seek goes, and what the screen showed when it was asked for.
@@ -258,6 +261,7 @@ impl AppState {
             color,
             hits: HitAreas::default(),
             pending_seek: None,
+            typed_gpu: None,
         }
     }
 
@@ -360,6 +364,7 @@ impl AppState {
             return Effect::None;
         }
         self.status = None;
+        let typed = self.typed_gpu.take();
         match key {
             Key::Char('q') => Effect::Quit,
             Key::Esc if matches!(self.view, View::Process { .. }) => {
@@ -405,7 +410,7 @@ impl AppState {
                 Effect::None
             }
             Key::Char(c @ '0'..='9') => {
-                self.select_gpu_by_index(c as u32 - '0' as u32, obs);
+                self.type_gpu_digit(typed, c as u32 - '0' as u32, obs);
                 Effect::None
             }
             Key::Tab => {
@@ -435,6 +440,39 @@ impl AppState {
             Key::Home => self.move_selection(-100_000, obs),
             Key::End => self.move_selection(100_000, obs),
             _ => Effect::None,
+        }
+    }
+
+    /// A digit selects that GPU, or, right after another on a machine with GPU 10 or more, the
+    /// GPU the two make (`1` `2`: GPU 12) when there is one. The status line says when a
+    /// further digit would go on.
+    fn type_gpu_digit(&mut self, typed: Option<u32>, digit: u32, obs: &StoreView) {
+        let exists = |n: u32| obs.history().devices.iter().any(|d| d.info.index == n);
+        let longer = |n: u32| {
+            obs.history()
+                .devices
+                .iter()
+                .any(|d| d.info.index >= n * 10 && d.info.index < n * 10 + 10 && n > 0)
+        };
+        let gpu = typed
+            .map(|t| t * 10 + digit)
+            .filter(|&n| exists(n))
+            .unwrap_or(digit);
+        self.select_gpu_by_index(gpu, obs);
+        if exists(gpu) && longer(gpu) {
+            self.typed_gpu = Some(gpu);
+            let last = obs
+                .history()
+                .devices
+                .iter()
+                .map(|d| d.info.index)
+                .filter(|&i| i / 10 == gpu)
+                .max()
+                .unwrap_or(gpu * 10);
+            self.status = Some(format!(
+                "GPU {gpu} · another digit now selects GPU {}–{last}",
+                gpu * 10
+            ));
         }
     }
 

@@ -134,6 +134,10 @@ pub fn render(frame: &mut Frame, area: Rect, state: &AppState, obs: &StoreView, 
         ),
     ];
     let spans = finding_spans(obs, dev.info.index, from, to);
+    if area.height < STRIPS_BELOW_ROWS {
+        strips(frame, area, dev.info.index, window, &metrics, &spans, theme);
+        return;
+    }
     // Without colour (NO_COLOR) the series are told apart by their marks, as the title shows.
     let marks: [(Marker, &str); 4] = if theme.color {
         [(Marker::Braille, "━"); 4]
@@ -177,6 +181,108 @@ pub fn render(frame: &mut Frame, area: Rect, state: &AppState, obs: &StoreView, 
     mark_axis(frame, area, &spans, secs, theme);
 }
 
+/// Under this many rows a braille chart has one or two lines of plot where four series
+/// collapse into one; each series gets a row of bars of its own instead.
+const STRIPS_BELOW_ROWS: u16 = 8;
+
+/// The series as rows of bars (▁ to █, a column per slice of the window, blank where there is
+/// no data), power first, each named with its latest value; finding spans tint the columns.
+fn strips(
+    frame: &mut Frame,
+    area: Rect,
+    gpu: u32,
+    window: u64,
+    metrics: &[Metric; 4],
+    spans: &[(f64, f64, &Finding)],
+    theme: &Theme,
+) {
+    let mut title = vec![Span::styled(
+        format!(" GPU {} · last {} ", gpu, super::format::duration(window)),
+        theme.title(),
+    )];
+    if let Some((_, _, f)) = current_span(spans) {
+        title.push(Span::styled(
+            format!("{} {} ", f.severity.marker(), f.rule),
+            theme.severity(f.severity),
+        ));
+    }
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(Line::from(title))
+        .border_style(theme.border());
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let secs = window as f64 / 1000.0;
+    let (label_w, value_w) = (7u16, 5u16);
+    let bars_w = inner.width.saturating_sub(label_w + value_w);
+    let lines: Vec<Line> = [1, 0, 2, 3]
+        .iter()
+        .take(inner.height as usize)
+        .map(|&i| {
+            let (name, style, segments) = &metrics[i];
+            let short = name.split(' ').next().unwrap_or(name);
+            let latest = segments.last().and_then(|s| s.last()).map(|p| p.1);
+            let value = latest.map_or_else(|| " n/a".to_string(), |v| format!("{v:>4.0}%"));
+            Line::from(vec![
+                Span::styled(format!("{short:<6} "), *style),
+                Span::styled(bar_row(segments, secs, bars_w as usize), *style),
+                Span::styled(value, *style),
+            ])
+        })
+        .collect();
+    frame.render_widget(ratatui::widgets::Paragraph::new(lines), inner);
+    if let Some(bg) = spans.iter().find_map(|(_, _, f)| theme.tint(f.severity)) {
+        for (a, b, _) in spans {
+            let col =
+                |t: f64| ((t + secs) / secs * f64::from(bars_w)).clamp(0.0, f64::from(bars_w));
+            for x in col(*a) as u16..col(*b).ceil() as u16 {
+                for y in inner.y..inner.y + inner.height {
+                    if let Some(cell) = frame.buffer_mut().cell_mut((inner.x + label_w + x, y)) {
+                        cell.set_bg(bg);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One series as `width` bars over the last `secs` seconds: each the mean of its points.
+fn bar_row(segments: &[Vec<(f64, f64)>], secs: f64, width: usize) -> String {
+    const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    let mut sums = vec![(0.0f64, 0u32); width];
+    for &(x, y) in segments.iter().flatten() {
+        let col = ((x + secs) / secs * width as f64).floor();
+        if col >= 0.0 && (col as usize) < width {
+            let c = &mut sums[col as usize];
+            *c = (c.0 + y, c.1 + 1);
+        } else if col as usize == width && width > 0 {
+            // The newest point sits exactly at "now", the right edge.
+            let c = &mut sums[width - 1];
+            *c = (c.0 + y, c.1 + 1);
+        }
+    }
+    sums.iter()
+        .map(|&(sum, n)| {
+            if n == 0 {
+                ' '
+            } else {
+                let level = (sum / f64::from(n) / 100.0 * 7.0).round().clamp(0.0, 7.0);
+                BARS[level as usize]
+            }
+        })
+        .collect()
+}
+
+/// The span whose finding the title names: an open one, else the latest.
+fn current_span<'s, 'f>(
+    spans: &'s [(f64, f64, &'f Finding)],
+) -> Option<&'s (f64, f64, &'f Finding)> {
+    spans
+        .iter()
+        .find(|(_, _, f)| f.cleared_ms.is_none())
+        .or(spans.last())
+}
+
 /// The chart's title: the GPU and window, each series' mark and name (power on top), and the
 /// finding whose span is marked under the axis.
 fn chart_title<'a>(
@@ -204,11 +310,7 @@ fn chart_title<'a>(
         };
         title.push(Span::styled(shown, *style));
     }
-    if let Some((_, _, f)) = spans
-        .iter()
-        .find(|(_, _, f)| f.cleared_ms.is_none())
-        .or(spans.last())
-    {
+    if let Some((_, _, f)) = current_span(spans) {
         // The span's mark under the axis, ▀, is what stands for it (memory draws █ without
         // colour).
         title.push(Span::styled(

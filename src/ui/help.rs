@@ -29,7 +29,11 @@ pub const KEYS: [KeyHelp; 18] = [
     ),
     k("PgUp PgDn Home End", "move faster", None),
     k("Tab, Shift-Tab", "next / previous pane", Some("Tab pane")),
-    k("0 – 9", "select GPU 0 to 9 (as numbered on screen and by nvidia-smi)", Some("0-9 GPU")),
+    k(
+        "0 – 9",
+        "select GPU 0 to 9, as nvidia-smi numbers them; `1` `2` in a row: GPU 12",
+        Some("0-9 GPU"),
+    ),
     k(
         "Enter",
         "open a process: the selected GPU's (on the GPU table) or the selected one (on the process table)",
@@ -119,11 +123,28 @@ pub fn footer(width: usize, ctx: Context) -> String {
             .sum::<usize>()
             .saturating_sub(3)
     };
+    let all = hints.clone();
+    let mut dropped = Vec::new();
     for drop in DROPPED_FIRST {
         if len(&hints) <= width {
             break;
         }
-        hints.retain(|h| *h != drop);
+        if hints.contains(&drop) {
+            hints.retain(|h| *h != drop);
+            dropped.push(drop);
+        }
+    }
+    // A long hint dropped early can leave room for a short one dropped before it ("e export"
+    // fits at 80 columns beside a replay's seek bar once "Enter process" is gone).
+    for back in dropped.into_iter().rev() {
+        let mut with: Vec<&str> = all
+            .iter()
+            .copied()
+            .filter(|h| *h == back || hints.contains(h))
+            .collect();
+        if len(&with) <= width {
+            std::mem::swap(&mut hints, &mut with);
+        }
     }
     hints.join(" · ")
 }
@@ -229,6 +250,14 @@ mod tests {
             paused.contains("Tab pane") && !paused.contains("space pause"),
             "{paused}"
         );
+        // Beside a replay's short seek bar at 80 columns (53 left), a hint dropped for a longer
+        // one comes back when it fits: export was lost there once "Enter process" had to go.
+        let beside_bar = footer(53, Context::default());
+        assert!(
+            beside_bar.contains("e export") && !beside_bar.contains("Enter process"),
+            "{beside_bar}"
+        );
+        assert!(beside_bar.chars().count() <= 53, "{beside_bar}");
         // Beside a replay's seek bar (about 40 columns at 80), pause is kept.
         assert!(footer(37, Context::default()).contains("space pause"));
     }
