@@ -160,7 +160,7 @@ fn hang_evidence_gives_numbers_and_names_the_straggler_of_the_same_job() {
         .clone();
     let text = hang.evidence.join(" | ");
     assert!(
-        text.contains("util 100 % throughout, for 25 s")
+        text.contains("util 100 % throughout the last 25 s")
             && text.contains("% of the 700 W TDP")
             && text.contains("SM activity 0."),
         "{text}"

@@ -284,7 +284,7 @@ fn a_snapshot_opens_at_its_end_and_seeks_back_and_forth_at_80x24() {
         screen.contains("‼ HANG"),
         "the moment it was taken:\n{screen}"
     );
-    assert!(screen.contains("[ ] { } seek"), "{screen}");
+    assert!(screen.contains("[ ] { } < > seek"), "{screen}");
     // Pause, then back a minute: the start of the window, waiting there.
     t.keys(&["Space", "{"]);
     let screen = t.wait_for("‖ PAUSED (space plays) 2s / 62s");

@@ -117,9 +117,8 @@ fn main_screen_h200_replay_during_spin_hang_160x48() {
 fn main_screen_h200_replay_during_starved_loader_80x24() {
     let obs = observed_h200(115);
     let mut st = AppState::new(true);
-    let screen = text(&draw(&mut st, &obs, 80, 24));
-    // The narrow diagnosis column's ten cells: STARV.
-    assert!(screen.contains("! STARV "), "{screen}");
+    let screen = text(&draw(&mut st, &obs, 80, 24)); // The narrow diagnosis column's ten cells hold the rule's whole name.
+    assert!(screen.contains("! STARVED "), "{screen}");
     insta::assert_snapshot!(screen);
 }
 
@@ -535,9 +534,10 @@ fn a_gpu_is_judging_not_ok_until_the_rules_windows_are_covered() {
             // Four seconds in, its symptom has held three: the hang is being timed.
             let screen = text(&draw(&mut state, &store.view(), 120, 40));
             assert!(screen.contains("? HANG? 4/8s"), "{screen}");
-            assert!(screen.contains("? GPU 0 HANG? Busy but idle: GPU looks hung — its symptom for 4s of the 8s it needs: being timed"), "{screen}");
+            assert!(screen.contains("? GPU 0 HANG? Busy but idle: GPU looks hung — its symptom for 4s of the 8s it needs: being timed"), "{screen}"); // Said once: no second count ("judging: 4 s of the 10 s") for the same GPU.
+            assert!(!screen.contains("GPU 0 judging"), "{screen}");
             assert!(
-                screen.contains("judging: 4 s of the 10 s the rules need"),
+                screen.contains("Findings (0 open, 1 being timed)"),
                 "{screen}"
             );
             assert!(
@@ -799,13 +799,10 @@ fn the_findings_pane_scrolls_to_its_last_line() {
     }
     assert_eq!(st.findings_scroll, max, "stops at the last line");
     let last = text(&draw(&mut st, &obs, 80, 24));
-    assert!(last.contains("▲ end"), "{last}");
-    // After the findings come what is being timed and what is not judged yet: the notebook of
-    // GPU 7, 45 s into the 120 s its rule needs.
-    assert!(
-        last.contains("… GPU 7 judging: 44 s of the 120 s the rules need: no verdict yet"),
-        "{last}"
-    );
+    assert!(last.contains("▲ end"), "{last}"); // After the findings comes what is being timed: the notebook of GPU 7, its memory held
+                                               // idle for 44 s of the 120 s its rule needs (said once, without a "judging" count).
+    assert!(last.contains("? GPU 7 IDLE-MEM?"), "{last}");
+    assert!(!last.contains("GPU 7 judging"), "{last}");
 }
 
 /// A click lands on the GPU drawn under it, also after the table scrolled.

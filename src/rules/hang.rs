@@ -429,20 +429,22 @@ fn ranks_of_same_job<'a>(
     })
 }
 
-/// "util 100 % for 25 s", or "util ≥ 97 % for …" when it was not pinned: the bound floored,
-/// since one rounded up ("≥ 100 %" from 99.6) is false for the row's 99 %.
+/// "util 100 % throughout the last 25 s", or "util ≥ 97 % over the last …" when it was not
+/// pinned: the bound floored, since one rounded up ("≥ 100 %" from 99.6) is false for the
+/// row's 99 %. The span is the window judged, not the hang's age, which the finding's title
+/// says ("GPU hung · 49s"): "for 25 s" beside "· 49s" read as a contradiction.
 fn util_held(util: Stats, confirmed: bool, held: u64) -> String {
+    let span = if confirmed {
+        format!("the last {}", span_words(held))
+    } else {
+        format!("the {} seen so far", span_words(held))
+    };
     let bound = util.p10.floor();
-    let span = format!(
-        "{}{}",
-        if confirmed { "" } else { "at least " },
-        span_words(held)
-    );
     if bound >= 100.0 {
-        format!("util 100 % throughout, for {span}")
+        format!("util 100 % throughout {span}")
     } else {
         format!(
-            "util ≥ {bound:.0} % for {span} (median {:.0} %)",
+            "util ≥ {bound:.0} % over {span} (median {:.0} %)",
             util.median
         )
     }

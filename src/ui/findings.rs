@@ -26,14 +26,24 @@ pub fn render(
         .iter()
         .filter(|f| f.ended_ago_ms(now).is_some())
         .count();
-    let title = match ended {
-        0 => format!(" Findings ({} open) ", active.len()),
-        n => format!(" Findings ({} open, {n} ended) ", active.len() - n),
-    };
+    let watching = obs.findings().watching();
+    // A GPU whose symptom is being timed says so once: its "judging" line (how much data the
+    // rules have) beside "5s of the 10s" read as a second, different count.
+    let judging: Vec<_> = obs
+        .findings()
+        .pending()
+        .filter(|j| !watching.iter().any(|w| w.device == j.device))
+        .collect();
+    let mut counts = vec![format!("{} open", active.len() - ended)];
+    if ended > 0 {
+        counts.push(format!("{ended} ended"));
+    }
+    if !watching.is_empty() {
+        counts.push(format!("{} being timed", watching.len()));
+    }
+    let title = format!(" Findings ({}) ", counts.join(", "));
     let block = theme.pane(title, focused);
     let mut lines: Vec<Line<'static>> = Vec::new();
-    let watching = obs.findings().watching();
-    let judging: Vec<_> = obs.findings().pending().collect();
     // What matters first: warnings and criticals, then what is being timed and not yet judged,
     // then the infos.
     let (alarms, infos): (Vec<_>, Vec<_>) = active

@@ -71,7 +71,7 @@ pub const KEYS: [KeyHelp; 18] = [
 
 /// What the screen's symbols mean, under the keys in the overlay.
 pub const LEGEND: [(&str, &str); 4] = [
-    ("badges", "‼ critical  ! warning  i info  ◀ culprit  … 6/10s judging  ✓ ok"),
+    ("badges", "‼ critical  ! warning  i info  ◀ culprit  ? HANG? 4/8s symptom being timed  … 6/10s judging  ✓ ok"),
     (
         "chart",
         "━ util ━ power %TDP ━ SM active ━ memory (NO_COLOR: ⠒ • ▄ █); ▀ under the axis: a busy-but-idle finding",
@@ -85,9 +85,10 @@ pub const LEGEND: [(&str, &str); 4] = [
 
 /// The footer hints a narrow terminal drops first, last to go first: "? keys" and "q quit" stay,
 /// and "space pause" (what a replay needs most, beside its seek bar) goes last.
-const DROPPED_FIRST: [&str; 8] = [
+const DROPPED_FIRST: [&str; 9] = [
     "+/- zoom",
     "0-9 GPU",
+    "K signal",
     "p stacks",
     "e export",
     "Enter process",
@@ -113,6 +114,7 @@ pub fn footer(width: usize, ctx: Context) -> String {
         hints.retain(|h| !matches!(*h, "Tab pane" | "Enter process" | "0-9 GPU"));
         hints.insert(1, "Esc back");
         hints.insert(2, "p stacks");
+        hints.insert(3, "K signal");
     }
     if ctx.paused {
         hints.retain(|h| *h != "space pause");
@@ -196,7 +198,7 @@ mod tests {
     fn the_footer_fits_its_width_and_keeps_help_and_quit() {
         let all: Vec<&str> = KEYS.iter().filter_map(|k| k.hint).collect();
         for drop in DROPPED_FIRST {
-            let process_view_only = ["Esc back", "p stacks"].contains(&drop);
+            let process_view_only = ["Esc back", "p stacks", "K signal"].contains(&drop);
             assert!(
                 all.contains(&drop) || process_view_only,
                 "{drop} is not a footer hint"

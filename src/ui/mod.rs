@@ -230,7 +230,11 @@ fn position_bar(pos: crate::store::Position, obs: &StoreView, paused: bool, widt
     } else {
         "▶"
     };
-    let back = if pos.can_rewind { "[ ] { }" } else { "] }" };
+    let back = if pos.can_rewind {
+        "[ ] { } < >"
+    } else {
+        "] } >"
+    };
     let Some(end) = pos.end_ms.filter(|e| *e > pos.first_ms) else {
         return format!(
             "{mark} {} played {back} seek",

@@ -165,12 +165,12 @@ fn header_line(wide: bool, events: bool, theme: &Theme) -> Line<'static> {
 const NARROW_BADGE: usize = 10;
 const WIDE_BADGE: usize = 16;
 
-/// A rule's name for the narrow diagnosis column: ten cells hold "? STARV 5s", not "STARVED".
+/// A rule's short name, for where its name does not fit: "? STARV 5s" in ten cells.
 fn short(rule: &str) -> String {
     match rule {
         "starved" => "STARV".into(),
         "transfer" => "XFER".into(),
-        "mem-growth" => "LEAK".into(),
+        "mem-growth" => "MEMGROW".into(),
         "mem-full" => "MEMFULL".into(),
         "idle-mem" => "IDLEMEM".into(),
         "powercap" => "PWRCAP".into(),
@@ -279,11 +279,14 @@ fn badge<'a>(dev: &DeviceHistory, obs: &StoreView, wide: bool, theme: &Theme) ->
     let index = dev.info.index;
     let now = dev.samples.latest().map_or(0, |s| s.t_ms);
     let worst = obs.findings().worst_on(index);
-    let name = |rule: &str| {
-        if wide {
-            rule.to_uppercase()
+    let width = if wide { WIDE_BADGE } else { NARROW_BADGE };
+    // The rule's own name where it fits ("! STARVED" in ten cells), else its short one.
+    let named = |marker: &str, rule: &str, extra: &str| {
+        let full = format!("{marker} {}{extra}", rule.to_uppercase());
+        if full.chars().count() <= width {
+            full
         } else {
-            short(rule)
+            format!("{marker} {}{extra}", short(rule))
         }
     };
     let finding = |f: &crate::rules::Finding| {
@@ -295,10 +298,11 @@ fn badge<'a>(dev: &DeviceHistory, obs: &StoreView, wide: bool, theme: &Theme) ->
         };
         // A finding whose symptom ended (kept open a while so it does not flap) says so, dim.
         if f.ended_ago_ms(now).is_some() {
-            return Span::styled(format!("{} ended", name(&f.rule)), theme.dim());
+            let text = named("", &f.rule, " ended");
+            return Span::styled(text.trim_start().to_string(), theme.dim());
         }
         Span::styled(
-            format!("{} {}{extra}", f.severity.marker(), name(&f.rule)),
+            named(f.severity.marker(), &f.rule, &extra),
             theme.severity(f.severity),
         )
     };
@@ -315,25 +319,19 @@ fn badge<'a>(dev: &DeviceHistory, obs: &StoreView, wide: bool, theme: &Theme) ->
     // A symptom present whose window has not run out is being timed, not fine.
     if let Some(w) = obs.findings().watching_on(index) {
         let held = now.saturating_sub(w.since_ms) / 1000;
-        let text = if wide {
-            let need = w.window_ms / 1000;
-            [
-                format!("? {}? {held}/{need}s", name(&w.rule)),
-                format!("? {} {held}/{need}s", short(&w.rule)),
-                format!("? {} {held}s", short(&w.rule)),
-            ]
-            .into_iter()
-            .find(|t| t.chars().count() <= WIDE_BADGE)
-            .unwrap_or_else(|| format!("? {}", short(&w.rule)))
-        } else {
-            // Ten cells: the seconds go before the name does.
-            let t = format!("?{} {held}s", name(&w.rule));
-            if t.chars().count() <= NARROW_BADGE {
-                t
-            } else {
-                format!("?{}", name(&w.rule))
-            }
-        };
+        let (need, full, short) = (w.window_ms / 1000, w.rule.to_uppercase(), short(&w.rule));
+        // The seconds go before the name does, the name's short form before the seconds.
+        let text = [
+            format!("? {full}? {held}/{need}s"),
+            format!("? {short} {held}/{need}s"),
+            format!("? {short} {held}s"),
+            format!("?{short} {held}s"),
+            format!("? {full}?"),
+            format!("? {short}"),
+        ]
+        .into_iter()
+        .find(|t| t.chars().count() <= width)
+        .unwrap_or_else(|| format!("?{short}"));
         return Span::styled(
             text,
             theme
