@@ -64,14 +64,16 @@ pub fn render(
         inner
     };
     let wide = inner.width >= 118;
+    // Narrow rows take 75 columns: from 93 the SM clock and PCIe link fit after them.
+    let links = wide || inner.width >= 93;
     // The clock events come whole or not at all: one letter past PCIE says nothing.
-    let events = inner.width >= 139;
+    let events = wide && inner.width >= 139;
     let mut lines = Vec::new();
     if compact && !fits {
         lines.push(band(obs, n, focused, theme));
     }
     // The column names are always there: a table of bars without them is a puzzle.
-    let header = header_line(wide, events, theme);
+    let header = header_line((wide, links, events), theme);
     lines.push(if compact && fits && focused {
         header.patch_style(theme.title())
     } else {
@@ -84,7 +86,7 @@ pub fn render(
         lines.push(row(
             dev,
             i == state.selected_gpu,
-            (wide, events),
+            (wide, links, events),
             obs,
             theme,
         ));
@@ -149,13 +151,12 @@ pub fn scroll_start(selected: usize, rows: usize, n: usize) -> usize {
     }
 }
 
-fn header_line(wide: bool, events: bool, theme: &Theme) -> Line<'static> {
-    let text = if wide && events {
-        "  # NAME         DIAGNOSIS        UTIL              POWER %TDP             MEMORY                  TEMP   SM CLK  PCIE   CLOCK EVENTS"
-    } else if wide {
-        "  # NAME         DIAGNOSIS        UTIL              POWER %TDP             MEMORY                  TEMP   SM CLK  PCIE"
-    } else {
-        "  # NAME  DIAGNOSIS  UTIL         POWER %TDP        MEMORY           TEMP"
+fn header_line((wide, links, events): (bool, bool, bool), theme: &Theme) -> Line<'static> {
+    let text = match (wide, links, events) {
+        (true, _, true) => "  # NAME         DIAGNOSIS        UTIL              POWER %TDP             MEMORY                  TEMP   SM CLK  PCIE   CLOCK EVENTS",
+        (true, _, false) => "  # NAME         DIAGNOSIS        UTIL              POWER %TDP             MEMORY                  TEMP   SM CLK  PCIE",
+        (false, true, _) => "  # NAME  DIAGNOSIS  UTIL         POWER %TDP        MEMORY           TEMP   SM CLK  PCIE",
+        (false, false, _) => "  # NAME  DIAGNOSIS  UTIL         POWER %TDP        MEMORY           TEMP",
     };
     Line::styled(text, theme.label())
 }
@@ -183,7 +184,7 @@ fn short(rule: &str) -> String {
 fn row<'a>(
     dev: &DeviceHistory,
     selected: bool,
-    (wide, events): (bool, bool),
+    (wide, links, events): (bool, bool, bool),
     obs: &StoreView,
     theme: &Theme,
 ) -> Line<'a> {
@@ -241,7 +242,7 @@ fn row<'a>(
         Span::raw(format!(" {} {mem_gib} ", pct(mem_pct))),
         Span::raw(s.temp_c.map_or(" –°C".into(), |t| format!("{t:>3.0}°C"))),
     ]);
-    if wide {
+    if links {
         spans.push(Span::raw(
             s.sm_clock_mhz
                 .map_or("        –".into(), |c| format!(" {c:>4}MHz")),
