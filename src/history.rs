@@ -260,14 +260,17 @@ impl History {
     #[must_use]
     pub fn trail(&self, device: u32, pid: u32) -> Option<&ProcessTrail> {
         self.trails
-            .iter()
-            .find(|t| t.pid == pid && t.device == device)
+            .binary_search_by_key(&(device, pid), |t| (t.device, t.pid))
+            .ok()
+            .map(|i| &self.trails[i])
     }
 
     /// Adds a point a second per process; allocates only when a new process appears.
     fn push_trails(&mut self, tick: &Tick) {
-        for (dev, reading) in self.devices.iter().zip(&tick.devices) {
-            for p in &reading.processes {
+        for dev in &self.devices {
+            // After `push`: the processes of this tick, whether it listed them or kept the
+            // previous tick's.
+            for p in &dev.processes {
                 let point = ProcessPoint {
                     t_ms: tick.t_ms,
                     sm_pct: p.sm_pct,
@@ -275,25 +278,31 @@ impl History {
                     cpu_pct: p.host.as_ref().and_then(|h| h.cpu_pct),
                 };
                 let device = dev.info.index;
+                // Kept sorted by (device, pid): a lookup per process per tick, not a scan of
+                // every trail (4096 processes made that 16 million comparisons a tick).
                 match self
                     .trails
-                    .iter_mut()
-                    .find(|t| t.pid == p.pid && t.device == device)
+                    .binary_search_by_key(&(device, p.pid), |t| (t.device, t.pid))
                 {
-                    Some(t) if t.points.latest().is_some_and(|l| tick.t_ms < l.t_ms + 1000) => {}
-                    Some(t) => {
-                        t.points.push(point);
-                        self.slow_changes += 1;
+                    Ok(i) => {
+                        let t = &mut self.trails[i];
+                        if t.points.latest().is_none_or(|l| tick.t_ms >= l.t_ms + 1000) {
+                            t.points.push(point);
+                            self.slow_changes += 1;
+                        }
                     }
-                    None => {
+                    Err(i) => {
                         self.slow_changes += 1;
                         let mut points = Ring::with_capacity(TRAIL_POINTS);
                         points.push(point);
-                        self.trails.push(ProcessTrail {
-                            pid: p.pid,
-                            device,
-                            points,
-                        });
+                        self.trails.insert(
+                            i,
+                            ProcessTrail {
+                                pid: p.pid,
+                                device,
+                                points,
+                            },
+                        );
                     }
                 }
             }
@@ -437,7 +446,7 @@ fn note_departures(
     t_ms: u64,
     out: &mut Vec<Departure>,
 ) {
-    if reading.status != DeviceStatus::Ok {
+    if reading.status != DeviceStatus::Ok || reading.same_processes {
         return;
     }
     let last_seen_ms = dev.samples.latest().map_or(t_ms, |s| s.t_ms);
@@ -475,6 +484,8 @@ impl DeviceHistory {
             }
         }
         self.status.clone_from(&reading.status);
-        self.processes.clone_from(&reading.processes);
+        if !reading.same_processes {
+            self.processes.clone_from(&reading.processes);
+        }
     }
 }

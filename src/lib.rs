@@ -39,6 +39,8 @@ pub mod source;
 pub mod stack;
 pub mod store;
 mod sys;
+/// For the tests that bound what a hostile input can cost: a child's peak memory.
+pub use sys::wait_peak_rss;
 pub mod text;
 pub mod tui;
 pub mod ui;

@@ -292,6 +292,10 @@ pub struct DeviceReading {
     pub sample: DeviceSample,
     pub processes: Vec<ProcessSample>,
     pub status: DeviceStatus,
+    /// The processes are those of the previous tick, not repeated in `processes` (a snapshot
+    /// played back has one list for its whole window): nothing to copy, nothing departed.
+    #[serde(skip)]
+    pub same_processes: bool,
 }
 
 /// Everything read in one tick, one reading per device in `DeviceInfo` order.

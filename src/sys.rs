@@ -118,6 +118,31 @@ pub fn raise_nofile_limit() -> u64 {
     lim.rlim_cur
 }
 
+/// Waits for `child` and returns how it exited with its peak resident memory in bytes
+/// (`wait4`'s `ru_maxrss`), which no `/proc` read can give once the process has ended. The
+/// child is reaped here: `Child::wait` must not be called after.
+pub fn wait_peak_rss(
+    child: &std::process::Child,
+) -> std::io::Result<(std::process::ExitStatus, u64)> {
+    use std::os::unix::process::ExitStatusExt as _;
+    let pid = libc::pid_t::try_from(child.id()).map_err(std::io::Error::other)?;
+    let mut status = 0;
+    // SAFETY: zeroed rusage is a valid value for wait4 to fill.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: pointers to locals that live across the call.
+        let rc = unsafe { libc::wait4(pid, &raw mut status, 0, &raw mut ru) };
+        if rc == pid {
+            let kib = u64::try_from(ru.ru_maxrss).unwrap_or(0);
+            return Ok((std::process::ExitStatus::from_raw(status), kib * 1024));
+        }
+        let e = std::io::Error::last_os_error();
+        if e.kind() != std::io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

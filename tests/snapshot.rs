@@ -512,8 +512,10 @@ fn a_snapshot_carries_versions_settings_and_the_pod_and_replays_them() {
     let path = dir.path().join("s.json");
     std::fs::write(&path, &json).unwrap();
     let mut src = ReplaySource::open(&path, f64::INFINITY).unwrap();
-    let last = src.read_all().unwrap().pop().unwrap();
-    let h = last.devices[0].processes[0].host.as_ref().unwrap();
+    let ticks = src.read_all().unwrap();
+    // One list of processes for the window: on the first tick, the others keep it.
+    assert!(ticks[1..].iter().all(|t| t.devices[0].same_processes));
+    let h = ticks[0].devices[0].processes[0].host.as_ref().unwrap();
     assert_eq!(
         h.software.as_ref().unwrap().frameworks[0].version,
         "2.11.0+cu130"

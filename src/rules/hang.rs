@@ -176,20 +176,12 @@ impl Rank<'_> {
 /// newest stacks.
 fn ranks_with_stacks<'a>(c: &'a Ctx) -> Vec<Rank<'a>> {
     let mut out: Vec<Rank> = Vec::new();
+    let jobs = JobIndex::of(c.dev);
+    let mut taken = std::collections::HashSet::new();
     for d in &c.all.devices {
         for q in &d.processes {
-            let h = q.host.as_ref();
-            let mine = d.info.index == c.dev.info.index
-                || c.dev.processes.iter().any(|p| {
-                    p.pid != q.pid
-                        && same_job(
-                            p,
-                            h.and_then(|h| h.job.as_ref()),
-                            q.pid,
-                            h.and_then(|h| h.ppid),
-                        )
-                });
-            if mine && !out.iter().any(|r| r.process.pid == q.pid) {
+            let mine = d.info.index == c.dev.info.index || jobs.has_a_rank_with(q, c.dev);
+            if mine && taken.insert(q.pid) {
                 out.push(Rank {
                     device: d.info.index,
                     process: q,
@@ -377,12 +369,13 @@ fn lost_rank(c: &Ctx) -> Option<Culprit> {
 
 /// Another GPU of the same job that is idle while this one spins, and its process.
 fn straggler(c: &Ctx, w: u64) -> Option<Culprit> {
+    let jobs = JobIndex::of(c.dev);
     c.all
         .devices
         .iter()
         .filter(|d| d.info.index != c.dev.info.index)
         .find_map(|d| {
-            let p = ranks_of_same_job(c.dev, d)?;
+            let p = d.processes.iter().find(|q| jobs.has_a_rank_with(q, c.dev))?;
             let util = Stats::of(d.samples.last(w).filter_map(|s| s.util_gpu_pct));
             if util.n == 0 || util.median >= 5.0 {
                 return None;
@@ -410,23 +403,82 @@ fn straggler(c: &Ctx, w: u64) -> Option<Culprit> {
         })
 }
 
-/// The process on `other` that is a rank of one of `this` device's jobs.
-fn ranks_of_same_job<'a>(
-    this: &DeviceHistory,
-    other: &'a DeviceHistory,
-) -> Option<&'a ProcessSample> {
-    other.processes.iter().find(|q| {
+/// A GPU's processes as `same_job` matches them, indexed: a lookup per other process instead
+/// of a comparison with each (4096 processes made the hang rule 290 s of a 300 s replay).
+/// Sorted vectors, not hash sets: built once a check, read by binary search.
+struct JobIndex<'a> {
+    /// Job keys of processes with a job.
+    keys: Vec<&'a str>,
+    /// Parents (pid > 1) and pids of processes without a job, and of all of them.
+    parents_unjobbed: Vec<u32>,
+    pids_unjobbed: Vec<u32>,
+    parents: Vec<u32>,
+    pids: Vec<u32>,
+}
+
+fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+impl<'a> JobIndex<'a> {
+    fn of(dev: &'a DeviceHistory) -> Self {
+        let (mut keys, mut parents_unjobbed, mut pids_unjobbed, mut parents, mut pids) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for p in &dev.processes {
+            let Some(h) = p.host.as_ref() else { continue };
+            let parent = h.ppid.filter(|pp| *pp > 1);
+            pids.push(p.pid);
+            parents.extend(parent);
+            if let Some(j) = &h.job {
+                keys.push(j.key.as_str());
+            } else {
+                pids_unjobbed.push(p.pid);
+                parents_unjobbed.extend(parent);
+            }
+        }
+        JobIndex {
+            keys: sorted(keys),
+            parents_unjobbed: sorted(parents_unjobbed),
+            pids_unjobbed: sorted(pids_unjobbed),
+            parents: sorted(parents),
+            pids: sorted(pids),
+        }
+    }
+
+    /// True when some process of the indexed GPU other than `q` itself is of `q`'s job, as
+    /// `same_job` says.
+    fn has_a_rank_with(&self, q: &ProcessSample, dev: &DeviceHistory) -> bool {
         let h = q.host.as_ref();
-        this.processes.iter().any(|p| {
-            p.pid != q.pid
-                && same_job(
-                    p,
-                    h.and_then(|h| h.job.as_ref()),
-                    q.pid,
-                    h.and_then(|h| h.ppid),
-                )
-        })
-    })
+        if self.pids.binary_search(&q.pid).is_ok() {
+            // The same process on two GPUs matches itself here: ask the others one by one
+            // (rare: one process with contexts on several GPUs).
+            return dev.processes.iter().any(|p| {
+                p.pid != q.pid
+                    && same_job(
+                        p,
+                        h.and_then(|h| h.job.as_ref()),
+                        q.pid,
+                        h.and_then(|h| h.ppid),
+                    )
+            });
+        }
+        let parent = h.and_then(|h| h.ppid).filter(|pp| *pp > 1);
+        let family = |parents: &[u32], pids: &[u32]| {
+            parent.is_some_and(|pp| {
+                parents.binary_search(&pp).is_ok() || pids.binary_search(&pp).is_ok()
+            }) || parents.binary_search(&q.pid).is_ok()
+        };
+        match h.and_then(|h| h.job.as_ref()) {
+            // Two processes with jobs match by key alone; one without a job by family.
+            Some(j) => {
+                self.keys.binary_search(&j.key.as_str()).is_ok()
+                    || family(&self.parents_unjobbed, &self.pids_unjobbed)
+            }
+            None => family(&self.parents, &self.pids),
+        }
+    }
 }
 
 /// "util 100 % throughout the last 25 s", or "util ≥ 97 % over the last …" when it was not

@@ -439,7 +439,10 @@ pub(crate) fn pending_in(list: &[Judging]) -> impl Iterator<Item = &Judging> {
 /// When each process was first seen on a device, to tell start-up from steady state.
 #[derive(Debug, Clone, Default)]
 struct Arrivals {
+    /// (pid, when it arrived), sorted by pid.
     seen: Vec<(u32, u64)>,
+    /// The pids of the latest evaluation, sorted (kept to be reused, not reallocated).
+    present: Vec<u32>,
 }
 
 /// Evaluates every rule on every device, with hysteresis and one cause per GPU.
@@ -773,24 +776,32 @@ impl Engine {
         let grace = ms(self.thresholds.startup_grace);
         let needed_ms = self.cause_window_ms();
         let first_ms = dev.samples.iter().next().map_or(now_ms, |s| s.t_ms);
-        let seen = &mut self.arrivals[i].seen;
-        seen.retain(|(pid, _)| dev.processes.iter().any(|p| p.pid == *pid));
+        let Arrivals { seen, present } = &mut self.arrivals[i];
+        // By binary search on sorted pids: with thousands of processes a scan of each list
+        // for each process was most of a replay's time.
+        present.clear();
+        present.extend(dev.processes.iter().map(|p| p.pid));
+        present.sort_unstable();
+        seen.retain(|(pid, _)| present.binary_search(pid).is_ok());
         for p in &dev.processes {
-            if seen.iter().any(|(pid, _)| *pid == p.pid) {
+            let Err(at) = seen.binary_search_by_key(&p.pid, |(pid, _)| *pid) else {
                 continue;
-            }
+            };
             // A process already running when watching began, and started long enough before,
             // is past its start-up: attaching to a running job judges it at once.
             let started = p.host.as_ref().and_then(|h| h.started_ms);
             let at_start = now_ms == first_ms && started.is_some_and(|s| s + grace <= first_ms);
-            seen.push((
-                p.pid,
-                if at_start {
-                    first_ms.saturating_sub(grace)
-                } else {
-                    now_ms
-                },
-            ));
+            seen.insert(
+                at,
+                (
+                    p.pid,
+                    if at_start {
+                        first_ms.saturating_sub(grace)
+                    } else {
+                        now_ms
+                    },
+                ),
+            );
         }
         // Windows never reach back before the newest process arrived: what the GPU did before
         // (idle, another job) says nothing about it. Its first `startup_grace` is "starting";

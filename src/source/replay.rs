@@ -56,8 +56,8 @@ pub enum ReplayError {
 pub struct ReplaySource {
     header: Header,
     lines: Box<dyn BufRead + Send>,
-    /// Ticks of a snapshot, already in memory (then `lines` is empty).
-    queued: std::collections::VecDeque<Tick>,
+    /// A snapshot's window, played a tick at a time (then `lines` is empty).
+    play: Option<SnapshotPlay>,
     path: PathBuf,
     line_no: usize,
     buf: String,
@@ -77,8 +77,12 @@ pub const MAX_PROCESSES: usize = 4096;
 
 /// The longest line a recording may have: a tick of 64 GPUs with their processes is ~1 MiB.
 pub const MAX_LINE_BYTES: usize = 16 << 20;
+/// The most GPU readings (ticks × GPUs) a snapshot may hold: 15 minutes of 64 GPUs at 250 ms
+/// is 230 400. GPUs sampled at times of their own would make every distinct time a tick of
+/// every GPU; this bounds the work a hostile file can ask for.
+pub const MAX_SNAPSHOT_READINGS: usize = 4 << 20;
 /// The largest snapshot gpuwatch reads (the JSON text, decompressed).
-pub const MAX_SNAPSHOT_BYTES: u64 = 512 << 20;
+pub const MAX_SNAPSHOT_BYTES: u64 = 256 << 20;
 /// A gzip stream may expand at most this many times (recordings compress 10-20×; a
 /// decompression bomb, a thousand).
 pub const MAX_GZIP_RATIO: u64 = 200;
@@ -197,7 +201,22 @@ impl ReplaySource {
                 snap.devices.len()
             )));
         }
-        Ok(Self::from_snapshot(&snap, path))
+        let processes: usize = snap.devices.iter().map(|d| d.processes.len()).sum();
+        if processes > MAX_PROCESSES {
+            return Err(not(format!(
+                "{processes} GPU processes, more than the {MAX_PROCESSES} gpuwatch reads"
+            )));
+        }
+        let play = SnapshotPlay::new(snap);
+        let readings = play.times.len().saturating_mul(play.snap.devices.len());
+        if readings > MAX_SNAPSHOT_READINGS {
+            return Err(not(format!(
+                "{} moments of {} GPUs ({readings} readings), more than the {MAX_SNAPSHOT_READINGS} gpuwatch plays",
+                play.times.len(),
+                play.snap.devices.len()
+            )));
+        }
+        Ok(Self::playing(play, path))
     }
 
     /// Reads the header from `reader`; `path` is only used in messages.
@@ -227,7 +246,7 @@ impl ReplaySource {
         Ok(ReplaySource {
             header,
             lines,
-            queued: std::collections::VecDeque::default(),
+            play: None,
             path: path.to_path_buf(),
             line_no: 1,
             buf: String::new(),
@@ -243,16 +262,20 @@ impl ReplaySource {
     /// snapshot was taken.
     #[must_use]
     pub fn from_snapshot(s: &Snapshot, path: &Path) -> Self {
+        Self::playing(SnapshotPlay::new(s.clone()), path)
+    }
+
+    fn playing(play: SnapshotPlay, path: &Path) -> Self {
         let speed = f64::INFINITY;
+        let s = &play.snap;
         let infos: Vec<DeviceInfo> = s.devices.iter().map(|d| d.info.clone()).collect();
         let mut header = Header::new(&s.system, &infos, s.interval_ms);
         header.gpuwatch_version.clone_from(&s.gpuwatch_version);
-        let queued: std::collections::VecDeque<Tick> = snapshot_ticks(s).into();
         ReplaySource {
             header,
             lines: Box::new(std::io::empty()),
-            end_ms: queued.back().map(|t| t.t_ms),
-            queued,
+            end_ms: play.times.last().copied(),
+            play: Some(play),
             path: path.to_path_buf(),
             line_no: 0,
             buf: String::new(),
@@ -278,9 +301,8 @@ impl ReplaySource {
     }
 
     fn next_tick(&mut self, tick: &mut Tick) -> Result<bool, ReplayError> {
-        if let Some(t) = self.queued.pop_front() {
-            *tick = t;
-            return Ok(true);
+        if let Some(play) = self.play.as_mut() {
+            return Ok(play.next_tick(tick));
         }
         loop {
             self.buf.clear();
@@ -583,53 +605,79 @@ fn last_tick_ms(path: &Path) -> Option<u64> {
 }
 /// The snapshot's window as ticks, oldest first, for the replay source. Processes, known only
 /// at the newest sample, are attached to every tick so the screen and the rules see them.
-fn snapshot_ticks(s: &Snapshot) -> Vec<Tick> {
-    let mut times: Vec<u64> = s
-        .devices
-        .iter()
-        .flat_map(|d| d.samples.iter().map(|x| x.t_ms))
-        .collect();
-    times.sort_unstable();
-    times.dedup();
-    let mut cursors = vec![0usize; s.devices.len()];
-    let mut ticks: Vec<Tick> = times
-        .into_iter()
-        .map(|t| Tick {
-            t_ms: t,
-            devices: s
-                .devices
-                .iter()
-                .zip(cursors.iter_mut())
-                .map(|(d, c)| {
-                    while *c + 1 < d.samples.len() && d.samples[*c + 1].t_ms <= t {
-                        *c += 1;
-                    }
-                    let sample = d
-                        .samples
-                        .get(*c)
-                        .copied()
-                        .filter(|x| x.t_ms <= t)
-                        .unwrap_or(DeviceSample {
-                            t_ms: t,
-                            ..Default::default()
-                        });
-                    DeviceReading {
-                        sample: DeviceSample { t_ms: t, ..sample },
-                        processes: d.processes.clone(),
-                        status: DeviceStatus::Ok,
-                    }
-                })
-                .collect(),
-            stacks: Vec::new(),
-        })
-        .collect();
-    // Each burst rides on the first tick at or after it was read, as it came live.
-    for b in &s.stacks {
-        if let Some(t) = ticks.iter_mut().find(|t| t.t_ms >= b.t_ms) {
-            t.stacks.push(b.clone());
+/// A snapshot's window played a tick at a time: one tick per distinct sample time, each GPU's
+/// latest sample at or before it. Made as they are played, so memory holds the snapshot and
+/// one tick, not every tick with its own copy of every process (a 35 KB gzipped snapshot once
+/// took 4.3 GB that way).
+struct SnapshotPlay {
+    snap: Snapshot,
+    times: Vec<u64>,
+    next: usize,
+    cursors: Vec<usize>,
+}
+
+impl SnapshotPlay {
+    fn new(mut snap: Snapshot) -> Self {
+        let mut times: Vec<u64> = snap
+            .devices
+            .iter()
+            .flat_map(|d| d.samples.iter().map(|x| x.t_ms))
+            .collect();
+        times.sort_unstable();
+        times.dedup();
+        // Each burst rides on the first tick at or after it was read, as it came live.
+        snap.stacks.sort_by_key(|b| b.t_ms);
+        let cursors = vec![0; snap.devices.len()];
+        SnapshotPlay {
+            snap,
+            times,
+            next: 0,
+            cursors,
         }
     }
-    ticks
+
+    fn next_tick(&mut self, tick: &mut Tick) -> bool {
+        let Some(&t) = self.times.get(self.next) else {
+            return false;
+        };
+        let last = self.next + 1 == self.times.len();
+        let first = self.next == 0;
+        let prev = self.next.checked_sub(1).map(|i| self.times[i]);
+        self.next += 1;
+        tick.t_ms = t;
+        tick.devices.clear();
+        for (d, c) in self.snap.devices.iter().zip(self.cursors.iter_mut()) {
+            while *c + 1 < d.samples.len() && d.samples[*c + 1].t_ms <= t {
+                *c += 1;
+            }
+            let sample = d
+                .samples
+                .get(*c)
+                .copied()
+                .filter(|x| x.t_ms <= t)
+                .unwrap_or_default();
+            // The processes, one list for the window, ride on its first tick only.
+            tick.devices.push(DeviceReading {
+                sample: DeviceSample { t_ms: t, ..sample },
+                processes: if first {
+                    d.processes.clone()
+                } else {
+                    Vec::new()
+                },
+                status: DeviceStatus::Ok,
+                same_processes: !first,
+            });
+        }
+        tick.stacks.clear();
+        tick.stacks.extend(
+            self.snap
+                .stacks
+                .iter()
+                .filter(|b| prev.is_none_or(|p| b.t_ms > p) && (b.t_ms <= t || last))
+                .cloned(),
+        );
+        true
+    }
 }
 
 #[cfg(test)]
