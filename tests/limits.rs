@@ -121,3 +121,78 @@ fn gpus_sampled_apart_cannot_ask_for_billions_of_readings() {
     assert!(err.contains("readings), more than the"), "{err}");
     assert!(rss < RSS_BOUND_MIB, "{rss} MiB");
 }
+
+fn run(args: &[&std::ffi::OsStr]) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A time of `u64::MAX` once gave a critical "hang for 25 s" out of no data, and a temperature
+/// of 3.4e38 printed as a 39-digit number of degrees: such lines are refused, named.
+#[test]
+fn impossible_times_and_values_are_refused_with_the_line_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("r.jsonl");
+    let (code, err) = run(&[
+        "record".as_ref(),
+        "--demo=hang".as_ref(),
+        "--fast".as_ref(),
+        "--duration".as_ref(),
+        "5s".as_ref(),
+        "-o".as_ref(),
+        rec.as_os_str(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&rec).unwrap();
+    let edit = |line: usize, f: &dyn Fn(&mut serde_json::Value)| {
+        let lines: Vec<String> = text
+            .lines()
+            .enumerate()
+            .map(|(i, l)| {
+                if i + 1 == line {
+                    let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                    f(&mut v);
+                    v.to_string()
+                } else {
+                    l.to_string()
+                }
+            })
+            .collect();
+        let path = dir.path().join(format!("bad{line}.jsonl"));
+        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+        path
+    };
+    let umax = edit(5, &|v| v["t_ms"] = serde_json::json!(u64::MAX));
+    let (code, err) = run(&["diagnose".as_ref(), "--replay".as_ref(), umax.as_os_str()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(":5:") && err.contains("18446744073709551615 ms is after the year 2100"),
+        "{err}"
+    );
+    let hot = edit(7, &|v| {
+        v["devices"][0]["sample"]["temp_c"] = serde_json::json!(3.4e38);
+    });
+    let (code, err) = run(&["diagnose".as_ref(), "--replay".as_ref(), hot.as_os_str()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(":7:") && err.contains("temp_c") && err.contains("impossible"),
+        "{err}"
+    );
+    // A snapshot: the GPU and the sample are named.
+    let mut s = example();
+    s.devices[0].samples[3].util_gpu_pct = Some(250.0);
+    let snap = dir.path().join("s.json");
+    std::fs::write(&snap, to_json(&s)).unwrap();
+    let (code, err) = run(&["diagnose".as_ref(), "--replay".as_ref(), snap.as_os_str()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("GPU 0's sample 4 of") && err.contains("util_gpu_pct 250%"),
+        "{err}"
+    );
+}

@@ -201,6 +201,21 @@ impl ReplaySource {
                 snap.devices.len()
             )));
         }
+        for d in &snap.devices {
+            if let Some((i, why)) = d
+                .samples
+                .iter()
+                .enumerate()
+                .find_map(|(i, s)| Some((i, s.impossible()?)))
+            {
+                return Err(not(format!(
+                    "GPU {}'s sample {} of {}: {why}",
+                    d.info.index,
+                    i + 1,
+                    d.samples.len()
+                )));
+            }
+        }
         let processes: usize = snap.devices.iter().map(|d| d.processes.len()).sum();
         if processes > MAX_PROCESSES {
             return Err(not(format!(
@@ -344,6 +359,18 @@ impl ReplaySource {
     }
 
     fn accept(&self, t: Tick, tick: &mut Tick) -> Result<(), ReplayError> {
+        let impossible = std::iter::once(t.t_ms)
+            .filter(|&ms| ms > crate::model::LATEST_PLAUSIBLE_MS)
+            .map(|ms| format!("time {ms} ms is after the year 2100"))
+            .chain(t.devices.iter().filter_map(|d| d.sample.impossible()))
+            .next();
+        if let Some(reason) = impossible {
+            return Err(ReplayError::Corrupt {
+                path: self.path.clone(),
+                line: self.line_no,
+                reason,
+            });
+        }
         if let Some(d) = t.devices.iter().find(|d| d.processes.len() > MAX_PROCESSES) {
             return Err(ReplayError::Corrupt {
                 path: self.path.clone(),
