@@ -145,7 +145,7 @@ pub fn record(
         "recording {} GPU(s) every {} to {}{}",
         header.devices.len(),
         humantime::format_duration(interval),
-        out.display(),
+        crate::text::printable(&out.display().to_string()),
         if fast { "" } else { " (Ctrl-C stops)" }
     );
     let plan = Plan {
@@ -159,7 +159,11 @@ pub fn record(
         }
         Ok(rec.write(taken.tick)?)
     })?;
-    eprintln!("wrote {} ticks to {}", ran.ticks, out.display());
+    eprintln!(
+        "wrote {} ticks to {}",
+        ran.ticks,
+        crate::text::printable(&out.display().to_string())
+    );
     Ok(())
 }
 
@@ -283,7 +287,16 @@ pub fn snapshot(source: Box<dyn Source>, config: &Config, args: &SnapshotArgs) -
         "gpuwatch-snapshot-{}.{ext}",
         crate::text::stamp(snap.taken_at_ms)
     ));
-    let path = args.output.unwrap_or(&default);
+    // `-o DIR`: the default name inside it (it once wrote DIR-1 beside it).
+    let inside;
+    let path = match args.output {
+        Some(dir) if dir.is_dir() => {
+            inside = dir.join(&default);
+            inside.as_path()
+        }
+        Some(p) => p,
+        None => &default,
+    };
     let bytes = if args.markdown {
         text.into_bytes()
     } else {
@@ -302,13 +315,17 @@ pub fn snapshot(source: Box<dyn Source>, config: &Config, args: &SnapshotArgs) -
     let renamed = if written == path {
         String::new()
     } else {
-        format!(" ({} exists; snapshots never overwrite)", path.display())
+        format!(
+            " ({} exists; snapshots never overwrite)",
+            crate::text::printable(&path.display().to_string())
+        )
     };
     eprintln!(
         "snapshot of {} GPU(s), {} s, {found} finding(s) written to {}{renamed}",
         snap.devices.len(),
         snap.window_ms / 1000,
-        written.display()
+        // A name holding ESC is shown, not obeyed by the terminal.
+        crate::text::printable(&written.display().to_string())
     );
     Ok(())
 }

@@ -18,7 +18,10 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => ExitCode::from(code as u8),
         Err(e) => {
-            eprintln!("gpuwatch: {}", own_demo(&message(&e), sub.as_deref()));
+            // Paths and names in it came from the command line or a file: shown, never obeyed
+            // as escape sequences.
+            let text = own_demo(&message(&e), sub.as_deref());
+            eprintln!("gpuwatch: {}", gpuwatch::text::printable(&text));
             ExitCode::from(2)
         }
     }

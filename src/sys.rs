@@ -71,6 +71,40 @@ pub fn die_on_broken_pipe() {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
 }
 
+/// The order of the job-control signals last delivered: a sequence number each, written in
+/// the handlers (atomics are async-signal-safe).
+static JOB_SIGNALS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static LAST_TSTP: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static LAST_CONT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Numbers each SIGTSTP and SIGCONT as it is delivered, beside the handlers tokio has (the
+/// registry runs them all). Tokio's streams say that a signal came, not in which order: after
+/// 30 quick TSTP/CONT pairs ending with CONT, a TSTP still queued stopped the monitor for good.
+pub fn order_job_signals() -> std::io::Result<()> {
+    use std::sync::atomic::Ordering::SeqCst;
+    let mark = |last: &'static std::sync::atomic::AtomicU64| {
+        move || last.store(JOB_SIGNALS.fetch_add(1, SeqCst) + 1, SeqCst)
+    };
+    // SAFETY: the actions only touch atomics, which is async-signal-safe.
+    unsafe {
+        signal_hook_registry::register(libc::SIGTSTP, mark(&LAST_TSTP))?;
+        signal_hook_registry::register(libc::SIGCONT, mark(&LAST_CONT))?;
+    }
+    Ok(())
+}
+
+/// True when a SIGCONT was delivered after the last SIGTSTP: a stop asked for was taken back,
+/// and stopping now would leave the process stopped with nobody to continue it.
+pub fn continued_after_stop_request() -> bool {
+    use std::sync::atomic::Ordering::SeqCst;
+    LAST_CONT.load(SeqCst) > LAST_TSTP.load(SeqCst)
+}
+
+/// The sequence number of the last SIGCONT delivered (0: none since `order_job_signals`).
+pub fn last_continue() -> u64 {
+    LAST_CONT.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 /// Stops this process until SIGCONT (the shell's `fg`): SIGSTOP cannot be caught.
 pub fn stop_self() {
     // SAFETY: raise(2) has no preconditions.

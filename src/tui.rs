@@ -107,12 +107,29 @@ pub struct Session {
 /// Gives the terminal back (cooked mode, main screen, cursor, no mouse reporting), stops the
 /// process, and on SIGCONT takes the terminal again. The caller redraws the whole screen.
 fn suspend_to_shell() -> Result<()> {
+    let asked = crate::sys::last_continue();
     restore_terminal();
-    // Returns only once the shell continues the process (`fg`).
-    crate::sys::stop_self();
+    // A SIGCONT while the terminal was being given back took the stop back: stopping after it
+    // would wait for a CONT that already came. Else this returns once the shell continues the
+    // process (`fg`).
+    if crate::sys::last_continue() == asked {
+        crate::sys::stop_self();
+    }
     enable_raw_mode().context("the terminal refused raw mode after resuming")?;
     take_terminal().context("taking the terminal again after resuming")?;
     Ok(())
+}
+
+/// Only with a real terminal: catching SIGTSTP replaces the default stop, which must then be
+/// done by hand, after the terminal is given back.
+fn stop_signals(session: &Session) -> Result<Option<tokio::signal::unix::Signal>> {
+    if session.suspend.is_none() {
+        return Ok(None);
+    }
+    crate::sys::order_job_signals()?;
+    Ok(Some(tokio::signal::unix::signal(
+        tokio::signal::unix::SignalKind::from_raw(libc::SIGTSTP),
+    )?))
 }
 
 /// How the monitor draws: from `--history`, `--fps`, `--color` and `--no-mouse`.
@@ -225,12 +242,7 @@ where
     let mut term = signal(SignalKind::terminate())?;
     let mut hup = signal(SignalKind::hangup())?;
     let mut int = signal(SignalKind::interrupt())?;
-    // Only with a real terminal: catching SIGTSTP replaces the default stop, which must then
-    // be done by hand, after the terminal is given back.
-    let mut tstp = match session.suspend {
-        Some(_) => Some(signal(SignalKind::from_raw(libc::SIGTSTP))?),
-        None => None,
-    };
+    let mut tstp = stop_signals(session)?;
     // The screen's copy of the store, brought up to date before each redraw caused by data;
     // while paused it is left as it was.
     let mut view = StoreView::default();
@@ -273,7 +285,15 @@ where
             _ = term.recv() => return Ok(()),
             _ = hup.recv() => return Ok(()),
             _ = int.recv() => return Ok(()),
-            Some(()) = async { tstp.as_mut()?.recv().await } => Some(Action::Key(Key::Ctrl('z'))),
+            Some(()) = async { tstp.as_mut()?.recv().await } => {
+                // A SIGCONT since the last SIGTSTP took the stop back (a storm of pairs ends
+                // with CONT): stopping now would stay stopped.
+                if crate::sys::continued_after_stop_request() {
+                    dirty = true;
+                    continue;
+                }
+                Some(Action::Key(Key::Ctrl('z')))
+            }
         };
         let Some(action) = action else {
             dirty = true; // resize or focus change: redraw

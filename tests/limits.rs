@@ -196,3 +196,77 @@ fn impossible_times_and_values_are_refused_with_the_line_named() {
         "{err}"
     );
 }
+
+/// The smaller items: a UTF-8 byte-order mark is read past, `record --force` onto a link
+/// replaces the link and leaves its target alone, `snapshot -o DIR` writes into DIR, and a
+/// name holding ESC is echoed as `�`.
+#[test]
+fn a_bom_a_link_a_directory_and_an_escape_in_a_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let rec = d.join("r.jsonl");
+    let gw = |args: &[&std::ffi::OsStr]| run(args);
+    let (code, err) = gw(&[
+        "record".as_ref(),
+        "--demo=hang".as_ref(),
+        "--fast".as_ref(),
+        "--duration".as_ref(),
+        "5s".as_ref(),
+        "-o".as_ref(),
+        rec.as_os_str(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let bom = d.join("bom.jsonl");
+    let mut text = b"\xEF\xBB\xBF".to_vec();
+    text.extend(std::fs::read(&rec).unwrap());
+    std::fs::write(&bom, text).unwrap();
+    let (code, err) = gw(&["diagnose".as_ref(), "--replay".as_ref(), bom.as_os_str()]);
+    assert!([0, 1, 3].contains(&code), "read past the mark: {err}");
+
+    let precious = d.join("precious.txt");
+    std::fs::write(&precious, "keep me").unwrap();
+    let link = d.join("link.jsonl");
+    std::os::unix::fs::symlink(&precious, &link).unwrap();
+    let (code, err) = gw(&[
+        "record".as_ref(),
+        "--demo".as_ref(),
+        "--fast".as_ref(),
+        "--duration".as_ref(),
+        "2s".as_ref(),
+        "--force".as_ref(),
+        "-o".as_ref(),
+        link.as_os_str(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "keep me");
+    assert!(!std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+
+    let out = d.join("snaps");
+    std::fs::create_dir(&out).unwrap();
+    let (code, err) = gw(&[
+        "snapshot".as_ref(),
+        "--demo".as_ref(),
+        "-o".as_ref(),
+        out.as_os_str(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let inside: Vec<_> = std::fs::read_dir(&out).unwrap().collect();
+    assert_eq!(inside.len(), 1, "{err}");
+    assert!(!d.join("snaps-1").exists());
+
+    let named = d.join("a\x1b[2Jb.json");
+    let (code, err) = gw(&[
+        "snapshot".as_ref(),
+        "--demo".as_ref(),
+        "-o".as_ref(),
+        named.as_os_str(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !err.contains('\x1b') && err.contains("a\u{fffd}[2Jb.json"),
+        "{err:?}"
+    );
+}

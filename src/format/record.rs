@@ -64,9 +64,18 @@ impl Recorder {
         let mut opts = OpenOptions::new();
         opts.write(true);
         if overwrite {
+            // --force replaces the file named, never what a link there points to (a link to
+            // someone's data would have been truncated): the link goes, a new file comes.
+            if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+                std::fs::remove_file(path).map_err(io)?;
+            }
             opts.create(true).truncate(true);
         } else {
             opts.create_new(true);
+        }
+        {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            opts.custom_flags(libc::O_NOFOLLOW);
         }
         let file = opts.open(path).map_err(|e| {
             if e.kind() == std::io::ErrorKind::AlreadyExists {

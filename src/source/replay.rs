@@ -128,6 +128,10 @@ impl ReplaySource {
         let mut lines = BufReader::new(input);
         let mut first = String::new();
         read_bounded_line(&mut lines, &mut first, path, 1)?;
+        // A UTF-8 byte-order mark (an editor on Windows saved it) is not part of the JSON.
+        if let Some(rest) = first.strip_prefix('\u{feff}') {
+            first = rest.to_string();
+        }
         if first.trim().is_empty() {
             return Err(ReplayError::Empty {
                 path: path.to_path_buf(),
