@@ -305,6 +305,63 @@ fn hostile_process_names_cannot_forge_series() {
     assert!(samples > 50, "{samples} samples");
 }
 
+/// A real Prometheus scrapes the hostile exposition (served as it is, over HTTP, by a few
+/// lines here): the scrape succeeds, no series is forged, and the name reads back whole.
+#[test]
+#[ignore = "needs Debian's prometheus package (prometheus, promtool): .ci/run installs it"]
+fn a_real_prometheus_ingests_hostile_process_names() {
+    use std::io::Read as _;
+    let prometheus = require("prometheus");
+    let body = hostile_exposition();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let target = listener.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for mut conn in listener.incoming().flatten() {
+            let mut head = [0u8; 4096];
+            let _ = conn.read(&mut head);
+            let _ = write!(
+                conn,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let prom = format!("127.0.0.1:{port}");
+    std::fs::write(
+        dir.path().join("prometheus.yml"),
+        format!(
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: hostile\n    static_configs:\n      - targets: ['{target}']\n"
+        ),
+    )
+    .unwrap();
+    let _p = start_prometheus(&prometheus, dir.path(), &prom);
+    let query = |q: &str| -> Option<serde_json::Value> {
+        let (code, body) = get(&prom, &format!("/api/v1/query?query={q}"))?;
+        (code == 200).then(|| serde_json::from_str(&body).ok())?
+    };
+    let names = wait_until(60, || {
+        let v = query("gpuwatch_process_gpu_memory_bytes")?;
+        let names: Vec<String> = v["data"]["result"]
+            .as_array()?
+            .iter()
+            .filter_map(|r| Some(r["metric"]["process_name"].as_str()?.to_string()))
+            .collect();
+        (!names.is_empty()).then_some(names)
+    })
+    .expect("Prometheus ingested the process series within 60 s");
+    assert!(names.iter().all(|n| n == "a\"} 1\nup 0\n#\\"), "{names:?}");
+    let up = query("up").unwrap();
+    let ups = up["data"]["result"].as_array().unwrap();
+    assert_eq!(ups.len(), 1, "one up series, none forged: {ups:?}");
+    assert_eq!(ups[0]["value"][1], "1", "the scrape succeeded: {ups:?}");
+}
+
 /// promtool reads the hostile exposition as the same series, without an error.
 #[test]
 #[ignore = "needs Debian's prometheus package (prometheus, promtool): .ci/run installs it"]
