@@ -231,41 +231,6 @@ fn sigtstp_gives_the_terminal_back_and_sigcont_takes_it_again() {
     assert!(screen.contains("gpuwatch-exit=0"), "{screen}");
 }
 
-/// Thirty TSTP/CONT pairs sent as fast as kill(2) goes, CONT last: the monitor ends running
-/// with the terminal taken again, five times out of five (it ended stopped in 5 of 5 before
-/// the signals were ordered), and a later single TSTP still stops it.
-#[test]
-#[ignore = "needs tmux: .ci/run installs it"]
-fn a_storm_of_stops_and_continues_ending_with_continue_leaves_it_running() {
-    common::require("tmux");
-    let (t, pid) = demo_with_pid("tstp-storm");
-    let state = || {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-        stat.rsplit(") ").next().unwrap().chars().next().unwrap()
-    };
-    for trial in 0..5 {
-        for _ in 0..30 {
-            signal(pid, libc::SIGTSTP);
-            signal(pid, libc::SIGCONT);
-        }
-        sleep(Duration::from_millis(1500));
-        assert_ne!(state(), 'T', "trial {trial}: left stopped");
-        t.wait_alternate(true);
-        assert!(
-            t.alternate_screen(),
-            "trial {trial}: the monitor has the terminal"
-        );
-    }
-    signal(pid, libc::SIGTSTP);
-    t.wait_alternate(false);
-    assert_eq!(state(), 'T', "a TSTP alone still stops it");
-    signal(pid, libc::SIGCONT);
-    t.wait_for("GPUs (1)");
-    t.keys(&["q"]);
-    let screen = t.wait_for("gpuwatch-exit=");
-    assert!(screen.contains("gpuwatch-exit=0"), "{screen}");
-}
-
 /// The mixed demo at 80×24, as a new user's terminal: every GPU has its row and both hung GPUs
 /// show HANG; the findings pane scrolls by lines down to its last line; a click on a GPU row
 /// selects that GPU.
