@@ -148,13 +148,9 @@ fn the_alert_rules_pass_promtool() {
     }
 }
 
-/// A real Prometheus scrapes the mixed demo every second; its query API answers
-/// `gpuwatch_finding_active{finding="hang"}` with 1 on GPUs 4 and 5 (hung) and 0 on the rest.
-#[test]
-#[ignore = "needs Debian's prometheus package (prometheus, promtool): .ci/run installs it"]
-fn a_real_prometheus_sees_the_hung_gpus() {
-    let prometheus = require("prometheus");
-    let (_g, target) = serve(&["--demo=mixed"]);
+/// A real Prometheus scraping `target` every second as job `job`: its folder, the process,
+/// and the address of its API.
+fn scraping(prometheus: &str, job: &str, target: &str) -> (tempfile::TempDir, Killed, String) {
     let dir = tempfile::tempdir().unwrap();
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -165,11 +161,22 @@ fn a_real_prometheus_sees_the_hung_gpus() {
     std::fs::write(
         dir.path().join("prometheus.yml"),
         format!(
-            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: gpuwatch\n    static_configs:\n      - targets: ['{target}']\n"
+            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\nscrape_configs:\n  - job_name: {job}\n    static_configs:\n      - targets: ['{target}']\n"
         ),
     )
     .unwrap();
-    let _p = start_prometheus(&prometheus, dir.path(), &prom);
+    let p = start_prometheus(prometheus, dir.path(), &prom);
+    (dir, p, prom)
+}
+
+/// A real Prometheus scrapes the mixed demo every second; its query API answers
+/// `gpuwatch_finding_active{finding="hang"}` with 1 on GPUs 4 and 5 (hung) and 0 on the rest.
+#[test]
+#[ignore = "needs Debian's prometheus package (prometheus, promtool): .ci/run installs it"]
+fn a_real_prometheus_sees_the_hung_gpus() {
+    let prometheus = require("prometheus");
+    let (_g, target) = serve(&["--demo=mixed"]);
+    let (_dir, _p, prom) = scraping(&prometheus, "gpuwatch", &target);
     let query = "/api/v1/query?query=max%20by%20(gpu)%20(gpuwatch_finding_active%7Bfinding%3D%22hang%22%7D)";
     // The demo's hang needs its 8 s window in real time, then a scrape.
     let seen = wait_until(60, || {
@@ -326,21 +333,7 @@ fn a_real_prometheus_ingests_hostile_process_names() {
             );
         }
     });
-    let dir = tempfile::tempdir().unwrap();
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let prom = format!("127.0.0.1:{port}");
-    std::fs::write(
-        dir.path().join("prometheus.yml"),
-        format!(
-            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: hostile\n    static_configs:\n      - targets: ['{target}']\n"
-        ),
-    )
-    .unwrap();
-    let _p = start_prometheus(&prometheus, dir.path(), &prom);
+    let (_dir, _p, prom) = scraping(&prometheus, "hostile", &target);
     let query = |q: &str| -> Option<serde_json::Value> {
         let (code, body) = get(&prom, &format!("/api/v1/query?query={q}"))?;
         (code == 200).then(|| serde_json::from_str(&body).ok())?
