@@ -62,10 +62,20 @@ fn message(e: &anyhow::Error) -> String {
     msg
 }
 
-fn run(cli: Cli) -> Result<i32> {
-    if !matches!(cli.command, Some(Command::Serve { .. })) {
+/// Signals as each command needs them, before any thread starts: a closed pipe ends all but
+/// the server; the monitor holds stops until it has given the terminal back.
+fn prepare_signals(command: Option<&Command>) -> Result<()> {
+    if !matches!(command, Some(Command::Serve { .. })) {
         command::stop_on_broken_pipe();
     }
+    if matches!(command, None | Some(Command::Replay { .. })) {
+        gpuwatch::tui::hold_stops()?;
+    }
+    Ok(())
+}
+
+fn run(cli: Cli) -> Result<i32> {
+    prepare_signals(cli.command.as_ref())?;
     match cli.command {
         Some(c @ (Command::Completions { .. } | Command::Man)) => generated(&c),
         Some(Command::Query {

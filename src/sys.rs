@@ -71,44 +71,87 @@ pub fn die_on_broken_pipe() {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
 }
 
-/// The order of the job-control signals last delivered: a sequence number each, written in
-/// the handlers (atomics are async-signal-safe).
-static JOB_SIGNALS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-static LAST_TSTP: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-static LAST_CONT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// Numbers each SIGTSTP and SIGCONT as it is delivered, beside the handlers tokio has (the
-/// registry runs them all). Tokio's streams say that a signal came, not in which order: after
-/// 30 quick TSTP/CONT pairs ending with CONT, a TSTP still queued stopped the monitor for good.
-pub fn order_job_signals() -> std::io::Result<()> {
-    use std::sync::atomic::Ordering::SeqCst;
-    let mark = |last: &'static std::sync::atomic::AtomicU64| {
-        move || last.store(JOB_SIGNALS.fetch_add(1, SeqCst) + 1, SeqCst)
-    };
-    // SAFETY: the actions only touch atomics, which is async-signal-safe.
+/// The set holding SIGTSTP alone.
+fn stop_set() -> libc::sigset_t {
+    // SAFETY: sigemptyset and sigaddset only write into the set we own.
     unsafe {
-        signal_hook_registry::register(libc::SIGTSTP, mark(&LAST_TSTP))?;
-        signal_hook_registry::register(libc::SIGCONT, mark(&LAST_CONT))?;
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&raw mut set);
+        libc::sigaddset(&raw mut set, libc::SIGTSTP);
+        set
     }
-    Ok(())
 }
 
-/// True when a SIGCONT was delivered after the last SIGTSTP: a stop asked for was taken back,
-/// and stopping now would leave the process stopped with nobody to continue it.
-pub fn continued_after_stop_request() -> bool {
-    use std::sync::atomic::Ordering::SeqCst;
-    LAST_CONT.load(SeqCst) > LAST_TSTP.load(SeqCst)
+/// Blocks SIGTSTP in the calling thread and in every thread started after it, so that a stop
+/// asked for (Ctrl-Z, `kill -TSTP`) waits, pending, until the terminal has been given back.
+/// Call it first thing in `main`, before any thread exists.
+///
+/// The kernel then keeps the order of stops and continues for us: a SIGCONT discards a pending
+/// SIGTSTP, so whatever is pending when the monitor lets it through is a stop nobody took back.
+/// (Catching SIGTSTP and raising SIGSTOP by hand lost a CONT that came between the last check
+/// and the raise: 1 trial in 5 of a TSTP/CONT storm on a loaded machine ended stopped.)
+pub fn hold_stop_signal() -> std::io::Result<()> {
+    let set = stop_set();
+    // SAFETY: pthread_sigmask reads the set we own and changes only this thread's mask.
+    let rc =
+        unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &raw const set, std::ptr::null_mut()) };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::from_raw_os_error(rc))
+    }
 }
 
-/// The sequence number of the last SIGCONT delivered (0: none since `order_job_signals`).
-pub fn last_continue() -> u64 {
-    LAST_CONT.load(std::sync::atomic::Ordering::SeqCst)
+/// Watches for a pending SIGTSTP on the current tokio runtime: readable when one is pending.
+/// The descriptor (a signalfd) is never read: reading would take the signal away from the
+/// kernel, which must carry it out.
+pub fn stop_signal_watch() -> std::io::Result<tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>> {
+    use std::os::fd::FromRawFd;
+    let set = stop_set();
+    // SAFETY: signalfd reads the set we own; on success the new descriptor is ours alone.
+    let fd = unsafe { libc::signalfd(-1, &raw const set, libc::SFD_NONBLOCK | libc::SFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just opened and nothing else owns it.
+    let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+    // SAFETY: the OwnedFd keeps the descriptor open, and always the same one, for as long as
+    // the AsyncFd that owns it lives.
+    unsafe {
+        tokio::io::unix::AsyncFd::register_with_interest(fd, tokio::io::Interest::READABLE)
+            .map_err(|e| e.into_parts().1)
+    }
 }
 
-/// Stops this process until SIGCONT (the shell's `fg`): SIGSTOP cannot be caught.
-pub fn stop_self() {
-    // SAFETY: raise(2) has no preconditions.
-    unsafe { libc::raise(libc::SIGSTOP) };
+/// True while a SIGTSTP is held pending: asked for, and not taken back by a SIGCONT since.
+pub fn stop_is_pending() -> bool {
+    // SAFETY: sigpending and sigismember only write into and read the set we own.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigpending(&raw mut set) == 0 && libc::sigismember(&raw const set, libc::SIGTSTP) == 1
+    }
+}
+
+/// Asks for a stop of this whole process (Ctrl-Z typed while the terminal is raw): a SIGTSTP
+/// sent to ourselves, held pending like one from outside.
+pub fn request_stop() {
+    // SAFETY: kill(2) to our own process id has no memory-safety preconditions.
+    unsafe { libc::kill(libc::getpid(), libc::SIGTSTP) };
+}
+
+/// Lets a pending SIGTSTP through: the kernel stops the process here, as the signal's default
+/// action, and this returns once it is continued (the shell's `fg`). Returns at once when no
+/// stop is pending (a SIGCONT took it back) or when the kernel discards it, as it does in a
+/// process group with no shell to continue it (`tmux new gpuwatch`). SIGTSTP is held again
+/// before returning.
+pub fn let_pending_stop_happen() {
+    let set = stop_set();
+    // SAFETY: pthread_sigmask reads the set we own and changes only this thread's mask; every
+    // other thread keeps SIGTSTP blocked, so the pending signal is taken by this one.
+    unsafe {
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &raw const set, std::ptr::null_mut());
+        libc::pthread_sigmask(libc::SIG_BLOCK, &raw const set, std::ptr::null_mut());
+    }
 }
 
 /// Sends `signal` to the single process `pid` (never a group: `pid` must be above 1).

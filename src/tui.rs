@@ -7,6 +7,7 @@
 //! a guard on drop, a panic hook, and SIGTERM/SIGHUP/SIGINT ending the loop.
 
 use std::io::Stdout;
+use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -104,32 +105,37 @@ pub struct Session {
     pub stacks: Option<crate::stack::burst::StackLink>,
 }
 
-/// Gives the terminal back (cooked mode, main screen, cursor, no mouse reporting), stops the
-/// process, and on SIGCONT takes the terminal again. The caller redraws the whole screen.
+/// Gives the terminal back (cooked mode, main screen, cursor, no mouse reporting), lets the
+/// pending stop happen, and once continued takes the terminal again. The caller redraws the
+/// whole screen. A stop taken back by a SIGCONT meanwhile is not carried out (the kernel drops
+/// a pending SIGTSTP when a SIGCONT comes), so this never stays stopped after the last CONT.
 fn suspend_to_shell() -> Result<()> {
-    let asked = crate::sys::last_continue();
-    restore_terminal();
-    // A SIGCONT while the terminal was being given back took the stop back: stopping after it
-    // would wait for a CONT that already came. Else this returns once the shell continues the
-    // process (`fg`).
-    if crate::sys::last_continue() == asked {
-        crate::sys::stop_self();
+    if !crate::sys::stop_is_pending() {
+        crate::sys::request_stop(); // Ctrl-Z typed: raw mode delivers it as a key
     }
+    restore_terminal();
+    crate::sys::let_pending_stop_happen();
     enable_raw_mode().context("the terminal refused raw mode after resuming")?;
     take_terminal().context("taking the terminal again after resuming")?;
     Ok(())
 }
 
-/// Only with a real terminal: catching SIGTSTP replaces the default stop, which must then be
-/// done by hand, after the terminal is given back.
-fn stop_signals(session: &Session) -> Result<Option<tokio::signal::unix::Signal>> {
+/// Only with a real terminal: SIGTSTP is held pending from the start of `main`
+/// (`hold_stops`); this descriptor says when one is waiting.
+fn stop_signals(session: &Session) -> Result<Option<tokio::io::unix::AsyncFd<OwnedFd>>> {
     if session.suspend.is_none() {
         return Ok(None);
     }
-    crate::sys::order_job_signals()?;
-    Ok(Some(tokio::signal::unix::signal(
-        tokio::signal::unix::SignalKind::from_raw(libc::SIGTSTP),
-    )?))
+    Ok(Some(
+        crate::sys::stop_signal_watch().context("watching for SIGTSTP")?,
+    ))
+}
+
+/// For the monitor and `replay`, first thing in `main` before any thread starts: a stop
+/// (Ctrl-Z, `kill -TSTP`) waits until the terminal has been given back, and one taken back by
+/// a later SIGCONT never happens.
+pub fn hold_stops() -> Result<()> {
+    crate::sys::hold_stop_signal().context("holding SIGTSTP until the terminal is given back")
 }
 
 /// How the monitor draws: from `--history`, `--fps`, `--color` and `--no-mouse`.
@@ -242,7 +248,7 @@ where
     let mut term = signal(SignalKind::terminate())?;
     let mut hup = signal(SignalKind::hangup())?;
     let mut int = signal(SignalKind::interrupt())?;
-    let mut tstp = stop_signals(session)?;
+    let tstp = stop_signals(session)?;
     // The screen's copy of the store, brought up to date before each redraw caused by data;
     // while paused it is left as it was.
     let mut view = StoreView::default();
@@ -285,10 +291,9 @@ where
             _ = term.recv() => return Ok(()),
             _ = hup.recv() => return Ok(()),
             _ = int.recv() => return Ok(()),
-            Some(()) = async { tstp.as_mut()?.recv().await } => {
-                // A SIGCONT since the last SIGTSTP took the stop back (a storm of pairs ends
-                // with CONT): stopping now would stay stopped.
-                if crate::sys::continued_after_stop_request() {
+            Some(()) = async { tstp.as_ref()?.readable().await.ok()?.clear_ready(); Some(()) } => {
+                // A SIGCONT since the SIGTSTP took the stop back (the kernel dropped it).
+                if !crate::sys::stop_is_pending() {
                     dirty = true;
                     continue;
                 }

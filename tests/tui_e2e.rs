@@ -139,15 +139,32 @@ fn replay_open_a_process_and_quit_restores_the_terminal() {
     );
 }
 
-/// The hung demo in tmux, drawn; returns the session and the monitor's PID.
+/// The hung demo in tmux, drawn; returns the session and the monitor's PID. The monitor runs
+/// as a job-control shell runs a command (tests/fixtures/job.py): in a process group of its
+/// own that has the terminal, with a parent in the same session, so that a stop has someone
+/// to continue it and the kernel carries it out.
 fn demo_with_pid(name: &str) -> (Tmux, i32) {
+    demo_in(name, true)
+}
+
+/// As `demo_with_pid`; `job_control: false` runs it as `tmux new-session CMD` does, in a
+/// process group no shell can continue (an orphaned group, where the kernel drops stops).
+fn demo_in(name: &str, job_control: bool) -> (Tmux, i32) {
     let bin = env!("CARGO_BIN_EXE_gpuwatch");
     let dir = tempfile::tempdir().unwrap();
     let pidfile = dir.path().join("pid");
-    let cmd = format!(
-        "sh -c 'echo $$ > {}; exec {bin} --demo=hang'; echo gpuwatch-exit=$?; sleep 30",
-        pidfile.display()
-    );
+    let job = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/job.py");
+    let cmd = if job_control {
+        format!(
+            "python3 {job} {} {bin} --demo=hang; sleep 30",
+            pidfile.display()
+        )
+    } else {
+        format!(
+            "sh -c 'echo $$ > {}; exec {bin} --demo=hang'; echo gpuwatch-exit=$?; sleep 30",
+            pidfile.display()
+        )
+    };
     let t = Tmux::start(name, &cmd, 100, 30);
     t.wait_for("GPUs (1)");
     assert!(t.alternate_screen());
@@ -157,6 +174,12 @@ fn demo_with_pid(name: &str) -> (Tmux, i32) {
         .parse()
         .unwrap();
     (t, pid)
+}
+
+/// The state letter of process `pid` (R, S, T for stopped…).
+fn state(pid: i32) -> char {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    stat.rsplit(") ").next().unwrap().chars().next().unwrap()
 }
 
 /// Sends `signal` to the monitor this test started.
@@ -210,8 +233,8 @@ fn sigtstp_gives_the_terminal_back_and_sigcont_takes_it_again() {
     assert!(!t.alternate_screen(), "stopped: the shell's screen is back");
     assert_eq!(t.flag("cursor_flag"), "1", "cursor shown");
     assert_eq!(t.flag("mouse_any_flag"), "0", "mouse reporting off");
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    assert!(stat.contains(") T "), "the process is stopped: {stat}");
+    sleep(Duration::from_millis(300));
+    assert_eq!(state(pid), 'T', "the process is stopped");
     signal(pid, libc::SIGCONT);
     t.wait_alternate(true);
     assert!(
@@ -226,6 +249,60 @@ fn sigtstp_gives_the_terminal_back_and_sigcont_takes_it_again() {
     assert!(!t.alternate_screen(), "Ctrl-Z gives the terminal back");
     signal(pid, libc::SIGCONT);
     t.wait_for("GPUs (1)");
+    t.keys(&["q"]);
+    let screen = t.wait_for("gpuwatch-exit=");
+    assert!(screen.contains("gpuwatch-exit=0"), "{screen}");
+}
+
+/// Thirty TSTP/CONT pairs sent as fast as kill(2) goes, CONT last, ten times: the monitor
+/// ends running with the terminal taken again every time, and a later single TSTP still stops
+/// it. (Catching TSTP and raising SIGSTOP by hand ended stopped in 1 of 5 trials on a loaded
+/// CI run; the stop is now the kernel's own, which drops a pending TSTP when a CONT comes.)
+#[test]
+#[ignore = "needs tmux and python3: .ci/run installs tmux"]
+fn a_storm_of_stops_and_continues_ending_with_continue_leaves_it_running() {
+    common::require("tmux");
+    let (t, pid) = demo_with_pid("tstp-storm");
+    for trial in 0..10 {
+        for _ in 0..30 {
+            signal(pid, libc::SIGTSTP);
+            signal(pid, libc::SIGCONT);
+        }
+        sleep(Duration::from_secs(1));
+        assert_ne!(state(pid), 'T', "trial {trial}: left stopped");
+        t.wait_alternate(true);
+        assert!(
+            t.alternate_screen(),
+            "trial {trial}: the monitor has the terminal"
+        );
+    }
+    signal(pid, libc::SIGTSTP);
+    t.wait_alternate(false);
+    sleep(Duration::from_millis(300));
+    assert_eq!(state(pid), 'T', "a TSTP alone still stops it");
+    signal(pid, libc::SIGCONT);
+    t.wait_for("GPUs (1)");
+    t.keys(&["q"]);
+    let screen = t.wait_for("gpuwatch-exit=");
+    assert!(screen.contains("gpuwatch-exit=0"), "{screen}");
+}
+
+/// Run as `tmux new-session gpuwatch` runs it, with no shell to `fg` it: Ctrl-Z or a TSTP
+/// would stop it for good, so it is dropped (as the kernel drops it for any program there) and
+/// the monitor takes the terminal again. Raising SIGSTOP by hand left it stopped.
+#[test]
+#[ignore = "needs tmux: .ci/run installs it"]
+fn with_no_shell_to_continue_it_a_stop_is_dropped_and_the_monitor_goes_on() {
+    common::require("tmux");
+    let (t, pid) = demo_in("orphaned", false);
+    t.keys(&["C-z"]);
+    sleep(Duration::from_millis(500));
+    signal(pid, libc::SIGTSTP);
+    sleep(Duration::from_millis(500));
+    assert_ne!(state(pid), 'T', "not stopped");
+    t.wait_alternate(true);
+    let screen = t.wait_for("GPUs (1)");
+    assert!(screen.contains("GPUs (1)"), "drawn again:\n{screen}");
     t.keys(&["q"]);
     let screen = t.wait_for("gpuwatch-exit=");
     assert!(screen.contains("gpuwatch-exit=0"), "{screen}");
