@@ -146,7 +146,7 @@ fn bench_scrape(c: &mut Criterion) {
         for t in &ticks {
             store.absorb(t, gpuwatch::model::SelfCost::default());
         }
-        let view = store.view();
+        let view = &store;
         let extras = gpuwatch::serve::Extras {
             processes: 4,
             dcgm: true,
@@ -154,7 +154,7 @@ fn bench_scrape(c: &mut Criterion) {
         c.bench_function(&format!("scrape_metrics_{gpus}gpu"), |b| {
             b.iter(|| {
                 black_box(
-                    gpuwatch::serve::metrics_text(&view, "node", false)
+                    gpuwatch::serve::metrics_text(view, "node", false)
                         .unwrap()
                         .len(),
                 )
@@ -163,7 +163,7 @@ fn bench_scrape(c: &mut Criterion) {
         c.bench_function(&format!("scrape_metrics_{gpus}gpu_processes_dcgm"), |b| {
             b.iter(|| {
                 black_box(
-                    gpuwatch::serve::metrics_text_with(&view, "node", false, extras)
+                    gpuwatch::serve::metrics_text_with(view, "node", false, extras)
                         .unwrap()
                         .len(),
                 )

@@ -1,5 +1,6 @@
-//! A full frame at 200×50 for 1, 8 and 64 simulated GPUs, drawn into ratatui's `TestBackend`;
-//! and what the screen holds the store's lock for: bringing its view up to date by one tick.
+//! A full frame at 200×50 for 1, 8 and 64 simulated GPUs, drawn into ratatui's `TestBackend`
+//! (the screen holds the store's lock for as long); what pausing costs (one copy of the store),
+//! and what the sampling thread holds the lock for (one tick taken in).
 
 use std::hint::black_box;
 
@@ -9,12 +10,12 @@ use gpuwatch::config::Thresholds;
 use gpuwatch::model::Tick;
 use gpuwatch::source::sim::{Scenario, SimSource};
 use gpuwatch::source::Source;
-use gpuwatch::store::{Store, StoreView};
+use gpuwatch::store::Store;
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
-fn observed(gpus: usize) -> StoreView {
-    filled(gpus).0.view()
+fn observed(gpus: usize) -> Store {
+    filled(gpus).0
 }
 
 /// A store with 15 minutes of the mixed demo on `gpus` GPUs, and the source to go on with.
@@ -34,28 +35,27 @@ fn filled(gpus: usize) -> (Store, SimSource) {
     (store, src)
 }
 
-/// What the screen holds the store's lock for: catching its view up by one tick (the tick is
-/// taken in outside the timing), against copying the whole store.
-fn bench_view_copy(c: &mut Criterion) {
+/// What pausing the screen of live GPUs costs: one copy of the store (its history, findings
+/// and the rest), kept while paused; and what the sampling thread holds the lock for, taking
+/// one tick in.
+fn bench_pause_copy(c: &mut Criterion) {
     for gpus in [8usize, 64] {
         let (mut store, mut src) = filled(gpus);
-        let mut view = store.view();
+        c.bench_function(&format!("store_clone_to_pause_{gpus}gpu"), |b| {
+            b.iter(|| black_box(store.clone()));
+        });
         let mut t = Tick::default();
-        c.bench_function(&format!("store_catch_up_view_one_tick_{gpus}gpu"), |b| {
+        c.bench_function(&format!("store_absorb_one_tick_{gpus}gpu"), |b| {
             b.iter_custom(|iters| {
                 let mut spent = std::time::Duration::ZERO;
                 for _ in 0..iters {
                     src.sample(&mut t).unwrap();
-                    store.absorb(&t, gpuwatch::model::SelfCost::default());
                     let started = std::time::Instant::now();
-                    store.copy_into(black_box(&mut view));
+                    store.absorb(black_box(&t), gpuwatch::model::SelfCost::default());
                     spent += started.elapsed();
                 }
                 spent
             });
-        });
-        c.bench_function(&format!("store_whole_view_copy_{gpus}gpu"), |b| {
-            b.iter(|| black_box(store.view()));
         });
     }
 }
@@ -86,5 +86,5 @@ fn bench_frames(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, bench_frames, bench_view_copy);
+criterion_group!(benches, bench_frames, bench_pause_copy);
 criterion_main!(benches);

@@ -8,12 +8,11 @@ use std::time::Duration;
 use anyhow::Result;
 
 use crate::config::Config;
-use crate::driver::{drive, stop_flag, Pace, Plan, Ran};
 use crate::format::record::{Header, Recorder};
+use crate::monitor::{Headless, Pace, Plan, Ran, Setup};
 use crate::report::{diagnosis_text, Diagnosis};
-use crate::sampler::Sampler;
 use crate::source::Source;
-use crate::store::{Store, StoreView};
+use crate::store::Store;
 
 pub fn devices(source: &dyn Source, json: bool) -> Result<()> {
     if json {
@@ -54,15 +53,17 @@ pub fn devices(source: &dyn Source, json: bool) -> Result<()> {
 
 /// Runs `ticks` ticks at the source's interval and prints how long each NVML call took.
 pub fn timings(source: Box<dyn Source>, ticks: u32) -> Result<()> {
-    let stop = stop_flag()?;
-    let mut sampler = Sampler::new(source);
+    let setup = Setup::judging_with(crate::config::Thresholds::default())
+        .judge_only_for_stacks()
+        .without_stacks();
+    let mut pipeline = Headless::new(source, &setup)?;
     let mut tick_us = Vec::new();
     let plan = Plan {
         pace: Pace::Real,
         span: None,
         ticks: Some(u64::from(ticks)),
     };
-    drive(&mut sampler, &plan, &stop, |taken| {
+    pipeline.run(&plan, |taken, _| {
         tick_us.push(taken.took.as_micros() as u32);
         Ok(())
     })?;
@@ -80,7 +81,7 @@ pub fn timings(source: Box<dyn Source>, ticks: u32) -> Result<()> {
         q(1.0),
         tick_us.len()
     );
-    let Some(times) = sampler.source().call_times() else {
+    let Some(times) = pipeline.source().call_times() else {
         println!("(this source makes no NVML calls)");
         return Ok(());
     };
@@ -112,7 +113,6 @@ pub fn record(
     force: bool,
     fast: bool,
 ) -> Result<()> {
-    let stop = stop_flag()?;
     let fast = fast && duration.is_some();
     if let Some(d) = duration.filter(|_| fast) {
         source.start_earlier(d);
@@ -126,20 +126,8 @@ pub fn record(
     let mut rec = Recorder::create(out, &header, force)?;
     // The rules run beside the recording only to say whose stacks to read, as the monitor
     // does, so that a replay of the file judges with the evidence the live run had.
-    let stacks = crate::sampler::stack_link(source.as_ref());
-    let mut judge = match &stacks {
-        Some(link) => Some(
-            Store::new(
-                source.as_ref(),
-                Duration::from_secs(900),
-                crate::config::Thresholds::default(),
-            )
-            .map_err(anyhow::Error::msg)?
-            .with_stacks(Some(link.clone())),
-        ),
-        None => None,
-    };
-    let mut sampler = Sampler::new(source).with_stacks(stacks);
+    let setup = Setup::judging_with(crate::config::Thresholds::default()).judge_only_for_stacks();
+    let mut pipeline = Headless::new(source, &setup)?;
     // A --fast demo recording ends on its own in a moment; a live one runs until stopped.
     eprintln!(
         "recording {} GPU(s) every {} to {}{}",
@@ -153,12 +141,7 @@ pub fn record(
         span: duration,
         ticks: None,
     };
-    let ran = drive(&mut sampler, &plan, &stop, |taken| {
-        if let Some(store) = judge.as_mut() {
-            store.absorb(taken.tick, taken.cost);
-        }
-        Ok(rec.write(taken.tick)?)
-    })?;
+    let ran = pipeline.run(&plan, |taken, _| Ok(rec.write(taken.tick)?))?;
     eprintln!(
         "wrote {} ticks to {}",
         ran.ticks,
@@ -173,30 +156,21 @@ fn observe(
     mut source: Box<dyn Source>,
     config: &Config,
     duration: Duration,
-) -> Result<(StoreView, Ran)> {
-    let stop = stop_flag()?;
+) -> Result<(Store, Ran)> {
     let replaying = matches!(source.pacing(), crate::source::Pacing::Recorded { .. });
     if !replaying {
         source.start_earlier(duration);
     }
     // Keep at least 15 minutes, as the monitor does, so a long window is judged whole.
-    let span = duration.max(Duration::from_secs(900));
-    let stacks = crate::sampler::stack_link(source.as_ref());
-    let mut store = Store::new(source.as_ref(), span, config.thresholds.clone())
-        .map_err(anyhow::Error::msg)?
-        .with_stacks(stacks.clone());
-    let mut sampler = Sampler::new(source).with_stacks(stacks);
+    let setup = Setup::new(config).history(duration.max(Duration::from_secs(900)));
+    let mut pipeline = Headless::new(source, &setup)?;
     let plan = Plan {
         pace: Pace::Fast,
         span: (!replaying).then_some(duration),
         ticks: None,
     };
-    let ran = drive(&mut sampler, &plan, &stop, |taken| {
-        store.absorb(taken.tick, taken.cost);
-        Ok(())
-    })?;
-    store.settle();
-    Ok((store.view(), ran))
+    let ran = pipeline.run(&plan, |_, _| Ok(()))?;
+    Ok((pipeline.into_store(), ran))
 }
 
 /// Samples (or replays) headlessly and prints the findings. Returns the exit code.
@@ -415,15 +389,19 @@ fn gpu_processes(source: Box<dyn Source>) -> Result<Vec<(Option<u32>, u32, Strin
         );
     }
     let devices: Vec<u32> = source.devices().iter().map(|d| d.index).collect();
-    let mut sampler = Sampler::new(source);
-    let stop = std::sync::atomic::AtomicBool::new(false);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let setup = Setup::judging_with(crate::config::Thresholds::default())
+        .judge_only_for_stacks()
+        .without_stacks()
+        .stop(stop.clone());
+    let mut pipeline = Headless::new(source, &setup)?;
     let mut found = Vec::new();
     let plan = Plan {
         pace: Pace::Real,
         span: Some(Duration::from_secs(3)),
         ticks: None,
     };
-    drive(&mut sampler, &plan, &stop, |taken| {
+    pipeline.run(&plan, |taken, _| {
         found.clear();
         for (d, reading) in devices.iter().zip(&taken.tick.devices) {
             for p in &reading.processes {

@@ -261,21 +261,13 @@ impl Config {
                 ));
             }
         }
-        let windows = [
-            ("hang_suspect_window", t.hang_suspect_window),
-            ("hang_window", t.hang_window),
-            ("starved_window", t.starved_window),
-            ("sync_window", t.sync_window),
-            ("transfer_window", t.transfer_window),
-            ("powercap_window", t.powercap_window),
-            ("thermal_window", t.thermal_window),
-            ("pcie_window", t.pcie_window),
-            ("idle_mem_window", t.idle_mem_window),
-            ("mem_full_window", t.mem_full_window),
-            ("mem_growth_window", t.mem_growth_window),
-            ("mem_growth_fast_window", t.mem_growth_fast_window),
-        ];
-        for (name, w) in windows {
+        // Every window, by its name: one added to `Thresholds` is checked without a list to
+        // keep (durations are humantime strings in the serialized form).
+        for (name, v) in value.as_object().into_iter().flatten() {
+            let Some(w) = v.as_str().filter(|_| name.ends_with("_window")) else {
+                continue;
+            };
+            let w = humantime::parse_duration(w).map_err(|e| format!("thresholds.{name}: {e}"))?;
             if w.is_zero() || w > MAX_WINDOW {
                 return Err(format!(
                     "thresholds.{name} = {} must be longer than 0s and at most 1h",

@@ -437,7 +437,8 @@ pub fn spawn_with_clock(
             );
             if let Ok(mut s) = store.lock() {
                 match ran {
-                    Ok(r) if r.ended => s.end(),
+                    // A replay's end was taken in where it came (`at_end`), once.
+                    Ok(r) if r.ended && !replay => s.end(),
                     Ok(_) => {}
                     Err(e) => s.fail(format!("{e:#}")),
                 }

@@ -208,11 +208,6 @@ pub struct History {
     /// The latest stack burst of each process read, oldest first (bounded).
     pub stacks: Vec<crate::model::stack::StackBurst>,
     ticks: u64,
-    /// Changes to `trails` and `departures` (a point a second at most): when a copy needs them.
-    slow_changes: u64,
-    /// How many times the history was started again (a replay seeking back): a copy from an
-    /// earlier start is copied whole, never caught up.
-    starts: u64,
 }
 
 impl History {
@@ -235,8 +230,6 @@ impl History {
             departures: Vec::new(),
             stacks: Vec::new(),
             ticks: 0,
-            slow_changes: 0,
-            starts: 0,
         }
     }
 
@@ -253,7 +246,6 @@ impl History {
         self.departures.clear();
         self.stacks.clear();
         self.ticks = 0;
-        self.starts += 1;
     }
 
     /// The trail of `pid` on `device`, if it has been seen.
@@ -288,11 +280,9 @@ impl History {
                         let t = &mut self.trails[i];
                         if t.points.latest().is_none_or(|l| tick.t_ms >= l.t_ms + 1000) {
                             t.points.push(point);
-                            self.slow_changes += 1;
                         }
                     }
                     Err(i) => {
-                        self.slow_changes += 1;
                         let mut points = Ring::with_capacity(TRAIL_POINTS);
                         points.push(point);
                         self.trails.insert(
@@ -307,13 +297,11 @@ impl History {
                 }
             }
         }
-        let before = self.trails.len();
         self.trails.retain(|t| {
             t.points
                 .latest()
                 .is_some_and(|l| l.t_ms + TRAIL_FORGET_MS >= tick.t_ms)
         });
-        self.slow_changes += (before - self.trails.len()) as u64;
     }
 
     /// The capacity for `span_ms` of samples every `interval_ms` on `devices` GPUs, refused with
@@ -346,12 +334,10 @@ impl History {
 
     pub fn push(&mut self, tick: &Tick) {
         self.ticks += 1;
-        let departed = self.departures.len();
         for (dev, reading) in self.devices.iter_mut().zip(&tick.devices) {
             note_departures(dev, reading, tick.t_ms, &mut self.departures);
             dev.push(reading, tick.t_ms);
         }
-        self.slow_changes += (self.departures.len() - departed) as u64;
         if self.departures.len() > KEEP_DEPARTURES {
             self.departures
                 .drain(..self.departures.len() - KEEP_DEPARTURES);
@@ -365,7 +351,6 @@ impl History {
         for b in &tick.stacks {
             self.stacks.retain(|s| s.pid != b.pid);
             self.stacks.push(b.clone());
-            self.slow_changes += 1;
         }
         if self.stacks.len() > KEEP_STACKS {
             self.stacks.drain(..self.stacks.len() - KEEP_STACKS);
@@ -376,40 +361,6 @@ impl History {
     #[must_use]
     pub fn stacks_of(&self, pid: u32) -> Option<&crate::model::stack::StackBurst> {
         self.stacks.iter().rev().find(|s| s.pid == pid)
-    }
-
-    /// Brings `self`, an earlier copy of `other`, up to date: only the ticks pushed since are
-    /// copied, so the screen's copy costs a few samples a frame, not the whole history. Any
-    /// other history (another shape, or one that went back) is copied whole.
-    pub fn catch_up(&mut self, other: &History) {
-        let same_shape = self.devices.len() == other.devices.len()
-            && self.devices.iter().zip(&other.devices).all(|(a, b)| {
-                a.info.index == b.info.index && a.samples.capacity() == b.samples.capacity()
-            });
-        if !same_shape || other.starts != self.starts || other.ticks < self.ticks {
-            self.clone_from(other);
-            return;
-        }
-        let new = other.ticks - self.ticks;
-        if new == 0 {
-            return;
-        }
-        for (mine, theirs) in self.devices.iter_mut().zip(&other.devices) {
-            let n = (new.min(theirs.samples.len() as u64)) as usize;
-            for s in theirs.samples.iter().skip(theirs.samples.len() - n) {
-                mine.samples.push(*s);
-            }
-            mine.processes.clone_from(&theirs.processes);
-            mine.status.clone_from(&theirs.status);
-            mine.lost_since_ms = theirs.lost_since_ms;
-        }
-        if self.slow_changes != other.slow_changes {
-            self.trails.clone_from(&other.trails);
-            self.departures.clone_from(&other.departures);
-            self.stacks.clone_from(&other.stacks);
-            self.slow_changes = other.slow_changes;
-        }
-        self.ticks = other.ticks;
     }
 
     /// Ticks pushed since the start; the screen redraws when it changes.

@@ -27,6 +27,7 @@ pub mod format;
 pub mod history;
 pub mod host;
 pub mod model;
+pub mod monitor;
 pub mod query;
 pub mod redact;
 pub mod report;

@@ -8,17 +8,16 @@ use std::time::Duration;
 use anyhow::{bail, Result};
 
 use crate::config::Config;
-use crate::driver::{drive, stop_flag, Pace, Plan};
 use crate::history::DeviceHistory;
 use crate::model::DeviceSample;
-use crate::sampler::Sampler;
+use crate::monitor::{Headless, Pace, Plan, Setup};
 use crate::source::Source;
-use crate::store::{Store, StoreView};
+use crate::store::Store;
 
 /// A field: its name, and its value for one GPU (`None`: unsupported or not read yet).
 struct Field {
     name: &'static str,
-    value: fn(&DeviceHistory, &DeviceSample, &StoreView) -> Value,
+    value: fn(&DeviceHistory, &DeviceSample, &Store) -> Value,
 }
 
 enum Value {
@@ -173,14 +172,9 @@ pub fn query(source: Box<dyn Source>, config: &Config, args: &QueryArgs) -> Resu
             source.interval()
         );
     }
-    let stop = stop_flag()?;
-    let mut store = Store::new(
-        source.as_ref(),
-        Duration::from_secs(900),
-        config.thresholds.clone(),
-    )
-    .map_err(anyhow::Error::msg)?;
-    let mut sampler = Sampler::new(source);
+    // The rules judge (the findings and idle floors are fields); no stacks are read.
+    let setup = Setup::new(config).without_stacks();
+    let mut pipeline = Headless::new(source, &setup)?;
     let mut out = std::io::stdout().lock();
     if args.header && args.format == Format::Csv {
         let names: Vec<&str> = fields.iter().map(|f| f.name).collect();
@@ -188,7 +182,7 @@ pub fn query(source: Box<dyn Source>, config: &Config, args: &QueryArgs) -> Resu
     }
     // Once: after 1.5 s of readings, so that GPM activity (two slow readings a second apart)
     // and the rates have values, as nvidia-smi's own query does not wait for.
-    let once = (1500 / sampler.source().interval().as_millis().max(1) as u64 + 1).max(2);
+    let once = (1500 / pipeline.source().interval().as_millis().max(1) as u64 + 1).max(2);
     let plan = Plan {
         pace: Pace::Real,
         span: None,
@@ -198,11 +192,9 @@ pub fn query(source: Box<dyn Source>, config: &Config, args: &QueryArgs) -> Resu
             Some(once)
         },
     };
-    let mut view = StoreView::default();
     let mut next_ms: Option<u64> = None;
     let mut taken = 0u64;
-    drive(&mut sampler, &plan, &stop, |t| {
-        store.absorb(t.tick, t.cost);
+    pipeline.run(&plan, |t, store| {
         taken += 1;
         let due = match args.watch {
             Some(every) => {
@@ -215,8 +207,7 @@ pub fn query(source: Box<dyn Source>, config: &Config, args: &QueryArgs) -> Resu
             None => taken == once,
         };
         if due {
-            store.copy_into(&mut view);
-            print_rows(&mut out, &view, &fields, args.format)?;
+            print_rows(&mut out, store, &fields, args.format)?;
             out.flush()?;
         }
         Ok(())
@@ -226,7 +217,7 @@ pub fn query(source: Box<dyn Source>, config: &Config, args: &QueryArgs) -> Resu
 
 fn print_rows(
     out: &mut impl std::io::Write,
-    view: &StoreView,
+    view: &Store,
     fields: &[&Field],
     format: Format,
 ) -> Result<()> {

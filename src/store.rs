@@ -1,6 +1,7 @@
 //! What has been observed: the history, the rule engine and its findings, what watching costs,
-//! and how sampling ended. One writer (the sampling driver) takes ticks in; readers copy what
-//! they need into a `StoreView` and let go of the lock before they draw or write.
+//! and how sampling ended. One writer (the sampling driver) takes ticks in; readers (a frame,
+//! a scrape, a snapshot) read it in place, under the monitor's lock, so the history is held
+//! once. A screen paused on live GPUs keeps a clone for as long as it is paused.
 
 use std::time::Duration;
 
@@ -31,7 +32,7 @@ pub struct Position {
 }
 
 /// What does not change during a run: which machine, which source, at what interval.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 struct Facts {
     system: SystemInfo,
     source_label: String,
@@ -46,6 +47,7 @@ struct Facts {
 /// nothing but CPU: at `--interval 50ms` they run on every 4th tick, at 250 ms on every one.
 const EVALUATE_EVERY_MS: u64 = 200;
 
+#[derive(Clone)]
 pub struct Store {
     facts: Facts,
     history: History,
@@ -56,8 +58,6 @@ pub struct Store {
     evaluated_ms: Option<u64>,
     /// For a replay: where it is.
     position: Option<Position>,
-    /// Times a replay went back and started again: a view of an earlier start is redone.
-    restarts: u64,
     /// Where the rules say which processes' stacks they want (live sources), and a buffer.
     stacks: Option<crate::stack::burst::StackLink>,
     wants: Vec<(u32, bool)>,
@@ -91,7 +91,6 @@ impl Store {
             outcome: Outcome::Running,
             evaluated_ms: None,
             position: None,
-            restarts: 0,
             stacks: None,
             wants: Vec::new(),
         })
@@ -142,7 +141,6 @@ impl Store {
         self.engine = Engine::new(self.engine.thresholds.clone());
         self.evaluated_ms = None;
         self.outcome = Outcome::Running;
-        self.restarts += 1;
     }
 
     /// Where a replay is (set by the driver with each tick of a replay).
@@ -190,70 +188,10 @@ impl Store {
         &self.engine
     }
 
-    /// Brings `view` up to date with what changed since it was last brought up to date: a few
-    /// samples and, after an evaluation, the findings. Cheap enough to do under the lock.
-    pub fn copy_into(&self, view: &mut StoreView) {
-        if view.facts.is_none() {
-            view.facts = Some(self.facts.clone());
-        }
-        if view.restarts != self.restarts {
-            // The engine's counters began again: the view's findings cannot be caught up.
-            view.findings = Conclusions::default();
-            view.restarts = self.restarts;
-        }
-        view.history.catch_up(&self.history);
-        self.engine.conclude_into(&mut view.findings);
-        view.cost = self.cost;
-        view.outcome.clone_from(&self.outcome);
-        view.position = self.position;
-    }
-
-    /// A complete copy, for a reader that reads once (a snapshot, a report).
-    #[must_use]
-    pub fn view(&self) -> StoreView {
-        let mut v = StoreView::default();
-        self.copy_into(&mut v);
-        v
-    }
-}
-
-/// A reader's copy of the store: what a frame, a snapshot or a report reads. Owned by the
-/// reader; brought up to date with `Store::copy_into`.
-#[derive(Debug, Clone)]
-pub struct StoreView {
-    facts: Option<Facts>,
-    history: History,
-    findings: Conclusions,
-    cost: SelfCost,
-    outcome: Outcome,
-    position: Option<Position>,
-    restarts: u64,
-}
-
-impl Default for StoreView {
-    fn default() -> Self {
-        StoreView {
-            facts: None,
-            history: History::new(&[], 2),
-            findings: Conclusions::default(),
-            cost: SelfCost::default(),
-            outcome: Outcome::Running,
-            position: None,
-            restarts: 0,
-        }
-    }
-}
-
-static NO_SYSTEM: std::sync::OnceLock<SystemInfo> = std::sync::OnceLock::new();
-
-impl StoreView {
-    #[must_use]
-    pub fn history(&self) -> &History {
-        &self.history
-    }
+    /// What the rules concluded: findings, what is being judged and timed, idle floors.
     #[must_use]
     pub fn findings(&self) -> &Conclusions {
-        &self.findings
+        self.engine.conclusions()
     }
     #[must_use]
     pub fn cost(&self) -> &SelfCost {
@@ -261,28 +199,26 @@ impl StoreView {
     }
     #[must_use]
     pub fn system(&self) -> &SystemInfo {
-        self.facts
-            .as_ref()
-            .map_or_else(|| NO_SYSTEM.get_or_init(SystemInfo::default), |f| &f.system)
+        &self.facts.system
     }
     /// "NVML", "demo: mixed", "replay: FILE".
     #[must_use]
     pub fn source_label(&self) -> &str {
-        self.facts.as_ref().map_or("", |f| &f.source_label)
+        &self.facts.source_label
     }
     /// The interval the source was sampled (or recorded) at.
     #[must_use]
     pub fn interval(&self) -> Duration {
-        self.facts.as_ref().map_or(Duration::ZERO, |f| f.interval)
+        self.facts.interval
     }
     #[must_use]
     pub fn pids_are_local(&self) -> bool {
-        self.facts.as_ref().is_some_and(|f| f.pids_are_local)
+        self.facts.pids_are_local
     }
     /// A recording or snapshot played back, not GPUs sampled now.
     #[must_use]
     pub fn is_replay(&self) -> bool {
-        self.facts.as_ref().is_some_and(|f| f.replay)
+        self.facts.replay
     }
     /// A recording played to its end.
     #[must_use]
@@ -361,38 +297,6 @@ mod tests {
         let src = SimSource::new(Scenario::Healthy, 2, 7, 0, 100);
         let st = store(&src, 60);
         assert_eq!(st.history().devices[0].samples.capacity(), 600);
-        assert_eq!(st.view().interval(), Duration::from_millis(100));
-    }
-
-    /// A view brought up to date tick by tick reads exactly as a fresh copy would, findings
-    /// and all, across the ring's wrap-around.
-    #[test]
-    fn a_view_kept_up_to_date_equals_a_fresh_copy() {
-        let mut src = SimSource::new(Scenario::Mixed, 8, 7, 0, 250);
-        let mut st = store(&src, 30); // 120 samples: wraps several times
-        let mut view = StoreView::default();
-        let mut tick = Tick::default();
-        for i in 0..700 {
-            src.sample(&mut tick).unwrap();
-            st.absorb(&tick, SelfCost::default());
-            if i % 3 == 0 {
-                st.copy_into(&mut view);
-            }
-        }
-        st.copy_into(&mut view);
-        let fresh = st.view();
-        for (a, b) in view.history().devices.iter().zip(&fresh.history().devices) {
-            let a: Vec<_> = a.samples.iter().map(|s| s.t_ms).collect();
-            let b: Vec<_> = b.samples.iter().map(|s| s.t_ms).collect();
-            assert_eq!(a, b);
-        }
-        assert_eq!(view.history().ticks(), fresh.history().ticks());
-        assert_eq!(view.findings().active(), fresh.findings().active());
-        assert_eq!(view.findings().cleared(), fresh.findings().cleared());
-        assert!(
-            !fresh.findings().active().is_empty(),
-            "the mixed demo has findings to compare"
-        );
-        assert_eq!(view.history().trails.len(), fresh.history().trails.len());
+        assert_eq!(st.interval(), Duration::from_millis(100));
     }
 }

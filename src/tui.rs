@@ -9,10 +9,10 @@
 use std::io::Stdout;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{Context, Result};
 use ratatui::backend::{Backend, CrosstermBackend};
 use ratatui::crossterm::event::{
     self, DisableMouseCapture, EnableMouseCapture, Event, KeyCode, KeyEvent, KeyEventKind,
@@ -23,13 +23,13 @@ use ratatui::crossterm::terminal::{
     disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
 };
 use ratatui::Terminal;
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::mpsc;
 
 use crate::app::{Action, AppState, Effect, Key};
 use crate::config::Config;
-use crate::sampler::Sampler;
+use crate::monitor::{Monitor, Setup};
 use crate::source::Source;
-use crate::store::{Store, StoreView};
+use crate::store::Store;
 
 /// Restores the terminal when dropped, whatever the exit path.
 struct TerminalGuard {
@@ -87,22 +87,17 @@ pub enum Msg {
 }
 
 /// Writes a snapshot of what is shown; returns the message for the status line.
-pub type ExportFn = dyn Fn(&StoreView, &AppState) -> Result<String>;
+pub type ExportFn = dyn Fn(&Store, &AppState) -> Result<String>;
 
-/// What the loop needs besides the terminal: the store the driver feeds, and how to export.
+/// What the loop needs besides the terminal: the monitor it reads, and how to export.
 pub struct Session {
-    pub store: Arc<Mutex<Store>>,
+    pub monitor: Monitor,
     /// The shortest time between two redraws caused by new data (1 / --fps).
     pub frame: Duration,
-    pub data: Arc<Notify>,
     pub export: Box<ExportFn>,
     /// Suspends the process with the terminal given back to the shell, and takes it again on
     /// `fg` (Ctrl-Z, or SIGTSTP sent from outside); `None` where there is no real terminal.
     pub suspend: Option<fn() -> Result<()>>,
-    /// A replay's pause and seeks, done by the sampling thread; `None` for live GPUs.
-    pub playback: Option<Arc<crate::driver::Playback>>,
-    /// Where `p` asks for a process's stacks; `None` under `--no-stacks` or without live GPUs.
-    pub stacks: Option<crate::stack::burst::StackLink>,
 }
 
 /// Gives the terminal back (cooked mode, main screen, cursor, no mouse reporting), lets the
@@ -169,27 +164,11 @@ pub fn run(source: Box<dyn Source>, config: &Config, look: Look) -> Result<()> {
     MOUSE.store(mouse, Ordering::Relaxed);
     // crossterm drops every colour while NO_COLOR is set; `--color always` says otherwise.
     ratatui::crossterm::style::force_color_output(color);
-    let stacks = crate::sampler::stack_link(source.as_ref());
-    let store = Store::new(source.as_ref(), history, config.thresholds.clone())
-        .map_err(|e| anyhow!(e))?
-        .with_stacks(stacks.clone());
-    let store = Arc::new(Mutex::new(store));
-    let playback = matches!(source.pacing(), crate::source::Pacing::Recorded { .. })
-        .then(|| Arc::new(crate::driver::Playback::new()));
-    let sampler = Sampler::new(source).with_stacks(stacks.clone());
-    let data = Arc::new(Notify::new());
-    let stop = Arc::new(AtomicBool::new(false));
-    let poke = data.clone();
-    crate::driver::spawn(
-        sampler,
-        store.clone(),
-        stop.clone(),
-        playback.clone(),
-        move || {
-            poke.notify_one();
-        },
-    )
-    .context("starting the sampler thread")?;
+    // The screen ends sampling itself (dropping the monitor); signals end the screen.
+    let setup = Setup::new(config)
+        .history(history)
+        .stop(Arc::new(AtomicBool::new(false)));
+    let monitor = Monitor::start(source, &setup)?;
     let (tx, rx) = mpsc::unbounded_channel();
     std::thread::Builder::new()
         .name("gpuwatch-input".into())
@@ -202,18 +181,15 @@ pub fn run(source: Box<dyn Source>, config: &Config, look: Look) -> Result<()> {
         })
         .context("starting the input thread")?;
     // `e` exports the chart's window, and never less than two minutes.
-    let export = |view: &StoreView, st: &AppState| {
-        crate::snapshot::export_from_tui(view, st.window_ms().max(120_000))
+    let export = |store: &Store, st: &AppState| {
+        crate::snapshot::export_from_tui(store, st.window_ms().max(120_000))
     };
     let frame = Duration::from_secs_f64(1.0 / f64::from(fps.max(1)));
     let session = Session {
-        store,
+        monitor,
         frame,
-        data,
         export: Box::new(export),
         suspend: Some(suspend_to_shell),
-        playback,
-        stacks,
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -229,7 +205,7 @@ pub fn run(source: Box<dyn Source>, config: &Config, look: Look) -> Result<()> {
             ..AppState::new(color)
         },
     ));
-    stop.store(true, Ordering::Relaxed);
+    drop(session); // ends sampling
     drop(guard);
     result
 }
@@ -249,10 +225,10 @@ where
     let mut hup = signal(SignalKind::hangup())?;
     let mut int = signal(SignalKind::interrupt())?;
     let tstp = stop_signals(session)?;
-    // The screen's copy of the store, brought up to date before each redraw caused by data;
-    // while paused it is left as it was.
-    let mut view = StoreView::default();
-    catch_up(session, &mut view)?;
+    let monitor = &session.monitor;
+    // A screen paused on live GPUs draws from a copy taken when it paused (sampling goes on);
+    // a replay stops playing instead, and its screen follows the seeks made while paused.
+    let mut frozen: Option<Store> = None;
     let mut dirty = true;
     // New data redraws at most `frame` apart (sampling goes on at its own rate); input redraws
     // at once. `data_pending` is a data redraw held back until the frame time has passed;
@@ -262,25 +238,23 @@ where
     let frame = session.frame;
     let mut last_draw = tokio::time::Instant::now();
     let mut data_pending = false;
-    // Pausing freezes the screen of live GPUs (sampling goes on); a replay stops playing
-    // instead, and its screen follows the seeks made while paused.
-    let freezes = session.playback.is_none();
     loop {
         if dirty {
-            if !(state.paused && freezes) {
-                catch_up(session, &mut view)?;
-            }
-            draw(terminal, &mut state, &view)?;
+            reading(monitor, frozen.as_ref(), |store| -> Result<()> {
+                let hits = draw(terminal, &state, store)?;
+                state.update(Action::Drawn(hits), store);
+                Ok(())
+            })??;
             last_draw = tokio::time::Instant::now();
             data_pending = false;
         }
         let next_frame = last_draw + frame;
         let action = tokio::select! {
-            () = session.data.notified(), if !data_pending => {
+            () = monitor.changed(), if !data_pending => {
                 let due = tokio::time::Instant::now() >= next_frame;
-                let frozen = state.paused && freezes;
-                data_pending = !frozen && !due;
-                dirty = !frozen && due;
+                let still = frozen.is_some();
+                data_pending = !still && !due;
+                dirty = !still && due;
                 continue;
             }
             () = tokio::time::sleep_until(next_frame), if data_pending => { dirty = true; continue; }
@@ -314,65 +288,76 @@ where
             continue;
         }
         dirty = true;
-        let effect = state.update(action, &view);
-        match effect {
-            Effect::None => {}
-            Effect::Quit => return Ok(()),
-            Effect::TogglePause => {
-                state.paused = !state.paused;
-                if let Some(pb) = &session.playback {
-                    pb.set_paused(state.paused);
-                }
-            }
-            Effect::Seek(t_ms) => {
-                if let Some(pb) = &session.playback {
-                    pb.seek(t_ms);
-                }
-            }
-            Effect::Signal {
-                pid,
-                signal,
-                name,
-                started_ms,
-            } => state.signal_result(pid, name, send_signal(pid, signal, started_ms)),
-            Effect::ReadStacks(pid) => match &session.stacks {
-                Some(link) => link.ask(pid),
-                None => {
-                    state.status = Some("Python stacks are not read (--no-stacks)".into());
-                }
-            },
-            Effect::Export => {
-                state.status = Some(match (session.export)(&view, &state) {
-                    Ok(msg) => msg,
-                    Err(e) => format!("export failed: {e:#}"),
-                });
-            }
+        let effect = reading(monitor, frozen.as_ref(), |store| {
+            state.update(action, store)
+        })?;
+        if !apply(&effect, session, &mut state, &mut frozen)? {
+            return Ok(());
         }
     }
 }
 
-/// Copies what changed in the store into the screen's view; the lock is held for that only.
-fn catch_up(session: &Session, view: &mut StoreView) -> Result<()> {
-    let store = session
-        .store
-        .lock()
-        .map_err(|_| anyhow!("the sampler thread crashed"))?;
-    store.copy_into(view);
-    Ok(())
+/// Carries out what an update asked for; false to quit.
+fn apply(
+    effect: &Effect,
+    session: &Session,
+    state: &mut AppState,
+    frozen: &mut Option<Store>,
+) -> Result<bool> {
+    let monitor = &session.monitor;
+    match effect {
+        Effect::None => {}
+        Effect::Quit => return Ok(false),
+        Effect::Paused(paused) => {
+            monitor.set_paused(*paused);
+            *frozen = (*paused && !monitor.is_replay())
+                .then(|| monitor.read(Store::clone))
+                .transpose()?;
+        }
+        Effect::Seek(t_ms) => monitor.seek(*t_ms),
+        Effect::Signal {
+            pid,
+            signal,
+            name,
+            started_ms,
+        } => state.signal_result(*pid, name, send_signal(*pid, *signal, *started_ms)),
+        Effect::ReadStacks(pid) => match monitor.stacks() {
+            Some(link) => link.ask(*pid),
+            None => state.status = Some("Python stacks are not read (--no-stacks)".into()),
+        },
+        Effect::Export => {
+            let written = reading(monitor, frozen.as_ref(), |store| {
+                (session.export)(store, state)
+            })?;
+            state.status = Some(match written {
+                Ok(msg) => msg,
+                Err(e) => format!("export failed: {e:#}"),
+            });
+        }
+    }
+    Ok(true)
 }
 
+/// Reads the paused screen's copy if there is one, else the monitor's store in place.
+fn reading<R>(monitor: &Monitor, frozen: Option<&Store>, f: impl FnOnce(&Store) -> R) -> Result<R> {
+    match frozen {
+        Some(store) => Ok(f(store)),
+        None => monitor.read(f),
+    }
+}
+
+/// Draws one frame from `store`; returns where its rows landed.
 fn draw<B: Backend>(
     terminal: &mut Terminal<B>,
-    state: &mut AppState,
-    view: &StoreView,
-) -> Result<()>
+    state: &AppState,
+    store: &Store,
+) -> Result<crate::app::HitAreas>
 where
     B::Error: Send + Sync + 'static,
 {
     let mut hits = state.hits;
-    terminal.draw(|f| hits = crate::ui::render(f, state, view))?;
-    state.hits = hits;
-    Ok(())
+    terminal.draw(|f| hits = crate::ui::render(f, state, store))?;
+    Ok(hits)
 }
 
 /// Sends `signal` to `pid` once it is verified to be the process the user chose: a real PID

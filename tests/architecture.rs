@@ -24,6 +24,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("sampler", 8),
     ("store", 9),
     ("driver", 10),
+    ("monitor", 11),
     ("app", 11),
     ("snapshot", 11),
     ("ui", 12),

@@ -162,7 +162,7 @@ fn replay(infos: &[DeviceInfo], ticks: &[Tick]) -> Vec<Raised> {
         }
         judged = Some(tick.t_ms);
         engine.evaluate(&history);
-        for f in engine.active() {
+        for f in engine.conclusions().active() {
             let known = raised
                 .iter()
                 .any(|r| r.rule == f.rule && r.device == f.device && r.opened_ms == f.opened_ms);
@@ -172,10 +172,11 @@ fn replay(infos: &[DeviceInfo], ticks: &[Tick]) -> Vec<Raised> {
         }
     }
     let finals: Vec<Finding> = engine
-        .cleared
+        .conclusions()
+        .cleared()
         .iter()
+        .chain(engine.conclusions().active())
         .cloned()
-        .chain(engine.active().into_iter().cloned())
         .collect();
     raised
         .into_iter()
@@ -693,11 +694,11 @@ fn the_screen_never_reads_ok_while_a_symptom_is_present() {
             .collect();
         for tick in &ticks {
             store.absorb(tick, gpuwatch::model::SelfCost::default());
-            let view = store.view();
+            let view = &store;
             for p in rec.phases.iter().filter(|p| p.label == "healthy") {
                 if (p.start_ms..p.end_ms).contains(&tick.t_ms) {
                     healthy += 1;
-                    let text = gpuwatch::ui::diagnosis_text(&view, p.gpu).unwrap_or_default();
+                    let text = gpuwatch::ui::diagnosis_text(view, p.gpu).unwrap_or_default();
                     if text.starts_with('?') {
                         healthy_watched += 1;
                         if std::env::var_os("GPUWATCH_CORPUS_WATCHES").is_some() {
@@ -711,7 +712,7 @@ fn the_screen_never_reads_ok_while_a_symptom_is_present() {
                     continue;
                 }
                 checked += 1;
-                let text = gpuwatch::ui::diagnosis_text(&view, p.gpu).unwrap_or_default();
+                let text = gpuwatch::ui::diagnosis_text(view, p.gpu).unwrap_or_default();
                 if text == "✓ ok" {
                     wrong.push(format!(
                         "{} GPU {} {} at +{:.1} s of the phase: ✓ ok",

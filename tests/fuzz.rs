@@ -111,7 +111,7 @@ fn replay_and_judge(path: &Path) -> bool {
         history.push(t);
         engine.evaluate(&history);
     }
-    let _ = gpuwatch::text::printable(&format!("{:?}", engine.active()));
+    let _ = gpuwatch::text::printable(&format!("{:?}", engine.conclusions().active()));
     true
 }
 

@@ -139,9 +139,10 @@ fn replayed_h200_phases_get_their_expected_findings_and_healthy_phases_none() {
     };
     let last = r
         .engine
-        .cleared
+        .conclusions()
+        .cleared()
         .iter()
-        .chain(r.engine.active())
+        .chain(r.engine.conclusions().active())
         .find(|f| f.rule == "hang" && f.opened_ms == hang.opened_ms)
         .expect("the hang's final state");
     assert_eq!(last.severity, want, "phase of {phase_ms} ms");

@@ -16,7 +16,7 @@ use gpuwatch::driver::{spawn_with_clock, Playback, VirtualClock, TO_END};
 use gpuwatch::sampler::Sampler;
 use gpuwatch::source::replay::ReplaySource;
 use gpuwatch::source::Source;
-use gpuwatch::store::{Store, StoreView};
+use gpuwatch::store::Store;
 
 const FIXTURE: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -56,16 +56,11 @@ impl Wakes {
     }
     /// Waits until `done` holds for the store's view, looking again at each wake-up (at most
     /// 20 s of real time).
-    fn wait_view(
-        &self,
-        store: &Mutex<Store>,
-        what: &str,
-        done: impl Fn(&StoreView) -> bool,
-    ) -> StoreView {
+    fn wait_view(&self, store: &Mutex<Store>, what: &str, done: impl Fn(&Store) -> bool) -> Store {
         let start = Instant::now();
         loop {
             let seen = *self.count.lock().unwrap();
-            let view = store.lock().unwrap().view();
+            let view = store.lock().unwrap().clone();
             if done(&view) {
                 return view;
             }
@@ -130,8 +125,8 @@ fn seeking_back_at_the_end_plays_again_to_that_moment_and_waits_there_when_pause
         move || w.wake(),
     )
     .unwrap();
-    let wait_view = |what: &str, done: fn(&StoreView) -> bool| wakes.wait_view(&store, what, done);
-    let end = wait_view("ended", StoreView::ended);
+    let wait_view = |what: &str, done: fn(&Store) -> bool| wakes.wait_view(&store, what, done);
+    let end = wait_view("ended", Store::ended);
     assert!(
         clock.elapsed() >= Duration::from_millis(last - first),
         "played at the recorded pace: {:?} of waits for {} ms of recording",
@@ -168,7 +163,7 @@ fn seeking_back_at_the_end_plays_again_to_that_moment_and_waits_there_when_pause
         clock.wait_passed(Duration::from_secs(600), Duration::from_secs(20)),
         "the paused thread stopped waiting"
     );
-    let still = store.lock().unwrap().view();
+    let still = store.lock().unwrap().clone();
     assert_eq!(
         (still.history().latest_ms(), still.history().ticks()),
         (Some(landed), at.history().ticks()),
@@ -177,14 +172,14 @@ fn seeking_back_at_the_end_plays_again_to_that_moment_and_waits_there_when_pause
 
     // Playing again runs to the end; a seek to the end from the middle gets there too.
     playback.set_paused(false);
-    wait_view("ended again", StoreView::ended);
+    wait_view("ended again", Store::ended);
     playback.seek(first);
     playback.set_paused(true);
     wakes.wait_view(&store, "at the start", |v| {
         v.history().latest_ms() == Some(first) && !v.ended()
     });
     playback.seek(TO_END);
-    let again = wait_view("at the end by seek", StoreView::ended);
+    let again = wait_view("at the end by seek", Store::ended);
     assert_eq!(again.history().latest_ms(), Some(last));
     assert_eq!(
         again.findings().active().len() + again.findings().cleared().len(),
@@ -196,7 +191,7 @@ fn seeking_back_at_the_end_plays_again_to_that_moment_and_waits_there_when_pause
 }
 
 /// A store view of `src` after its ticks, with the position a replay's driver sets.
-fn replay_view(can_rewind: bool) -> StoreView {
+fn replay_view(can_rewind: bool) -> Store {
     let mut src = ReplaySource::open(Path::new(FIXTURE), 1.0).unwrap();
     let mut store = Store::new(&src, Duration::from_secs(3600), Thresholds::default()).unwrap();
     let ticks = src.read_all().unwrap();
@@ -208,10 +203,10 @@ fn replay_view(can_rewind: bool) -> StoreView {
         end_ms: Some(ticks.last().unwrap().t_ms),
         can_rewind,
     });
-    store.view()
+    store
 }
 
-fn press(state: &mut AppState, c: char, view: &StoreView) -> Effect {
+fn press(state: &mut AppState, c: char, view: &Store) -> Effect {
     state.update(Action::Key(Key::Char(c)), view)
 }
 
@@ -258,7 +253,7 @@ fn seek_keys_ask_for_moments_within_the_recording_and_refuse_what_cannot_be_done
         &gpuwatch::model::Tick::for_devices(1),
         gpuwatch::model::SelfCost::default(),
     );
-    assert_eq!(press(&mut state, ']', &live.view()), Effect::None);
+    assert_eq!(press(&mut state, ']', &live), Effect::None);
     assert!(state
         .status
         .as_deref()

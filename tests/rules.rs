@@ -112,7 +112,12 @@ fn a_longer_configured_window_delays_onset() {
     let f = r.raised.iter().find(|f| f.rule == "hang").unwrap();
     assert_eq!(f.opened_ms - START_MS, 60_000, "suspected after its window");
     assert_eq!(f.severity, Severity::Warning);
-    let now = r.engine.active_on(0).find(|f| f.rule == "hang").unwrap();
+    let now = r
+        .engine
+        .conclusions()
+        .active_on(0)
+        .find(|f| f.rule == "hang")
+        .unwrap();
     assert_eq!(now.severity, Severity::Critical, "confirmed later");
     assert_eq!(now.title, "Busy but idle: GPU hung");
 }
@@ -132,7 +137,8 @@ fn a_finding_survives_a_one_tick_blip_and_clears_after_the_clear_window() {
     );
     let cleared = r
         .engine
-        .cleared
+        .conclusions()
+        .cleared()
         .iter()
         .find(|f| f.rule == "hang")
         .expect("cleared after recovery");
@@ -144,7 +150,7 @@ fn a_finding_survives_a_one_tick_blip_and_clears_after_the_clear_window() {
         closed_at >= clear_after && closed_at <= clear_after + hang_window / 10 + INTERVAL_MS,
         "closed {closed_at} ms after recovery"
     );
-    assert!(r.engine.active().is_empty());
+    assert!(r.engine.conclusions().active().is_empty());
 }
 
 #[test]
@@ -153,8 +159,9 @@ fn hang_evidence_gives_numbers_and_names_the_straggler_of_the_same_job() {
     let r = run(&infos, &ticks, Thresholds::default());
     let hang = r
         .engine
+        .conclusions()
         .active()
-        .into_iter()
+        .iter()
         .find(|f| f.rule == "hang" && f.device == 4)
         .expect("GPU 4 hangs")
         .clone();
@@ -174,6 +181,7 @@ fn hang_evidence_gives_numbers_and_names_the_straggler_of_the_same_job() {
     assert_eq!(hang.severity, Severity::Critical);
     let devices: Vec<u32> = r
         .engine
+        .conclusions()
         .active()
         .iter()
         .filter(|f| f.rule == "hang")
@@ -351,7 +359,7 @@ fn idle_floor_is_learned_from_an_idle_stretch() {
 #[test]
 fn every_rule_has_an_id_title_and_is_listed_once() {
     let rules = all_rules();
-    let mut ids: Vec<&str> = rules.iter().map(|r| r.id).collect();
+    let mut ids: Vec<&str> = rules.iter().map(|r| r.id.as_str()).collect();
     ids.sort_unstable();
     ids.dedup();
     assert_eq!(ids.len(), rules.len());
@@ -372,6 +380,7 @@ fn at_50_ms_ticks_rules_judged_every_200_ms_still_open_within_the_window() {
         store.absorb(&tick, gpuwatch::model::SelfCost::default());
         opened = store
             .engine()
+            .conclusions()
             .active_on(0)
             .find(|f| f.rule == "hang")
             .map(|f| f.opened_ms);
@@ -401,6 +410,7 @@ fn a_rank_that_exits_makes_the_hang_critical_at_once_and_is_named() {
     let r = run(&infos, &ticks, Thresholds::default());
     let hang = r
         .engine
+        .conclusions()
         .active_on(0)
         .find(|f| f.rule == "hang")
         .expect("GPU 0 still hangs");
@@ -425,7 +435,12 @@ fn a_hang_is_suspected_within_10_s_and_critical_only_once_confirmed() {
     assert!(first.opened_ms - START_MS <= 10_000);
     assert_eq!(first.severity, Severity::Warning);
     assert_eq!(first.title, "Busy but idle: hang suspected");
-    let now = r.engine.active_on(0).find(|f| f.rule == "hang").unwrap();
+    let now = r
+        .engine
+        .conclusions()
+        .active_on(0)
+        .find(|f| f.rule == "hang")
+        .unwrap();
     assert_eq!(now.severity, Severity::Critical);
 }
 
@@ -437,10 +452,17 @@ fn the_culprit_stays_named_after_the_job_is_killed() {
         process_leaves(&mut ticks, gpu, 200);
     }
     let r = run(&infos, &ticks, Thresholds::default());
-    assert!(r.engine.active_on(4).all(|f| f.rule != "hang"), "closed");
+    assert!(
+        r.engine
+            .conclusions()
+            .active_on(4)
+            .all(|f| f.rule != "hang"),
+        "closed"
+    );
     let hang = r
         .engine
-        .cleared
+        .conclusions()
+        .cleared()
         .iter()
         .find(|f| f.rule == "hang" && f.device == 4)
         .expect("GPU 4's hang, closed");
@@ -516,7 +538,9 @@ fn a_watched_leak_names_the_window_it_may_need() {
     let r = run(&infos, &ticks, Thresholds::default());
     let w = r
         .engine
+        .conclusions()
         .watching()
+        .iter()
         .find(|w| w.rule == "mem-growth")
         .expect("the leak is being timed at 40 s");
     let slow = Thresholds::default().mem_growth_window.as_millis() as u64;

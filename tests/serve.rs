@@ -281,7 +281,7 @@ fn hostile_exposition() -> String {
         processes: 4,
         dcgm: true,
     };
-    gpuwatch::serve::metrics_text_with(&store.view(), "node\"1\n", false, extras).unwrap()
+    gpuwatch::serve::metrics_text_with(&store, "node\"1\n", false, extras).unwrap()
 }
 
 /// A process that renames itself `a"} 1\nup 0\n#` gets a label value with those characters

@@ -11,10 +11,10 @@ use gpuwatch::snapshot::{self, CmdlinePolicy, Options};
 use gpuwatch::source::replay::ReplaySource;
 use gpuwatch::source::sim::Scenario;
 use gpuwatch::source::Source;
-use gpuwatch::store::{Store, StoreView};
+use gpuwatch::store::Store;
 
-fn observed(sc: Scenario, gpus: usize, seconds: u64) -> StoreView {
-    common::store_with(sc, gpus, seconds, |_| {}).view()
+fn observed(sc: Scenario, gpus: usize, seconds: u64) -> Store {
+    common::store_with(sc, gpus, seconds, |_| {})
 }
 
 fn schema() -> jsonschema::Validator {
@@ -72,8 +72,8 @@ fn the_h200_recording_snapshots_validly() {
     for t in &ticks[..660] {
         store.absorb(t, gpuwatch::model::SelfCost::default());
     }
-    let obs = store.view();
-    let json = snapshot::to_json(&snapshot::take(&obs, &Options::default()));
+    let obs = &store;
+    let json = snapshot::to_json(&snapshot::take(obs, &Options::default()));
     assert_valid(&json);
     assert!(
         json.contains("\"fan_pct\": null"),
@@ -93,7 +93,7 @@ fn replay_findings(snap: &snapshot::Snapshot) -> Vec<(String, u32)> {
     for t in src.read_all().unwrap() {
         store.absorb(&t, gpuwatch::model::SelfCost::default());
     }
-    let obs = store.view();
+    let obs = &store;
     let mut v: Vec<(String, u32)> = obs
         .findings()
         .active()
@@ -177,12 +177,12 @@ fn no_host_leaves_the_replayed_files_directories_out() {
     for t in &ticks {
         store.absorb(t, gpuwatch::model::SelfCost::default());
     }
-    let obs = store.view();
+    let obs = &store;
     let opts = Options {
         include_host: false,
         ..Options::default()
     };
-    let json = snapshot::to_json(&snapshot::take(&obs, &opts));
+    let json = snapshot::to_json(&snapshot::take(obs, &opts));
     assert!(
         json.contains("\"source\": \"replay: spin.jsonl.gz\""),
         "{}",
@@ -466,7 +466,7 @@ fn a_name_near_the_255_byte_limit_can_be_written() {
 
 /// The sync scenario with its processes running what the H200's torch job ran
 /// (tests/fixtures/proc/628), in a Kubernetes pod.
-fn observed_with_software() -> StoreView {
+fn observed_with_software() -> Store {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/proc");
     let sw = std::sync::Arc::new(gpuwatch::software::read(
         &gpuwatch::software::ProcRoot::fixture(&root),
@@ -486,7 +486,6 @@ fn observed_with_software() -> StoreView {
             h.container = Some(ctr.clone());
         }
     })
-    .view()
 }
 
 #[test]

@@ -55,5 +55,5 @@ fn a_day_of_sampling_8_gpus_at_4_hz_keeps_memory_flat() {
         "RSS grew {grown} bytes over a simulated day"
     );
     assert_eq!(history.devices[0].samples.len(), 3600);
-    assert!(engine.cleared.len() <= 256);
+    assert!(engine.conclusions().cleared().len() <= 256);
 }

@@ -19,13 +19,15 @@ const SP: &str = "/usr/lib/python3/dist-packages";
 /// what was seen, stacks included, once they arrived.
 fn last(r: &common::Run, rule: &str) -> Option<gpuwatch::rules::Finding> {
     r.engine
+        .conclusions()
         .active()
-        .into_iter()
+        .iter()
         .find(|f| f.rule == rule)
         .cloned()
         .or_else(|| {
             r.engine
-                .cleared
+                .conclusions()
+                .cleared()
                 .iter()
                 .rev()
                 .find(|f| f.rule == rule)

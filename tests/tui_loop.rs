@@ -3,43 +3,38 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use gpuwatch::app::AppState;
+use gpuwatch::monitor::Monitor;
 use gpuwatch::source::sim::Scenario;
 use gpuwatch::tui::{event_loop, Msg, Session};
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
-use tokio::sync::{mpsc, Notify};
+use tokio::sync::mpsc;
 
-fn session(frame: Duration) -> (Session, Arc<Notify>) {
+fn session(frame: Duration) -> Session {
     let store = common::store_with(Scenario::Healthy, 1, 30, |_| {});
-    let data = Arc::new(Notify::new());
-    let s = Session {
-        store: Arc::new(Mutex::new(store)),
+    Session {
+        monitor: Monitor::over(store),
         frame,
-        data: data.clone(),
         export: Box::new(|_, _| Ok(String::new())),
         suspend: None,
-        playback: None,
-        stacks: None,
-    };
-    (s, data)
+    }
 }
 
 /// Runs the loop while `drive` sends ticks and input; returns the number of frames drawn.
 async fn frames_drawn(
     frame: Duration,
-    drive: impl AsyncFnOnce(Arc<Notify>, mpsc::UnboundedSender<Msg>),
+    drive: impl AsyncFnOnce(&Monitor, mpsc::UnboundedSender<Msg>),
 ) -> usize {
-    let (session, data) = session(frame);
+    let session = session(frame);
     let (tx, rx) = mpsc::unbounded_channel();
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
     let (looped, ()) = tokio::join!(
         event_loop(&mut terminal, rx, &session, AppState::new(false)),
-        drive(data, tx) // dropping the sender ends the loop
+        drive(&session.monitor, tx) // dropping the sender ends the loop
     );
     looped.unwrap();
     terminal.get_frame().count()
@@ -50,7 +45,7 @@ async fn ticks_at_10_hz_redraw_at_most_5_times_a_second() {
     let frames = frames_drawn(Duration::from_millis(200), async |data, _tx| {
         for _ in 0..30 {
             tokio::time::sleep(Duration::from_millis(100)).await;
-            data.notify_one();
+            data.notify();
         }
         tokio::time::sleep(Duration::from_millis(300)).await;
     })
@@ -64,7 +59,7 @@ async fn ticks_slower_than_the_frame_rate_each_redraw() {
     let frames = frames_drawn(Duration::from_millis(200), async |data, _tx| {
         for _ in 0..5 {
             tokio::time::sleep(Duration::from_secs(1)).await;
-            data.notify_one();
+            data.notify();
         }
         tokio::time::sleep(Duration::from_millis(300)).await;
     })

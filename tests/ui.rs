@@ -13,13 +13,13 @@ use gpuwatch::rules::Engine;
 use gpuwatch::source::replay::ReplaySource;
 use gpuwatch::source::sim::{Scenario, SimSource};
 use gpuwatch::source::Source;
-use gpuwatch::store::{Store, StoreView};
+use gpuwatch::store::Store;
 use ratatui::backend::TestBackend;
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Modifier};
 use ratatui::Terminal;
 
-fn observed_sim(sc: Scenario, gpus: usize, seconds: u64) -> StoreView {
+fn observed_sim(sc: Scenario, gpus: usize, seconds: u64) -> Store {
     let src = SimSource::new(sc, gpus, 7, START_MS, 250);
     let mut store = Store::new(
         &src,
@@ -30,11 +30,11 @@ fn observed_sim(sc: Scenario, gpus: usize, seconds: u64) -> StoreView {
     for t in common::sim_ticks_with_stacks(sc, gpus, seconds, START_MS).1 {
         store.absorb(&t, gpuwatch::model::SelfCost::default());
     }
-    store.view()
+    store
 }
 
 /// The H200 recording up to `until_s` seconds after its first tick.
-fn observed_h200(until_s: u64) -> StoreView {
+fn observed_h200(until_s: u64) -> Store {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200/phases.jsonl.gz");
     // Read under its file name alone: the label on screen must not depend on the checkout.
     let file = std::fs::File::open(&path).unwrap();
@@ -54,10 +54,10 @@ fn observed_h200(until_s: u64) -> StoreView {
     {
         store.absorb(t, gpuwatch::model::SelfCost::default());
     }
-    store.view()
+    store
 }
 
-fn draw(state: &mut AppState, obs: &StoreView, w: u16, h: u16) -> Buffer {
+fn draw(state: &mut AppState, obs: &Store, w: u16, h: u16) -> Buffer {
     let mut term = Terminal::new(TestBackend::new(w, h)).unwrap();
     let mut hits = state.hits;
     term.draw(|f| hits = gpuwatch::ui::render(f, state, obs))
@@ -81,7 +81,7 @@ fn text(buf: &Buffer) -> String {
         .join("\n")
 }
 
-fn keys(state: &mut AppState, obs: &StoreView, keys: &[Key]) -> Vec<Effect> {
+fn keys(state: &mut AppState, obs: &Store, keys: &[Key]) -> Vec<Effect> {
     keys.iter()
         .map(|k| state.update(Action::Key(*k), obs))
         .collect()
@@ -310,7 +310,7 @@ fn keys_move_select_sort_filter_zoom_and_quit() {
     assert!(st.filter.is_empty());
     assert_eq!(
         keys(&mut st, &obs, &[Key::Char(' ')]),
-        vec![Effect::TogglePause]
+        vec![Effect::Paused(true)]
     );
     assert_eq!(keys(&mut st, &obs, &[Key::Char('e')]), vec![Effect::Export]);
     assert_eq!(keys(&mut st, &obs, &[Key::Char('q')]), vec![Effect::Quit]);
@@ -372,18 +372,18 @@ fn signal_prompt_asks_first_and_offers_term_int_kill() {
     for t in sim_ticks(Scenario::Healthy, 1, 5, START_MS).1 {
         store.absorb(&t, gpuwatch::model::SelfCost::default());
     }
-    let obs = store.view();
+    let obs = &store;
     let mut st = AppState::new(true);
-    keys(&mut st, &obs, &[Key::Tab, Key::Tab, Key::Char('K')]);
+    keys(&mut st, obs, &[Key::Tab, Key::Tab, Key::Char('K')]);
     assert_eq!(st.kill.as_ref().unwrap().pid, 10_000);
-    let screen = text(&draw(&mut st, &obs, 80, 24));
+    let screen = text(&draw(&mut st, obs, 80, 24));
     assert!(
         screen.contains("Send a signal to pid 10000") && screen.contains("[TERM]"),
         "{screen}"
     );
-    keys(&mut st, &obs, &[Key::Right, Key::Right]);
+    keys(&mut st, obs, &[Key::Right, Key::Right]);
     assert_eq!(
-        keys(&mut st, &obs, &[Key::Char('y')]),
+        keys(&mut st, obs, &[Key::Char('y')]),
         vec![Effect::Signal {
             pid: 10_000,
             signal: libc::SIGKILL,
@@ -392,7 +392,7 @@ fn signal_prompt_asks_first_and_offers_term_int_kill() {
             started_ms: Some(START_MS - 3_600_000),
         }]
     );
-    keys(&mut st, &obs, &[Key::Char('K'), Key::Esc]);
+    keys(&mut st, obs, &[Key::Char('K'), Key::Esc]);
     assert!(st.kill.is_none() && st.status.as_deref() == Some("no signal sent"));
     st.signal_result(
         10_000,
@@ -467,8 +467,8 @@ fn processes_whose_pids_do_not_resolve_are_explained() {
             p.host = None;
         }
     });
-    let obs = store.view();
-    let screen = text(&draw(&mut AppState::new(true), &obs, 160, 48));
+    let obs = &store;
+    let screen = text(&draw(&mut AppState::new(true), obs, 160, 48));
     assert!(
         screen.contains("PIDs do not resolve on this machine"),
         "{screen}"
@@ -503,8 +503,8 @@ fn the_h200_hang_snapshot_replays_with_the_hang_on_screen() {
     for t in &ticks {
         store.absorb(t, gpuwatch::model::SelfCost::default());
     }
-    let obs = store.view();
-    let screen = text(&draw(&mut AppState::new(true), &obs, 160, 48));
+    let obs = &store;
+    let screen = text(&draw(&mut AppState::new(true), obs, 160, 48));
     assert!(
         screen.contains("‼ HANG") && screen.contains("Busy but idle: GPU hung"),
         "{screen}"
@@ -532,7 +532,7 @@ fn a_gpu_is_judging_not_ok_until_the_rules_windows_are_covered() {
         store.absorb(&t, gpuwatch::model::SelfCost::default());
         if n == 16 {
             // Four seconds in, its symptom has held three: the hang is being timed.
-            let screen = text(&draw(&mut state, &store.view(), 120, 40));
+            let screen = text(&draw(&mut state, &store, 120, 40));
             assert!(screen.contains("? HANG? 4/8s"), "{screen}");
             assert!(screen.contains("? GPU 0 HANG? Busy but idle: GPU looks hung — its symptom for 4s of the 8s it needs: being timed"), "{screen}"); // Said once: no second count ("judging: 4 s of the 10 s") for the same GPU.
             assert!(!screen.contains("GPU 0 judging"), "{screen}");
@@ -546,8 +546,8 @@ fn a_gpu_is_judging_not_ok_until_the_rules_windows_are_covered() {
             );
         }
     }
-    let obs = store.view();
-    let screen = text(&draw(&mut state, &obs, 120, 40));
+    let obs = &store;
+    let screen = text(&draw(&mut state, obs, 120, 40));
     assert!(screen.contains("‼ HANG"), "{screen}");
     assert!(!screen.contains("judging"), "{screen}");
 }
@@ -567,15 +567,25 @@ fn findings_show_on_their_own_gpu_when_indices_are_not_positions() {
         engine.evaluate(&history);
     }
     let hung: Vec<u32> = engine
+        .conclusions()
         .active()
         .iter()
         .filter(|f| f.rule == "hang")
         .map(|f| f.device)
         .collect();
     assert_eq!(hung, [102, 103]);
-    assert!(engine.worst_on(103).is_some_and(|f| f.rule == "hang"));
-    assert!(engine.worst_on(104).is_none_or(|f| f.rule != "hang"));
-    assert!(engine.worst_on(4).is_none(), "positions are not indices");
+    assert!(engine
+        .conclusions()
+        .worst_on(103)
+        .is_some_and(|f| f.rule == "hang"));
+    assert!(engine
+        .conclusions()
+        .worst_on(104)
+        .is_none_or(|f| f.rule != "hang"));
+    assert!(
+        engine.conclusions().worst_on(4).is_none(),
+        "positions are not indices"
+    );
 }
 
 /// README's key table is the one key table (`ui::help`), word for word;
@@ -666,7 +676,7 @@ fn every_flagged_gpu_is_on_screen_at_every_size() {
 const SCREENS: [(u16, u16); 4] = [(80, 24), (100, 30), (120, 40), (200, 50)];
 
 /// A store fed `ticks` (from one or more scenarios) with the demo's history length.
-fn observed_ticks(src: &SimSource, ticks: &[gpuwatch::model::Tick]) -> StoreView {
+fn observed_ticks(src: &SimSource, ticks: &[gpuwatch::model::Tick]) -> Store {
     let mut store = Store::new(
         src,
         std::time::Duration::from_secs(900),
@@ -676,7 +686,7 @@ fn observed_ticks(src: &SimSource, ticks: &[gpuwatch::model::Tick]) -> StoreView
     for t in ticks {
         store.absorb(t, gpuwatch::model::SelfCost::default());
     }
-    store.view()
+    store
 }
 
 /// GPU `d`'s row on screen, if it has one.
@@ -701,7 +711,7 @@ fn every_moment_reads_true_at_every_size() {
         .chain(common::shifted(after, 45_000))
         .collect();
     let hang_src = SimSource::new(Scenario::Hang, 1, 7, START_MS, 250);
-    let cases: Vec<(&str, StoreView, bool)> = vec![
+    let cases: Vec<(&str, Store, bool)> = vec![
         ("hang_first_8s", observed_ticks(&hang_src, &early), true),
         ("hang_ended", observed_ticks(&hang_src, &ended), true),
         ("straggler", observed_sim(Scenario::Straggler, 8, 45), true),
@@ -880,7 +890,7 @@ fn a_replays_processes_without_host_side_are_explained_as_recorded_so() {
         }
         store.absorb(&t, gpuwatch::model::SelfCost::default());
     }
-    let screen = text(&draw(&mut AppState::new(true), &store.view(), 160, 48));
+    let screen = text(&draw(&mut AppState::new(true), &store, 160, 48));
     assert!(
         screen.contains("recorded without their host side"),
         "{screen}"

@@ -6,7 +6,7 @@ mod processes;
 
 pub use processes::{find_process, process_rows, short_command, ProcessRow};
 
-use crate::store::StoreView;
+use crate::store::Store;
 
 /// The panes of the main screen that take the focus, in Tab order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -124,6 +124,8 @@ pub enum Action {
     },
     ScrollUp,
     ScrollDown,
+    /// The frame just drawn, with where its rows landed: clicks and scrolls go by these.
+    Drawn(HitAreas),
 }
 
 /// What the loop must do after an update.
@@ -142,8 +144,8 @@ pub enum Effect {
     },
     /// Write a snapshot of what is on screen.
     Export,
-    /// Pause (freeze the display; a replay stops playing) or resume.
-    TogglePause,
+    /// Paused (true: freeze the display; a replay stops playing) or resumed (false).
+    Paused(bool),
     /// Replay: go to this sample time (`driver::TO_END` for the last tick).
     Seek(u64),
     /// Read this process's Python stacks now.
@@ -272,22 +274,26 @@ impl AppState {
     }
 
     /// Applies one input; returns what the loop must do.
-    pub fn update(&mut self, action: Action, obs: &StoreView) -> Effect {
+    pub fn update(&mut self, action: Action, store: &Store) -> Effect {
         match action {
-            Action::Key(key) => self.key(key, obs),
+            Action::Key(key) => self.key(key, store),
             Action::Click { column, row } => {
-                self.click(column, row, obs);
+                self.click(column, row, store);
                 Effect::None
             }
-            Action::ScrollUp => self.move_selection(-1, obs),
-            Action::ScrollDown => self.move_selection(1, obs),
+            Action::ScrollUp => self.move_selection(-1, store),
+            Action::ScrollDown => self.move_selection(1, store),
+            Action::Drawn(hits) => {
+                self.hits = hits;
+                Effect::None
+            }
         }
     }
 
     /// A replay's seek by `delta_ms` of sample time from where it is (`i64::MIN`: to its start,
     /// `i64::MAX`: to its end). Refused, with why, on live GPUs and when going back in a stream.
-    fn seek_by(&mut self, delta_ms: i64, obs: &StoreView) -> Effect {
-        let (Some(pos), Some(now)) = (obs.position(), obs.history().latest_ms()) else {
+    fn seek_by(&mut self, delta_ms: i64, store: &Store) -> Effect {
+        let (Some(pos), Some(now)) = (store.position(), store.history().latest_ms()) else {
             self.status = Some("seeking works in a replay (gpuwatch replay FILE)".into());
             return Effect::None;
         };
@@ -296,9 +302,9 @@ impl AppState {
                 Some("cannot go back: this replay reads a stream (a pipe or standard input); replay a file to seek".into());
             return Effect::None;
         }
-        let tick_ms = u64::try_from(obs.interval().as_millis()).unwrap_or(u64::MAX);
+        let tick_ms = u64::try_from(store.interval().as_millis()).unwrap_or(u64::MAX);
         let base = match self.pending_seek {
-            Some(p) if !p.shown(now, tick_ms, obs.ended()) => p.target_ms,
+            Some(p) if !p.shown(now, tick_ms, store.ended()) => p.target_ms,
             _ => now,
         };
         let target = match delta_ms {
@@ -314,22 +320,22 @@ impl AppState {
             from_ms: now,
             target_ms: target,
         });
-        if target == crate::driver::TO_END && obs.ended() {
+        if target == crate::driver::TO_END && store.ended() {
             return Effect::None;
         }
         Effect::Seek(target)
     }
 
     /// `p` in the process view: its stacks are read live, and shown from a recording.
-    fn read_stacks(&mut self, obs: &StoreView) -> Effect {
+    fn read_stacks(&mut self, store: &Store) -> Effect {
         let View::Process { pid, .. } = self.view else {
             self.status = Some("p reads a process's Python stacks: open one first (Enter)".into());
             return Effect::None;
         };
-        if !obs.pids_are_local() {
+        if !store.pids_are_local() {
             self.status = Some(format!(
                 "pid {pid} is not this machine's: the stacks shown came with {}",
-                if obs.is_replay() {
+                if store.is_replay() {
                     "the recording"
                 } else {
                     "the demo"
@@ -341,7 +347,7 @@ impl AppState {
         Effect::ReadStacks(pid)
     }
 
-    fn key(&mut self, key: Key, obs: &StoreView) -> Effect {
+    fn key(&mut self, key: Key, store: &Store) -> Effect {
         if matches!(key, Key::Ctrl('c')) {
             return Effect::Quit;
         }
@@ -367,51 +373,47 @@ impl AppState {
         let typed = self.typed_gpu.take();
         match key {
             Key::Char('q') => Effect::Quit,
-            Key::Esc if matches!(self.view, View::Process { .. }) => {
-                self.view = View::Main;
-                Effect::None
+            Key::Char(' ') => {
+                self.paused = !self.paused;
+                Effect::Paused(self.paused)
             }
-            Key::Esc if !self.filter.is_empty() => {
-                self.filter.clear();
-                Effect::None
+            Key::Char(c @ ('[' | ']' | '{' | '}' | '<' | '>')) => {
+                self.seek_by(seek_delta(c), store)
             }
-            Key::Char('?') => {
-                self.view = View::Help;
-                Effect::None
-            }
-            Key::Char(' ') => Effect::TogglePause,
-            Key::Char(c @ ('[' | ']' | '{' | '}' | '<' | '>')) => self.seek_by(seek_delta(c), obs),
             Key::Char('e') => Effect::Export,
-            Key::Char('p') => self.read_stacks(obs),
-            Key::Char('K') | Key::F(9) => {
-                self.ask_kill(obs);
+            Key::Char('p') => self.read_stacks(store),
+            Key::Char(c @ '0'..='9') => {
+                self.type_gpu_digit(typed, c as u32 - '0' as u32, store);
                 Effect::None
             }
+            Key::Up | Key::Char('k') => self.move_selection(-1, store),
+            Key::Down | Key::Char('j') => self.move_selection(1, store),
+            Key::PageUp => self.move_selection(-10, store),
+            Key::PageDown => self.move_selection(10, store),
+            Key::Home => self.move_selection(-100_000, store),
+            Key::End => self.move_selection(100_000, store),
+            _ => {
+                self.screen_key(key, store);
+                Effect::None
+            }
+        }
+    }
+
+    /// Keys that change only what the screen shows: views, focus, zoom, sort, the filter.
+    fn screen_key(&mut self, key: Key, store: &Store) {
+        match key {
+            Key::Esc if matches!(self.view, View::Process { .. }) => self.view = View::Main,
+            Key::Esc if !self.filter.is_empty() => self.filter.clear(),
+            Key::Char('?') => self.view = View::Help,
+            Key::Char('K') | Key::F(9) => self.ask_kill(store),
             // As in a map or a browser: + shows less time in more detail, - more time.
-            Key::Char('+' | '=') => {
-                self.zoom = self.zoom.saturating_sub(1);
-                Effect::None
-            }
-            Key::Char('-' | '_') => {
-                self.zoom = (self.zoom + 1).min(ZOOMS_S.len());
-                Effect::None
-            }
-            Key::Char('s') => {
-                self.sort = self.sort.next();
-                Effect::None
-            }
-            Key::Char('S') => {
-                self.sort_descending = !self.sort_descending;
-                Effect::None
-            }
+            Key::Char('+' | '=') => self.zoom = self.zoom.saturating_sub(1),
+            Key::Char('-' | '_') => self.zoom = (self.zoom + 1).min(ZOOMS_S.len()),
+            Key::Char('s') => self.sort = self.sort.next(),
+            Key::Char('S') => self.sort_descending = !self.sort_descending,
             Key::Char('/') => {
                 self.editing_filter = true;
                 self.focus = Pane::Processes;
-                Effect::None
-            }
-            Key::Char(c @ '0'..='9') => {
-                self.type_gpu_digit(typed, c as u32 - '0' as u32, obs);
-                Effect::None
             }
             Key::Tab => {
                 self.focus = match self.focus {
@@ -419,7 +421,6 @@ impl AppState {
                     Pane::Findings => Pane::Processes,
                     Pane::Processes => Pane::Overview,
                 };
-                Effect::None
             }
             Key::BackTab => {
                 self.focus = match self.focus {
@@ -427,29 +428,20 @@ impl AppState {
                     Pane::Findings => Pane::Overview,
                     Pane::Processes => Pane::Findings,
                 };
-                Effect::None
             }
-            Key::Enter => {
-                self.open_process(obs);
-                Effect::None
-            }
-            Key::Up | Key::Char('k') => self.move_selection(-1, obs),
-            Key::Down | Key::Char('j') => self.move_selection(1, obs),
-            Key::PageUp => self.move_selection(-10, obs),
-            Key::PageDown => self.move_selection(10, obs),
-            Key::Home => self.move_selection(-100_000, obs),
-            Key::End => self.move_selection(100_000, obs),
-            _ => Effect::None,
+            Key::Enter => self.open_process(store),
+            _ => {}
         }
     }
 
     /// A digit selects that GPU, or, right after another on a machine with GPU 10 or more, the
     /// GPU the two make (`1` `2`: GPU 12) when there is one. The status line says when a
     /// further digit would go on.
-    fn type_gpu_digit(&mut self, typed: Option<u32>, digit: u32, obs: &StoreView) {
-        let exists = |n: u32| obs.history().devices.iter().any(|d| d.info.index == n);
+    fn type_gpu_digit(&mut self, typed: Option<u32>, digit: u32, store: &Store) {
+        let exists = |n: u32| store.history().devices.iter().any(|d| d.info.index == n);
         let longer = |n: u32| {
-            obs.history()
+            store
+                .history()
                 .devices
                 .iter()
                 .any(|d| d.info.index >= n * 10 && d.info.index < n * 10 + 10 && n > 0)
@@ -458,10 +450,10 @@ impl AppState {
             .map(|t| t * 10 + digit)
             .filter(|&n| exists(n))
             .unwrap_or(digit);
-        self.select_gpu_by_index(gpu, obs);
+        self.select_gpu_by_index(gpu, store);
         if exists(gpu) && longer(gpu) {
             self.typed_gpu = Some(gpu);
-            let last = obs
+            let last = store
                 .history()
                 .devices
                 .iter()
@@ -477,15 +469,15 @@ impl AppState {
     }
 
     /// GPUs are numbered from 0 on screen, as NVML and nvidia-smi number them.
-    fn select_gpu_by_index(&mut self, gpu: u32, obs: &StoreView) {
-        match obs
+    fn select_gpu_by_index(&mut self, gpu: u32, store: &Store) {
+        match store
             .history()
             .devices
             .iter()
             .position(|d| d.info.index == gpu)
         {
             Some(i) => {
-                self.select_gpu(i, obs);
+                self.select_gpu(i, store);
                 self.focus = Pane::Overview;
             }
             None => self.status = Some(format!("there is no GPU {gpu}")),
@@ -562,12 +554,12 @@ impl AppState {
         }
     }
 
-    fn select_gpu(&mut self, i: usize, obs: &StoreView) {
-        self.selected_gpu = i.min(obs.history().devices.len().saturating_sub(1));
+    fn select_gpu(&mut self, i: usize, store: &Store) {
+        self.selected_gpu = i.min(store.history().devices.len().saturating_sub(1));
         self.selected_process = 0;
     }
 
-    fn move_selection(&mut self, by: i64, obs: &StoreView) -> Effect {
+    fn move_selection(&mut self, by: i64, store: &Store) -> Effect {
         let step = |cur: usize, len: usize| -> usize {
             if len == 0 {
                 return 0;
@@ -576,8 +568,8 @@ impl AppState {
         };
         match (self.view, self.focus) {
             (View::Main, Pane::Overview) => {
-                let i = step(self.selected_gpu, obs.history().devices.len());
-                self.select_gpu(i, obs);
+                let i = step(self.selected_gpu, store.history().devices.len());
+                self.select_gpu(i, store);
             }
             (View::Main, Pane::Findings) => {
                 // Lines, as the pane last drew them.
@@ -587,7 +579,8 @@ impl AppState {
                 self.process_scroll = step(self.process_scroll, self.hits.process_findings_max + 1);
             }
             (View::Main, Pane::Processes) => {
-                self.selected_process = step(self.selected_process, process_rows(self, obs).len());
+                self.selected_process =
+                    step(self.selected_process, process_rows(self, store).len());
             }
             _ => {}
         }
@@ -596,15 +589,15 @@ impl AppState {
 
     /// The process under the selection in the table, if any.
     #[must_use]
-    pub fn selected_row<'a>(&self, obs: &'a StoreView) -> Option<ProcessRow<'a>> {
-        let rows = process_rows(self, obs);
+    pub fn selected_row<'a>(&self, store: &'a Store) -> Option<ProcessRow<'a>> {
+        let rows = process_rows(self, store);
         let i = self.selected_process.min(rows.len().saturating_sub(1));
         rows.into_iter().nth(i)
     }
 
     /// Enter: on the GPU table, the selected GPU's busiest process; on the process table, the
     /// selected process; on the findings, moves to the process table.
-    fn open_process(&mut self, obs: &StoreView) {
+    fn open_process(&mut self, store: &Store) {
         if self.view != View::Main {
             return;
         }
@@ -613,13 +606,13 @@ impl AppState {
                 self.focus = Pane::Processes;
                 return;
             }
-            Pane::Processes => self.selected_row(obs).map(|r| (r.gpu, r.process.pid)),
+            Pane::Processes => self.selected_row(store).map(|r| (r.gpu, r.process.pid)),
             Pane::Overview => {
-                let Some(dev) = obs.history().devices.get(self.selected_gpu) else {
+                let Some(dev) = store.history().devices.get(self.selected_gpu) else {
                     return;
                 };
                 let gpu = dev.info.index;
-                let first = process_rows(self, obs).into_iter().find(|r| r.gpu == gpu);
+                let first = process_rows(self, store).into_iter().find(|r| r.gpu == gpu);
                 if first.is_none() {
                     self.status = Some(format!("no process on GPU {gpu}"));
                 }
@@ -632,24 +625,24 @@ impl AppState {
         }
     }
 
-    fn ask_kill(&mut self, obs: &StoreView) {
+    fn ask_kill(&mut self, store: &Store) {
         let target = match self.view {
             View::Process { device, pid } => Some((device, pid)),
-            View::Main => self.selected_row(obs).map(|r| (r.gpu, r.process.pid)),
+            View::Main => self.selected_row(store).map(|r| (r.gpu, r.process.pid)),
             View::Help => None,
         };
         let Some((device, pid)) = target else {
             self.status = Some("no process selected".into());
             return;
         };
-        if !obs.pids_are_local() {
+        if !store.pids_are_local() {
             self.status = Some(format!(
                 "pid {pid} is not a process of this machine ({}): no signal sent",
-                obs.source_label()
+                store.source_label()
             ));
             return;
         }
-        let host = find_process(obs, device, pid).and_then(|p| p.host.as_ref());
+        let host = find_process(store, device, pid).and_then(|p| p.host.as_ref());
         let command = host.map(short_command).unwrap_or_default();
         self.kill = Some(KillPrompt {
             pid,
@@ -659,18 +652,18 @@ impl AppState {
         });
     }
 
-    fn click(&mut self, column: u16, row: u16, obs: &StoreView) {
+    fn click(&mut self, column: u16, row: u16, store: &Store) {
         let _ = column;
         let (top, n) = self.hits.overview;
         if self.view == View::Main && row >= top && row < top + n {
             self.focus = Pane::Overview;
-            self.select_gpu(self.hits.overview_first + (row - top) as usize, obs);
+            self.select_gpu(self.hits.overview_first + (row - top) as usize, store);
             return;
         }
         let (top, n) = self.hits.processes;
         if self.view == View::Main && row >= top && row < top + n {
             self.focus = Pane::Processes;
-            let len = process_rows(self, obs).len();
+            let len = process_rows(self, store).len();
             self.selected_process = ((row - top) as usize).min(len.saturating_sub(1));
         }
     }

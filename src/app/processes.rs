@@ -2,7 +2,7 @@
 
 use super::{AppState, SortKey};
 use crate::model::{HostProcess, ProcessSample};
-use crate::store::StoreView;
+use crate::store::Store;
 
 /// One row of the process table.
 #[derive(Debug, Clone)]
@@ -19,8 +19,9 @@ impl ProcessRow<'_> {
 }
 
 #[must_use]
-pub fn find_process(obs: &StoreView, device: u32, pid: u32) -> Option<&ProcessSample> {
-    obs.history()
+pub fn find_process(store: &Store, device: u32, pid: u32) -> Option<&ProcessSample> {
+    store
+        .history()
         .devices
         .iter()
         .find(|d| d.info.index == device)?
@@ -31,9 +32,9 @@ pub fn find_process(obs: &StoreView, device: u32, pid: u32) -> Option<&ProcessSa
 
 /// The process table's rows: every GPU's processes, filtered and sorted.
 #[must_use]
-pub fn process_rows<'a>(state: &AppState, obs: &'a StoreView) -> Vec<ProcessRow<'a>> {
+pub fn process_rows<'a>(state: &AppState, store: &'a Store) -> Vec<ProcessRow<'a>> {
     let needle = state.filter.to_lowercase();
-    let mut rows: Vec<ProcessRow> = obs
+    let mut rows: Vec<ProcessRow> = store
         .history()
         .devices
         .iter()

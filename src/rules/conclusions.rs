@@ -1,6 +1,7 @@
-//! What the engine has concluded, copied out for readers (the screen, snapshots, reports): the
-//! open findings, those cleared recently, what is still being judged, the idle floors. A copy,
-//! so a reader never holds the store's lock while it draws or writes.
+//! What the engine has concluded, as readers read it (the screen, snapshots, reports, the
+//! exporter): the open findings, those cleared recently, what is still being judged, the idle
+//! floors. The engine keeps one, brought up to date at the end of each evaluation; it is the
+//! only place these are queried.
 
 use super::{Engine, Finding, Judging, Watch, KEEP_CLEARED};
 use crate::config::Thresholds;
@@ -10,19 +11,17 @@ pub struct Conclusions {
     thresholds: Thresholds,
     /// Open findings, most severe first.
     active: Vec<Finding>,
-    /// Closed recently, oldest first (bounded).
-    cleared: Vec<Finding>,
-    /// Per device, in history order.
-    judging: Vec<Judging>,
+    /// Closed recently, oldest first (bounded); the engine pushes here as it closes them.
+    pub(super) cleared: Vec<Finding>,
+    /// Per device, in history order; written by the engine as it tracks start-ups.
+    pub(super) judging: Vec<Judging>,
     /// Causes being timed.
     watching: Vec<Watch>,
-    indices: Vec<u32>,
+    /// NVML index of each position, as of the last evaluation.
+    pub(super) indices: Vec<u32>,
     floors_w: Vec<f32>,
     /// Per device (history order), per rule (registry order): findings opened so far.
     opened: Vec<Vec<u64>>,
-    /// The engine's counters when this copy was made: what changed since.
-    evaluations: u64,
-    cleared_total: u64,
 }
 
 impl Conclusions {
@@ -57,12 +56,16 @@ impl Conclusions {
     /// What a GPU (NVML index) is still being judged for; `None` before its first sample.
     #[must_use]
     pub fn judging(&self, device: u32) -> Option<&Judging> {
-        super::judging_at(&self.judging, self.position(device))
+        self.position(device)
+            .and_then(|p| self.judging.get(p))
+            .filter(|j| j.needed_ms > 0)
     }
 
     /// Every GPU still being judged, in history order.
     pub fn pending(&self) -> impl Iterator<Item = &Judging> {
-        super::pending_in(&self.judging)
+        self.judging
+            .iter()
+            .filter(|j| j.needed_ms > 0 && j.pending())
     }
 
     /// The causes being timed: symptoms present whose windows have not run out.
@@ -103,45 +106,34 @@ impl Conclusions {
 }
 
 impl Engine {
-    /// Brings `out` up to date. Nothing is copied when the engine has not evaluated since; of
-    /// the cleared findings only the new ones are.
-    pub fn conclude_into(&self, out: &mut Conclusions) {
-        if out.evaluations == self.evaluations && out.evaluations > 0 {
-            return;
-        }
-        out.thresholds.clone_from(&self.thresholds);
-        out.active.clear();
-        out.active.extend(self.active().into_iter().cloned());
-        let new = self.cleared_total.wrapping_sub(out.cleared_total);
-        if out.cleared_total > self.cleared_total || new > self.cleared.len() as u64 {
-            out.cleared.clone_from(&self.cleared);
-        } else {
-            let from = self.cleared.len() - new as usize;
-            out.cleared.extend_from_slice(&self.cleared[from..]);
-            let excess = out.cleared.len().saturating_sub(KEEP_CLEARED);
-            out.cleared.drain(..excess);
-        }
-        out.judging.clone_from(&self.judging);
-        out.watching.clear();
-        out.watching.extend(self.watching());
-        out.indices.clone_from(&self.indices);
-        out.floors_w.clear();
-        out.floors_w
-            .extend(self.infos.iter().map(|info| self.floor_w(info)));
-        out.opened.resize_with(self.slots.len(), Vec::new);
-        for (counts, slots) in out.opened.iter_mut().zip(&self.slots) {
+    /// Brings the conclusions up to this evaluation (in place: their buffers are reused).
+    pub(super) fn conclude(&mut self) {
+        let excess = self.out.cleared.len().saturating_sub(KEEP_CLEARED);
+        self.out.cleared.drain(..excess);
+        self.out.thresholds.clone_from(&self.thresholds);
+        let mut active = std::mem::take(&mut self.out.active);
+        active.clear();
+        active.extend(
+            self.slots
+                .iter()
+                .flatten()
+                .filter_map(|s| s.open.as_ref())
+                .cloned(),
+        );
+        active.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.device.cmp(&b.device)));
+        self.out.active = active;
+        let mut watching = std::mem::take(&mut self.out.watching);
+        watching.clear();
+        watching.extend(self.timed());
+        self.out.watching = watching;
+        let mut floors = std::mem::take(&mut self.out.floors_w);
+        floors.clear();
+        floors.extend(self.infos.iter().map(|info| self.floor_w(info)));
+        self.out.floors_w = floors;
+        self.out.opened.resize_with(self.slots.len(), Vec::new);
+        for (counts, slots) in self.out.opened.iter_mut().zip(&self.slots) {
             counts.clear();
             counts.extend(slots.iter().map(|s| s.opened));
         }
-        out.evaluations = self.evaluations;
-        out.cleared_total = self.cleared_total;
-    }
-
-    /// A fresh copy of what the engine has concluded.
-    #[must_use]
-    pub fn conclusions(&self) -> Conclusions {
-        let mut c = Conclusions::default();
-        self.conclude_into(&mut c);
-        c
     }
 }

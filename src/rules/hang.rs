@@ -7,13 +7,13 @@
 //! floor was not learned. The rank the others wait for — one that exited, or one whose GPU
 //! idles — is named as the culprit and kept after the job ends.
 
-use super::{ms, Ctx, Culprit, Rule, Severity, Stats, Verdict, Watching};
+use super::{ms, Ctx, Culprit, Rule, RuleId, Severity, Stats, Verdict, Watching};
 use crate::history::{Departure, DeviceHistory};
 use crate::model::ProcessSample;
 use crate::text::span_words;
 
 pub const HANG: Rule = Rule {
-    id: "hang",
+    id: RuleId::Hang,
     title: "Busy but idle: GPU looks hung",
     severity: Severity::Warning,
     window: |t| t.hang_suspect_window,

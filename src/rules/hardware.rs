@@ -1,12 +1,12 @@
 //! Rules about the GPU itself: lost from the bus, power capped below TDP, thermal or hardware
 //! slowdown, a `PCIe` link below its maximum, persistence mode off.
 
-use super::{Ctx, Rule, Severity, Verdict, Watching};
+use super::{Ctx, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::{clock_event, DeviceStatus};
 use crate::text::span_words;
 
 pub const LOST: Rule = Rule {
-    id: "lost",
+    id: RuleId::Lost,
     title: "GPU lost",
     severity: Severity::Critical,
     window: |_| std::time::Duration::ZERO,
@@ -17,7 +17,7 @@ pub const LOST: Rule = Rule {
     watch: Watching::No,
 };
 pub const POWERCAP: Rule = Rule {
-    id: "powercap",
+    id: RuleId::Powercap,
     title: "Power capped below TDP",
     severity: Severity::Warning,
     window: |t| t.powercap_window,
@@ -28,7 +28,7 @@ pub const POWERCAP: Rule = Rule {
     watch: Watching::No,
 };
 pub const THERMAL: Rule = Rule {
-    id: "thermal",
+    id: RuleId::Thermal,
     title: "Clocks slowed: thermal or hardware slowdown",
     severity: Severity::Warning,
     window: |t| t.thermal_window,
@@ -39,7 +39,7 @@ pub const THERMAL: Rule = Rule {
     watch: Watching::No,
 };
 pub const PCIE: Rule = Rule {
-    id: "pcie",
+    id: RuleId::Pcie,
     title: "PCIe link below its maximum",
     severity: Severity::Warning,
     window: |t| t.pcie_window,
@@ -50,7 +50,7 @@ pub const PCIE: Rule = Rule {
     watch: Watching::No,
 };
 pub const PERSISTENCE: Rule = Rule {
-    id: "persistence",
+    id: RuleId::Persistence,
     title: "Persistence mode off",
     severity: Severity::Info,
     window: |_| std::time::Duration::ZERO,

@@ -3,7 +3,7 @@
 //! from. Only what was read is said; a process whose environment could not be read gets no
 //! hint, and the finding says so. Every hint is listed in docs/diagnoses.md, "Hints".
 
-use super::Verdict;
+use super::{RuleId, Verdict};
 use crate::history::DeviceHistory;
 use crate::software::Software;
 
@@ -30,7 +30,7 @@ fn torch_between(s: &Software, from: (u32, u32), to: (u32, u32)) -> Option<Strin
 /// One setting that explains a finding.
 struct Hint {
     /// The rules it joins.
-    rules: &'static [&'static str],
+    rules: &'static [RuleId],
     /// What the process does that makes the hint hold, said after "pid N "
     /// (`runs with CUDA_LAUNCH_BLOCKING=1`), or `None`.
     applies: fn(&Software) -> Option<String>,
@@ -56,7 +56,7 @@ fn imports(s: &Software, framework: &str) -> bool {
 
 const HINTS: [Hint; 9] = [
     Hint {
-        rules: &["sync"],
+        rules: &[RuleId::Sync],
         applies: |s| setting_is(s, "CUDA_LAUNCH_BLOCKING", &["1"]),
         reads: "environ",
         cause: "CUDA_LAUNCH_BLOCKING=1 is set: every kernel launch waits for the kernel to finish, so the host and the GPU take turns (a debugging setting left on?)",
@@ -64,7 +64,7 @@ const HINTS: [Hint; 9] = [
         reported: false,
     },
     Hint {
-        rules: &["hang", "sync", "starved"],
+        rules: &[RuleId::Hang, RuleId::Sync, RuleId::Starved],
         applies: |s| setting_is(s, "NCCL_P2P_DISABLE", &["1"]),
         reads: "environ",
         cause: "NCCL_P2P_DISABLE=1 is set: collectives between GPUs of this machine go through host memory instead of NVLink or PCIe peer-to-peer",
@@ -72,7 +72,7 @@ const HINTS: [Hint; 9] = [
         reported: false,
     },
     Hint {
-        rules: &["hang", "sync", "starved"],
+        rules: &[RuleId::Hang, RuleId::Sync, RuleId::Starved],
         applies: |s| {
             setting_is(s, "NCCL_NET", &["Socket"])
                 .or_else(|| setting_is(s, "NCCL_IB_DISABLE", &["1"]))
@@ -83,7 +83,7 @@ const HINTS: [Hint; 9] = [
         reported: false,
     },
     Hint {
-        rules: &["hang"],
+        rules: &[RuleId::Hang],
         applies: |s| setting_is(s, "NCCL_DEBUG", &["INFO", "TRACE"]),
         reads: "environ",
         cause: "NCCL_DEBUG is set, so the job's stderr already names the collective and the transport each rank was in",
@@ -91,7 +91,7 @@ const HINTS: [Hint; 9] = [
         reported: false,
     },
     Hint {
-        rules: &["idle-mem", "mem-full"],
+        rules: &[RuleId::IdleMem, RuleId::MemFull],
         applies: |s| {
             (imports(s, "tensorflow")
                 && setting_is(s, "TF_FORCE_GPU_ALLOW_GROWTH", &["true"]).is_none())
@@ -103,7 +103,7 @@ const HINTS: [Hint; 9] = [
         reported: false,
     },
     Hint {
-        rules: &["idle-mem", "mem-full"],
+        rules: &[RuleId::IdleMem, RuleId::MemFull],
         applies: |s| {
             (imports(s, "jax")
                 && setting_is(s, "XLA_PYTHON_CLIENT_PREALLOCATE", &["false"]).is_none())
@@ -115,7 +115,7 @@ const HINTS: [Hint; 9] = [
         reported: false,
     },
     Hint {
-        rules: &["hang", "sync"],
+        rules: &[RuleId::Hang, RuleId::Sync],
         applies: |s| torch_between(s, (1, 8), (1, 11)),
         reads: "maps",
         cause: "Reported, not verified here: PyTorch 1.8–1.11 synchronised NCCL collectives inefficiently (the source article's version table)",
@@ -123,7 +123,7 @@ const HINTS: [Hint; 9] = [
         reported: true,
     },
     Hint {
-        rules: &["hang", "sync", "starved"],
+        rules: &[RuleId::Hang, RuleId::Sync, RuleId::Starved],
         applies: |s| torch_between(s, (2, 0), (2, 1)),
         reads: "maps",
         cause: "Reported, not verified here: PyTorch 2.0–2.1 had CUDA-graph problems with torch.compile (the source article's version table); torch.compile itself can stall on recompilation",
@@ -131,7 +131,7 @@ const HINTS: [Hint; 9] = [
         reported: true,
     },
     Hint {
-        rules: &["sync"],
+        rules: &[RuleId::Sync],
         applies: |s| imports(s, "tensorflow").then(|| "loaded TensorFlow".to_string()),
         reads: "maps",
         cause: "Reported, not verified here: TensorFlow running functions eagerly (`tf.config.run_functions_eagerly(True)`) launches op by op",
@@ -142,7 +142,7 @@ const HINTS: [Hint; 9] = [
 
 /// Puts the hints that hold for `dev`'s processes first among `v`'s causes and actions, each
 /// with the evidence it was read from.
-pub fn apply(rule: &str, dev: &DeviceHistory, v: &mut Verdict) {
+pub fn apply(rule: RuleId, dev: &DeviceHistory, v: &mut Verdict) {
     let mut unreadable = None;
     let mut at = 0;
     for hint in HINTS.iter().filter(|h| h.rules.contains(&rule)) {

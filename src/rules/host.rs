@@ -7,13 +7,13 @@
 //! between short GPU steps (e.g. RL environments), which is still worth knowing.
 //! Idle-mem: a process holds GPU memory while no kernel runs for a long time.
 
-use super::{stacks, Ctx, Rule, Severity, Verdict, Watching};
+use super::{stacks, Ctx, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::stack::StackClass;
 use crate::model::{ProcessSample, GIB};
 use crate::text::span_words;
 
 pub const STARVED: Rule = Rule {
-    id: "starved",
+    id: RuleId::Starved,
     title: "GPU starved: waiting for input",
     severity: Severity::Warning,
     window: |t| t.starved_window,
@@ -25,7 +25,7 @@ pub const STARVED: Rule = Rule {
 };
 
 pub const IDLE_MEM: Rule = Rule {
-    id: "idle-mem",
+    id: RuleId::IdleMem,
     title: "Idle GPU with memory held",
     severity: Severity::Info,
     window: |t| t.idle_mem_window,

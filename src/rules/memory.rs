@@ -1,11 +1,11 @@
 //! Memory nearly full, or growing steadily (a leak, or a cache that never stops).
 
-use super::{ms, Ctx, Rule, Severity, Verdict, Watching};
+use super::{ms, Ctx, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::GIB;
 use crate::text::span_words;
 
 pub const FULL: Rule = Rule {
-    id: "mem-full",
+    id: RuleId::MemFull,
     title: "GPU memory nearly full",
     severity: Severity::Warning,
     window: |t| t.mem_full_window,
@@ -16,7 +16,7 @@ pub const FULL: Rule = Rule {
     watch: Watching::No,
 };
 pub const GROWTH: Rule = Rule {
-    id: "mem-growth",
+    id: RuleId::MemGrowth,
     title: "GPU memory growing steadily",
     severity: Severity::Warning,
     window: |t| t.mem_growth_fast_window,

@@ -10,6 +10,7 @@ mod hang;
 mod hardware;
 mod hints;
 mod host;
+mod id;
 mod memory;
 mod stacks;
 mod stats;
@@ -21,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::Thresholds;
 use crate::history::{DeviceHistory, History};
 pub use conclusions::Conclusions;
+pub use id::RuleId;
 pub use stats::Stats;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -183,7 +185,7 @@ pub struct Verdict {
     pub summary: String,
     pub culprit: Option<Culprit>,
     /// Set by the engine: the runner-up cause.
-    pub alternative: Option<&'static str>,
+    pub alternative: Option<RuleId>,
 }
 
 /// Everything a rule may read about one device.
@@ -309,7 +311,7 @@ impl Ctx<'_> {
 /// One diagnosis. Rules are plain values; their state lives in the engine.
 #[derive(Clone)]
 pub struct Rule {
-    pub id: &'static str,
+    pub id: RuleId,
     pub title: &'static str,
     pub severity: Severity,
     /// How long the symptom must last before the finding opens. The engine judges a rule
@@ -354,7 +356,7 @@ pub fn all_rules() -> Vec<Rule> {
 /// True when rule `id` is one of the "busy but idle" diagnoses.
 #[must_use]
 pub fn is_busy_but_idle(id: &str) -> bool {
-    RULES.iter().any(|r| r.id == id && r.busy_but_idle)
+    RULES.iter().any(|r| r.id.as_str() == id && r.busy_but_idle)
 }
 
 /// The registry: adding a rule is its file, a line here and its thresholds.
@@ -425,17 +427,6 @@ pub struct Watch {
 /// not a symptom, short enough to be said in the first seconds of a hang.
 pub const WATCH_MS: u64 = 3_000;
 
-/// The judging state at position `p` of `list`, if that GPU has a window to fill. Shared by
-/// the engine and its readers' `Conclusions`, which keep the same list.
-pub(crate) fn judging_at(list: &[Judging], p: Option<usize>) -> Option<&Judging> {
-    p.and_then(|p| list.get(p)).filter(|j| j.needed_ms > 0)
-}
-
-/// The GPUs of `list` still being judged, in history order.
-pub(crate) fn pending_in(list: &[Judging]) -> impl Iterator<Item = &Judging> {
-    list.iter().filter(|j| j.needed_ms > 0 && j.pending())
-}
-
 /// When each process was first seen on a device, to tell start-up from steady state.
 #[derive(Debug, Clone, Default)]
 struct Arrivals {
@@ -453,19 +444,14 @@ pub struct Engine {
     slots: Vec<Vec<Slot>>,
     floors: Vec<Floor>,
     arrivals: Vec<Arrivals>,
-    judging: Vec<Judging>,
     verdicts: Vec<Option<Verdict>>,
-    /// NVML index of each position, as of the last evaluation.
-    indices: Vec<u32>,
     /// Per device: the cause that held last and when (rule position, ms).
     last_cause: Vec<Option<(usize, u64)>>,
-    /// Findings closed recently, newest last (bounded).
-    pub cleared: Vec<Finding>,
     /// The devices as of the last evaluation, in history order (for their floors).
     infos: Vec<crate::model::DeviceInfo>,
-    /// Evaluations so far, and findings ever cleared: what a copy needs to catch up.
-    evaluations: u64,
-    cleared_total: u64,
+    /// What readers read: the findings and the rest, as of the last evaluation. The only
+    /// place they are queried.
+    out: Conclusions,
 }
 
 const KEEP_CLEARED: usize = 256;
@@ -497,14 +483,10 @@ impl Engine {
             slots: Vec::new(),
             floors: Vec::new(),
             arrivals: Vec::new(),
-            judging: Vec::new(),
             verdicts: Vec::new(),
             last_cause: Vec::new(),
-            indices: Vec::new(),
-            cleared: Vec::new(),
             infos: Vec::new(),
-            evaluations: 0,
-            cleared_total: 0,
+            out: Conclusions::default(),
         }
     }
 
@@ -513,56 +495,28 @@ impl Engine {
         &self.rules
     }
 
-    /// The open findings, most severe first.
+    /// What the rules concluded at the last evaluation: what every reader reads.
     #[must_use]
-    pub fn active(&self) -> Vec<&Finding> {
-        let mut v: Vec<&Finding> = self
-            .slots
-            .iter()
-            .flatten()
-            .filter_map(|s| s.open.as_ref())
-            .collect();
-        v.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.device.cmp(&b.device)));
-        v
+    pub fn conclusions(&self) -> &Conclusions {
+        &self.out
     }
 
     /// The position in the history of the GPU with NVML index `device`. Every per-device
     /// query takes the NVML index, as `Finding::device` does: a recording whose indices are
     /// not 0, 1, 2… (a subset of a node's GPUs) must not show one GPU's finding on another.
     fn position(&self, device: u32) -> Option<usize> {
-        self.indices.iter().position(|&i| i == device)
-    }
-
-    /// The open findings of the GPU with NVML index `device`.
-    pub fn active_on(&self, device: u32) -> impl Iterator<Item = &Finding> {
-        self.position(device)
-            .and_then(|p| self.slots.get(p))
-            .into_iter()
-            .flatten()
-            .filter_map(|s| s.open.as_ref())
-    }
-
-    /// The most severe open finding of a device, for its badge.
-    #[must_use]
-    pub fn worst_on(&self, device: u32) -> Option<&Finding> {
-        self.active_on(device).max_by_key(|f| f.severity)
-    }
-
-    /// What a device (NVML index) is still being judged for; `None` before its first sample.
-    #[must_use]
-    pub fn judging(&self, device: u32) -> Option<&Judging> {
-        judging_at(&self.judging, self.position(device))
+        self.out.indices.iter().position(|&i| i == device)
     }
 
     /// The causes being timed on each GPU (history order), longest-held first per GPU.
-    pub fn watching(&self) -> impl Iterator<Item = Watch> + '_ {
+    fn timed(&self) -> impl Iterator<Item = Watch> + '_ {
         self.slots.iter().enumerate().flat_map(move |(p, slots)| {
             slots
                 .iter()
                 .zip(&self.rules)
                 .filter_map(move |(slot, rule)| {
                     slot.watch_since_ms.map(|since_ms| Watch {
-                        device: self.indices.get(p).copied().unwrap_or(p as u32),
+                        device: self.out.indices.get(p).copied().unwrap_or(p as u32),
                         rule: rule.id.into(),
                         title: rule.title.into(),
                         since_ms,
@@ -598,7 +552,7 @@ impl Engine {
                     continue;
                 }
                 urgent = true;
-                if rule.id == "hang" {
+                if rule.id == RuleId::Hang {
                     jobs.extend(
                         dev.processes
                             .iter()
@@ -610,6 +564,7 @@ impl Engine {
             // Now and then: past their start-up only (what a process does while it imports and
             // loads says nothing of its steady state).
             let starting = self
+                .out
                 .judging
                 .get(p)
                 .map_or(&[][..], |j| &j.starting_pids[..]);
@@ -635,11 +590,6 @@ impl Engine {
         // Urgent first within a pid, so that dedup keeps it.
         out.sort_unstable_by_key(|(pid, urgent)| (*pid, !*urgent));
         out.dedup_by_key(|(pid, _)| *pid);
-    }
-
-    /// Every device still being judged, in history order.
-    pub fn pending(&self) -> impl Iterator<Item = &Judging> {
-        pending_in(&self.judging)
     }
 
     /// The longest window a cause needs: how long a GPU is "judging" after a start.
@@ -682,15 +632,15 @@ impl Engine {
             .resize_with(n, || vec![Slot::default(); self.rules.len()]);
         self.floors.resize(n, Floor::default());
         self.arrivals.resize_with(n, Arrivals::default);
-        self.judging.resize_with(n, Judging::default);
+        self.out.judging.resize_with(n, Judging::default);
         self.last_cause.resize(n, None);
-        self.indices.clear();
-        self.indices
+        self.out.indices.clear();
+        self.out
+            .indices
             .extend(history.devices.iter().map(|d| d.info.index));
         if self.infos.len() != n {
             self.infos = history.devices.iter().map(|d| d.info.clone()).collect();
         }
-        let cleared_before = self.cleared.len();
         for (i, dev) in history.devices.iter().enumerate() {
             self.learn_floor(i, dev);
             let Some(now_ms) = dev.samples.latest().map(|s| s.t_ms) else {
@@ -733,7 +683,7 @@ impl Engine {
             needs_watched_windows(
                 &self.rules,
                 &self.slots[i],
-                &mut self.judging[i],
+                &mut self.out.judging[i],
                 &self.thresholds,
             );
             one_cause(&self.rules, &self.slots[i], verdicts);
@@ -755,19 +705,15 @@ impl Engine {
                         &mut self.slots[i],
                         r,
                         now_ms,
-                        &mut self.cleared,
+                        &mut self.out.cleared,
                     );
                 }
                 if let Some(closed) = update_slot(&mut self.slots[i][r], rule, &ctx, verdict) {
-                    self.cleared.push(closed);
+                    self.out.cleared.push(closed);
                 }
             }
         }
-        self.cleared_total += (self.cleared.len() - cleared_before) as u64;
-        self.evaluations += 1;
-        if self.cleared.len() > KEEP_CLEARED {
-            self.cleared.drain(..self.cleared.len() - KEEP_CLEARED);
-        }
+        self.conclude();
     }
 
     /// Tracks when each process arrived on device `i`; returns the time from which the
@@ -812,7 +758,7 @@ impl Engine {
             .max()
             .unwrap_or(0)
             .max(first_ms);
-        let j = &mut self.judging[i];
+        let j = &mut self.out.judging[i];
         j.device = dev.info.index;
         j.from_ms = judged_from;
         j.covered_ms = now_ms.saturating_sub(judged_from);

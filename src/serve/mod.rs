@@ -7,7 +7,6 @@
 
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use anyhow::{anyhow, Context, Result};
 use bytes::Bytes;
@@ -19,11 +18,11 @@ use prometheus_client::registry::{Registry, Unit};
 
 use crate::config::Config;
 use crate::model::{clock_event, DeviceInfo, DeviceStatus};
+use crate::monitor::{Monitor, Setup};
 use crate::report::Diagnosis;
 use crate::rules::all_rules;
-use crate::sampler::Sampler;
 use crate::source::Source;
-use crate::store::{Store, StoreView};
+use crate::store::Store;
 
 /// The default port: not Prometheus (9090), `node_exporter` (9100) or dcgm-exporter (9400).
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:9947";
@@ -50,7 +49,7 @@ pub fn serve(
 ) -> Result<()> {
     // Read before anything starts: a wrong file is an error at once, never an open exporter.
     let web = http::Web::new(web_config.map(WebConfig::load).transpose()?);
-    let stop = crate::driver::stop_flag()?;
+    let stop = crate::monitor::stop_flag()?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_io()
         .enable_time()
@@ -58,24 +57,9 @@ pub fn serve(
         .context("starting the server's runtime")?;
     let listener = runtime.block_on(bind(listen))?;
     let addr = listener.local_addr().context("the server has no address")?;
-    let stacks = crate::sampler::stack_link(source.as_ref());
-    let store = Store::new(
-        source.as_ref(),
-        Duration::from_secs(900),
-        config.thresholds.clone(),
-    )
-    .map_err(|e| anyhow!(e))?
-    .with_stacks(stacks.clone());
-    let store = Arc::new(Mutex::new(store));
     let host = source.system().host.clone();
-    crate::driver::spawn(
-        Sampler::new(source).with_stacks(stacks),
-        store.clone(),
-        stop.clone(),
-        None,
-        || {},
-    )
-    .context("starting the sampler thread")?;
+    let setup = Setup::new(config).stop(stop.clone());
+    let monitor = Monitor::start(source, &setup)?;
     let cap = http::connection_cap(max_connections);
     let scheme = if web.tls.is_some() { "https" } else { "http" };
     let auth = match web.users.len() {
@@ -87,7 +71,7 @@ pub fn serve(
          (at most {cap} connections{auth}; Ctrl-C stops)"
     );
     let exporter = Arc::new(Exporter {
-        store,
+        monitor,
         host,
         extras,
         cache: Mutex::new(Cache::default()),
@@ -127,10 +111,10 @@ async fn bind(listen: &str) -> Result<tokio::net::TcpListener> {
     socket.listen(4096).map_err(refused)
 }
 
-/// The exporter's answers, from one copy of the store shared by every request; bodies are
-/// encoded once per tick and shared, so a thousand scrapes cost one encoding.
+/// The exporter's answers, read from the monitor's store; bodies are encoded once per tick and
+/// shared, so a thousand scrapes cost one encoding.
 struct Exporter {
-    store: Arc<Mutex<Store>>,
+    monitor: Monitor,
     host: String,
     extras: Extras,
     cache: Mutex<Cache>,
@@ -138,7 +122,6 @@ struct Exporter {
 
 #[derive(Default)]
 struct Cache {
-    view: StoreView,
     /// The tick the bodies below were encoded at.
     ticks: Option<u64>,
     /// Text format, then `OpenMetrics`.
@@ -169,29 +152,27 @@ impl http::Handler for Exporter {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let cache = &mut *cache;
-        match self.store.lock() {
-            Ok(s) => s.copy_into(&mut cache.view),
-            Err(_) => return reply(500, "text/plain", "the sampler thread crashed\n"),
-        }
-        let ticks = cache.view.history().ticks();
+        let Ok(store) = self.monitor.lock() else {
+            return reply(500, "text/plain", "the sampler thread crashed\n");
+        };
+        let ticks = store.history().ticks();
         if cache.ticks != Some(ticks) {
             *cache = Cache {
-                view: std::mem::take(&mut cache.view),
                 ticks: Some(ticks),
                 ..Cache::default()
             };
         }
         match asked.path {
-            "/metrics" => self.metrics(cache, asked.openmetrics),
+            "/metrics" => self.metrics(cache, &store, asked.openmetrics),
             "/findings.json" => {
                 let body = cache
                     .findings
-                    .get_or_insert_with(|| Bytes::from(findings_json(&cache.view)))
+                    .get_or_insert_with(|| Bytes::from(findings_json(&store)))
                     .clone();
                 reply(200, "application/json", body)
             }
             "/healthz" | "/ready" => {
-                let (code, why) = health(&cache.view, crate::model::now_ms());
+                let (code, why) = health(&store, crate::model::now_ms());
                 reply(code, "text/plain", why + "\n")
             }
             _ => reply(
@@ -204,10 +185,10 @@ impl http::Handler for Exporter {
 }
 
 impl Exporter {
-    fn metrics(&self, cache: &mut Cache, openmetrics: bool) -> http::Reply {
+    fn metrics(&self, cache: &mut Cache, store: &Store, openmetrics: bool) -> http::Reply {
         let slot = usize::from(openmetrics);
         if cache.metrics[slot].is_none() {
-            match metrics_text_with(&cache.view, &self.host, openmetrics, self.extras) {
+            match metrics_text_with(store, &self.host, openmetrics, self.extras) {
                 Ok(body) => cache.metrics[slot] = Some(Bytes::from(body)),
                 Err(e) => return reply(500, "text/plain", format!("encoding failed: {e}\n")),
             }
@@ -227,7 +208,7 @@ impl Exporter {
 
 /// 200 once a tick is in and sampling keeps up; 503 before, after a failure, or when the
 /// newest sample is older than ten intervals (at least 10 s).
-pub fn health(view: &StoreView, now_ms: u64) -> (u16, String) {
+pub fn health(view: &Store, now_ms: u64) -> (u16, String) {
     if let Some(e) = view.error() {
         return (503, format!("sampling stopped: {e}"));
     }
@@ -249,7 +230,7 @@ pub fn health(view: &StoreView, now_ms: u64) -> (u16, String) {
 }
 
 /// The open findings, then the recent ones, as `diagnose --json` writes them.
-pub fn findings_json(view: &StoreView) -> String {
+pub fn findings_json(view: &Store) -> String {
     let found = view.findings();
     let mut findings = found.active().to_vec();
     findings.extend(found.cleared().iter().cloned());
@@ -324,13 +305,13 @@ pub struct Extras {
 }
 
 /// The `/metrics` text: `OpenMetrics` when `openmetrics`, else the Prometheus text format.
-pub fn metrics_text(view: &StoreView, host: &str, openmetrics: bool) -> Result<String> {
+pub fn metrics_text(view: &Store, host: &str, openmetrics: bool) -> Result<String> {
     metrics_text_with(view, host, openmetrics, Extras::default())
 }
 
 /// `metrics_text` with the opt-in series of `extras`.
 pub fn metrics_text_with(
-    view: &StoreView,
+    view: &Store,
     host: &str,
     openmetrics: bool,
     extras: Extras,
@@ -342,7 +323,7 @@ pub fn metrics_text_with(
         let id = gpu_labels(&dev.info, host);
         f.gpu_metrics(dev, &id, view);
         for (r, rule) in rules.iter().enumerate() {
-            let labels = with(id.clone(), "finding", rule.id);
+            let labels = with(id.clone(), "finding", rule.id.as_str());
             let open = view
                 .findings()
                 .active_on(dev.info.index)
@@ -622,7 +603,7 @@ impl Families {
         f
     }
 
-    fn gpu_metrics(&self, dev: &crate::history::DeviceHistory, id: &Labels, view: &StoreView) {
+    fn gpu_metrics(&self, dev: &crate::history::DeviceHistory, id: &Labels, view: &Store) {
         let lost = matches!(dev.status, DeviceStatus::Lost { .. });
         self.up.get_or_create(id).set(if lost { 0.0 } else { 1.0 });
         let info = &dev.info;
@@ -675,7 +656,7 @@ impl Families {
         }
     }
 
-    fn self_metrics(&self, view: &StoreView) {
+    fn self_metrics(&self, view: &Store) {
         let none = Labels::new();
         let c = view.cost();
         if let Some(v) = c.cpu_pct {
@@ -866,8 +847,9 @@ mod tests {
     use crate::config::Thresholds;
     use crate::model::{SelfCost, Tick};
     use crate::source::sim::{Scenario, SimSource};
+    use std::time::Duration;
 
-    fn mixed(seconds: u64) -> StoreView {
+    fn mixed(seconds: u64) -> Store {
         let mut src = SimSource::new(Scenario::Mixed, 8, 7, 1_800_000_000_000, 250);
         let mut store = Store::new(&src, Duration::from_secs(900), Thresholds::default()).unwrap();
         let mut t = Tick::default();
@@ -875,7 +857,7 @@ mod tests {
             src.sample(&mut t).unwrap();
             store.absorb(&t, SelfCost::default());
         }
-        store.view()
+        store
     }
 
     #[test]
@@ -927,7 +909,7 @@ mod tests {
             dcgm: true,
         };
         for openmetrics in [false, true] {
-            let text = metrics_text_with(&store.view(), "n", openmetrics, extras).unwrap();
+            let text = metrics_text_with(&store, "n", openmetrics, extras).unwrap();
             let on = |gpu: u32| {
                 text.lines()
                     .find(|l| {
@@ -1005,7 +987,7 @@ mod tests {
 
     #[test]
     fn health_says_why_it_is_not_ready() {
-        let view = StoreView::default();
+        let view = mixed(0);
         assert_eq!(health(&view, 0).0, 503);
         let view = mixed(2);
         let latest = view.history().latest_ms().unwrap();

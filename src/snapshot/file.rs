@@ -5,7 +5,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use super::{take, to_json, to_markdown, Options, SnapshotError};
-use crate::store::StoreView;
+use crate::store::Store;
 
 /// Writes `text` to `path`, or to `path` with a `-1`, `-2`… suffix if it exists, through a
 /// temporary file renamed into place. Returns where it went.
@@ -125,7 +125,7 @@ pub fn json_extension(json: &str) -> &'static str {
 }
 
 /// The `e` key: writes JSON and Markdown next to each other; returns the status-line message.
-pub fn export_from_tui(obs: &StoreView, window_ms: u64) -> anyhow::Result<String> {
+pub fn export_from_tui(store: &Store, window_ms: u64) -> anyhow::Result<String> {
     let dir =
         std::env::var_os("GPUWATCH_SNAPSHOT_DIR").map_or_else(|| PathBuf::from("."), PathBuf::from);
     // GPUWATCH_SNAPSHOT_NO_HOST=1 leaves the host name, user names and paths out of `e`'s
@@ -133,7 +133,7 @@ pub fn export_from_tui(obs: &StoreView, window_ms: u64) -> anyhow::Result<String
     let no_host =
         std::env::var_os("GPUWATCH_SNAPSHOT_NO_HOST").is_some_and(|v| !v.is_empty() && v != "0");
     let snap = take(
-        obs,
+        store,
         &Options {
             window_ms,
             include_host: !no_host,

@@ -20,7 +20,7 @@ pub use crate::format::snapshot::{
 };
 use crate::model::{ProcessSample, SystemInfo};
 use crate::rules::Finding;
-use crate::store::StoreView;
+use crate::store::Store;
 
 /// What to include.
 #[derive(Debug, Clone, Copy)]
@@ -46,17 +46,17 @@ impl Default for Options {
 
 /// Builds a snapshot of the last `window_ms` of what was observed.
 #[must_use]
-pub fn take(obs: &StoreView, opts: &Options) -> Snapshot {
-    let to = obs.history().latest_ms().unwrap_or(0);
+pub fn take(store: &Store, opts: &Options) -> Snapshot {
+    let to = store.history().latest_ms().unwrap_or(0);
     let from = to.saturating_sub(opts.window_ms);
-    let devices = obs
+    let devices = store
         .history()
         .devices
         .iter()
         .map(|d| DeviceSnapshot {
             info: d.info.clone(),
             status: d.status.clone(),
-            idle_floor_w: obs.findings().floor_w(d.info.index),
+            idle_floor_w: store.findings().floor_w(d.info.index),
             samples: d.samples.window(from, to).copied().collect(),
             processes: d
                 .processes
@@ -71,24 +71,24 @@ pub fn take(obs: &StoreView, opts: &Options) -> Snapshot {
         version: VERSION,
         gpuwatch_version: env!("CARGO_PKG_VERSION").into(),
         taken_at_ms: to,
-        host: opts.include_host.then(|| obs.system().host.clone()),
+        host: opts.include_host.then(|| store.system().host.clone()),
         os: os_info(),
         system: SystemInfo {
             host: if opts.include_host {
-                obs.system().host.clone()
+                store.system().host.clone()
             } else {
                 String::new()
             },
-            ..obs.system().clone()
+            ..store.system().clone()
         },
         source: if opts.include_host {
-            obs.source_label().to_string()
+            store.source_label().to_string()
         } else {
-            without_paths(obs.source_label())
+            without_paths(store.source_label())
         },
-        interval_ms: obs.interval().as_millis() as u64,
+        interval_ms: store.interval().as_millis() as u64,
         // What the window really holds: less than asked for when sampling was shorter.
-        window_ms: obs
+        window_ms: store
             .history()
             .devices
             .iter()
@@ -98,23 +98,23 @@ pub fn take(obs: &StoreView, opts: &Options) -> Snapshot {
             .unwrap_or(0),
         devices,
         findings: Findings {
-            active: obs.findings().active().to_vec(),
-            recent: obs
+            active: store.findings().active().to_vec(),
+            recent: store
                 .findings()
                 .cleared()
                 .iter()
                 .filter(in_window)
                 .cloned()
                 .collect(),
-            judging: obs.findings().pending().cloned().collect(),
+            judging: store.findings().pending().cloned().collect(),
         },
-        thresholds: obs.findings().thresholds().clone(),
-        cost: *obs.cost(),
+        thresholds: store.findings().thresholds().clone(),
+        cost: *store.cost(),
         privacy: Privacy {
             host_included: opts.include_host,
             cmdlines: opts.cmdlines,
         },
-        stacks: obs
+        stacks: store
             .history()
             .stacks
             .iter()

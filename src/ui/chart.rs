@@ -14,7 +14,7 @@ use crate::app::AppState;
 use crate::history::DeviceHistory;
 use crate::model::DeviceSample;
 use crate::rules::Finding;
-use crate::store::StoreView;
+use crate::store::Store;
 
 /// A metric's name, style and points (split at gaps).
 type Metric = (&'static str, Style, Vec<Vec<(f64, f64)>>);
@@ -67,13 +67,13 @@ pub fn series(
 
 /// The visible part of each busy-but-idle finding on this GPU: (start s, end s, finding).
 pub fn finding_spans(
-    obs: &StoreView,
+    store: &Store,
     device: u32,
     from_ms: u64,
     to_ms: u64,
 ) -> Vec<(f64, f64, &Finding)> {
-    let open = obs.findings().active_on(device);
-    let cleared = obs
+    let open = store.findings().active_on(device);
+    let cleared = store
         .findings()
         .cleared()
         .iter()
@@ -95,8 +95,8 @@ pub fn finding_spans(
         .collect()
 }
 
-pub fn render(frame: &mut Frame, area: Rect, state: &AppState, obs: &StoreView, theme: &Theme) {
-    let Some(dev) = obs.history().devices.get(state.selected_gpu) else {
+pub fn render(frame: &mut Frame, area: Rect, state: &AppState, store: &Store, theme: &Theme) {
+    let Some(dev) = store.history().devices.get(state.selected_gpu) else {
         return;
     };
     let to = dev.samples.latest().map_or(0, |s| s.t_ms);
@@ -133,7 +133,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &AppState, obs: &StoreView, 
             }),
         ),
     ];
-    let spans = finding_spans(obs, dev.info.index, from, to);
+    let spans = finding_spans(store, dev.info.index, from, to);
     if area.height < STRIPS_BELOW_ROWS {
         strips(frame, area, dev.info.index, window, &metrics, &spans, theme);
         return;

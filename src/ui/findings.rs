@@ -8,28 +8,28 @@ use ratatui::Frame;
 use super::format::duration;
 use super::theme::Theme;
 use crate::app::{AppState, Pane};
-use crate::store::StoreView;
+use crate::store::Store;
 
 /// Draws the findings from the state's line offset; returns how far the pane can scroll.
 pub fn render(
     frame: &mut Frame,
     area: Rect,
     state: &AppState,
-    obs: &StoreView,
+    store: &Store,
     theme: &Theme,
 ) -> usize {
-    let active = obs.findings().active();
-    let now = obs.history().latest_ms().unwrap_or(0);
+    let active = store.findings().active();
+    let now = store.history().latest_ms().unwrap_or(0);
     let focused = state.focus == Pane::Findings;
     // An ended finding is kept (dimmed) until it clears, but is not counted as open.
     let ended = active
         .iter()
         .filter(|f| f.ended_ago_ms(now).is_some())
         .count();
-    let watching = obs.findings().watching();
+    let watching = store.findings().watching();
     // A GPU whose symptom is being timed says so once: its "judging" line (how much data the
     // rules have) beside "5s of the 10s" read as a second, different count.
-    let judging: Vec<_> = obs
+    let judging: Vec<_> = store
         .findings()
         .pending()
         .filter(|j| !watching.iter().any(|w| w.device == j.device))
@@ -85,7 +85,7 @@ pub fn render(
     for f in infos {
         finding_lines(f, now, theme, &mut lines);
     }
-    for f in obs.findings().cleared().iter().rev().take(5) {
+    for f in store.findings().cleared().iter().rev().take(5) {
         let ago = duration(now.saturating_sub(f.cleared_ms.unwrap_or(now)));
         lines.push(Line::styled(
             format!(

@@ -7,12 +7,12 @@ use ratatui::Frame;
 
 use super::theme::Theme;
 use crate::app::AppState;
-use crate::store::StoreView;
+use crate::store::Store;
 
-pub fn render(frame: &mut Frame, area: Rect, _state: &AppState, obs: &StoreView, theme: &Theme) {
-    let s = obs.system();
+pub fn render(frame: &mut Frame, area: Rect, _state: &AppState, store: &Store, theme: &Theme) {
+    let s = store.system();
     let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
-    let cost = obs.cost();
+    let cost = store.cost();
     let cpu = cost.cpu_pct.map_or("–".into(), |c| format!("{c:.1}%"));
     let tick = cost
         .tick_ms_median
@@ -23,8 +23,8 @@ pub fn render(frame: &mut Frame, area: Rect, _state: &AppState, obs: &StoreView,
     let source = format!(
         "{} · every {}ms · {}",
         s.host,
-        obs.interval().as_millis() as u64,
-        obs.source_label()
+        store.interval().as_millis() as u64,
+        store.source_label()
     );
     let versions = format!(
         " · driver {} · CUDA {}",

@@ -20,7 +20,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 
 use crate::app::{AppState, HitAreas, View, SIGNALS};
-use crate::store::StoreView;
+use crate::store::Store;
 use theme::Theme;
 
 pub use overview::diagnosis_text;
@@ -50,7 +50,7 @@ pub const MIN_WIDTH: u16 = 80;
 pub const MIN_HEIGHT: u16 = 24;
 
 /// Draws the whole screen; returns where clickable rows landed.
-pub fn render(frame: &mut Frame, state: &AppState, obs: &StoreView) -> HitAreas {
+pub fn render(frame: &mut Frame, state: &AppState, store: &Store) -> HitAreas {
     let area = frame.area();
     let theme = Theme { color: state.color };
     if area.width < MIN_WIDTH || area.height < MIN_HEIGHT {
@@ -67,17 +67,17 @@ pub fn render(frame: &mut Frame, state: &AppState, obs: &StoreView) -> HitAreas 
         Constraint::Length(1),
     ])
     .areas(area);
-    header::render(frame, head, state, obs, &theme);
+    header::render(frame, head, state, store, &theme);
     let mut hits = match state.view {
-        View::Main | View::Help => main_screen(frame, body, state, obs, &theme),
+        View::Main | View::Help => main_screen(frame, body, state, store, &theme),
         View::Process { device, pid } => HitAreas {
             process_findings_max: process_view::render(
-                frame, body, state, obs, device, pid, &theme,
+                frame, body, state, store, device, pid, &theme,
             ),
             ..HitAreas::default()
         },
     };
-    status_line(frame, status, state, obs, &theme);
+    status_line(frame, status, state, store, &theme);
     if state.view == View::Help {
         hits.help_max = help::render(frame, body, state.help_scroll, &theme);
     }
@@ -130,10 +130,10 @@ fn main_screen(
     frame: &mut Frame,
     area: Rect,
     state: &AppState,
-    obs: &StoreView,
+    store: &Store,
     theme: &Theme,
 ) -> HitAreas {
-    let gpus = obs.history().devices.len() as u16;
+    let gpus = store.history().devices.len() as u16;
     let rows = share_rows(area.height, area.width, gpus);
     let side_by_side = area.width >= 150;
     // The findings pane, focused on a terminal under 40 rows, grows into the chart's rows:
@@ -145,7 +145,7 @@ fn main_screen(
         Constraint::Length(rows.lower),
     ])
     .areas(area);
-    let drawn = overview::render(frame, ov, state, obs, rows.compact, theme);
+    let drawn = overview::render(frame, ov, state, store, rows.compact, theme);
     let lower = if grow {
         Rect {
             y: chart_area.y,
@@ -154,7 +154,7 @@ fn main_screen(
         }
     } else {
         if chart_area.height > 0 {
-            chart::render(frame, chart_area, state, obs, theme);
+            chart::render(frame, chart_area, state, store, theme);
         }
         lower
     };
@@ -171,8 +171,8 @@ fn main_screen(
         };
         (a, b)
     };
-    let findings_max = findings::render(frame, find_area, state, obs, theme);
-    let proc_rows = processes::render(frame, proc_area, state, obs, theme);
+    let findings_max = findings::render(frame, find_area, state, store, theme);
+    let proc_rows = processes::render(frame, proc_area, state, store, theme);
     HitAreas {
         overview: (drawn.top, drawn.rows),
         overview_first: drawn.first,
@@ -182,14 +182,14 @@ fn main_screen(
     }
 }
 
-fn status_line(frame: &mut Frame, area: Rect, state: &AppState, obs: &StoreView, theme: &Theme) {
+fn status_line(frame: &mut Frame, area: Rect, state: &AppState, store: &Store, theme: &Theme) {
     let width = usize::from(area.width);
     // A message's end (a file name, a pid) matters as much as its start: cut in the middle.
     let text = if let Some(s) = &state.status {
         crate::text::clip_middle(s, width)
     } else if state.editing_filter {
         format!("filter: {}▏ (Enter keeps it, Esc clears)", state.filter)
-    } else if let Some(e) = obs.error() {
+    } else if let Some(e) = store.error() {
         format!("sampling stopped: {e}")
     } else {
         let paused = if state.paused {
@@ -201,9 +201,9 @@ fn status_line(frame: &mut Frame, area: Rect, state: &AppState, obs: &StoreView,
             process_view: matches!(state.view, View::Process { .. }),
             paused: state.paused,
         };
-        match obs.position() {
+        match store.position() {
             Some(pos) => {
-                let bar = position_bar(pos, obs, state.paused, area.width);
+                let bar = position_bar(pos, store, state.paused, area.width);
                 let room = width.saturating_sub(bar.chars().count() + 3);
                 format!("{bar} · {}", help::footer(room, ctx))
             }
@@ -218,12 +218,12 @@ fn status_line(frame: &mut Frame, area: Rect, state: &AppState, obs: &StoreView,
 }
 
 /// Where a replay is: "▶ 1m23s / 5m00s ━━━━━━╸────── [ ] seek".
-fn position_bar(pos: crate::store::Position, obs: &StoreView, paused: bool, width: u16) -> String {
-    let played = obs
+fn position_bar(pos: crate::store::Position, store: &Store, paused: bool, width: u16) -> String {
+    let played = store
         .history()
         .latest_ms()
         .map_or(0, |t| t.saturating_sub(pos.first_ms));
-    let mark = if obs.ended() {
+    let mark = if store.ended() {
         "■ end"
     } else if paused {
         "‖ PAUSED (space plays)"

@@ -12,7 +12,8 @@ use super::theme::Theme;
 use crate::app::{AppState, Pane};
 use crate::history::DeviceHistory;
 use crate::model::DeviceStatus;
-use crate::store::StoreView;
+use crate::rules::RuleId;
+use crate::store::Store;
 
 /// Where the overview's GPU rows landed.
 pub struct Drawn {
@@ -28,12 +29,12 @@ pub fn render(
     frame: &mut Frame,
     area: Rect,
     state: &AppState,
-    obs: &StoreView,
+    store: &Store,
     compact: bool,
     theme: &Theme,
 ) -> Drawn {
     let focused = state.focus == Pane::Overview && state.view == crate::app::View::Main;
-    let devices = &obs.history().devices;
+    let devices = &store.history().devices;
     let n = devices.len();
     // Every GPU has a row when the rows under the header hold them all (compact: no borders).
     let height = usize::from(if compact {
@@ -49,7 +50,7 @@ pub fn render(
         let title = if fits {
             Line::styled(format!(" GPUs ({n}) "), theme.title())
         } else {
-            band(obs, n, focused, theme)
+            band(store, n, focused, theme)
         };
         let block = Block::default()
             .borders(Borders::ALL)
@@ -70,7 +71,7 @@ pub fn render(
     let events = wide && inner.width >= 139;
     let mut lines = Vec::new();
     if compact && !fits {
-        lines.push(band(obs, n, focused, theme));
+        lines.push(band(store, n, focused, theme));
     }
     // The column names are always there: a table of bars without them is a puzzle.
     let header = header_line((wide, links, events), theme);
@@ -87,7 +88,7 @@ pub fn render(
             dev,
             i == state.selected_gpu,
             (wide, links, events),
-            obs,
+            store,
             theme,
         ));
     }
@@ -100,8 +101,8 @@ pub fn render(
 }
 
 /// "GPUs (64) · findings on 3 17 42 · ↑↓ scrolls": the line over a table that does not fit.
-fn band<'a>(obs: &StoreView, n: usize, focused: bool, theme: &Theme) -> Line<'a> {
-    let mut flagged: Vec<u32> = obs.findings().active().iter().map(|f| f.device).collect();
+fn band<'a>(store: &Store, n: usize, focused: bool, theme: &Theme) -> Line<'a> {
+    let mut flagged: Vec<u32> = store.findings().active().iter().map(|f| f.device).collect();
     flagged.sort_unstable();
     flagged.dedup();
     let style = if focused {
@@ -113,7 +114,7 @@ fn band<'a>(obs: &StoreView, n: usize, focused: bool, theme: &Theme) -> Line<'a>
     if flagged.is_empty() {
         spans.push(Span::styled("no findings", theme.dim()));
     } else {
-        let worst = obs.findings().active().iter().map(|f| f.severity).max();
+        let worst = store.findings().active().iter().map(|f| f.severity).max();
         spans.push(Span::styled(
             format!("findings on GPU {}", ranges(&flagged)),
             worst.map_or(theme.label(), |s| theme.severity(s)),
@@ -166,26 +167,17 @@ fn header_line((wide, links, events): (bool, bool, bool), theme: &Theme) -> Line
 const NARROW_BADGE: usize = 10;
 const WIDE_BADGE: usize = 16;
 
-/// A rule's short name, for where its name does not fit: "? STARV 5s" in ten cells.
+/// A rule's short name, for where its name does not fit: "? STARV 5s" in ten cells. A rule
+/// this build does not know (a newer recording's) is shown by its id.
 fn short(rule: &str) -> String {
-    match rule {
-        "starved" => "STARV".into(),
-        "transfer" => "XFER".into(),
-        "mem-growth" => "MEMGROW".into(),
-        "mem-full" => "MEMFULL".into(),
-        "idle-mem" => "IDLEMEM".into(),
-        "powercap" => "PWRCAP".into(),
-        "thermal" => "THERM".into(),
-        "persistence" => "PERSIST".into(),
-        other => other.to_uppercase(),
-    }
+    RuleId::parse(rule).map_or_else(|| rule.to_uppercase(), |id| id.short().into())
 }
 
 fn row<'a>(
     dev: &DeviceHistory,
     selected: bool,
     (wide, links, events): (bool, bool, bool),
-    obs: &StoreView,
+    store: &Store,
     theme: &Theme,
 ) -> Line<'a> {
     let s = dev.samples.latest().copied().unwrap_or_default();
@@ -212,9 +204,9 @@ fn row<'a>(
         });
     let (bw, name_w) = if wide { (12, 12) } else { (6, 5) };
     let pct = |v: Option<f32>| v.map_or("  –%".into(), |v| format!("{v:3.0}%"));
-    let badge = badge(dev, obs, wide, theme);
+    let badge = badge(dev, store, wide, theme);
     // A GPU that looks busy and is not: its util bar takes the finding's colour.
-    let util_style = obs
+    let util_style = store
         .findings()
         .worst_on(i)
         .filter(|f| crate::rules::is_busy_but_idle(&f.rule))
@@ -273,13 +265,13 @@ fn row<'a>(
     }
 }
 
-fn badge<'a>(dev: &DeviceHistory, obs: &StoreView, wide: bool, theme: &Theme) -> Span<'a> {
+fn badge<'a>(dev: &DeviceHistory, store: &Store, wide: bool, theme: &Theme) -> Span<'a> {
     if let DeviceStatus::Lost { .. } = dev.status {
         return Span::styled("‼ LOST", theme.severity(crate::rules::Severity::Critical));
     }
     let index = dev.info.index;
     let now = dev.samples.latest().map_or(0, |s| s.t_ms);
-    let worst = obs.findings().worst_on(index);
+    let worst = store.findings().worst_on(index);
     let width = if wide { WIDE_BADGE } else { NARROW_BADGE };
     // The rule's own name where it fits ("! STARVED" in ten cells), else its short one.
     let named = |marker: &str, rule: &str, extra: &str| {
@@ -291,7 +283,7 @@ fn badge<'a>(dev: &DeviceHistory, obs: &StoreView, wide: bool, theme: &Theme) ->
         }
     };
     let finding = |f: &crate::rules::Finding| {
-        let more = obs.findings().active_on(index).count().saturating_sub(1);
+        let more = store.findings().active_on(index).count().saturating_sub(1);
         let extra = if more > 0 {
             format!(" +{more}")
         } else {
@@ -314,11 +306,11 @@ fn badge<'a>(dev: &DeviceHistory, obs: &StoreView, wide: bool, theme: &Theme) ->
     }
     // The straggler another GPU's hang waits for looks idle and fine on its own: say so, for
     // as long as the hang it explains.
-    if let Some(f) = hang_waiting_on(index, obs) {
+    if let Some(f) = hang_waiting_on(index, store) {
         return Span::styled("◀ CULPRIT", theme.severity(f.severity));
     }
     // A symptom present whose window has not run out is being timed, not fine.
-    if let Some(w) = obs.findings().watching_on(index) {
+    if let Some(w) = store.findings().watching_on(index) {
         let held = now.saturating_sub(w.since_ms) / 1000;
         let (need, full, short) = (w.window_ms / 1000, w.rule.to_uppercase(), short(&w.rule));
         // The seconds go before the name does, the name's short form before the seconds.
@@ -346,7 +338,7 @@ fn badge<'a>(dev: &DeviceHistory, obs: &StoreView, wide: bool, theme: &Theme) ->
         return finding(f);
     }
     // Not "ok" before the rules could judge: a hang looks fine for its first seconds.
-    match obs.findings().judging(index).filter(|j| j.pending()) {
+    match store.findings().judging(index).filter(|j| j.pending()) {
         Some(j) => Span::styled(
             format!("… {}/{}s", j.covered_ms / 1000, j.needed_ms / 1000),
             theme.dim(),
@@ -358,22 +350,23 @@ fn badge<'a>(dev: &DeviceHistory, obs: &StoreView, wide: bool, theme: &Theme) ->
 /// What GPU `index`'s DIAGNOSIS cell reads on a wide screen: for checks of the screen against
 /// what happened (tests/corpus.rs reads it at every moment of the real recordings).
 #[must_use]
-pub fn diagnosis_text(obs: &StoreView, index: u32) -> Option<String> {
-    let dev = obs
+pub fn diagnosis_text(store: &Store, index: u32) -> Option<String> {
+    let dev = store
         .history()
         .devices
         .iter()
         .find(|d| d.info.index == index)?;
     Some(
-        badge(dev, obs, true, &Theme { color: false })
+        badge(dev, store, true, &Theme { color: false })
             .content
             .into_owned(),
     )
 }
 
 /// An open finding on another GPU that names this one as its culprit.
-fn hang_waiting_on(index: u32, obs: &StoreView) -> Option<&crate::rules::Finding> {
-    obs.findings()
+fn hang_waiting_on(index: u32, store: &Store) -> Option<&crate::rules::Finding> {
+    store
+        .findings()
         .active()
         .iter()
         .filter(|f| f.device != index)

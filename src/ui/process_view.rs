@@ -13,7 +13,7 @@ use ratatui::Frame;
 use super::format::{clip, gib};
 use super::theme::Theme;
 use crate::app::{find_process, AppState};
-use crate::store::StoreView;
+use crate::store::Store;
 
 /// What the process runs with, from /proc (read once): its framework and CUDA libraries, the
 /// allow-listed settings, its container.
@@ -47,12 +47,12 @@ pub fn render(
     frame: &mut Frame,
     area: Rect,
     state: &AppState,
-    obs: &StoreView,
+    store: &Store,
     device: u32,
     pid: u32,
     theme: &Theme,
 ) -> usize {
-    let Some(p) = find_process(obs, device, pid) else {
+    let Some(p) = find_process(store, device, pid) else {
         let msg = format!("pid {pid} no longer holds GPU {device} (it exited or released its context). Esc goes back.");
         frame.render_widget(
             Paragraph::new(msg).block(Block::default().borders(Borders::ALL).title(" process ")),
@@ -84,7 +84,7 @@ pub fn render(
         .iter()
         .map(|l| l.width().max(1).div_ceil(inner_w))
         .sum();
-    let burst = obs.history().stacks_of(pid);
+    let burst = store.history().stacks_of(pid);
     // Stacks take a few more rows than the children alone.
     // Below the curves, the threads (stacks, children) and the findings: side by side on a
     // wide terminal, one over the other on a narrow one, where each gets the whole width.
@@ -108,7 +108,7 @@ pub fn render(
             .block(theme.pane(" process (Esc back, K signal) ".into(), true)),
         info,
     );
-    curves_chart(frame, curves, state, obs, device, pid, theme);
+    curves_chart(frame, curves, state, store, device, pid, theme);
     let [kids, finds] = if side_by_side {
         Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(lower)
     } else {
@@ -138,8 +138,8 @@ pub fn render(
         0,
         Line::styled("    PID NAME                      CPU% S", theme.label()),
     );
-    let now = obs.history().latest_ms().unwrap_or(0);
-    let mut thread_lines = super::stacks::lines(burst, now, obs.pids_are_local(), theme);
+    let now = store.history().latest_ms().unwrap_or(0);
+    let mut thread_lines = super::stacks::lines(burst, now, store.pids_are_local(), theme);
     thread_lines.append(&mut child_lines);
     frame.render_widget(
         Paragraph::new(thread_lines)
@@ -147,7 +147,7 @@ pub fn render(
         kids,
     );
     let mut lines: Vec<Line<'static>> = Vec::new();
-    for f in obs
+    for f in store
         .findings()
         .active()
         .iter()
@@ -193,17 +193,17 @@ fn curves_chart(
     frame: &mut Frame,
     area: Rect,
     state: &AppState,
-    obs: &StoreView,
+    store: &Store,
     device: u32,
     pid: u32,
     theme: &Theme,
 ) {
-    let Some(trail) = obs.history().trail(device, pid) else {
+    let Some(trail) = store.history().trail(device, pid) else {
         return;
     };
-    let to = obs.history().latest_ms().unwrap_or(0);
+    let to = store.history().latest_ms().unwrap_or(0);
     let from = to.saturating_sub(state.window_ms());
-    let total = obs
+    let total = store
         .history()
         .devices
         .iter()

@@ -8,7 +8,7 @@ use ratatui::Frame;
 use super::format::{clip, gib, opt_pct};
 use super::theme::Theme;
 use crate::app::{process_rows, short_command, AppState, Pane, ProcessRow, SortKey};
-use crate::store::StoreView;
+use crate::store::Store;
 
 const COLUMNS: [(&str, Option<SortKey>, u16); 12] = [
     ("GPU", Some(SortKey::Gpu), 3),
@@ -30,10 +30,10 @@ pub fn render(
     frame: &mut Frame,
     area: Rect,
     state: &AppState,
-    obs: &StoreView,
+    store: &Store,
     theme: &Theme,
 ) -> u16 {
-    let rows = process_rows(state, obs);
+    let rows = process_rows(state, store);
     let focused = state.focus == Pane::Processes;
     let filter = if state.filter.is_empty() {
         String::new()
@@ -63,7 +63,7 @@ pub fn render(
     if rows.iter().all(|r| r.host().is_none()) {
         // NVML reports host-namespace PIDs; inside a container they do not resolve. A recording
         // holds what its recorder could read: nothing here to resolve.
-        let msg = if obs.is_replay() {
+        let msg = if store.is_replay() {
             format!("{} GPU process(es), recorded without their host side (the recorder could not read them, or they were exiting): host columns unavailable", rows.len())
         } else {
             format!("{} GPU process(es), but their PIDs do not resolve on this machine (inside a container without --pid=host?): host columns unavailable", rows.len())

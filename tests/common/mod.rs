@@ -65,7 +65,7 @@ pub fn run(infos: &[DeviceInfo], ticks: &[Tick], t: Thresholds) -> Run {
     for tick in ticks {
         history.push(tick);
         engine.evaluate(&history);
-        for f in engine.active() {
+        for f in engine.conclusions().active() {
             if !raised
                 .iter()
                 .any(|r| r.rule == f.rule && r.device == f.device && r.opened_ms == f.opened_ms)
@@ -154,7 +154,7 @@ pub fn mixed_metrics(extras: gpuwatch::serve::Extras) -> String {
         rss_bytes: Some(1),
     };
     let store = store_costing(Scenario::Mixed, 8, 50, cost, |_| {});
-    gpuwatch::serve::metrics_text_with(&store.view(), "h", false, extras).unwrap()
+    gpuwatch::serve::metrics_text_with(&store, "h", false, extras).unwrap()
 }
 
 /// The path of `name` on PATH. Tests that call this are `#[ignore = "needs NAME …"]`: README's

@@ -27,5 +27,5 @@ fuzz_target!(|data: &[u8]| {
         history.push(t);
         engine.evaluate(&history);
     }
-    let _ = gpuwatch::text::printable(&format!("{:?}", engine.active()));
+    let _ = gpuwatch::text::printable(&format!("{:?}", engine.conclusions().active()));
 });
