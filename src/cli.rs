@@ -92,7 +92,7 @@ pub struct LiveArgs {
 #[derive(Debug, Args, Clone)]
 pub struct ViewArgs {
     /// Most redraws per second caused by new data (sampling keeps its own interval; keys redraw at once).
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(1..=60), env = "GPUWATCH_FPS")]
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=60), env = "GPUWATCH_FPS")]
     pub fps: u32,
     /// How much history to keep in memory.
     #[arg(long, default_value = "15m", value_parser = parse_duration, env = "GPUWATCH_HISTORY")]

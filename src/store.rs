@@ -43,9 +43,13 @@ struct Facts {
     replay: bool,
 }
 
-/// The rules judge windows of 10 s and more, so evaluating them more often than this adds
-/// nothing but CPU: at `--interval 50ms` they run on every 4th tick, at 250 ms on every one.
+/// The rules judge windows of 8 s and more. While a symptom is being timed or a warning is open
+/// they are judged every 200 ms of sample time, so that a finding opens and ends within a tick
+/// or so of its window; otherwise every 500 ms: a symptom is timed after 3 s anyway, and
+/// judging healthy GPUs five times a second was most of what the sampling thread cost (at
+/// `--interval 100ms`, 8 GPUs).
 const EVALUATE_EVERY_MS: u64 = 200;
+const EVALUATE_QUIET_EVERY_MS: u64 = 500;
 
 #[derive(Clone)]
 pub struct Store {
@@ -105,16 +109,32 @@ impl Store {
     }
 
     /// Takes in one tick: history first, then the rules over it (at most every
-    /// `EVALUATE_EVERY_MS` of sample time, and whenever time went backwards).
+    /// `EVALUATE_EVERY_MS` of sample time while something is being judged, every
+    /// `EVALUATE_QUIET_EVERY_MS` otherwise, and whenever time went backwards).
     pub fn absorb(&mut self, tick: &Tick, cost: SelfCost) {
         self.history.push(tick);
+        let every = if self.judging_something() {
+            EVALUATE_EVERY_MS
+        } else {
+            EVALUATE_QUIET_EVERY_MS
+        };
         let due = self
             .evaluated_ms
-            .is_none_or(|last| tick.t_ms < last || tick.t_ms - last >= EVALUATE_EVERY_MS);
+            .is_none_or(|last| tick.t_ms < last || tick.t_ms - last >= every);
         if due {
             self.evaluate(tick.t_ms);
         }
         self.cost = cost;
+    }
+
+    /// A symptom is being timed, or a warning or worse is open: the rules are judged often.
+    fn judging_something(&self) -> bool {
+        let found = self.engine.conclusions();
+        !found.watching().is_empty()
+            || found
+                .active()
+                .iter()
+                .any(|f| f.severity >= crate::rules::Severity::Warning)
     }
 
     /// Brings the findings up to the last tick taken in: at the end of a replay or a run, so
@@ -250,31 +270,44 @@ mod tests {
         Store::new(src, Duration::from_secs(span_s), Thresholds::default()).unwrap()
     }
 
-    #[test]
-    fn rules_run_at_most_every_200_ms_of_sample_time_and_settle_catches_up() {
-        let mut src = SimSource::new(Scenario::Hang, 1, 7, 0, 50);
-        let mut st = store(&src, 50);
+    /// The sample times at which the rules were judged over `ticks` 50 ms ticks of `sc`.
+    fn judged_at(sc: Scenario, ticks: usize) -> (Store, Vec<u64>) {
+        let mut src = SimSource::new(sc, 1, 7, 0, 50);
+        let mut st = store(&src, 60);
         let mut tick = Tick::default();
         let mut judged = Vec::new();
-        for _ in 0..9 {
+        for _ in 0..ticks {
             src.sample(&mut tick).unwrap();
             st.absorb(&tick, SelfCost::default());
-            judged.push(st.evaluated_at_ms());
+            let at = st.evaluated_at_ms().unwrap();
+            if judged.last() != Some(&at) {
+                judged.push(at);
+            }
         }
-        // Ticks at 0, 50, …, 400 ms: judged at 0, 200 and 400 only.
-        assert_eq!(
-            judged,
-            [0, 0, 0, 0, 200, 200, 200, 200, 400].map(Some).to_vec()
-        );
-        src.sample(&mut tick).unwrap();
-        st.absorb(&tick, SelfCost::default());
-        assert_eq!(st.evaluated_at_ms(), Some(400), "450 ms is not due yet");
+        (st, judged)
+    }
+
+    #[test]
+    fn quiet_gpus_are_judged_every_500_ms_and_settle_catches_up() {
+        // Ticks at 0, 50, …, 1450 ms of a healthy GPU: judged at 0, 500 and 1000 only.
+        let (mut st, judged) = judged_at(Scenario::Healthy, 30);
+        assert_eq!(judged, [0, 500, 1000]);
         st.settle();
         assert_eq!(
             st.evaluated_at_ms(),
-            Some(450),
+            Some(1450),
             "the end of a run judges the last tick"
         );
+    }
+
+    #[test]
+    fn a_symptom_being_timed_is_judged_every_200_ms() {
+        // A hang from the start: timed once it held 3 s, then judged every 200 ms.
+        let (st, judged) = judged_at(Scenario::Hang, 120);
+        assert!(!st.findings().watching().is_empty() || !st.findings().active().is_empty());
+        let late: Vec<u64> = judged.iter().copied().filter(|t| *t >= 4_000).collect();
+        assert!(late.len() > 5, "{judged:?}");
+        assert!(late.windows(2).all(|w| w[1] - w[0] == 200), "{judged:?}");
     }
 
     #[test]

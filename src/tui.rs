@@ -230,12 +230,12 @@ where
     // a replay stops playing instead, and its screen follows the seeks made while paused.
     let mut frozen: Option<Store> = None;
     let mut dirty = true;
-    // New data redraws at most `frame` apart (sampling goes on at its own rate); input redraws
-    // at once. `data_pending` is a data redraw held back until the frame time has passed;
-    // while one is pending the loop does not listen for more ticks (a tick that comes then
-    // leaves a permit in the `Notify`, taken without sleeping once the frame has been drawn).
-    // At 10 ticks a second and 5 frames that halved the loop's context switches (19 -> 10/s).
-    let frame = session.frame;
+    // New data redraws at most `pace` apart (sampling goes on at its own rate); input redraws
+    // at once. `data_pending` is a data redraw held back until that time has passed; while
+    // one is pending the loop does not listen for more ticks (a tick that comes then leaves a
+    // permit in the `Notify`, taken without sleeping once the frame has been drawn). At 10
+    // ticks a second and 5 frames that halved the loop's context switches (19 -> 10/s).
+    let mut pace = session.frame;
     let mut last_draw = tokio::time::Instant::now();
     let mut data_pending = false;
     loop {
@@ -247,8 +247,9 @@ where
             })??;
             last_draw = tokio::time::Instant::now();
             data_pending = false;
+            pace = data_pace(session.frame, &state);
         }
-        let next_frame = last_draw + frame;
+        let next_frame = last_draw + pace;
         let action = tokio::select! {
             () = monitor.changed(), if !data_pending => {
                 let due = tokio::time::Instant::now() >= next_frame;
@@ -295,6 +296,18 @@ where
             return Ok(());
         }
     }
+}
+
+/// How often new data is worth a frame: at most `--fps` a second, and no more often than the
+/// chart moves by one of its points (a minute across 188 braille dots: one every 0.32 s; the
+/// numbers in the table are drawn with it), but at least once a second.
+fn data_pace(frame: Duration, state: &AppState) -> Duration {
+    let points = u64::from(state.hits.chart_points);
+    if points == 0 {
+        return frame;
+    }
+    let step = Duration::from_millis(state.window_ms() / points);
+    frame.max(step.min(Duration::from_secs(1)))
 }
 
 /// Carries out what an update asked for; false to quit.

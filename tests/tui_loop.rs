@@ -29,29 +29,55 @@ async fn frames_drawn(
     frame: Duration,
     drive: impl AsyncFnOnce(&Monitor, mpsc::UnboundedSender<Msg>),
 ) -> usize {
+    frames_drawn_zoomed(frame, AppState::new(false).zoom, drive).await
+}
+
+/// `frames_drawn` with the chart showing `ZOOMS_S[zoom]` (60 s unless said).
+async fn frames_drawn_zoomed(
+    frame: Duration,
+    zoom: usize,
+    drive: impl AsyncFnOnce(&Monitor, mpsc::UnboundedSender<Msg>),
+) -> usize {
     let session = session(frame);
     let (tx, rx) = mpsc::unbounded_channel();
     let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    let mut state = AppState::new(false);
+    state.zoom = zoom;
     let (looped, ()) = tokio::join!(
-        event_loop(&mut terminal, rx, &session, AppState::new(false)),
+        event_loop(&mut terminal, rx, &session, state),
         drive(&session.monitor, tx) // dropping the sender ends the loop
     );
     looped.unwrap();
     terminal.get_frame().count()
 }
 
-#[tokio::test(flavor = "current_thread", start_paused = true)]
-async fn ticks_at_10_hz_redraw_at_most_5_times_a_second() {
-    let frames = frames_drawn(Duration::from_millis(200), async |data, _tx| {
+/// Ticks every 100 ms for 3 s, the chart zoomed to `ZOOMS_S[zoom]`: frames drawn.
+async fn frames_of_10_hz_ticks(zoom: usize) -> usize {
+    frames_drawn_zoomed(Duration::from_millis(200), zoom, async |data, _tx| {
         for _ in 0..30 {
             tokio::time::sleep(Duration::from_millis(100)).await;
             data.notify();
         }
         tokio::time::sleep(Duration::from_millis(300)).await;
     })
-    .await;
-    // 3 s of ticks: one frame at start and about one per 200 ms, not one per tick (31).
-    assert!((14..=17).contains(&frames), "{frames} frames");
+    .await
+}
+
+/// Data redraws as often as the chart moves by one of its points, never more than `--fps`
+/// (5) times a second nor less than once a second: at 120 columns the chart shows 220 points.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn ticks_at_10_hz_redraw_as_often_as_the_chart_moves() {
+    use gpuwatch::app::ZOOMS_S;
+    let zoom = |s: u64| ZOOMS_S.iter().position(|z| *z == s).unwrap();
+    // 30 s over 220 points: one every 136 ms, so the 5 a second cap holds: about 15, not 31.
+    let frames = frames_of_10_hz_ticks(zoom(30)).await;
+    assert!((14..=17).contains(&frames), "30 s window: {frames} frames");
+    // 60 s: one point every 272 ms, about 11 frames in 3 s.
+    let frames = frames_of_10_hz_ticks(zoom(60)).await;
+    assert!((11..=13).contains(&frames), "60 s window: {frames} frames");
+    // 10 min: a point every 2.7 s, but the numbers are drawn at least once a second.
+    let frames = frames_of_10_hz_ticks(zoom(600)).await;
+    assert!((3..=5).contains(&frames), "10 min window: {frames} frames");
 }
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]

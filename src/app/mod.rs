@@ -178,6 +178,9 @@ pub struct HitAreas {
     /// The terminal was too small to draw anything but the "enlarge it" message: keys other
     /// than quitting would act on a screen nobody sees.
     pub too_small: bool,
+    /// Points the main chart shows across its window (0: no chart drawn): new data moves it
+    /// by one point every `window / chart_points`, so drawing more often shows nothing new.
+    pub chart_points: u16,
 }
 
 #[allow(clippy::struct_excessive_bools)] // independent switches of the screen

@@ -82,7 +82,7 @@ fn check_lost(c: &Ctx) -> Option<Verdict> {
 
 /// Share of samples in the window with any of `bits` set.
 fn share_with(c: &Ctx, w: u64, bits: u64) -> Option<f32> {
-    let s = c.stats(w, |s| {
+    let s = c.stats_of(w, |s| {
         s.clock_events
             .map(|e| if e & bits != 0 { 1.0 } else { 0.0 })
     });
@@ -213,7 +213,7 @@ fn check_pcie(c: &Ctx) -> Option<Verdict> {
     if util.median < c.thresholds.busy_util_min_pct || !working {
         return None;
     }
-    let below = c.stats(w, |s| {
+    let below = c.stats_of(w, |s| {
         Some(if s.pcie_gen? < max_gen || s.pcie_width? < max_width {
             1.0
         } else {

@@ -450,11 +450,6 @@ fn idle_with_memory(c: &Ctx) -> Option<u64> {
     if c.dev.processes.is_empty() {
         return None;
     }
-    let util = c.stats(w, |s| s.util_gpu_pct);
-    let sm = c.stats(w, |s| s.gpm.sm_active_pct);
-    if util.n == 0 || util.max > 1.0 || (sm.n > 0 && sm.max > 1.0) {
-        return None;
-    }
     // A process computing on its host (a rank stuck in Python, a job between GPU phases) is
     // not an idle notebook: a straggler another GPU's hang waits for looks exactly so.
     let busy = c
@@ -467,6 +462,23 @@ fn idle_with_memory(c: &Ctx) -> Option<u64> {
                 || h.cpu_pct.unwrap_or(0.0) >= c.thresholds.starved_host_cpu_min_pct
         });
     if busy {
+        return None;
+    }
+    // No kernel over the window: util (and GPM SM activity, where read) never above 1 %. A
+    // scan that stops at the first busy sample, not a sort of two minutes of samples.
+    let mut util_seen = false;
+    for s in c.dev.samples.last(w) {
+        if let Some(u) = s.util_gpu_pct {
+            util_seen = true;
+            if u > 1.0 {
+                return None;
+            }
+        }
+        if s.gpm.sm_active_pct.is_some_and(|sm| sm > 1.0) {
+            return None;
+        }
+    }
+    if !util_seen {
         return None;
     }
     let held: u64 = c.dev.processes.iter().filter_map(|p| p.gpu_mem_bytes).sum();

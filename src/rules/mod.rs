@@ -205,7 +205,17 @@ pub struct Ctx<'a> {
     pub open: bool,
     /// The rule's window, ms: the history covers it whenever the rule is asked.
     pub window_ms: u64,
+    /// Statistics already computed for this GPU in this evaluation: several rules read the
+    /// same metric over the same span (util over 10 s by four of them), and computing a
+    /// window's statistics was most of what judging cost.
+    memo: Memo,
 }
+
+/// (span ms, which part of it, the metric's function) → its statistics.
+type Memo = std::cell::RefCell<Vec<(u64, u8, usize, Stats)>>;
+
+/// A metric of a sample, as the statistics of a window read it.
+pub type Metric = fn(&crate::model::DeviceSample) -> Option<f32>;
 
 impl Ctx<'_> {
     #[must_use]
@@ -239,7 +249,15 @@ impl Ctx<'_> {
             .next()
             .is_some_and(|s| s.t_ms.max(self.judged_from_ms) + span_ms <= self.now_ms)
     }
-    pub fn stats(
+    /// Statistics of `metric` over the last `span_ms`, computed once per evaluation.
+    pub fn stats(&self, span_ms: u64, metric: Metric) -> Stats {
+        self.memoized(span_ms, 0, metric, || {
+            Stats::of(self.dev.samples.last(span_ms).filter_map(metric))
+        })
+    }
+    /// `stats` of a metric that needs more than the sample (a share of this GPU's TDP): not
+    /// kept for other rules.
+    pub fn stats_of(
         &self,
         span_ms: u64,
         metric: impl Fn(&crate::model::DeviceSample) -> Option<f32>,
@@ -248,22 +266,40 @@ impl Ctx<'_> {
     }
     /// Stats of the older and the newer half of the window. A symptom must show in both, so a
     /// window that straddles two different workloads does not pass for a third.
-    pub fn halves(
+    pub fn halves(&self, span_ms: u64, metric: Metric) -> (Stats, Stats) {
+        let half = span_ms / 2;
+        let older = self.memoized(span_ms, 1, metric, || {
+            Stats::of(
+                self.dev
+                    .samples
+                    .window(
+                        self.now_ms.saturating_sub(span_ms),
+                        self.now_ms.saturating_sub(half),
+                    )
+                    .filter_map(metric),
+            )
+        });
+        (older, self.stats(half, metric))
+    }
+    fn memoized(
         &self,
         span_ms: u64,
-        metric: impl Fn(&crate::model::DeviceSample) -> Option<f32> + Copy,
-    ) -> (Stats, Stats) {
-        let half = span_ms / 2;
-        let older = Stats::of(
-            self.dev
-                .samples
-                .window(
-                    self.now_ms.saturating_sub(span_ms),
-                    self.now_ms.saturating_sub(half),
-                )
-                .filter_map(metric),
-        );
-        (older, self.stats(half, metric))
+        part: u8,
+        metric: Metric,
+        compute: impl FnOnce() -> Stats,
+    ) -> Stats {
+        let key = metric as usize;
+        let known = self
+            .memo
+            .borrow()
+            .iter()
+            .find(|(s, p, k, _)| *s == span_ms && *p == part && *k == key)
+            .map(|e| e.3);
+        known.unwrap_or_else(|| {
+            let stats = compute();
+            self.memo.borrow_mut().push((span_ms, part, key, stats));
+            stats
+        })
     }
     #[must_use]
     pub fn floor_text(&self) -> String {
@@ -445,6 +481,8 @@ pub struct Engine {
     floors: Vec<Floor>,
     arrivals: Vec<Arrivals>,
     verdicts: Vec<Option<Verdict>>,
+    /// The statistics buffer each GPU's `Ctx` borrows (kept: nothing allocated per evaluation).
+    memo: Vec<(u64, u8, usize, Stats)>,
     /// Per device: the cause that held last and when (rule position, ms).
     last_cause: Vec<Option<(usize, u64)>>,
     /// The devices as of the last evaluation, in history order (for their floors).
@@ -484,6 +522,7 @@ impl Engine {
             floors: Vec::new(),
             arrivals: Vec::new(),
             verdicts: Vec::new(),
+            memo: Vec::new(),
             last_cause: Vec::new(),
             infos: Vec::new(),
             out: Conclusions::default(),
@@ -657,7 +696,9 @@ impl Engine {
                 judged_from_ms: 0,
                 open: false,
                 window_ms: 0,
+                memo: std::cell::RefCell::new(std::mem::take(&mut self.memo)),
             };
+            ctx.memo.get_mut().clear();
             // A buffer kept between evaluations: judging healthy GPUs allocates nothing.
             let verdicts = &mut self.verdicts;
             verdicts.clear();
@@ -712,6 +753,7 @@ impl Engine {
                     self.out.cleared.push(closed);
                 }
             }
+            self.memo = ctx.memo.into_inner();
         }
         self.conclude();
     }

@@ -95,9 +95,17 @@ pub fn finding_spans(
         .collect()
 }
 
-pub fn render(frame: &mut Frame, area: Rect, state: &AppState, store: &Store, theme: &Theme) {
+/// Draws the selected GPU's chart; returns how many points it shows across (0: none drawn),
+/// from which the loop knows how often new data can move it.
+pub fn render(
+    frame: &mut Frame,
+    area: Rect,
+    state: &AppState,
+    store: &Store,
+    theme: &Theme,
+) -> u16 {
     let Some(dev) = store.history().devices.get(state.selected_gpu) else {
-        return;
+        return 0;
     };
     let to = dev.samples.latest().map_or(0, |s| s.t_ms);
     let window = state.window_ms();
@@ -134,9 +142,10 @@ pub fn render(frame: &mut Frame, area: Rect, state: &AppState, store: &Store, th
         ),
     ];
     let spans = finding_spans(store, dev.info.index, from, to);
+    let points = u16::try_from(width).unwrap_or(u16::MAX);
     if area.height < STRIPS_BELOW_ROWS {
         strips(frame, area, dev.info.index, window, &metrics, &spans, theme);
-        return;
+        return points;
     }
     // Without colour (NO_COLOR) the series are told apart by their marks, as the title shows.
     let marks: [(Marker, &str); 4] = if theme.color {
@@ -179,6 +188,7 @@ pub fn render(frame: &mut Frame, area: Rect, state: &AppState, store: &Store, th
         .y_axis(percent_axis(theme));
     frame.render_widget(chart, area);
     mark_axis(frame, area, &spans, secs, theme);
+    points
 }
 
 /// Under this many rows a braille chart has one or two lines of plot where four series

@@ -146,6 +146,7 @@ fn main_screen(
     ])
     .areas(area);
     let drawn = overview::render(frame, ov, state, store, rows.compact, theme);
+    let mut chart_points = 0;
     let lower = if grow {
         Rect {
             y: chart_area.y,
@@ -154,7 +155,7 @@ fn main_screen(
         }
     } else {
         if chart_area.height > 0 {
-            chart::render(frame, chart_area, state, store, theme);
+            chart_points = chart::render(frame, chart_area, state, store, theme);
         }
         lower
     };
@@ -178,6 +179,7 @@ fn main_screen(
         overview_first: drawn.first,
         processes: (proc_area.y + 2, proc_rows),
         findings_max,
+        chart_points,
         ..HitAreas::default()
     }
 }

@@ -5,7 +5,7 @@
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Paragraph, Wrap};
+use ratatui::widgets::Block;
 use ratatui::Frame;
 use unicode_width::UnicodeWidthChar;
 
@@ -23,9 +23,14 @@ pub fn render(
 ) -> usize {
     let inner = block.inner(area);
     let width = usize::from(inner.width).max(1);
-    let lines: Vec<Line<'static>> = lines.into_iter().flat_map(|l| hang(l, width)).collect();
-    let para = Paragraph::new(lines).wrap(Wrap { trim: false });
-    let total = para.line_count(inner.width);
+    // Wrapped here, once: every line then fits, so the pane draws only the lines it shows. (A
+    // `Paragraph` with wrapping segmented all of the text into graphemes twice a frame, once to
+    // count its lines and once to draw: half of a frame's instructions.)
+    let mut wrapped = Vec::with_capacity(lines.len());
+    for line in lines {
+        hang_into(line, width, &mut wrapped);
+    }
+    let total = wrapped.len();
     let visible = inner.height as usize;
     let max = total.saturating_sub(visible);
     let offset = offset.min(max);
@@ -42,19 +47,41 @@ pub fn render(
         };
         block = block.title_bottom(Line::styled(mark, theme.title()).right_aligned());
     }
-    frame.render_widget(
-        para.block(block)
-            .scroll((offset.min(u16::MAX as usize) as u16, 0)),
-        area,
-    );
+    frame.render_widget(block, area);
+    for (row, line) in (inner.y..inner.bottom()).zip(wrapped.iter().skip(offset)) {
+        frame.render_widget(line, Rect::new(inner.x, row, inner.width, 1));
+    }
     max
 }
 
 /// `line` wrapped to `width` cells at spaces, each continuation indented past the line's own
 /// leading spaces and marker ("   → ", "  - "), so that a wrapped piece of evidence still reads
 /// as part of the item above it. Styles stay with their characters.
+#[cfg(test)]
 #[must_use]
 pub fn hang(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    hang_into(line, width, &mut out);
+    out
+}
+
+fn cell_width(c: char) -> usize {
+    c.width().unwrap_or(0)
+}
+
+/// `hang`, adding to `out`. A line that fits is moved as it is, without looking at its
+/// characters one by one.
+pub fn hang_into(line: Line<'static>, width: usize, out: &mut Vec<Line<'static>>) {
+    let fits = line
+        .spans
+        .iter()
+        .map(|s| s.content.chars().map(cell_width).sum::<usize>())
+        .sum::<usize>()
+        <= width;
+    if fits {
+        out.push(line);
+        return;
+    }
     let cells: Vec<(char, Style)> = line
         .spans
         .iter()
@@ -64,10 +91,7 @@ pub fn hang(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
                 .map(move |c| (c, line.style.patch(s.style)))
         })
         .collect();
-    let w = |c: char| c.width().unwrap_or(0);
-    if cells.iter().map(|(c, _)| w(*c)).sum::<usize>() <= width {
-        return vec![line];
-    }
+    let w = cell_width;
     // Indent: the leading spaces, and a marker after them ("→", "-", "‼": one or two cells,
     // no letter or digit).
     let lead = cells.iter().take_while(|(c, _)| *c == ' ').count();
@@ -82,7 +106,6 @@ pub fn hang(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
         })
         .map_or(0, |m| m + 1);
     let indent = (lead + marker + 2).min(width / 3);
-    let mut out = Vec::new();
     let mut start = 0;
     let mut first = true;
     while start < cells.len() {
@@ -103,6 +126,10 @@ pub fn hang(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
                 end = sp + 1;
             }
         }
+        // A character wider than the whole room still moves on (never an endless loop).
+        if end == start {
+            end = start + 1;
+        }
         let mut spans = Vec::new();
         if !first {
             spans.push(Span::raw(" ".repeat(indent)));
@@ -116,7 +143,6 @@ pub fn hang(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
         }
         first = false;
     }
-    out
 }
 
 /// Consecutive characters of one style, as spans.
