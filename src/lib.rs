@@ -4,44 +4,32 @@
 //! `docs/architecture.md`):
 //!
 //! ```text
-//! source (NVML | simulated | replay) — source/: where ticks come from; NVML only in source/nvml.rs
-//!   → sampler (one tick, self-timed)   — sampler.rs: reads the source, adds host.rs
-//!   → driver (the one loop)            — driver.rs: paces any source, stops, feeds a sink
-//!   → store (one writer)               — store.rs: history.rs ring buffers + the rules/ engine
-//!   → store view (a reader's copy)     — copied under the lock, read without it
-//!   → app state (update on actions)    — app/: the one place the screen's state changes
-//!   → render (pure function of state)  — ui/: one pane per file
+//! collect/source (NVML | simulated | replay) — NVML only in collect/source/nvml.rs
+//!   → collect/sampler (one tick, self-timed) — reads the source, adds collect/host.rs
+//!   → collect/driver (the one loop)          — paces any source, stops, feeds a sink
+//!   → domain/store (one writer)              — domain/history.rs + the domain/rules/ engine
+//!   → monitor.rs                             — starts all of the above, hands out the store
+//!   → front/app (update on actions)          — the one place the screen's state changes
+//!   → front/ui (pure function of state)      — one pane per file
 //! ```
 //!
-//! The on-disk formats (format/: recordings and snapshots) sit below the sources, so replay
-//! reads both; snapshot/ builds snapshots from a view; report.rs and text.rs write for people.
-//! command.rs runs the headless commands, tui.rs the terminal and its event loop.
+//! The tree is grouped by stage: `domain/` (what is observed and judged, and its files),
+//! `collect/` (where it comes from), `front/` (what people and programs see), and the monitor
+//! that joins them. The on-disk formats (domain/format) sit below the sources, so replay reads
+//! both; front/snapshot builds snapshots from the store; front/command runs the headless
+//! commands, front/tui the terminal and its event loop.
 
-pub mod app;
-pub mod cli;
-pub mod command;
-pub mod config;
-pub mod container;
-pub mod driver;
-pub mod format;
-pub mod history;
-pub mod host;
-pub mod model;
+pub mod collect;
+pub mod domain;
+pub mod front;
 pub mod monitor;
-pub mod query;
-pub mod redact;
-pub mod report;
-pub mod rules;
-pub mod sampler;
-pub mod serve;
-pub mod snapshot;
-pub mod software;
-pub mod source;
-pub mod stack;
-pub mod store;
-mod sys;
+
+// Every module by its own name as well (`crate::model`, `gpuwatch::rules`): the stage a module
+// belongs to is where its file lives, not a word in every path.
+pub use collect::{container, driver, host, sampler, software, source, stack};
+pub use domain::{config, format, history, model, redact, report, rules, store, text};
+pub use front::{app, cli, command, query, serve, snapshot, tui, ui};
+
+use collect::sys;
 /// For the tests that bound what a hostile input can cost: a child's peak memory.
 pub use sys::wait_peak_rss;
-pub mod text;
-pub mod tui;
-pub mod ui;

@@ -74,6 +74,7 @@ fn prepare_signals(command: Option<&Command>) -> Result<()> {
     Ok(())
 }
 
+#[allow(clippy::too_many_lines)] // the dispatch: one short arm per subcommand, each handing its flags to its function
 fn run(cli: Cli) -> Result<i32> {
     prepare_signals(cli.command.as_ref())?;
     match cli.command {

@@ -50,16 +50,60 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The module a file belongs to: `src/rules/hang.rs` → `rules`, `src/tui.rs` → `tui`.
+/// The stages the tree is grouped by: a module's room is its name inside one of them.
+const STAGES: [&str; 3] = ["domain", "collect", "front"];
+
+/// The module a file belongs to: `src/domain/rules/hang.rs` → `rules`, `src/front/tui.rs` →
+/// `tui`, `src/monitor.rs` → `monitor`; a stage's own `mod.rs` (its module list) → the stage.
 fn room_of(src: &Path, file: &Path) -> String {
     let rel = file.strip_prefix(src).unwrap();
-    let first = rel
+    let mut parts = rel
         .components()
-        .next()
-        .unwrap()
-        .as_os_str()
-        .to_string_lossy();
-    first.trim_end_matches(".rs").to_string()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned());
+    let first = parts.next().unwrap();
+    let room = if STAGES.contains(&first.as_str()) {
+        parts.next().unwrap_or(first)
+    } else {
+        first
+    };
+    let room = room.trim_end_matches(".rs").to_string();
+    if room == "mod" {
+        rel.components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy()
+            .into_owned()
+    } else {
+        room
+    }
+}
+
+/// Every module's stage, as its file's place says, and the stage the layers put it in: the
+/// tree tells the story the layers do (nothing of `front` below a `collect` module, …).
+#[test]
+fn every_module_lives_in_the_stage_its_layer_says() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let stage_of = |room: &str| -> Option<&str> {
+        STAGES
+            .iter()
+            .find(|s| {
+                let dir = src.join(s);
+                dir.join(format!("{room}.rs")).exists() || dir.join(room).is_dir()
+            })
+            .copied()
+    };
+    for (room, layer) in LAYERS {
+        let Some(stage) = stage_of(room) else {
+            assert_eq!(*room, "monitor", "{room} is in no stage");
+            continue;
+        };
+        let ok = match stage {
+            "domain" | "collect" => *layer <= 10,
+            _ => *layer >= 11,
+        };
+        assert!(ok, "{room} (layer {layer}) lives in {stage}/");
+    }
 }
 
 /// The `crate::X` rooms a file's code (not its comments, not its tests) uses.
@@ -100,8 +144,8 @@ fn every_import_points_down_and_every_module_has_a_layer() {
     let mut wrong = Vec::new();
     for f in &files {
         let room = room_of(&src, f);
-        if room == "lib" || room == "main" {
-            continue; // the crate root and the binary stand above every layer
+        if room == "lib" || room == "main" || STAGES.contains(&room.as_str()) {
+            continue; // the crate root, the binary and the stages' module lists
         }
         let Some(mine) = layer(&room) else {
             wrong.push(format!(

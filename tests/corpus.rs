@@ -666,6 +666,7 @@ fn observable_from(p: &Phase, ticks: &[Tick], column: usize) -> u64 {
 /// `SHOW_WITHIN_MS`, to the phase's end), and an open hang finding never sits beside a row at
 /// low util for more than a tick after the symptom ended (it says "ended" instead).
 #[test]
+#[allow(clippy::too_many_lines)] // one pass over every moment of every recording, checking what the screen reads there
 fn the_screen_never_reads_ok_while_a_symptom_is_present() {
     use gpuwatch::store::Store;
     let labels: Labels = serde_json::from_str(

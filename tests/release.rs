@@ -75,6 +75,7 @@ fn host_triple() -> String {
 /// fail on a fresh machine, or reach the network. With the platform filtered, both commands read
 /// only what the build of this test already fetched.
 #[test]
+#[allow(clippy::too_many_lines)] // one check in its steps: read the metadata, then each package's rust-version against ours
 fn the_declared_minimum_rust_is_one_the_dependencies_build_with() {
     let cargo = |args: &[&str]| {
         let out = Command::new(env!("CARGO"))

@@ -28,15 +28,22 @@ def tree(p):
     return out
 
 
-def cpu_ns():
-    total = 0
+def threads():
+    """CPU ns of every thread of the process tree, by thread name."""
+    out = {}
     for p in tree(pid):
         try:
             for t in os.listdir(f"/proc/{p}/task"):
-                total += int(open(f"/proc/{p}/task/{t}/schedstat").read().split()[0])
+                name = open(f"/proc/{p}/task/{t}/comm").read().strip()
+                ns = int(open(f"/proc/{p}/task/{t}/schedstat").read().split()[0])
+                out[name] = out.get(name, 0) + ns
         except Exception:
             pass
-    return total
+    return out
+
+
+def cpu_ns():
+    return sum(threads().values())
 
 
 def drain(until, count):
@@ -53,9 +60,11 @@ def drain(until, count):
 
 t0 = time.time()
 drain(t0 + warm, False)
-c1, t1 = cpu_ns(), time.time()
+th1 = threads()
+c1, t1 = sum(th1.values()), time.time()
 nbytes = drain(t1 + secs, True)
-c2, t2 = cpu_ns(), time.time()
+th2 = threads()
+c2, t2 = sum(th2.values()), time.time()
 hwm = 0
 for p in tree(pid):
     try:
@@ -74,5 +83,6 @@ print(json.dumps({"label": label, "cmd": " ".join(cmd), "steady_s": round(t2 - t
                   "cpu_pct": round(100 * (c2 - c1) / 1e9 / (t2 - t1), 3),
                   "startup_cpu_s": round(c1 / 1e9, 3),
                   "from_start_pct": round(100 * c2 / 1e9 / (t2 - t0), 3),
-                  "peak_rss_mib": round(hwm / 1024, 1), "tty_bytes_per_s": round(nbytes / (t2 - t1))}),
+                  "peak_rss_mib": round(hwm / 1024, 1), "tty_bytes_per_s": round(nbytes / (t2 - t1)),
+                  "threads_ms": {k: round((v - th1.get(k, 0)) / 1e6, 1) for k, v in th2.items()}}),
       flush=True)

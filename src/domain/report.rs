@@ -104,6 +104,7 @@ pub fn diagnosis_text(d: &Diagnosis, history: &History) -> String {
     printable(&diagnosis_text_raw(d, history)).into_owned()
 }
 
+#[allow(clippy::too_many_lines)] // the report from top to bottom, as it reads; each finding's block is written in order
 fn diagnosis_text_raw(d: &Diagnosis, history: &History) -> String {
     use std::fmt::Write;
     let mut out = String::new();

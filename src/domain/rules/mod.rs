@@ -681,81 +681,86 @@ impl Engine {
             self.infos = history.devices.iter().map(|d| d.info.clone()).collect();
         }
         for (i, dev) in history.devices.iter().enumerate() {
-            self.learn_floor(i, dev);
-            let Some(now_ms) = dev.samples.latest().map(|s| s.t_ms) else {
-                continue;
-            };
-            let judged_from_ms = self.note_arrivals(i, dev, now_ms);
-            let mut ctx = Ctx {
-                dev,
-                all: history,
-                thresholds: &self.thresholds,
-                floor_w: self.floor_w(&dev.info),
-                floor: self.floors[i],
-                now_ms,
-                judged_from_ms: 0,
-                open: false,
-                window_ms: 0,
-                memo: std::cell::RefCell::new(std::mem::take(&mut self.memo)),
-            };
-            ctx.memo.get_mut().clear();
-            // A buffer kept between evaluations: judging healthy GPUs allocates nothing.
-            let verdicts = &mut self.verdicts;
-            verdicts.clear();
-            for (rule, slot) in self.rules.iter().zip(&self.slots[i]) {
-                ctx.judged_from_ms = if rule.after_startup {
-                    judged_from_ms
-                } else {
-                    0
-                };
-                ctx.open = slot.open.is_some();
-                ctx.window_ms = ms((rule.window)(&self.thresholds));
-                // Coverage is checked here, once, for every rule: a rule reads its window.
-                let covered = ctx.window_ms == 0 || ctx.covers(ctx.window_ms);
-                verdicts.push(covered.then(|| (rule.check)(&ctx)).flatten());
-            }
-            watch_rules(
-                &self.rules,
-                &mut self.slots[i],
-                verdicts,
-                &mut ctx,
-                judged_from_ms,
-            );
-            needs_watched_windows(
-                &self.rules,
-                &self.slots[i],
-                &mut self.out.judging[i],
-                &self.thresholds,
-            );
-            one_cause(&self.rules, &self.slots[i], verdicts);
-            not_from_another_causes_window(
-                &self.rules,
-                &mut self.last_cause[i],
-                verdicts,
-                now_ms,
-                &self.thresholds,
-            );
-            ctx.judged_from_ms = judged_from_ms;
-            for (r, verdict) in self.verdicts.drain(..).enumerate() {
-                let rule = &self.rules[r];
-                let opening = verdict.is_some() && self.slots[i][r].open.is_none();
-                if rule.cause && opening {
-                    // A new cause replaces the one still waiting out its hysteresis.
-                    close_other_causes(
-                        &self.rules,
-                        &mut self.slots[i],
-                        r,
-                        now_ms,
-                        &mut self.out.cleared,
-                    );
-                }
-                if let Some(closed) = update_slot(&mut self.slots[i][r], rule, &ctx, verdict) {
-                    self.out.cleared.push(closed);
-                }
-            }
-            self.memo = ctx.memo.into_inner();
+            self.evaluate_device(i, dev, history);
         }
         self.conclude();
+    }
+
+    /// Every rule on device `i`: the verdicts, which are being timed, one cause, the slots.
+    fn evaluate_device(&mut self, i: usize, dev: &DeviceHistory, history: &History) {
+        self.learn_floor(i, dev);
+        let Some(now_ms) = dev.samples.latest().map(|s| s.t_ms) else {
+            return;
+        };
+        let judged_from_ms = self.note_arrivals(i, dev, now_ms);
+        let mut ctx = Ctx {
+            dev,
+            all: history,
+            thresholds: &self.thresholds,
+            floor_w: self.floor_w(&dev.info),
+            floor: self.floors[i],
+            now_ms,
+            judged_from_ms: 0,
+            open: false,
+            window_ms: 0,
+            memo: std::cell::RefCell::new(std::mem::take(&mut self.memo)),
+        };
+        ctx.memo.get_mut().clear();
+        // A buffer kept between evaluations: judging healthy GPUs allocates nothing.
+        let verdicts = &mut self.verdicts;
+        verdicts.clear();
+        for (rule, slot) in self.rules.iter().zip(&self.slots[i]) {
+            ctx.judged_from_ms = if rule.after_startup {
+                judged_from_ms
+            } else {
+                0
+            };
+            ctx.open = slot.open.is_some();
+            ctx.window_ms = ms((rule.window)(&self.thresholds));
+            // Coverage is checked here, once, for every rule: a rule reads its window.
+            let covered = ctx.window_ms == 0 || ctx.covers(ctx.window_ms);
+            verdicts.push(covered.then(|| (rule.check)(&ctx)).flatten());
+        }
+        watch_rules(
+            &self.rules,
+            &mut self.slots[i],
+            verdicts,
+            &mut ctx,
+            judged_from_ms,
+        );
+        needs_watched_windows(
+            &self.rules,
+            &self.slots[i],
+            &mut self.out.judging[i],
+            &self.thresholds,
+        );
+        one_cause(&self.rules, &self.slots[i], verdicts);
+        not_from_another_causes_window(
+            &self.rules,
+            &mut self.last_cause[i],
+            verdicts,
+            now_ms,
+            &self.thresholds,
+        );
+        ctx.judged_from_ms = judged_from_ms;
+        for (r, verdict) in self.verdicts.drain(..).enumerate() {
+            let rule = &self.rules[r];
+            let opening = verdict.is_some() && self.slots[i][r].open.is_none();
+            if rule.cause && opening {
+                // A new cause replaces the one still waiting out its hysteresis.
+                close_other_causes(
+                    &self.rules,
+                    &mut self.slots[i],
+                    r,
+                    now_ms,
+                    &mut self.out.cleared,
+                );
+            }
+            if let Some(closed) = update_slot(&mut self.slots[i][r], rule, &ctx, verdict) {
+                self.out.cleared.push(closed);
+            }
+        }
+        self.memo = ctx.memo.into_inner();
     }
 
     /// Tracks when each process arrived on device `i`; returns the time from which the
@@ -1029,6 +1034,7 @@ fn close_other_causes(
 }
 
 /// Opens, refreshes or closes one slot's finding; returns a finding that just closed.
+#[allow(clippy::too_many_lines)] // one finding's life (open, hold, raise, end, clear) in the order it happens
 fn update_slot(
     slot: &mut Slot,
     rule: &Rule,

@@ -25,6 +25,44 @@ const COLUMNS: [(&str, Option<SortKey>, u16); 12] = [
     ("COMMAND", Some(SortKey::Command), 0),
 ];
 
+/// Why there is no table to draw: no process, none matching the filter, or none whose host
+/// side could be read.
+fn nothing_to_list(rows: &[ProcessRow], state: &AppState, store: &Store) -> Option<String> {
+    if rows.is_empty() {
+        return Some(if state.filter.is_empty() {
+            "no process holds a GPU context".into()
+        } else {
+            "no process matches the filter (Esc clears it)".into()
+        });
+    }
+    if rows.iter().all(|r| r.host().is_none()) {
+        // NVML reports host-namespace PIDs; inside a container they do not resolve. A recording
+        // holds what its recorder could read: nothing here to resolve.
+        return Some(if store.is_replay() {
+            format!("{} GPU process(es), recorded without their host side (the recorder could not read them, or they were exiting): host columns unavailable", rows.len())
+        } else {
+            format!("{} GPU process(es), but their PIDs do not resolve on this machine (inside a container without --pid=host?): host columns unavailable", rows.len())
+        });
+    }
+    None
+}
+
+/// The column names, the sorted one marked with its direction.
+fn header_row(
+    columns: &[(&'static str, Option<SortKey>, u16)],
+    state: &AppState,
+    arrow: &str,
+) -> Row<'static> {
+    Row::new(columns.iter().map(|(name, key, _)| {
+        let marked = if *key == Some(state.sort) {
+            format!("{name}{arrow}")
+        } else {
+            (*name).to_string()
+        };
+        Cell::from(marked)
+    }))
+}
+
 /// Draws the table; returns how many process rows are visible.
 pub fn render(
     frame: &mut Frame,
@@ -48,26 +86,7 @@ pub fn render(
     );
     let block = theme.pane(title, focused);
     let inner = block.inner(area);
-    if rows.is_empty() {
-        let msg = if state.filter.is_empty() {
-            "no process holds a GPU context"
-        } else {
-            "no process matches the filter (Esc clears it)"
-        };
-        frame.render_widget(
-            Paragraph::new(Span::styled(msg, theme.dim())).block(block),
-            area,
-        );
-        return 0;
-    }
-    if rows.iter().all(|r| r.host().is_none()) {
-        // NVML reports host-namespace PIDs; inside a container they do not resolve. A recording
-        // holds what its recorder could read: nothing here to resolve.
-        let msg = if store.is_replay() {
-            format!("{} GPU process(es), recorded without their host side (the recorder could not read them, or they were exiting): host columns unavailable", rows.len())
-        } else {
-            format!("{} GPU process(es), but their PIDs do not resolve on this machine (inside a container without --pid=host?): host columns unavailable", rows.len())
-        };
+    if let Some(msg) = nothing_to_list(&rows, state, store) {
         frame.render_widget(
             Paragraph::new(Span::styled(msg, theme.dim()))
                 .block(block)
@@ -93,15 +112,7 @@ pub fn render(
     if containers {
         columns.insert(columns.len() - 1, ("CONTAINER", None, 12));
     }
-    let header = Row::new(columns.iter().map(|(name, key, _)| {
-        let marked = if *key == Some(state.sort) {
-            format!("{name}{arrow}")
-        } else {
-            name.to_string()
-        };
-        Cell::from(marked)
-    }))
-    .style(theme.label());
+    let header = header_row(&columns, state, arrow).style(theme.label());
     let body: Vec<Row> = rows
         .iter()
         .enumerate()

@@ -265,6 +265,7 @@ pub struct Control<'a> {
 /// `drive`, with a replay's pause and seeks asked through `control.playback`. With a playback,
 /// the end of the source calls `at_end` and waits for a seek back (or `stop`) instead of
 /// returning.
+#[allow(clippy::too_many_lines)] // the loop is one state machine (pause, seek, end, pacing) whose branches share its locals; split, its `continue`s would become flags
 pub fn drive_controlled(
     sampler: &mut Sampler,
     plan: &Plan,

@@ -448,6 +448,7 @@ const FLOOR: Level = Level {
     pcie_width: 16,
 };
 
+#[allow(clippy::too_many_lines)] // a table: what each scenario's GPU does over time, one arm a scenario
 fn level(sc: Scenario, t_s: f32, burst: f32) -> Level {
     match sc {
         Scenario::Healthy | Scenario::Lost => BUSY,

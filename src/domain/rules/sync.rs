@@ -20,6 +20,7 @@ pub const SYNC: Rule = Rule {
     watch: Watching::Check,
 };
 
+#[allow(clippy::too_many_lines)] // the verdict is assembled in one pass over the figures it just read; its parts are already functions
 fn check(c: &Ctx) -> Option<Verdict> {
     let w = c.window_ms;
     if c.dev.processes.is_empty() || !c.memory_settled(w) {

@@ -1,0 +1,13 @@
+//! Where observations come from: the sources (NVML, simulated, replayed), the host side of a
+//! GPU process from /proc (what it runs with, its container), its Python stacks, the sampler
+//! that reads one tick and the driver's loop that paces it. The only module with `unsafe`
+//! (`sys`, the C library's calls) lives here.
+
+pub mod container;
+pub mod driver;
+pub mod host;
+pub mod sampler;
+pub mod software;
+pub mod source;
+pub mod stack;
+pub(crate) mod sys;
