@@ -27,7 +27,7 @@ pub mod monitor;
 // Every module by its own name as well (`crate::model`, `gpuwatch::rules`): the stage a module
 // belongs to is where its file lives, not a word in every path.
 pub use collect::{container, driver, host, sampler, software, source, stack};
-pub use domain::{config, format, history, model, redact, report, rules, store, text};
+pub use domain::{config, energy, format, history, model, redact, report, rules, store, text, xid};
 pub use front::{app, cli, command, query, serve, snapshot, tui, ui};
 
 use collect::sys;

@@ -134,7 +134,7 @@ fn run(cli: Cli) -> Result<i32> {
             json,
             timings: None,
             live,
-        }) => command::devices(open(&live, None)?.as_ref(), json).map(|()| 0),
+        }) => command::devices(open(&live, None)?.as_mut(), json).map(|()| 0),
         Some(Command::Devices {
             timings: Some(n),
             live,

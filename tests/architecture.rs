@@ -12,6 +12,8 @@ const LAYERS: &[(&str, u32)] = &[
     ("container", 0),
     ("software", 1),
     ("model", 2),
+    ("xid", 2),
+    ("energy", 3),
     ("config", 3),
     ("redact", 3),
     ("history", 4),

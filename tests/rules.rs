@@ -29,7 +29,7 @@ fn each_scenario_raises_its_own_rule_and_no_other() {
         (Scenario::Thermal, vec!["thermal"]),
         (Scenario::Pcie, vec!["pcie"]),
         (Scenario::IdleMem, vec!["idle-mem"]),
-        (Scenario::Lost, vec!["lost"]),
+        (Scenario::Lost, vec!["lost", "xid"]),
     ];
     for (sc, want) in cases {
         assert_eq!(rules_raised(sc, 300), want, "{sc:?}");

@@ -209,6 +209,50 @@ fn a_real_prometheus_sees_the_hung_gpus() {
     }
 }
 
+/// A real Prometheus scrapes the health demo: the pending remap, the Xid by its code, the
+/// energy of each GPU and of the findings come through as series it can query.
+#[test]
+#[ignore = "needs Debian's prometheus package (prometheus, promtool): .ci/run installs it"]
+fn a_real_prometheus_sees_health_and_energy() {
+    let prometheus = require("prometheus");
+    let (_g, target) = serve(&["--demo=health", "--dcgm-compat"]);
+    let (_dir, _p, prom) = scraping(&prometheus, "gpuwatch", &target);
+    let values = |q: &str| -> Option<Vec<(String, f64)>> {
+        let (code, body) = get(&prom, &format!("/api/v1/query?query={q}"))?;
+        let v: serde_json::Value = serde_json::from_str(&body).ok()?;
+        (code == 200).then_some(())?;
+        v["data"]["result"]
+            .as_array()?
+            .iter()
+            .map(|r| {
+                Some((
+                    r["metric"]["gpu"].as_str()?.to_string(),
+                    r["value"][1].as_str()?.parse().ok()?,
+                ))
+            })
+            .collect()
+    };
+    // The demo's ECC error comes 10 s in; the finding's energy then grows every scrape.
+    let ecc = wait_until(60, || {
+        let v = values("gpuwatch_finding_energy_joules_total%7Bfinding%3D%22ecc%22%7D")?;
+        (v.len() == 1 && v[0].1 > 1000.0).then_some(v)
+    })
+    .expect("Prometheus saw the energy of the ecc finding within 60 s");
+    assert_eq!(ecc[0].0, "0");
+    let pending = values("gpuwatch_row_remap_pending%20%3D%3D%201").unwrap();
+    assert_eq!(
+        pending.iter().map(|(g, _)| g.as_str()).collect::<Vec<_>>(),
+        ["0"]
+    );
+    let xid = values("gpuwatch_xid_errors_total%7Bxid%3D%2294%22%7D").unwrap();
+    assert_eq!(xid, [("0".to_string(), 1.0)]);
+    let dcgm_xid = values("DCGM_FI_DEV_XID_ERRORS").unwrap();
+    assert_eq!(dcgm_xid, [("0".to_string(), 94.0)]);
+    let energy = values("gpuwatch_energy_joules_total").unwrap();
+    assert_eq!(energy.len(), 4);
+    assert!(energy.iter().all(|(_, j)| *j > 1000.0), "{energy:?}");
+}
+
 /// docs/fleet.md's metric reference is what `/metrics` writes (`GPUWATCH_BLESS=1` rewrites it).
 #[test]
 fn the_metric_reference_in_docs_is_current() {
@@ -216,7 +260,8 @@ fn the_metric_reference_in_docs_is_current() {
         processes: 1,
         dcgm: true,
     };
-    let text = common::mixed_metrics(extras);
+    // The mixed demo has every family but the health ones' samples; the health demo has those.
+    let text = common::mixed_metrics(extras) + &common::health_metrics(extras);
     let mut rows = Vec::new();
     let mut help = std::collections::HashMap::new();
     for l in text.lines() {
@@ -244,6 +289,7 @@ fn the_metric_reference_in_docs_is_current() {
         }
     }
     rows.sort();
+    rows.dedup();
     let table = format!(
         "<!-- metrics:start -->\n| metric | type | labels | meaning |\n|---|---|---|---|\n{}\n<!-- metrics:end -->",
         rows.join("\n")

@@ -95,6 +95,29 @@ fn main_screen_demo_mixed_80x24() {
     insta::assert_snapshot!(text(&draw(&mut st, &obs, 80, 24)));
 }
 
+/// The health demo at 80×24: GPU 0's row is marked (its remap, with two more findings), and the
+/// findings pane starts with the uncorrected ECC errors and what they cost.
+#[test]
+fn main_screen_demo_health_80x24() {
+    let obs = observed_sim(Scenario::Health, 4, 40);
+    let mut st = AppState::new(true);
+    let screen = text(&draw(&mut st, &obs, 80, 24));
+    assert!(screen.contains("REMAP +2"), "{screen}");
+    insta::assert_snapshot!(screen);
+}
+
+/// …and at 160×48, where every GPU's mark and the findings' evidence and energy show.
+#[test]
+fn main_screen_demo_health_160x48() {
+    let obs = observed_sim(Scenario::Health, 4, 40);
+    let mut st = AppState::new(true);
+    let screen = text(&draw(&mut st, &obs, 160, 48));
+    for mark in ["ROW-REMAP +2", "PCIE-REPLAY", "NVLINK", "energy:"] {
+        assert!(screen.contains(mark), "{mark} missing:\n{screen}");
+    }
+    insta::assert_snapshot!(screen);
+}
+
 #[test]
 fn main_screen_demo_mixed_160x48() {
     let obs = observed_sim(Scenario::Mixed, 8, 45);

@@ -108,6 +108,16 @@ pub struct Thresholds {
     /// …and by at least this much (GiB) within it.
     pub mem_growth_fast_min_gib: f32,
 
+    /// An Xid (or an uncorrected ECC event) keeps its finding open this long after it came:
+    /// what it broke does not mend by itself.
+    #[serde(with = "dur")]
+    pub xid_window: Duration,
+    /// `PCIe` replays and `NVLink` errors are counted over this window…
+    #[serde(with = "dur")]
+    pub link_errors_window: Duration,
+    /// …and this many of them within it make a link in trouble.
+    pub link_errors_min: f32,
+
     /// A finding clears only after its condition has been false this long (hysteresis).
     #[serde(with = "dur")]
     pub clear_after: Duration,
@@ -148,6 +158,9 @@ impl Default for Thresholds {
             mem_growth_fast_window: Duration::from_secs(10),
             mem_growth_min_mib_s: 200.0,
             mem_growth_fast_min_gib: 2.0,
+            xid_window: Duration::from_secs(600),
+            link_errors_window: Duration::from_secs(60),
+            link_errors_min: 8.0,
             clear_after: Duration::from_secs(10),
         }
     }

@@ -151,6 +151,13 @@ pub struct DeviceHistory {
     pub status: DeviceStatus,
     /// When the device was first seen lost (ms), if it is.
     pub lost_since_ms: Option<u64>,
+    /// Joules used since the first sample.
+    pub energy: crate::energy::EnergyMeter,
+    /// The most `NVLink` links seen up at once: a link down is one fewer, however long ago
+    /// it went (ports never connected are never counted).
+    pub nvlink_most_active: Option<u8>,
+    /// The meter's total when it was last shared out among the processes' trails.
+    energy_shared_j: f64,
 }
 
 /// One point of a process's trail.
@@ -168,6 +175,12 @@ pub struct ProcessTrail {
     pub pid: u32,
     pub device: u32,
     pub points: Ring<ProcessPoint>,
+    /// Joules of its GPU's energy this process is answerable for since it was first seen:
+    /// all of it while alone on the GPU, else its share by kernel time (NVML's per-process
+    /// utilization), evenly where that is unknown.
+    pub energy_j: f64,
+    /// True once the GPU's energy was shared with another process.
+    pub energy_shared: bool,
 }
 
 /// A process that left a GPU: the event the rules use to name a rank that died.
@@ -182,6 +195,45 @@ pub struct Departure {
     pub job: Option<crate::model::JobInfo>,
     pub ppid: Option<u32>,
     pub name: String,
+}
+
+/// How a GPU's energy over one tick is shared among its processes: by kernel time where every
+/// process has it and some ran, else evenly.
+struct KernelWeights {
+    total_pct: Option<f32>,
+    count: usize,
+}
+
+fn kernel_weights(processes: &[ProcessSample]) -> KernelWeights {
+    let total_pct = processes
+        .iter()
+        .map(|p| p.sm_pct)
+        .sum::<Option<f32>>()
+        .filter(|t| *t > 0.0);
+    KernelWeights {
+        total_pct,
+        count: processes.len(),
+    }
+}
+
+impl KernelWeights {
+    fn share(&self, p: &ProcessSample) -> f64 {
+        match (self.total_pct, p.sm_pct) {
+            (Some(total), Some(pct)) => f64::from(pct / total),
+            _ => 1.0 / self.count.max(1) as f64,
+        }
+    }
+}
+
+/// Driver events kept (Xid, ECC), newest last: more than a GPU in trouble sends in a session.
+const KEEP_EVENTS: usize = 256;
+
+/// How many events of one kind a GPU sent, for the exporter's counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EventCount {
+    pub device: u32,
+    pub kind: crate::model::EventKind,
+    pub count: u64,
 }
 
 /// Processes whose latest stack burst is kept.
@@ -207,6 +259,10 @@ pub struct History {
     pub departures: Vec<Departure>,
     /// The latest stack burst of each process read, oldest first (bounded).
     pub stacks: Vec<crate::model::stack::StackBurst>,
+    /// Xid and ECC events, oldest first (bounded).
+    pub events: Vec<crate::model::GpuEvent>,
+    /// Every event since the start, counted by GPU and kind (not bounded by `events`).
+    pub event_counts: Vec<EventCount>,
     ticks: u64,
 }
 
@@ -222,6 +278,9 @@ impl History {
                 processes: Vec::new(),
                 status: DeviceStatus::Ok,
                 lost_since_ms: None,
+                energy: crate::energy::EnergyMeter::default(),
+                nvlink_most_active: None,
+                energy_shared_j: 0.0,
             })
             .collect();
         History {
@@ -229,6 +288,8 @@ impl History {
             trails: Vec::new(),
             departures: Vec::new(),
             stacks: Vec::new(),
+            events: Vec::new(),
+            event_counts: Vec::new(),
             ticks: 0,
         }
     }
@@ -241,10 +302,15 @@ impl History {
             d.processes.clear();
             d.status = DeviceStatus::Ok;
             d.lost_since_ms = None;
+            d.energy = crate::energy::EnergyMeter::default();
+            d.nvlink_most_active = None;
+            d.energy_shared_j = 0.0;
         }
         self.trails.clear();
         self.departures.clear();
         self.stacks.clear();
+        self.events.clear();
+        self.event_counts.clear();
         self.ticks = 0;
     }
 
@@ -259,7 +325,10 @@ impl History {
 
     /// Adds a point a second per process; allocates only when a new process appears.
     fn push_trails(&mut self, tick: &Tick) {
-        for dev in &self.devices {
+        for dev in &mut self.devices {
+            let used_j = (dev.energy.total_j() - dev.energy_shared_j).max(0.0);
+            dev.energy_shared_j = dev.energy.total_j();
+            let weights = kernel_weights(&dev.processes);
             // After `push`: the processes of this tick, whether it listed them or kept the
             // previous tick's.
             for p in &dev.processes {
@@ -281,6 +350,8 @@ impl History {
                         if t.points.latest().is_none_or(|l| tick.t_ms >= l.t_ms + 1000) {
                             t.points.push(point);
                         }
+                        t.energy_j += used_j * weights.share(p);
+                        t.energy_shared |= dev.processes.len() > 1;
                     }
                     Err(i) => {
                         let mut points = Ring::with_capacity(TRAIL_POINTS);
@@ -291,6 +362,8 @@ impl History {
                                 pid: p.pid,
                                 device,
                                 points,
+                                energy_j: 0.0,
+                                energy_shared: dev.processes.len() > 1,
                             },
                         );
                     }
@@ -344,6 +417,40 @@ impl History {
         }
         self.push_trails(tick);
         self.push_stacks(tick);
+        self.push_events(tick);
+    }
+
+    /// Keeps the driver's events, and counts them; rare, so these may allocate.
+    fn push_events(&mut self, tick: &Tick) {
+        for e in &tick.events {
+            self.events.push(*e);
+            match self
+                .event_counts
+                .iter_mut()
+                .find(|c| c.device == e.device && c.kind == e.kind)
+            {
+                Some(c) => c.count += 1,
+                None => self.event_counts.push(EventCount {
+                    device: e.device,
+                    kind: e.kind,
+                    count: 1,
+                }),
+            }
+        }
+        if self.events.len() > KEEP_EVENTS {
+            self.events.drain(..self.events.len() - KEEP_EVENTS);
+        }
+    }
+
+    /// The events of GPU `device` from `from_ms` on, oldest first.
+    pub fn events_of(
+        &self,
+        device: u32,
+        from_ms: u64,
+    ) -> impl DoubleEndedIterator<Item = &crate::model::GpuEvent> + '_ {
+        self.events
+            .iter()
+            .filter(move |e| e.device == device && e.t_ms >= from_ms)
     }
 
     /// Keeps each process's newest burst; a few a minute at most, so these may allocate.
@@ -424,14 +531,20 @@ impl DeviceHistory {
             DeviceStatus::Ok => {
                 self.lost_since_ms = None;
                 self.samples.push(reading.sample);
+                self.energy.push(&reading.sample);
+                if let Some(n) = reading.sample.health.nvlink_active {
+                    self.nvlink_most_active = Some(self.nvlink_most_active.map_or(n, |m| m.max(n)));
+                }
             }
             DeviceStatus::Lost { .. } => {
                 // A lost device's sample is all gaps; keeping it draws the gap on the chart.
                 self.lost_since_ms.get_or_insert(t_ms);
-                self.samples.push(DeviceSample {
+                let gap = DeviceSample {
                     t_ms,
                     ..DeviceSample::default()
-                });
+                };
+                self.samples.push(gap);
+                self.energy.push(&gap);
             }
         }
         self.status.clone_from(&reading.status);

@@ -4,6 +4,7 @@
 //! the terminal.
 
 pub mod config;
+pub mod energy;
 pub mod format;
 pub mod history;
 pub mod model;
@@ -12,3 +13,4 @@ pub mod report;
 pub mod rules;
 pub mod store;
 pub mod text;
+pub mod xid;

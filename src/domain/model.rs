@@ -6,7 +6,10 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod health;
 pub mod stack;
+
+pub use health::{EventKind, GpuEvent, Health};
 
 /// Facts about the machine, read once.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -173,6 +176,12 @@ pub struct DeviceSample {
     pub pcie_tx_kib_s: Option<f32>,
     pub pcie_rx_kib_s: Option<f32>,
     pub gpm: GpmMetrics,
+    /// The GPU's energy counter (mJ since the driver loaded), read every 15 s: costly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_mj: Option<u64>,
+    /// ECC, remapped rows, `PCIe` replays, `NVLink`: read on the slow tick.
+    #[serde(default, skip_serializing_if = "Health::is_unknown")]
+    pub health: Health,
 }
 
 /// The host side of a GPU process, read from /proc (or simulated, or recorded).
@@ -353,6 +362,9 @@ pub struct Tick {
     /// Stack bursts of GPU processes that ended since the previous tick (rarely any).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stacks: Vec<stack::StackBurst>,
+    /// Events the driver reported since the previous tick (Xid and ECC errors: rarely any).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<GpuEvent>,
 }
 
 impl Tick {
@@ -363,6 +375,7 @@ impl Tick {
             t_ms: 0,
             devices: vec![DeviceReading::default(); count],
             stacks: Vec::new(),
+            events: Vec::new(),
         }
     }
 }

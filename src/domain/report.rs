@@ -71,6 +71,47 @@ pub fn judging_text(j: &Judging) -> String {
     )
 }
 
+/// What the GPU used while the finding's symptom held: "0.61 kWh while hung (2.2 MJ over
+/// 52 min, 705 W mean)". `None` where no power was read.
+#[must_use]
+pub fn energy_line(f: &Finding) -> Option<String> {
+    let j = f.energy_j?;
+    let span_ms = f
+        .cleared_ms
+        .unwrap_or(f.last_ms)
+        .min(f.last_ms)
+        .saturating_sub(f.since_ms);
+    let mean = if span_ms >= 1000 {
+        format!(", {:.0} W mean", j / (span_ms as f64 / 1000.0))
+    } else {
+        String::new()
+    };
+    Some(format!(
+        "{} over {} while it held{mean}",
+        crate::text::energy_words(j),
+        crate::text::span_words(span_ms)
+    ))
+}
+
+/// "used 41.2 kJ over 70 s (energy counter)": what the GPU used over what was watched.
+fn energy_of(dev: &crate::history::DeviceHistory) -> Option<String> {
+    let j = dev.energy.total_j();
+    let first = dev.samples.iter().next()?.t_ms;
+    let last = dev.samples.latest()?.t_ms;
+    (j > 0.0).then(|| {
+        format!(
+            "used {} over {} ({})",
+            crate::text::energy_words(j),
+            crate::text::span_words(last.saturating_sub(first)),
+            if dev.energy.counted() {
+                "its energy counter"
+            } else {
+                "the integral of its power: no energy counter read"
+            }
+        )
+    })
+}
+
 /// One finding, indented, for a terminal or a bug report.
 pub fn finding_text(f: &Finding, out: &mut String) {
     use std::fmt::Write;
@@ -94,6 +135,9 @@ pub fn finding_text(f: &Finding, out: &mut String) {
     }
     for a in &f.actions {
         let _ = writeln!(out, "      do: {a}");
+    }
+    if let Some(line) = energy_line(f) {
+        let _ = writeln!(out, "      energy: {line}");
     }
     let _ = writeln!(out, "      decided by: {}", f.signals);
 }
@@ -126,6 +170,9 @@ fn diagnosis_text_raw(d: &Diagnosis, history: &History) -> String {
             .tdp_w()
             .map_or(String::new(), |w| format!(", TDP {w:.0} W"));
         let _ = writeln!(out, "\nGPU {i}: {}{mem}{tdp}", dev.info.name);
+        if let Some(line) = energy_of(dev) {
+            let _ = writeln!(out, "  {line}");
+        }
         let mine: Vec<&Finding> = d.findings.iter().filter(|f| f.device == i).collect();
         let pending = d.judging.iter().find(|j| j.device == i);
         // A GPU that looks fine on its own may be what another GPU's hang waits for.

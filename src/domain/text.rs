@@ -168,6 +168,18 @@ pub fn span_compact(ms: u64) -> String {
     }
 }
 
+/// Energy in the unit that reads best: "850 J", "41.2 kJ", "3.6 MJ (1.00 kWh)".
+#[must_use]
+pub fn energy_words(j: f64) -> String {
+    if j < 1e3 {
+        format!("{j:.0} J")
+    } else if j < 1e6 {
+        format!("{:.1} kJ", j / 1e3)
+    } else {
+        format!("{:.1} MJ ({:.2} kWh)", j / 1e6, j / 3.6e6)
+    }
+}
+
 /// A span of time in words: "42 s" or "3 min" (evidence, reports).
 #[must_use]
 pub fn span_words(ms: u64) -> String {

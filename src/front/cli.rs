@@ -54,7 +54,7 @@ const ENVIRONMENT: &str = "Environment:
 #[derive(Debug, Args, Clone)]
 pub struct LiveArgs {
     /// Show simulated GPUs instead of real ones: healthy, membound, starved, hang, sync, powercap,
-    /// thermal, pcie, idle-mem, leak, idle, mixed (default), lost, straggler.
+    /// thermal, pcie, idle-mem, leak, idle, mixed (default), lost, straggler, health.
     #[arg(long, num_args = 0..=1, default_missing_value = "mixed", value_name = "SCENARIO",
           value_parser = scenario_parser(), hide_possible_values = true)]
     pub demo: Option<Scenario>,

@@ -14,9 +14,14 @@ use crate::report::{diagnosis_text, Diagnosis};
 use crate::source::Source;
 use crate::store::Store;
 
-pub fn devices(source: &dyn Source, json: bool) -> Result<()> {
+pub fn devices(source: &mut dyn Source, json: bool) -> Result<()> {
+    let health = read_health(source)?;
     if json {
-        let v = serde_json::json!({ "system": source.system(), "devices": source.devices() });
+        let v = serde_json::json!({
+            "system": source.system(),
+            "devices": source.devices(),
+            "health": health,
+        });
         println!("{}", serde_json::to_string_pretty(&v)?);
         return Ok(());
     }
@@ -47,8 +52,104 @@ pub fn devices(source: &dyn Source, json: bool) -> Result<()> {
             d.mig_mode.map_or("?", |v| if v { "on" } else { "off" }),
             if d.gpm_supported { "yes" } else { "no" },
         );
+        if let Some(h) = health.iter().find(|h| h.gpu == d.index) {
+            println!("  health {}", health_text(h));
+        }
     }
     Ok(())
+}
+
+/// One GPU's health counters and energy counter, as `devices` shows them.
+#[derive(serde::Serialize)]
+struct DeviceHealth {
+    gpu: u32,
+    #[serde(flatten)]
+    health: crate::model::Health,
+    /// The energy counter: mJ since the driver loaded.
+    energy_mj: Option<u64>,
+}
+
+/// Samples until the slow counters have been read once (the first slow round, within about a
+/// second on live GPUs; at once on simulated ones).
+fn read_health(source: &mut dyn Source) -> Result<Vec<DeviceHealth>> {
+    let mut tick = crate::model::Tick::for_devices(source.devices().len());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(2500);
+    loop {
+        source.sample(&mut tick)?;
+        let read = tick.devices.iter().all(|d| {
+            d.status != crate::model::DeviceStatus::Ok
+                || d.sample.energy_mj.is_some()
+                || !d.sample.health.is_unknown()
+        });
+        if read || source.virtual_time() || std::time::Instant::now() >= deadline {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    Ok(source
+        .devices()
+        .iter()
+        .zip(&tick.devices)
+        .map(|(info, d)| DeviceHealth {
+            gpu: info.index,
+            health: d.sample.health,
+            energy_mj: d.sample.energy_mj,
+        })
+        .collect())
+}
+
+/// ECC this boot and over the GPU's life, rows remapped and pending, `PCIe` replays, `NVLink`
+/// and the energy counter, in one line (unreported ones said so).
+fn health_text(dev: &DeviceHealth) -> String {
+    let h = &dev.health;
+    let n = |count: Option<u32>| count.map_or("?".into(), |c| c.to_string());
+    let mut parts = Vec::new();
+    if h.ecc_corrected_volatile.is_some() || h.ecc_uncorrected_volatile.is_some() {
+        parts.push(format!(
+            "ECC this boot {}/{}, over its life {}/{} (corrected/uncorrected)",
+            n(h.ecc_corrected_volatile),
+            n(h.ecc_uncorrected_volatile),
+            n(h.ecc_corrected_aggregate),
+            n(h.ecc_uncorrected_aggregate)
+        ));
+    } else {
+        parts.push("ECC not reported".into());
+    }
+    if h.remapped_rows_corrected.is_some() || h.remap_pending.is_some() {
+        let pending = match (h.remap_pending, h.remap_failure) {
+            (_, Some(true)) => "a remap FAILED",
+            (Some(true), _) => "a remap PENDING (reset needed)",
+            (Some(false), _) => "none pending",
+            _ => "pending ?",
+        };
+        parts.push(format!(
+            "rows remapped {}/{}, {pending}",
+            n(h.remapped_rows_corrected),
+            n(h.remapped_rows_uncorrected)
+        ));
+    } else {
+        parts.push("row remapper not reported".into());
+    }
+    parts.push(
+        h.pcie_replays
+            .map_or("PCIe replays not reported".into(), |r| {
+                format!("PCIe replays {r}")
+            }),
+    );
+    parts.push(match (h.nvlink_active, h.nvlink_links) {
+        (Some(a), Some(l)) => format!("NVLink {a} of {l} up, {} errors", n(h.nvlink_errors)),
+        _ => "NVLink not reported".into(),
+    });
+    parts.push(
+        dev.energy_mj
+            .map_or("energy counter not reported".into(), |mj| {
+                format!(
+                    "energy {} since the driver loaded",
+                    crate::text::energy_words(mj as f64 / 1000.0)
+                )
+            }),
+    );
+    parts.join(" · ")
 }
 
 /// Runs `ticks` ticks at the source's interval and prints how long each NVML call took.

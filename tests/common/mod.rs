@@ -146,6 +146,12 @@ pub fn store_costing(
 
 /// `/metrics` of 8 simulated GPUs (the mixed demo) after 50 s, with a self cost, and the
 /// opt-in series of `extras`.
+/// `/metrics` of the health demo's four GPUs after 40 s (health counters, Xid, `NVLink`).
+pub fn health_metrics(extras: gpuwatch::serve::Extras) -> String {
+    let store = store_with(Scenario::Health, 4, 40, |_| {});
+    gpuwatch::serve::metrics_text_with(&store, "h", false, extras).unwrap()
+}
+
 pub fn mixed_metrics(extras: gpuwatch::serve::Extras) -> String {
     let cost = gpuwatch::model::SelfCost {
         cpu_pct: Some(1.0),

@@ -3,10 +3,12 @@
 //! A `Source` is synchronous and blocking on purpose: NVML calls block, so the sampler
 //! drives a source from its own thread and never from an async worker.
 
+pub mod events;
 pub mod nvml;
 pub mod replay;
 pub mod select;
 pub mod sim;
+mod simhealth;
 pub mod simstack;
 
 use std::time::Instant;

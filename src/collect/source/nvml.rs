@@ -16,19 +16,25 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use nvml_wrapper::bitmasks::event::EventTypes;
 use nvml_wrapper::enum_wrappers::device::{
-    Clock, PcieUtilCounter, TemperatureSensor, TemperatureThreshold,
+    Clock, EccCounter, MemoryError, PcieUtilCounter, TemperatureSensor, TemperatureThreshold,
 };
+use nvml_wrapper::enum_wrappers::nv_link::ErrorCounter;
+use nvml_wrapper::enums::device::SampleValue;
 use nvml_wrapper::enums::device::UsedGpuMemory;
+use nvml_wrapper::enums::event::XidError;
 use nvml_wrapper::enums::gpm::GpmMetricId;
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::gpm::GpmSample;
 use nvml_wrapper::struct_wrappers::device::ProcessUtilizationSample;
+use nvml_wrapper::structs::device::FieldId;
 use nvml_wrapper::{Device, Nvml};
 
+use crate::model::health::count;
 use crate::model::{
-    now_ms, DeviceInfo, DeviceReading, DeviceSample, DeviceStatus, GpmMetrics, ProcessSample,
-    SystemInfo, Tick,
+    now_ms, DeviceInfo, DeviceReading, DeviceSample, DeviceStatus, GpmMetrics, Health,
+    ProcessSample, SystemInfo, Tick,
 };
 use crate::source::{CallTimes, Sampled, Source, SourceError};
 
@@ -86,6 +92,8 @@ impl From<NvmlError> for NvmlInitError {
 #[derive(Debug, Default, Clone)]
 struct SlowReading {
     energy_power_w: Option<f32>,
+    energy_mj: Option<u64>,
+    health: Health,
     power_limit_w: Option<f32>,
     gpm: GpmMetrics,
     pcie_tx_kib_s: Option<f32>,
@@ -115,6 +123,9 @@ pub struct NvmlSource {
     slow_times: Arc<Mutex<CallTimes>>,
     /// Dropping it tells the slow thread to stop.
     stop: Option<mpsc::Sender<()>>,
+    /// Xid and ECC events from the event thread, and its stop flag.
+    events: super::events::Inbox,
+    events_stop: Arc<std::sync::atomic::AtomicBool>,
     slow_thread: Option<JoinHandle<()>>,
 }
 
@@ -217,6 +228,15 @@ impl NvmlSource {
             slow_interval,
         )
         .map_err(|e| NvmlInitError::Other(format!("could not start the NVML thread: {e}")))?;
+        let events = super::events::Inbox::default();
+        let events_stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        // Without the event API (a VM that hides it, an old driver) health still comes from
+        // the counters; `devices` says which GPUs send events.
+        if let Some(wait) = NvmlEvents::register(nvml, &devices) {
+            super::events::spawn(Box::new(wait), events.clone(), events_stop.clone()).map_err(
+                |e| NvmlInitError::Other(format!("could not start the NVML event thread: {e}")),
+            )?;
+        }
         Ok(NvmlSource {
             nvml,
             interval,
@@ -229,6 +249,8 @@ impl NvmlSource {
             fast_times: CallTimes::default(),
             slow_times,
             stop: Some(stop),
+            events,
+            events_stop,
             slow_thread: Some(slow_thread),
         })
     }
@@ -271,6 +293,8 @@ impl NvmlSource {
 
 impl Drop for NvmlSource {
     fn drop(&mut self) {
+        self.events_stop
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         self.stop.take();
         if let Some(t) = self.slow_thread.take() {
             let _ = t.join();
@@ -293,6 +317,7 @@ impl Source for NvmlSource {
         tick.t_ms = t_ms;
         tick.devices
             .resize_with(self.devices.len(), DeviceReading::default);
+        super::events::take(&self.events, &mut tick.events);
         for i in 0..self.devices.len() {
             self.read_fast(i, t_ms, &mut tick.devices[i]);
         }
@@ -311,6 +336,8 @@ impl Source for NvmlSource {
                 }
                 let s = &mut out.sample;
                 s.energy_power_w = slow.energy_power_w;
+                s.energy_mj = slow.energy_mj;
+                s.health = slow.health;
                 s.power_limit_w = slow.power_limit_w;
                 s.gpm = slow.gpm;
                 s.pcie_tx_kib_s = slow.pcie_tx_kib_s;
@@ -436,6 +463,56 @@ const GPM_IDS: [GpmMetricId; 9] = [
     GpmMetricId::PcieRxPerSec,
 ];
 
+/// `NVML_FI_DEV_REMAPPED_COR`, `_UNC`, `_PENDING`, `_FAILURE`.
+const REMAP_FIELDS: [FieldId; 4] = [FieldId(142), FieldId(143), FieldId(144), FieldId(145)];
+/// `NVML_NVLINK_MAX_LINKS` as of CUDA 12/13.
+const MAX_NVLINKS: u32 = 18;
+
+/// NVML's event set over the GPUs watched, as `events::EventWait`.
+struct NvmlEvents {
+    set: nvml_wrapper::EventSet<'static>,
+}
+
+impl NvmlEvents {
+    /// Registers each GPU for Xid and ECC events; `None` when no GPU takes them.
+    fn register(nvml: &'static Nvml, devices: &[Device<'static>]) -> Option<Self> {
+        let wanted = EventTypes::from_bits_truncate(super::events::LISTENED);
+        // Only the types each GPU supports (asking for one it lacks fails the call), tried on
+        // a set of its own first: a refusal frees the set it was given, with every GPU in it.
+        let takes: Vec<(&Device<'static>, EventTypes)> = devices
+            .iter()
+            .filter_map(|d| {
+                let types = d.supported_event_types().ok()? & wanted;
+                let trial = nvml.create_event_set().ok()?;
+                (!types.is_empty() && d.register_events(types, trial).is_ok()).then_some((d, types))
+            })
+            .collect();
+        let mut set = nvml.create_event_set().ok()?;
+        for (d, types) in &takes {
+            set = d.register_events(*types, set).ok()?;
+        }
+        (!takes.is_empty()).then_some(NvmlEvents { set })
+    }
+}
+
+impl super::events::EventWait for NvmlEvents {
+    fn wait(&mut self, timeout_ms: u32) -> super::events::Waited {
+        use super::events::Waited;
+        match self.set.wait(timeout_ms) {
+            Ok(e) => Waited::Event {
+                device: e.device.index().ok(),
+                bits: e.event_type.bits(),
+                xid: match e.event_data {
+                    Some(XidError::Value(v)) => Some(v),
+                    _ => None,
+                },
+            },
+            Err(NvmlError::Timeout) => Waited::Timeout,
+            Err(e) => Waited::Failed(e.to_string()),
+        }
+    }
+}
+
 /// State the slow thread keeps per device between its rounds.
 struct SlowDevice {
     device: Device<'static>,
@@ -449,11 +526,16 @@ struct SlowDevice {
     last: SlowReading,
     /// pid -> (SM %, memory %) from the last per-process utilization read.
     proc_util: HashMap<u32, (Option<f32>, Option<f32>)>,
+    /// `NVLink` links this GPU has; 0 where NVML has none to report (learned on first read).
+    nvlinks: Option<u32>,
 }
 
 /// Rounds between reads of the energy counter: 3.5 ms of CPU per call on an H200 (a busy wait
 /// in the driver), for a value that only cross-checks `power_usage`.
 const ENERGY_EVERY: u64 = 15;
+/// Rounds between reads of the health counters (ECC, remapped rows, `PCIe` replays, `NVLink`):
+/// they change rarely, and the replay counter costs 180 µs of CPU a read on an H200.
+const HEALTH_EVERY: u64 = 5;
 /// Rounds between reads of per-process utilization: 1.4 ms of CPU per call on an H200. It is
 /// not read at all while a GPU has one process (see `device_util_to_process`).
 const PROC_UTIL_EVERY: u64 = 2;
@@ -481,6 +563,7 @@ fn spawn_slow_thread(
             round: 0,
             last: SlowReading::default(),
             proc_util: HashMap::new(),
+            nvlinks: None,
         })
         .collect();
     std::thread::Builder::new()
@@ -534,7 +617,13 @@ impl SlowDevice {
                     (secs > 0.05 && mj >= prev).then(|| (mj - prev) as f32 / 1000.0 / secs)
                 });
                 self.prev_energy = Some((mj, now));
+                r.energy_mj = Some(mj);
             }
+        }
+        if round.is_multiple_of(HEALTH_EVERY) {
+            let mut h = std::mem::take(&mut self.last.health);
+            self.read_health(t, &mut lost, &mut h);
+            self.last.health = h;
         }
         if self.gpm_supported {
             let mut r = std::mem::take(&mut self.last);
@@ -613,6 +702,85 @@ impl SlowDevice {
             }
         }
         procs
+    }
+
+    /// ECC counts, remapped rows, `PCIe` replays and `NVLink`; each unsupported one stays `None`.
+    fn read_health(&mut self, t: &mut CallTimes, lost: &mut Option<String>, h: &mut Health) {
+        let d = &self.device;
+        let ecc = |t: &mut CallTimes, lost: &mut Option<String>, kind, counter| {
+            read(t, "total_ecc_errors", lost, || {
+                d.total_ecc_errors(kind, counter)
+            })
+            .map(count)
+        };
+        h.ecc_corrected_volatile = ecc(t, lost, MemoryError::Corrected, EccCounter::Volatile);
+        h.ecc_uncorrected_volatile = ecc(t, lost, MemoryError::Uncorrected, EccCounter::Volatile);
+        h.ecc_corrected_aggregate = ecc(t, lost, MemoryError::Corrected, EccCounter::Aggregate);
+        h.ecc_uncorrected_aggregate = ecc(t, lost, MemoryError::Uncorrected, EccCounter::Aggregate);
+        h.pcie_replays = read(t, "pcie_replay_counter", lost, || d.pcie_replay_counter());
+        // nvml-wrapper has no call for the row remapper: its four field values say it all.
+        let fields = read(t, "field_values(remap)", lost, || {
+            d.field_values_for(&REMAP_FIELDS)
+        });
+        let value = |i: usize| -> Option<u64> {
+            match fields
+                .as_ref()?
+                .get(i)?
+                .as_ref()
+                .ok()?
+                .value
+                .as_ref()
+                .ok()?
+            {
+                SampleValue::U32(v) => Some(u64::from(*v)),
+                SampleValue::U64(v) => Some(*v),
+                SampleValue::I64(v) => u64::try_from(*v).ok(),
+                SampleValue::F64(_) => None,
+            }
+        };
+        h.remapped_rows_corrected = value(0).map(count);
+        h.remapped_rows_uncorrected = value(1).map(count);
+        h.remap_pending = value(2).map(|v| v != 0);
+        h.remap_failure = value(3).map(|v| v != 0);
+        self.read_nvlink(t, h);
+    }
+
+    /// Links up and their error counters, over the links the GPU has. A GPU without
+    /// `NVLink` (or a VM that hides it, as the lent H200's does) is asked once.
+    fn read_nvlink(&mut self, t: &mut CallTimes, h: &mut Health) {
+        let d = &self.device;
+        let links = *self.nvlinks.get_or_insert_with(|| {
+            (0..MAX_NVLINKS)
+                .take_while(|&l| d.link_wrapper_for(l).is_active().is_ok())
+                .count() as u32
+        });
+        if links == 0 {
+            return;
+        }
+        let mut active = 0u8;
+        let mut errors: Option<u64> = None;
+        let mut none = None;
+        for l in 0..links {
+            let link = d.link_wrapper_for(l);
+            if read(t, "nvlink_state", &mut none, || link.is_active()) == Some(true) {
+                active += 1;
+            }
+            for c in [
+                ErrorCounter::DlCrcFlit,
+                ErrorCounter::DlCrcData,
+                ErrorCounter::DlReplay,
+                ErrorCounter::DlRecovery,
+            ] {
+                if let Some(n) = read(t, "nvlink_error_counter", &mut none, || {
+                    link.error_counter(c)
+                }) {
+                    errors = Some(errors.unwrap_or(0).saturating_add(n));
+                }
+            }
+        }
+        h.nvlink_links = u8::try_from(links).ok();
+        h.nvlink_active = Some(active);
+        h.nvlink_errors = errors.map(count);
     }
 
     /// GPM needs two samples more than 100 ms apart; the slow cadence guarantees that.

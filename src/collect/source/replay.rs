@@ -74,6 +74,8 @@ pub struct ReplaySource {
 /// any real node, low enough that a hostile file cannot make every tick a huge allocation.
 pub const MAX_DEVICES: usize = 1024;
 pub const MAX_PROCESSES: usize = 4096;
+/// Driver events in one tick or one snapshot: a GPU in an Xid storm sends a few a second.
+pub const MAX_EVENTS: usize = 4096;
 
 /// The longest line a recording may have: a tick of 64 GPUs with their processes is ~1 MiB.
 pub const MAX_LINE_BYTES: usize = 16 << 20;
@@ -199,33 +201,7 @@ impl ReplaySource {
             }
         };
         let snap = crate::format::snapshot::parse(&text).map_err(not)?;
-        if snap.devices.len() > MAX_DEVICES {
-            return Err(not(format!(
-                "{} GPUs, more than the {MAX_DEVICES} gpuwatch reads",
-                snap.devices.len()
-            )));
-        }
-        for d in &snap.devices {
-            if let Some((i, why)) = d
-                .samples
-                .iter()
-                .enumerate()
-                .find_map(|(i, s)| Some((i, s.impossible()?)))
-            {
-                return Err(not(format!(
-                    "GPU {}'s sample {} of {}: {why}",
-                    d.info.index,
-                    i + 1,
-                    d.samples.len()
-                )));
-            }
-        }
-        let processes: usize = snap.devices.iter().map(|d| d.processes.len()).sum();
-        if processes > MAX_PROCESSES {
-            return Err(not(format!(
-                "{processes} GPU processes, more than the {MAX_PROCESSES} gpuwatch reads"
-            )));
-        }
+        check_snapshot(&snap).map_err(not)?;
         let play = SnapshotPlay::new(snap);
         let readings = play.times.len().saturating_mul(play.snap.devices.len());
         if readings > MAX_SNAPSHOT_READINGS {
@@ -364,9 +340,16 @@ impl ReplaySource {
 
     fn accept(&self, t: Tick, tick: &mut Tick) -> Result<(), ReplayError> {
         let impossible = std::iter::once(t.t_ms)
+            .chain(t.events.iter().map(|e| e.t_ms))
             .filter(|&ms| ms > crate::model::LATEST_PLAUSIBLE_MS)
             .map(|ms| format!("time {ms} ms is after the year 2100"))
             .chain(t.devices.iter().filter_map(|d| d.sample.impossible()))
+            .chain((t.events.len() > MAX_EVENTS).then(|| {
+                format!(
+                    "{} driver events in one tick, more than the {MAX_EVENTS} gpuwatch reads",
+                    t.events.len()
+                )
+            }))
             .next();
         if let Some(reason) = impossible {
             return Err(ReplayError::Corrupt {
@@ -658,6 +641,7 @@ impl SnapshotPlay {
         times.dedup();
         // Each burst rides on the first tick at or after it was read, as it came live.
         snap.stacks.sort_by_key(|b| b.t_ms);
+        snap.events.sort_by_key(|e| e.t_ms);
         let cursors = vec![0; snap.devices.len()];
         SnapshotPlay {
             snap,
@@ -707,8 +691,64 @@ impl SnapshotPlay {
                 .filter(|b| prev.is_none_or(|p| b.t_ms > p) && (b.t_ms <= t || last))
                 .cloned(),
         );
+        tick.events.clear();
+        tick.events.extend(
+            self.snap
+                .events
+                .iter()
+                .filter(|e| prev.is_none_or(|p| e.t_ms > p) && (e.t_ms <= t || last)),
+        );
         true
     }
+}
+
+/// What a snapshot may hold, checked before it plays: so many GPUs, processes and events, and
+/// only times a GPU could report.
+fn check_snapshot(snap: &Snapshot) -> Result<(), String> {
+    if snap.devices.len() > MAX_DEVICES {
+        return Err(format!(
+            "{} GPUs, more than the {MAX_DEVICES} gpuwatch reads",
+            snap.devices.len()
+        ));
+    }
+    for d in &snap.devices {
+        if let Some((i, why)) = d
+            .samples
+            .iter()
+            .enumerate()
+            .find_map(|(i, s)| Some((i, s.impossible()?)))
+        {
+            return Err(format!(
+                "GPU {}'s sample {} of {}: {why}",
+                d.info.index,
+                i + 1,
+                d.samples.len()
+            ));
+        }
+    }
+    let processes: usize = snap.devices.iter().map(|d| d.processes.len()).sum();
+    if processes > MAX_PROCESSES {
+        return Err(format!(
+            "{processes} GPU processes, more than the {MAX_PROCESSES} gpuwatch reads"
+        ));
+    }
+    if snap.events.len() > MAX_EVENTS {
+        return Err(format!(
+            "{} driver events, more than the {MAX_EVENTS} gpuwatch reads",
+            snap.events.len()
+        ));
+    }
+    if let Some(e) = snap
+        .events
+        .iter()
+        .find(|e| e.t_ms > crate::model::LATEST_PLAUSIBLE_MS)
+    {
+        return Err(format!(
+            "an event's time {} ms is after the year 2100",
+            e.t_ms
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

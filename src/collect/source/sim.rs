@@ -7,8 +7,8 @@
 use std::str::FromStr;
 
 use crate::model::{
-    clock_event, ChildProcess, DeviceInfo, DeviceReading, DeviceSample, DeviceStatus, GpmMetrics,
-    HostProcess, ProcessSample, SystemInfo, Tick, GIB, MIB,
+    clock_event, ChildProcess, DeviceInfo, DeviceReading, DeviceSample, DeviceStatus, EventKind,
+    GpmMetrics, GpuEvent, HostProcess, ProcessSample, SystemInfo, Tick, GIB, MIB,
 };
 use crate::source::{Sampled, Source, SourceError};
 
@@ -43,9 +43,12 @@ pub enum Scenario {
     Lost,
     /// The rank of a hung job that never reached the collective: idle GPU, busy host.
     Straggler,
+    /// Busy GPUs in trouble: an uncorrectable ECC error and a pending row remap, `PCIe`
+    /// replays, an `NVLink` link down, and one with only an old GPU's history.
+    Health,
 }
 
-pub const SCENARIOS: [(&str, Scenario); 14] = [
+pub const SCENARIOS: [(&str, Scenario); 15] = [
     ("healthy", Scenario::Healthy),
     ("membound", Scenario::Membound),
     ("starved", Scenario::Starved),
@@ -60,6 +63,7 @@ pub const SCENARIOS: [(&str, Scenario); 14] = [
     ("mixed", Scenario::Mixed),
     ("lost", Scenario::Lost),
     ("straggler", Scenario::Straggler),
+    ("health", Scenario::Health),
 ];
 
 impl FromStr for Scenario {
@@ -93,6 +97,8 @@ impl Scenario {
     pub fn default_gpus(self) -> usize {
         if self == Scenario::Mixed {
             8
+        } else if self == Scenario::Health {
+            4
         } else {
             1
         }
@@ -147,6 +153,9 @@ impl Noise {
     }
 }
 
+/// When the lost demo's GPU reports its Xid 79, just before NVML loses it.
+const LOST_XID_AT_S: f32 = 19.5;
+
 /// The H200 facts a simulated GPU presents.
 const TDP_W: f32 = 700.0;
 const MEM_TOTAL: u64 = 143_771 * MIB;
@@ -158,6 +167,8 @@ struct SimDevice {
     processes: Vec<ProcessSample>,
     /// What each process's Python stacks show (a shared GPU's straggler differs from its GPU).
     stories: Vec<Scenario>,
+    /// Its energy counter, and in the health demo its counters and events.
+    health: super::simhealth::SimHealth,
     /// The CPU % each process hovers around.
     base_cpu: Vec<f32>,
 }
@@ -246,6 +257,7 @@ impl SimSource {
                     processes,
                     stories,
                     base_cpu,
+                    health: super::simhealth::SimHealth::new(scenario == Scenario::Health, i),
                 }
             })
             .collect();
@@ -451,7 +463,7 @@ const FLOOR: Level = Level {
 #[allow(clippy::too_many_lines)] // a table: what each scenario's GPU does over time, one arm a scenario
 fn level(sc: Scenario, t_s: f32, burst: f32) -> Level {
     match sc {
-        Scenario::Healthy | Scenario::Lost => BUSY,
+        Scenario::Healthy | Scenario::Lost | Scenario::Health => BUSY,
         Scenario::Membound => Level {
             mem_util: 100.0,
             power: 472.0,
@@ -582,6 +594,9 @@ fn draw(lv: &Level, n: &mut Noise, t_ms: u64, info: &DeviceInfo) -> DeviceSample
         pcie_width: Some(lv.pcie_width),
         pcie_tx_kib_s: Some(n.around(lv.pcie_rx_kib * 0.3, lv.pcie_rx_kib * 0.05, 0.0, 1e8)),
         pcie_rx_kib_s: Some(n.around(lv.pcie_rx_kib, lv.pcie_rx_kib * 0.1, 0.0, 1e8)),
+        // Set by `SimHealth::read`.
+        energy_mj: None,
+        health: crate::model::Health::default(),
         gpm: GpmMetrics {
             sm_active_pct: pct(n, lv.sm, 1.0),
             sm_occupancy_pct: pct(n, lv.occ, 1.0),
@@ -597,7 +612,26 @@ fn draw(lv: &Level, n: &mut Noise, t_ms: u64, info: &DeviceInfo) -> DeviceSample
 }
 
 impl SimDevice {
-    fn read(&mut self, t_s: f32, t_ms: u64, info: &DeviceInfo, out: &mut DeviceReading) {
+    fn read(
+        &mut self,
+        (t_s, dt_s): (f32, f32),
+        t_ms: u64,
+        info: &DeviceInfo,
+        out: &mut DeviceReading,
+        events: &mut Vec<GpuEvent>,
+    ) {
+        let event = |kind| GpuEvent {
+            t_ms,
+            device: info.index,
+            kind,
+        };
+        // The driver reports the fall before NVML stops answering.
+        if self.scenario == Scenario::Lost
+            && (LOST_XID_AT_S..20.0).contains(&t_s)
+            && t_s - dt_s < LOST_XID_AT_S
+        {
+            events.push(event(EventKind::Xid { code: Some(79) }));
+        }
         if self.scenario == Scenario::Lost && t_s >= 20.0 {
             out.sample = DeviceSample {
                 t_ms,
@@ -612,6 +646,12 @@ impl SimDevice {
         let burst = self.noise.unit();
         let lv = level(self.scenario, t_s, burst);
         out.sample = draw(&lv, &mut self.noise, t_ms, info);
+        events.extend(
+            self.health
+                .read(t_s, dt_s, &mut out.sample)
+                .into_iter()
+                .map(event),
+        );
         out.status = DeviceStatus::Ok;
         self.jitter_processes(lv.util);
         out.processes.clone_from(&self.processes);
@@ -641,9 +681,11 @@ impl Source for SimSource {
     fn sample(&mut self, tick: &mut Tick) -> Result<Sampled, SourceError> {
         let t_ms = self.start_ms + self.ticks * self.interval_ms;
         let t_s = (self.ticks * self.interval_ms) as f32 / 1000.0;
+        let dt_s = self.interval_ms as f32 / 1000.0;
         self.ticks += 1;
         tick.t_ms = t_ms;
         tick.stacks.clear();
+        tick.events.clear();
         tick.devices
             .resize_with(self.devices.len(), DeviceReading::default);
         for ((sim, info), out) in self
@@ -652,7 +694,7 @@ impl Source for SimSource {
             .zip(&self.devices)
             .zip(&mut tick.devices)
         {
-            sim.read(t_s, t_ms, info, out);
+            sim.read((t_s, dt_s), t_ms, info, out, &mut tick.events);
         }
         let elapsed_ms = t_ms - self.start_ms;
         let sims = if self.stacks { &self.sims[..] } else { &[] };

@@ -209,6 +209,7 @@ fn story(scenario: Scenario) -> Option<(StackClass, u32, Vec<StackFrame>)> {
         Scenario::Straggler => (StackClass::PythonBusy, 10, &STRAGGLER),
         Scenario::IdleMem => (StackClass::IdleWaiting, 10, &NOTEBOOK),
         Scenario::Healthy
+        | Scenario::Health
         | Scenario::Membound
         | Scenario::Powercap
         | Scenario::Thermal

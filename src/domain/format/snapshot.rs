@@ -32,6 +32,9 @@ pub struct Snapshot {
     /// The newest Python stack burst of each process read within the window.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stacks: Vec<crate::model::stack::StackBurst>,
+    /// The driver's events (Xid, ECC errors) within the window, oldest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<crate::model::GpuEvent>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -20,8 +20,10 @@ pub struct Conclusions {
     /// NVML index of each position, as of the last evaluation.
     pub(super) indices: Vec<u32>,
     floors_w: Vec<f32>,
-    /// Per device (history order), per rule (registry order): findings opened so far.
+    /// Per device (history order), per rule (registry order): findings opened so far…
     opened: Vec<Vec<u64>>,
+    /// …and the joules used while they were open.
+    energy_j: Vec<Vec<f64>>,
 }
 
 impl Conclusions {
@@ -100,6 +102,15 @@ impl Conclusions {
             .unwrap_or(0)
     }
 
+    /// Joules GPU `device` used while rule `rule`'s findings were open, all of them so far.
+    pub fn energy_j(&self, device: u32, rule: usize) -> f64 {
+        self.position(device)
+            .and_then(|p| self.energy_j.get(p))
+            .and_then(|r| r.get(rule))
+            .copied()
+            .unwrap_or(0.0)
+    }
+
     fn position(&self, device: u32) -> Option<usize> {
         self.indices.iter().position(|&i| i == device)
     }
@@ -134,6 +145,13 @@ impl Engine {
         for (counts, slots) in self.out.opened.iter_mut().zip(&self.slots) {
             counts.clear();
             counts.extend(slots.iter().map(|s| s.opened));
+        }
+        self.out.energy_j.resize_with(self.slots.len(), Vec::new);
+        for (joules, slots) in self.out.energy_j.iter_mut().zip(&self.slots) {
+            joules.clear();
+            joules.extend(slots.iter().map(|s| {
+                s.energy_closed_j + s.open.as_ref().and_then(|f| f.energy_j).unwrap_or(0.0)
+            }));
         }
     }
 }

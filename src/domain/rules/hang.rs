@@ -137,6 +137,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
             span_words(confirm)
         ));
     }
+    after_xid(c, &mut v);
     v.causes.extend([
         "A collective (NCCL all-reduce, all-gather, barrier) waiting on a peer: a crashed, stuck or slower rank, or ranks calling collectives in a different order".into(),
         "A deadlock in the job (a rank stuck in data loading, checkpointing or an exception handler)".into(),
@@ -150,6 +151,20 @@ fn check(c: &Ctx) -> Option<Verdict> {
         "If collectives are slow rather than stuck (it clears by itself): fewer, larger all-reduces overlapped with backward, `DDP(model, bucket_cap_mb=100, gradient_as_bucket_view=True)` (small batches: `bucket_cap_mb=25`, or `dist.all_reduce(t, async_op=True)` and `.wait()` later)".into(),
     ];
     Some(v)
+}
+
+/// A hang after an Xid on this GPU is most likely that Xid's: the GPU stopped, not a peer.
+fn after_xid(c: &Ctx, v: &mut Verdict) {
+    if let Some((code, line)) = super::hardware::preceding_xid(c) {
+        v.evidence.push(line);
+        v.causes.push(match code {
+            Some(code) => format!(
+                "{}: the GPU reported it before it stopped making progress",
+                crate::xid::name(code)
+            ),
+            None => "An Xid error the GPU reported before it stopped making progress".into(),
+        });
+    }
 }
 
 /// A rank of this GPU's jobs (its own processes included), where it runs, and its stacks.

@@ -68,16 +68,55 @@ fn check_lost(c: &Ctx) -> Option<Verdict> {
     let since = c.dev.lost_since_ms.map_or(String::new(), |t| {
         format!(" for {}", span_words(c.now_ms.saturating_sub(t)))
     });
+    let mut evidence = vec![format!(
+        "NVML stopped answering for this GPU{since}: {reason}"
+    )];
+    let xid = preceding_xid(c);
+    let code = xid.as_ref().and_then(|(code, _)| *code);
+    evidence.extend(xid.map(|(_, line)| line));
+    let cause = match code {
+        Some(code) => format!(
+            "{}, as the driver reported before NVML lost it",
+            crate::xid::name(code)
+        ),
+        None => {
+            "The GPU fell off the bus (Xid 79), was reset, or its driver state is broken".into()
+        }
+    };
+    let mut actions: Vec<String> = code
+        .map(|code| crate::xid::actions(code, c.dev.info.index))
+        .unwrap_or_default();
+    actions.extend([
+        "Look for Xid errors: `sudo dmesg | grep -i xid`".into(),
+        "`nvidia-smi -q -d PERFORMANCE,ECC` and, with the jobs stopped, `nvidia-smi -r -i INDEX` or a reboot".into(),
+    ]);
     Some(Verdict {
-        evidence: vec![format!("NVML stopped answering for this GPU{since}: {reason}")],
-        causes: vec!["The GPU fell off the bus (Xid 79), was reset, or its driver state is broken".into()],
-        actions: vec![
-            "Look for Xid errors: `sudo dmesg | grep -i xid`".into(),
-            "`nvidia-smi -q -d PERFORMANCE,ECC` and, with the jobs stopped, `nvidia-smi -r -i INDEX` or a reboot".into(),
-        ],
+        evidence,
+        causes: vec![cause],
+        actions,
         signals: "NVML errors".into(),
         ..Verdict::default()
     })
+}
+
+/// The newest Xid the driver reported for this GPU within `xid_window` before now, and the
+/// evidence line that names it: a GPU lost or hung after an Xid is that Xid's problem.
+pub(super) fn preceding_xid(c: &Ctx) -> Option<(Option<u64>, String)> {
+    let from = c.now_ms.saturating_sub(super::ms(c.thresholds.xid_window));
+    let e = c
+        .all
+        .events_of(c.dev.info.index, from)
+        .rfind(|e| matches!(e.kind, crate::model::EventKind::Xid { .. }))?;
+    let code = e.kind.xid();
+    let what = code.map_or_else(|| e.kind.label(), crate::xid::name);
+    Some((
+        code,
+        format!(
+            "the driver reported {what} at {} UTC, {} before",
+            crate::text::clock(e.t_ms),
+            span_words(c.now_ms.saturating_sub(e.t_ms))
+        ),
+    ))
 }
 
 /// Share of samples in the window with any of `bits` set.

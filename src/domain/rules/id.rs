@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "kebab-case")]
 pub enum RuleId {
     Lost,
+    Xid,
+    Ecc,
+    RowRemap,
     Hang,
     Starved,
     Sync,
@@ -15,6 +18,8 @@ pub enum RuleId {
     Powercap,
     Thermal,
     Pcie,
+    PcieReplay,
+    Nvlink,
     MemFull,
     MemGrowth,
     IdleMem,
@@ -23,8 +28,11 @@ pub enum RuleId {
 
 impl RuleId {
     /// Every id, in the registry's order (`rules::all_rules` checks that they agree).
-    pub const ALL: [RuleId; 12] = [
+    pub const ALL: [RuleId; 17] = [
         RuleId::Lost,
+        RuleId::Xid,
+        RuleId::Ecc,
+        RuleId::RowRemap,
         RuleId::Hang,
         RuleId::Starved,
         RuleId::Sync,
@@ -32,6 +40,8 @@ impl RuleId {
         RuleId::Powercap,
         RuleId::Thermal,
         RuleId::Pcie,
+        RuleId::PcieReplay,
+        RuleId::Nvlink,
         RuleId::MemFull,
         RuleId::MemGrowth,
         RuleId::IdleMem,
@@ -43,6 +53,11 @@ impl RuleId {
     pub const fn as_str(self) -> &'static str {
         match self {
             RuleId::Lost => "lost",
+            RuleId::Xid => "xid",
+            RuleId::Ecc => "ecc",
+            RuleId::RowRemap => "row-remap",
+            RuleId::PcieReplay => "pcie-replay",
+            RuleId::Nvlink => "nvlink",
             RuleId::Hang => "hang",
             RuleId::Starved => "starved",
             RuleId::Sync => "sync",
@@ -62,6 +77,11 @@ impl RuleId {
     pub const fn short(self) -> &'static str {
         match self {
             RuleId::Lost => "LOST",
+            RuleId::Xid => "XID",
+            RuleId::Ecc => "ECC",
+            RuleId::RowRemap => "REMAP",
+            RuleId::PcieReplay => "REPLAY",
+            RuleId::Nvlink => "NVLINK",
             RuleId::Hang => "HANG",
             RuleId::Starved => "STARV",
             RuleId::Sync => "SYNC",

@@ -8,6 +8,7 @@
 mod conclusions;
 mod hang;
 mod hardware;
+mod health;
 mod hints;
 mod host;
 mod id;
@@ -89,6 +90,10 @@ pub struct Finding {
     /// finding's strongest moment (absent in files from before they were kept).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub measures: Vec<Measure>,
+    /// Joules the GPU used from `since_ms` to `last_ms`: what this symptom cost (absent where
+    /// power was not read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_j: Option<f64>,
 }
 
 /// A finding whose rule did not hold at the last evaluation has ended: the rules evaluate at
@@ -396,8 +401,11 @@ pub fn is_busy_but_idle(id: &str) -> bool {
 }
 
 /// The registry: adding a rule is its file, a line here and its thresholds.
-static RULES: [Rule; 12] = [
+static RULES: [Rule; 17] = [
     hardware::LOST,
+    health::XID,
+    health::ECC,
+    health::REMAP,
     hang::HANG,
     host::STARVED,
     sync::SYNC,
@@ -405,6 +413,8 @@ static RULES: [Rule; 12] = [
     hardware::POWERCAP,
     hardware::THERMAL,
     hardware::PCIE,
+    health::PCIE_REPLAY,
+    health::NVLINK,
     memory::FULL,
     memory::GROWTH,
     host::IDLE_MEM,
@@ -421,6 +431,10 @@ struct Slot {
     opened: u64,
     /// A cause rule whose symptom holds over `WATCH_MS` but not yet its window: since when.
     watch_since_ms: Option<u64>,
+    /// The GPU's energy meter at the open finding's `since_ms`, J.
+    energy_base_j: f64,
+    /// Joules used while this rule's earlier findings on this device were open.
+    energy_closed_j: f64,
 }
 
 /// What a GPU is still being judged for: until the rules' windows are covered past its
@@ -1048,6 +1062,11 @@ fn update_slot(
     match (verdict, slot.open.as_mut()) {
         (Some(v), Some(f)) => {
             f.last_ms = ctx.now_ms;
+            // A GPU that stopped answering used what it used: unknown, not more.
+            f.energy_j = match ctx.dev.status {
+                crate::model::DeviceStatus::Ok => energy_since(ctx, slot.energy_base_j),
+                crate::model::DeviceStatus::Lost { .. } => None,
+            };
             // Severity only rises while a finding is open (a hang once confirmed stays so).
             let escalates = v.severity.unwrap_or(rule.severity) > f.severity;
             f.severity = f.severity.max(v.severity.unwrap_or(rule.severity));
@@ -1103,12 +1122,15 @@ fn update_slot(
             let window = (rule.window)(ctx.thresholds).as_millis() as u64;
             slot.best_fit = v.fit;
             slot.opened += 1;
+            let since_ms = ctx.now_ms.saturating_sub(window);
+            slot.energy_base_j = ctx.dev.energy.total_j()
+                - crate::energy::integral_since(ctx.dev.samples.iter(), since_ms);
             slot.open = Some(Finding {
                 rule: rule.id.into(),
                 title: v.title.unwrap_or_else(|| rule.title.into()),
                 severity: v.severity.unwrap_or(rule.severity),
                 device: ctx.dev.info.index,
-                since_ms: ctx.now_ms.saturating_sub(window),
+                since_ms,
                 opened_ms: ctx.now_ms,
                 last_ms: ctx.now_ms,
                 cleared_ms: None,
@@ -1120,6 +1142,7 @@ fn update_slot(
                 culprit: v.culprit,
                 alternative: v.alternative.map(String::from),
                 measures: measures(ctx, window),
+                energy_j: energy_since(ctx, slot.energy_base_j),
             });
             None
         }
@@ -1129,10 +1152,17 @@ fn update_slot(
         {
             let mut closed = slot.open.take()?;
             closed.cleared_ms = Some(ctx.now_ms);
+            slot.energy_closed_j += closed.energy_j.unwrap_or(0.0);
             Some(closed)
         }
         _ => None,
     }
+}
+
+/// Joules since the meter read `base_j`; `None` while none were measured (no power read).
+fn energy_since(ctx: &Ctx, base_j: f64) -> Option<f64> {
+    let j = ctx.dev.energy.total_j() - base_j;
+    (j > 0.0).then_some(j)
 }
 
 pub(crate) fn ms(d: std::time::Duration) -> u64 {

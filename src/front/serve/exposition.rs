@@ -74,6 +74,13 @@ impl Exposition {
         self.out.push('\n');
     }
 
+    /// A counter's sample that is not a whole number (joules).
+    pub fn counter_f64(&mut self, labels: &[&str], value: f64) {
+        self.name_and_labels(labels);
+        write_f64(&mut self.out, value);
+        self.out.push('\n');
+    }
+
     fn name_and_labels(&mut self, labels: &[&str]) {
         self.out.push_str(&self.sample_name);
         if labels.iter().any(|l| !l.is_empty()) {

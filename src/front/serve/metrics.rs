@@ -44,7 +44,7 @@ pub fn metrics_text_with(
         process_families(&mut e, devices, &ids, extras.processes);
     }
     if extras.dcgm {
-        dcgm_families(&mut e, devices, host);
+        dcgm_families(&mut e, devices, &store.history().events, host);
     }
     Ok(e.finish())
 }
@@ -193,6 +193,122 @@ const GPU_GAUGES_AFTER_EVENTS: &[(&str, &str, Option<&str>, Read)] = &[
     ),
 ];
 
+/// What a health gauge reads.
+type HealthRead = fn(&crate::model::Health) -> Option<f64>;
+
+/// The health counters: totals as NVML keeps them (since the driver loaded, or over the GPU's
+/// life), each absent where the GPU does not report it.
+const HEALTH_GAUGES: &[(&str, &str, HealthRead)] = &[
+    (
+        "gpuwatch_ecc_errors_corrected_volatile",
+        "corrected ECC errors since the driver loaded",
+        |h| h.ecc_corrected_volatile.map(f64::from),
+    ),
+    (
+        "gpuwatch_ecc_errors_uncorrected_volatile",
+        "uncorrected ECC errors since the driver loaded",
+        |h| h.ecc_uncorrected_volatile.map(f64::from),
+    ),
+    (
+        "gpuwatch_ecc_errors_corrected_aggregate",
+        "corrected ECC errors over the GPU's life",
+        |h| h.ecc_corrected_aggregate.map(f64::from),
+    ),
+    (
+        "gpuwatch_ecc_errors_uncorrected_aggregate",
+        "uncorrected ECC errors over the GPU's life",
+        |h| h.ecc_uncorrected_aggregate.map(f64::from),
+    ),
+    (
+        "gpuwatch_remapped_rows_corrected",
+        "memory rows remapped for corrected errors",
+        |h| h.remapped_rows_corrected.map(f64::from),
+    ),
+    (
+        "gpuwatch_remapped_rows_uncorrected",
+        "memory rows remapped for uncorrected errors",
+        |h| h.remapped_rows_uncorrected.map(f64::from),
+    ),
+    (
+        "gpuwatch_row_remap_pending",
+        "1 while a row remap waits for a GPU reset",
+        |h| h.remap_pending.map(|b| f64::from(u8::from(b))),
+    ),
+    (
+        "gpuwatch_row_remap_failure",
+        "1 once a row remap failed (no spare rows)",
+        |h| h.remap_failure.map(|b| f64::from(u8::from(b))),
+    ),
+    (
+        "gpuwatch_pcie_replays",
+        "PCIe replays since the driver loaded",
+        |h| h.pcie_replays.map(f64::from),
+    ),
+    ("gpuwatch_nvlink_links_active", "NVLink links up", |h| {
+        h.nvlink_active.map(f64::from)
+    }),
+    (
+        "gpuwatch_nvlink_errors",
+        "NVLink CRC, replay and recovery errors since the driver loaded, all links",
+        |h| h.nvlink_errors.map(f64::from),
+    ),
+];
+
+/// Health counters, driver events by kind, energy per GPU and per finding.
+fn health_families(e: &mut Exposition, store: &Store, ids: &[String], findings: &[String]) {
+    let devices = &store.history().devices;
+    for (name, help, read) in HEALTH_GAUGES {
+        e.family(name, help, Kind::Gauge, None);
+        for (d, id) in devices.iter().zip(ids) {
+            if let Some(v) = latest(d).and_then(|s| read(&s.health)) {
+                e.gauge(&[id], v);
+            }
+        }
+    }
+    e.family(
+        "gpuwatch_xid_errors",
+        "Xid errors the driver reported since gpuwatch started, by code",
+        Kind::Counter,
+        None,
+    );
+    for c in &store.history().event_counts {
+        let (Some(pos), crate::model::EventKind::Xid { code }) = (
+            devices.iter().position(|d| d.info.index == c.device),
+            c.kind,
+        ) else {
+            continue;
+        };
+        let xid = label(
+            "xid",
+            &code.map_or_else(|| "unknown".into(), |c| c.to_string()),
+        );
+        e.counter(&[&ids[pos], &xid], c.count);
+    }
+    e.family(
+        "gpuwatch_energy",
+        "energy the GPU used since gpuwatch started (its energy counter, power between readings)",
+        Kind::Counter,
+        Some("joules"),
+    );
+    for (d, id) in devices.iter().zip(ids) {
+        e.counter_f64(&[id], decimal(d.energy.total_j()));
+    }
+    e.family(
+        "gpuwatch_finding_energy",
+        "energy the GPU used while this finding was open, all its findings since gpuwatch started",
+        Kind::Counter,
+        Some("joules"),
+    );
+    for (d, id) in devices.iter().zip(ids) {
+        for (r, finding) in findings.iter().enumerate() {
+            let j = store.findings().energy_j(d.info.index, r);
+            if j > 0.0 {
+                e.counter_f64(&[id, finding], decimal(j));
+            }
+        }
+    }
+}
+
 fn lost(d: &DeviceHistory) -> bool {
     matches!(d.status, DeviceStatus::Lost { .. })
 }
@@ -300,6 +416,7 @@ fn finding_families(e: &mut Exposition, store: &Store, ids: &[String]) {
         }
     }
     opened_family(e, store, ids, &findings);
+    health_families(e, store, ids, &findings);
 }
 
 fn opened_family(e: &mut Exposition, store: &Store, ids: &[String], findings: &[String]) {
@@ -435,65 +552,124 @@ fn process_labels(p: &crate::model::ProcessSample) -> String {
     .join(",")
 }
 
+/// What a dcgm-exporter family reads.
+type DcgmRead = fn(&DeviceInfo, &DeviceSample) -> Option<f64>;
+
+/// The dcgm-exporter families, in its names and units.
+const DCGM_FAMILIES: [(&str, &str, DcgmRead); 21] = [
+    ("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %)", |_, s| {
+        s.util_gpu_pct.map(f64::from)
+    }),
+    (
+        "DCGM_FI_DEV_MEM_COPY_UTIL",
+        "Memory utilization (in %)",
+        |_, s| s.util_mem_pct.map(f64::from),
+    ),
+    (
+        "DCGM_FI_DEV_FB_USED",
+        "Framebuffer memory used (in MiB)",
+        |_, s| s.mem_used_bytes.map(|b| (b >> 20) as f64),
+    ),
+    (
+        "DCGM_FI_DEV_FB_FREE",
+        "Framebuffer memory free (in MiB)",
+        |i, s| {
+            s.mem_used_bytes
+                .zip(i.memory_total_bytes)
+                .map(|(u, t)| (t.saturating_sub(u) >> 20) as f64)
+        },
+    ),
+    ("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W)", |_, s| {
+        watts(s.power_w)
+    }),
+    ("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C)", |_, s| {
+        s.temp_c.map(f64::from)
+    }),
+    (
+        "DCGM_FI_DEV_SM_CLOCK",
+        "SM clock frequency (in MHz)",
+        |_, s| s.sm_clock_mhz.map(f64::from),
+    ),
+    (
+        "DCGM_FI_DEV_MEM_CLOCK",
+        "Memory clock frequency (in MHz)",
+        |_, s| s.mem_clock_mhz.map(f64::from),
+    ),
+    (
+        "DCGM_FI_PROF_SM_ACTIVE",
+        "The ratio of cycles an SM has at least 1 warp assigned (GPM)",
+        |_, s| ratio(s.gpm.sm_active_pct),
+    ),
+    (
+        "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
+        "Ratio of cycles the tensor (HMMA) pipe is active (GPM)",
+        |_, s| ratio(s.gpm.tensor_active_pct),
+    ),
+    (
+        "DCGM_FI_PROF_DRAM_ACTIVE",
+        "Ratio of cycles the device memory interface is active (GPM)",
+        |_, s| ratio(s.gpm.dram_bw_pct),
+    ),
+    (
+        "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION",
+        "Total energy consumption since boot (in mJ)",
+        |_, s| s.energy_mj.map(|mj| mj as f64),
+    ),
+    (
+        "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL",
+        "Total number of single-bit volatile ECC errors",
+        |_, s| s.health.ecc_corrected_volatile.map(f64::from),
+    ),
+    (
+        "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+        "Total number of double-bit volatile ECC errors",
+        |_, s| s.health.ecc_uncorrected_volatile.map(f64::from),
+    ),
+    (
+        "DCGM_FI_DEV_ECC_SBE_AGG_TOTAL",
+        "Total number of single-bit persistent ECC errors",
+        |_, s| s.health.ecc_corrected_aggregate.map(f64::from),
+    ),
+    (
+        "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL",
+        "Total number of double-bit persistent ECC errors",
+        |_, s| s.health.ecc_uncorrected_aggregate.map(f64::from),
+    ),
+    (
+        "DCGM_FI_DEV_CORRECTABLE_REMAPPED_ROWS",
+        "Number of remapped rows for correctable errors",
+        |_, s| s.health.remapped_rows_corrected.map(f64::from),
+    ),
+    (
+        "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+        "Number of remapped rows for uncorrectable errors",
+        |_, s| s.health.remapped_rows_uncorrected.map(f64::from),
+    ),
+    (
+        "DCGM_FI_DEV_ROW_REMAP_PENDING",
+        "Whether remapping of rows is pending",
+        |_, s| s.health.remap_pending.map(|b| f64::from(u8::from(b))),
+    ),
+    (
+        "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+        "Whether remapping of rows has failed",
+        |_, s| s.health.remap_failure.map(|b| f64::from(u8::from(b))),
+    ),
+    (
+        "DCGM_FI_DEV_PCIE_REPLAY_COUNTER",
+        "Total number of PCIe retries",
+        |_, s| s.health.pcie_replays.map(f64::from),
+    ),
+];
+
 /// The dcgm-exporter names and units the standard DCGM Grafana dashboard reads (MiB, MHz, %,
 /// W, °C; profiling ratios 0–1), for nodes without dcgm-exporter (`--dcgm-compat`).
-fn dcgm_families(e: &mut Exposition, devices: &[DeviceHistory], host: &str) {
-    type DcgmRead = fn(&DeviceInfo, &DeviceSample) -> Option<f64>;
-    let families: [(&str, &str, DcgmRead); 11] = [
-        ("DCGM_FI_DEV_GPU_UTIL", "GPU utilization (in %)", |_, s| {
-            s.util_gpu_pct.map(f64::from)
-        }),
-        (
-            "DCGM_FI_DEV_MEM_COPY_UTIL",
-            "Memory utilization (in %)",
-            |_, s| s.util_mem_pct.map(f64::from),
-        ),
-        (
-            "DCGM_FI_DEV_FB_USED",
-            "Framebuffer memory used (in MiB)",
-            |_, s| s.mem_used_bytes.map(|b| (b >> 20) as f64),
-        ),
-        (
-            "DCGM_FI_DEV_FB_FREE",
-            "Framebuffer memory free (in MiB)",
-            |i, s| {
-                s.mem_used_bytes
-                    .zip(i.memory_total_bytes)
-                    .map(|(u, t)| (t.saturating_sub(u) >> 20) as f64)
-            },
-        ),
-        ("DCGM_FI_DEV_POWER_USAGE", "Power draw (in W)", |_, s| {
-            watts(s.power_w)
-        }),
-        ("DCGM_FI_DEV_GPU_TEMP", "GPU temperature (in C)", |_, s| {
-            s.temp_c.map(f64::from)
-        }),
-        (
-            "DCGM_FI_DEV_SM_CLOCK",
-            "SM clock frequency (in MHz)",
-            |_, s| s.sm_clock_mhz.map(f64::from),
-        ),
-        (
-            "DCGM_FI_DEV_MEM_CLOCK",
-            "Memory clock frequency (in MHz)",
-            |_, s| s.mem_clock_mhz.map(f64::from),
-        ),
-        (
-            "DCGM_FI_PROF_SM_ACTIVE",
-            "The ratio of cycles an SM has at least 1 warp assigned (GPM)",
-            |_, s| ratio(s.gpm.sm_active_pct),
-        ),
-        (
-            "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE",
-            "Ratio of cycles the tensor (HMMA) pipe is active (GPM)",
-            |_, s| ratio(s.gpm.tensor_active_pct),
-        ),
-        (
-            "DCGM_FI_PROF_DRAM_ACTIVE",
-            "Ratio of cycles the device memory interface is active (GPM)",
-            |_, s| ratio(s.gpm.dram_bw_pct),
-        ),
-    ];
+fn dcgm_families(
+    e: &mut Exposition,
+    devices: &[DeviceHistory],
+    events: &[crate::model::GpuEvent],
+    host: &str,
+) {
     // dcgm-exporter's labels, in its spelling.
     let ids: Vec<String> = devices
         .iter()
@@ -510,12 +686,28 @@ fn dcgm_families(e: &mut Exposition, devices: &[DeviceHistory], host: &str) {
             .join(",")
         })
         .collect();
-    for (name, help, read) in families {
+    for (name, help, read) in DCGM_FAMILIES {
         e.family(name, help, Kind::Gauge, None);
         for (d, id) in devices.iter().zip(&ids) {
             if let Some(v) = latest(d).and_then(|s| read(&d.info, s)) {
                 e.gauge(&[id], v);
             }
+        }
+    }
+    e.family(
+        "DCGM_FI_DEV_XID_ERRORS",
+        "Value of the last XID error encountered",
+        Kind::Gauge,
+        None,
+    );
+    for (d, id) in devices.iter().zip(&ids) {
+        let last = events
+            .iter()
+            .rev()
+            .find(|e| e.device == d.info.index)
+            .and_then(|e| e.kind.xid());
+        if let Some(code) = last {
+            e.gauge(&[id], code as f64);
         }
     }
 }

@@ -121,7 +121,14 @@ pub fn take(store: &Store, opts: &Options) -> Snapshot {
             .filter(|b| b.t_ms >= from)
             .map(|b| private_burst(b, opts.include_host))
             .collect(),
+        events: events_from(store, from),
     }
+}
+
+/// The driver's events from `from` (ms) on.
+fn events_from(store: &Store, from: u64) -> Vec<crate::model::GpuEvent> {
+    let events = &store.history().events;
+    events.iter().filter(|e| e.t_ms >= from).copied().collect()
 }
 
 /// A burst as the snapshot keeps it: without the host (`--no-host`), file paths lose what

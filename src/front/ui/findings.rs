@@ -137,6 +137,9 @@ fn finding_lines(
             },
         ]));
     }
+    if let Some(energy) = crate::report::energy_line(f) {
+        lines.push(Line::styled(format!("   energy: {energy}"), theme.dim()));
+    }
     if let Some(a) = f.actions.first() {
         lines.push(Line::from(vec![
             Span::styled("   → ", theme.title()),

@@ -42,6 +42,52 @@ fn runs_with(h: &crate::model::HostProcess, theme: &Theme) -> Vec<Line<'static>>
     lines
 }
 
+/// What this process and its job used: "energy 12.3 kJ since seen (all of GPU 0's) · job
+/// torchelastic:run-7: 48.1 kJ, 4 ranks". A GPU shared with others is split by kernel time.
+fn energy_text(
+    store: &Store,
+    device: u32,
+    pid: u32,
+    h: Option<&crate::model::HostProcess>,
+) -> Option<String> {
+    use std::fmt::Write as _;
+    let history = store.history();
+    let trail = history.trail(device, pid).filter(|t| t.energy_j > 0.0)?;
+    let whose = if trail.energy_shared {
+        format!("its share of GPU {device}'s by kernel time")
+    } else {
+        format!("all of GPU {device}'s")
+    };
+    let mut text = format!(
+        "energy {} since seen ({whose})",
+        crate::text::energy_words(trail.energy_j)
+    );
+    if let Some(job) = h.and_then(|h| h.job.as_ref()) {
+        let ranks: Vec<f64> = history
+            .devices
+            .iter()
+            .flat_map(|d| d.processes.iter().map(move |p| (d.info.index, p)))
+            .filter(|(_, p)| {
+                p.host
+                    .as_ref()
+                    .and_then(|h| h.job.as_ref())
+                    .is_some_and(|j| j.key == job.key)
+            })
+            .filter_map(|(d, p)| history.trail(d, p.pid).map(|t| t.energy_j))
+            .collect();
+        if ranks.len() > 1 {
+            let _ = write!(
+                text,
+                " · job {}: {}, {} ranks",
+                crate::text::printable(&job.key),
+                crate::text::energy_words(ranks.iter().sum()),
+                ranks.len()
+            );
+        }
+    }
+    Some(text)
+}
+
 #[allow(clippy::too_many_lines)] // one pane: header, curves, children, findings
 pub fn render(
     frame: &mut Frame,
@@ -77,6 +123,7 @@ pub fn render(
         ]),
         Line::raw(h.map_or("its PID does not resolve on this machine, so its host side is unknown".into(), |h| format!("$ {}", h.cmdline))),
     ];
+    head.extend(energy_text(store, device, pid, h).map(|t| Line::styled(t, theme.dim())));
     head.extend(h.map(|h| runs_with(h, theme)).unwrap_or_default());
     // As many rows as the lines take once wrapped, up to half the screen; the curves keep 4.
     let inner_w = usize::from(area.width.saturating_sub(2)).max(1);
