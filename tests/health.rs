@@ -326,3 +326,96 @@ fn a_gpus_energy_is_shared_among_its_processes_by_kernel_time() {
     assert!((big.energy_j / small.energy_j - 3.0).abs() < 0.01);
     assert!((big.energy_j + small.energy_j - total).abs() < 1.0);
 }
+
+#[test]
+fn a_storm_of_one_xid_neither_hides_an_earlier_error_nor_freezes_its_count() {
+    let (infos, mut ticks) = sim_ticks(Scenario::Healthy, 1, 60, START_MS);
+    let event = |t_ms, kind| GpuEvent {
+        t_ms,
+        device: 0,
+        kind,
+    };
+    let at = ticks[8].t_ms;
+    ticks[8].events.push(event(at, EventKind::EccUncorrected));
+    // Then Xid 13 ten times a tick, 2000 in all: far more than the event list keeps.
+    for t in ticks.iter_mut().skip(20).take(200) {
+        let at = t.t_ms;
+        t.events
+            .extend((0..10).map(|_| event(at, EventKind::Xid { code: Some(13) })));
+    }
+    let r = run(&infos, &ticks, Thresholds::default());
+    let open = r.engine.conclusions().active();
+    let ecc = open
+        .iter()
+        .find(|f| f.rule == "ecc")
+        .expect("ecc still open");
+    assert!(ecc
+        .evidence
+        .iter()
+        .any(|e| e.contains("1 uncorrected ECC error event")));
+    let xid = open.iter().find(|f| f.rule == "xid").unwrap();
+    assert!(
+        xid.evidence[0].contains("×2000 since"),
+        "{:?}",
+        xid.evidence
+    );
+    let last_13 = ticks[219].t_ms;
+    assert!(
+        xid.evidence[0].contains(&gpuwatch::text::clock(last_13)),
+        "{:?}",
+        xid.evidence
+    );
+}
+
+#[test]
+fn an_event_stamped_after_its_tick_is_taken_at_its_tick() {
+    let (infos, mut ticks) = sim_ticks(Scenario::Healthy, 1, 20, START_MS);
+    let at = ticks[10].t_ms;
+    ticks[10].events.push(GpuEvent {
+        t_ms: at + 3_600_000,
+        device: 0,
+        kind: EventKind::Xid { code: Some(13) },
+    });
+    let r = run(&infos, &ticks, Thresholds::default());
+    assert_eq!(r.history.events[0].t_ms, at);
+    assert_eq!(r.history.event_counts[0].last_ms, at);
+}
+
+#[test]
+fn a_lost_gpus_xid_is_timed_from_the_loss_not_from_now() {
+    let (infos, ticks) = sim_ticks(Scenario::Lost, 1, 90, START_MS);
+    let r = run(&infos, &ticks, Thresholds::default());
+    let lost = r
+        .engine
+        .conclusions()
+        .active()
+        .iter()
+        .find(|f| f.rule == "lost")
+        .unwrap();
+    let line = lost.evidence.iter().find(|e| e.contains("Xid 79")).unwrap();
+    // The Xid came half a second before NVML lost the GPU, 70 s before the run ended.
+    assert!(line.ends_with(", 0 s before"), "{line}");
+    assert!(lost
+        .actions
+        .iter()
+        .any(|a| a.contains("nvidia-smi -r -i 0")));
+}
+
+#[test]
+fn an_nvlink_count_above_the_links_the_gpu_has_is_not_believed() {
+    let (infos, mut ticks) = sim_ticks(Scenario::Healthy, 1, 20, START_MS);
+    for (i, t) in ticks.iter_mut().enumerate() {
+        let h = &mut t.devices[0].sample.health;
+        h.nvlink_links = Some(if i < 40 { 18 } else { 4 });
+        h.nvlink_active = Some(if i < 40 { 50 } else { 4 });
+    }
+    let r = run(&infos, &ticks, Thresholds::default());
+    let open = r.engine.conclusions().active();
+    let nvlink = open.iter().find(|f| f.rule == "nvlink").unwrap();
+    // 50 "up" of 18 counts as 18; now 4 of 4 reported: 14 down of the 18 seen, said so.
+    assert!(
+        nvlink.evidence[0].starts_with("14 NVLink links down: 4 of 18 up"),
+        "{:?}",
+        nvlink.evidence
+    );
+}

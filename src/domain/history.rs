@@ -228,12 +228,16 @@ impl KernelWeights {
 /// Driver events kept (Xid, ECC), newest last: more than a GPU in trouble sends in a session.
 const KEEP_EVENTS: usize = 256;
 
-/// How many events of one kind a GPU sent, for the exporter's counters.
+/// How many events of one kind a GPU sent, and when the first and the last came: what the
+/// rules judge from and the exporter counts. Kept whole however many came, where the list of
+/// events keeps only the newest (a storm of one Xid must not push an earlier one out).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EventCount {
     pub device: u32,
     pub kind: crate::model::EventKind,
     pub count: u64,
+    pub first_ms: u64,
+    pub last_ms: u64,
 }
 
 /// Processes whose latest stack burst is kept.
@@ -423,17 +427,27 @@ impl History {
     /// Keeps the driver's events, and counts them; rare, so these may allocate.
     fn push_events(&mut self, tick: &Tick) {
         for e in &tick.events {
-            self.events.push(*e);
+            // An event is received before the tick that carries it: a later time is not real.
+            let e = crate::model::GpuEvent {
+                t_ms: e.t_ms.min(tick.t_ms),
+                ..*e
+            };
+            self.events.push(e);
             match self
                 .event_counts
                 .iter_mut()
                 .find(|c| c.device == e.device && c.kind == e.kind)
             {
-                Some(c) => c.count += 1,
+                Some(c) => {
+                    c.count += 1;
+                    c.last_ms = c.last_ms.max(e.t_ms);
+                }
                 None => self.event_counts.push(EventCount {
                     device: e.device,
                     kind: e.kind,
                     count: 1,
+                    first_ms: e.t_ms,
+                    last_ms: e.t_ms,
                 }),
             }
         }
@@ -442,15 +456,11 @@ impl History {
         }
     }
 
-    /// The events of GPU `device` from `from_ms` on, oldest first.
-    pub fn events_of(
-        &self,
-        device: u32,
-        from_ms: u64,
-    ) -> impl DoubleEndedIterator<Item = &crate::model::GpuEvent> + '_ {
-        self.events
+    /// What GPU `device` reported, by kind, whose last event came at or after `from_ms`.
+    pub fn events_since(&self, device: u32, from_ms: u64) -> impl Iterator<Item = &EventCount> {
+        self.event_counts
             .iter()
-            .filter(move |e| e.device == device && e.t_ms >= from_ms)
+            .filter(move |c| c.device == device && c.last_ms >= from_ms)
     }
 
     /// Keeps each process's newest burst; a few a minute at most, so these may allocate.
@@ -532,7 +542,12 @@ impl DeviceHistory {
                 self.lost_since_ms = None;
                 self.samples.push(reading.sample);
                 self.energy.push(&reading.sample);
-                if let Some(n) = reading.sample.health.nvlink_active {
+                let h = reading.sample.health;
+                // No more links up than the GPU says it has.
+                if let Some(n) = h
+                    .nvlink_active
+                    .map(|n| h.nvlink_links.map_or(n, |l| n.min(l)))
+                {
                     self.nvlink_most_active = Some(self.nvlink_most_active.map_or(n, |m| m.max(n)));
                 }
             }

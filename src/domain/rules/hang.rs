@@ -155,7 +155,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
 
 /// A hang after an Xid on this GPU is most likely that Xid's: the GPU stopped, not a peer.
 fn after_xid(c: &Ctx, v: &mut Verdict) {
-    if let Some((code, line)) = super::hardware::preceding_xid(c) {
+    if let Some((code, line)) = super::hardware::preceding_xid(c, c.now_ms) {
         v.evidence.push(line);
         v.causes.push(match code {
             Some(code) => format!(

@@ -71,7 +71,7 @@ fn check_lost(c: &Ctx) -> Option<Verdict> {
     let mut evidence = vec![format!(
         "NVML stopped answering for this GPU{since}: {reason}"
     )];
-    let xid = preceding_xid(c);
+    let xid = preceding_xid(c, c.dev.lost_since_ms.unwrap_or(c.now_ms));
     let code = xid.as_ref().and_then(|(code, _)| *code);
     evidence.extend(xid.map(|(_, line)| line));
     let cause = match code {
@@ -88,7 +88,7 @@ fn check_lost(c: &Ctx) -> Option<Verdict> {
         .unwrap_or_default();
     actions.extend([
         "Look for Xid errors: `sudo dmesg | grep -i xid`".into(),
-        "`nvidia-smi -q -d PERFORMANCE,ECC` and, with the jobs stopped, `nvidia-smi -r -i INDEX` or a reboot".into(),
+        format!("`nvidia-smi -q -d PERFORMANCE,ECC` and, with the jobs stopped, `nvidia-smi -r -i {}` or a reboot", c.dev.info.index),
     ]);
     Some(Verdict {
         evidence,
@@ -99,22 +99,25 @@ fn check_lost(c: &Ctx) -> Option<Verdict> {
     })
 }
 
-/// The newest Xid the driver reported for this GPU within `xid_window` before now, and the
-/// evidence line that names it: a GPU lost or hung after an Xid is that Xid's problem.
-pub(super) fn preceding_xid(c: &Ctx) -> Option<(Option<u64>, String)> {
-    let from = c.now_ms.saturating_sub(super::ms(c.thresholds.xid_window));
+/// The newest Xid the driver reported for this GPU within `xid_window` before `at_ms` (when the
+/// GPU was lost, or now), and the evidence line that names it: a GPU lost or hung after an Xid
+/// is that Xid's problem.
+pub(super) fn preceding_xid(c: &Ctx, at_ms: u64) -> Option<(Option<u64>, String)> {
+    let from = at_ms.saturating_sub(super::ms(c.thresholds.xid_window));
     let e = c
         .all
-        .events_of(c.dev.info.index, from)
-        .rfind(|e| matches!(e.kind, crate::model::EventKind::Xid { .. }))?;
+        .events_since(c.dev.info.index, from)
+        .filter(|e| matches!(e.kind, crate::model::EventKind::Xid { .. }) && e.first_ms <= at_ms)
+        .max_by_key(|e| e.last_ms.min(at_ms))?;
     let code = e.kind.xid();
+    let when = e.last_ms.min(at_ms);
     let what = code.map_or_else(|| e.kind.label(), crate::xid::name);
     Some((
         code,
         format!(
             "the driver reported {what} at {} UTC, {} before",
-            crate::text::clock(e.t_ms),
-            span_words(c.now_ms.saturating_sub(e.t_ms))
+            crate::text::clock(when),
+            span_words(at_ms.saturating_sub(when))
         ),
     ))
 }

@@ -4,7 +4,8 @@
 //! (reset, drain, cables) from a stuck collective's.
 
 use super::{ms, Ctx, Rule, RuleId, Severity, Verdict, Watching};
-use crate::model::{EventKind, GpuEvent, Health};
+use crate::history::EventCount;
+use crate::model::{EventKind, Health};
 use crate::text::{clock, span_words};
 use crate::xid::{self, Need};
 
@@ -73,36 +74,34 @@ fn pids(c: &Ctx) -> Vec<u32> {
     c.dev.processes.iter().map(|p| p.pid).collect()
 }
 
-/// "Xid 79 (GPU has fallen off the bus) at 12:03:11, 2 min ago" — each code once, newest
-/// first, with how often it came.
-fn xid_lines(events: &[&GpuEvent], now_ms: u64) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut seen: Vec<Option<u64>> = Vec::new();
-    for e in events.iter().rev() {
-        let code = e.kind.xid();
-        if seen.contains(&code) {
-            continue;
-        }
-        seen.push(code);
-        let n = events.iter().filter(|o| o.kind.xid() == code).count();
-        let times = if n > 1 {
-            format!(" ×{n}, last")
-        } else {
-            String::new()
-        };
-        let what = code.map_or_else(|| e.kind.label(), xid::name);
-        lines.push(format!(
-            "{what}{times} at {}, {} ago",
-            clock(e.t_ms),
-            span_words(now_ms.saturating_sub(e.t_ms))
-        ));
-    }
-    lines
+/// "Xid 79 (GPU has fallen off the bus) at 12:03:11 UTC, 2 min ago", with how often it came
+/// since gpuwatch started when more than once — newest first.
+fn xid_lines(events: &[&EventCount], now_ms: u64) -> Vec<String> {
+    let mut newest: Vec<&&EventCount> = events.iter().collect();
+    newest.sort_by_key(|e| std::cmp::Reverse(e.last_ms));
+    newest
+        .iter()
+        .map(|e| {
+            let what = e.kind.xid().map_or_else(|| e.kind.label(), xid::name);
+            let times = if e.count > 1 {
+                format!(" ×{} since {} UTC, last", e.count, clock(e.first_ms))
+            } else {
+                String::new()
+            };
+            format!(
+                "{what}{times} at {} UTC, {} ago",
+                clock(e.last_ms),
+                span_words(now_ms.saturating_sub(e.last_ms))
+            )
+        })
+        .collect()
 }
 
 /// The code that matters most: one that needs a reset, else the newest.
-fn worst(events: &[&GpuEvent]) -> Option<u64> {
-    let codes = || events.iter().rev().filter_map(|e| e.kind.xid());
+fn worst(events: &[&EventCount]) -> Option<u64> {
+    let mut newest: Vec<&&EventCount> = events.iter().collect();
+    newest.sort_by_key(|e| std::cmp::Reverse(e.last_ms));
+    let codes = || newest.iter().filter_map(|e| e.kind.xid());
     codes()
         .find(|c| xid::need(*c) == Need::Reset)
         .or_else(|| codes().find(|c| xid::need(*c) == Need::Other))
@@ -112,9 +111,9 @@ fn worst(events: &[&GpuEvent]) -> Option<u64> {
 fn check_xid(c: &Ctx) -> Option<Verdict> {
     let device = c.dev.info.index;
     let from = c.now_ms.saturating_sub(ms(c.thresholds.xid_window));
-    let events: Vec<&GpuEvent> = c
+    let events: Vec<&EventCount> = c
         .all
-        .events_of(device, from)
+        .events_since(device, from)
         .filter(|e| matches!(e.kind, EventKind::Xid { .. }))
         .collect();
     if events.is_empty() {
@@ -184,9 +183,10 @@ fn check_ecc(c: &Ctx) -> Option<Verdict> {
     let from = c.now_ms.saturating_sub(ms(c.thresholds.xid_window));
     let events = c
         .all
-        .events_of(device, from)
+        .events_since(device, from)
         .filter(|e| e.kind == EventKind::EccUncorrected)
-        .count();
+        .map(|e| e.count)
+        .sum::<u64>();
     let volatile = h.ecc_uncorrected_volatile.unwrap_or(0);
     if volatile == 0 && events == 0 {
         return None;
@@ -200,7 +200,7 @@ fn check_ecc(c: &Ctx) -> Option<Verdict> {
     }
     if events > 0 {
         evidence.push(format!(
-            "the driver reported {events} uncorrected ECC error event{} in the last {}",
+            "the driver reported {events} uncorrected ECC error event{} since gpuwatch started, the last within {}",
             if events == 1 { "" } else { "s" },
             span_words(ms(c.thresholds.xid_window))
         ));
@@ -320,10 +320,13 @@ fn check_pcie_replay(c: &Ctx) -> Option<Verdict> {
 fn check_nvlink(c: &Ctx) -> Option<Verdict> {
     let device = c.dev.info.index;
     let h = latest_health(c)?;
+    // A GPU has no more links up than it has links: a count above it is not believed.
+    let links = h.nvlink_links;
+    let cap = |n: u8| links.map_or(n, |l| n.min(l));
     let most = c.dev.nvlink_most_active?;
     let mut evidence = Vec::new();
     let mut severity = None;
-    if let Some(now) = h.nvlink_active.filter(|n| *n < most) {
+    if let Some(now) = h.nvlink_active.map(cap).filter(|n| *n < most) {
         let down = most - now;
         let since = c
             .dev
@@ -337,7 +340,7 @@ fn check_nvlink(c: &Ctx) -> Option<Verdict> {
         evidence.push(format!(
             "{down} NVLink link{} down: {now} of {} up{since}",
             if down == 1 { "" } else { "s" },
-            h.nvlink_links.unwrap_or(most)
+            links.unwrap_or(most).max(most)
         ));
         severity = Some(Severity::Critical);
     }

@@ -1161,7 +1161,8 @@ fn update_slot(
 
 /// Joules since the meter read `base_j`; `None` while none were measured (no power read).
 fn energy_since(ctx: &Ctx, base_j: f64) -> Option<f64> {
-    let j = ctx.dev.energy.total_j() - base_j;
+    // To a tenth of a joule: what a file or a screen needs, without float noise.
+    let j = ((ctx.dev.energy.total_j() - base_j) * 10.0).round() / 10.0;
     (j > 0.0).then_some(j)
 }
 

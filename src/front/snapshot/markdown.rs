@@ -291,6 +291,9 @@ fn finding_md(md: &mut String, f: &Finding) {
     if let Some(c) = f.causes.first() {
         let _ = writeln!(md, "  - likely cause: {}", md_line(c));
     }
+    if let Some(e) = crate::report::energy_line(f) {
+        let _ = writeln!(md, "  - energy: {}", md_line(&e));
+    }
     for a in f.actions.iter().take(3) {
         let _ = writeln!(md, "  - do: {}", md_line(a));
     }
