@@ -28,7 +28,7 @@ pub mod monitor;
 // belongs to is where its file lives, not a word in every path.
 pub use collect::{container, driver, host, sampler, software, source, stack};
 pub use domain::{config, energy, format, history, model, redact, report, rules, store, text, xid};
-pub use front::{app, cli, command, query, serve, snapshot, tui, ui};
+pub use front::{app, cli, command, fleet, query, serve, snapshot, tui, ui};
 
 use collect::sys;
 /// For the tests that bound what a hostile input can cost: a child's peak memory.

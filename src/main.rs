@@ -141,6 +141,30 @@ fn run(cli: Cli) -> Result<i32> {
             ..
         }) => command::timings(open(&live, None)?, n).map(|()| 0),
         Some(c @ Command::Snapshot { .. }) => snapshot(c).map(|()| 0),
+        Some(Command::Fleet {
+            prometheus,
+            json,
+            user,
+            password_file,
+            cacert,
+            refresh,
+        }) => {
+            let mut client = gpuwatch::fleet::prom::Client::new(
+                &prometheus,
+                user.as_deref(),
+                password_file.as_deref(),
+                cacert.as_deref(),
+                refresh.clamp(
+                    std::time::Duration::from_secs(1),
+                    std::time::Duration::from_secs(10),
+                ),
+            )?;
+            if json {
+                gpuwatch::fleet::print_json(&mut client).map(|()| 0)
+            } else {
+                gpuwatch::fleet::tui::run(client, refresh).map(|()| 0)
+            }
+        }
         Some(Command::Serve {
             listen,
             processes,

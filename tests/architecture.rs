@@ -33,6 +33,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("cli", 13),
     ("command", 13),
     ("serve", 12),
+    ("fleet", 12),
     ("tui", 13),
     ("query", 12),
 ];

@@ -133,6 +133,8 @@ fn the_alert_rules_pass_promtool() {
     for args in [
         ["check", "rules", "alerts.yml"],
         ["test", "rules", "alerts.test.yml"],
+        ["check", "rules", "fleet-rules.yml"],
+        ["test", "rules", "fleet-rules.test.yml"],
     ] {
         let out = Command::new(&promtool)
             .args(args)

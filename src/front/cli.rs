@@ -48,13 +48,14 @@ const ENVIRONMENT: &str = "Environment:
   GPUWATCH_SNAPSHOT_NO_HOST `e` leaves host name, user names and paths out (1)
   GPUWATCH_NO_MOUSE         --no-mouse (1, true, yes or on)
   GPUWATCH_NO_STACKS        --no-stacks (1, true, yes or on)
+  GPUWATCH_PROMETHEUS       fleet --prometheus
   NO_COLOR                  no colours unless --color always (any value)";
 
 /// Where live samples come from: real GPUs through NVML, or simulated ones.
 #[derive(Debug, Args, Clone)]
 pub struct LiveArgs {
     /// Show simulated GPUs instead of real ones: healthy, membound, starved, hang, sync, powercap,
-    /// thermal, pcie, idle-mem, leak, idle, mixed (default), lost, straggler, health.
+    /// thermal, pcie, idle-mem, leak, idle, mixed (default), lost, straggler, health, fleet (fleet:H/N: host H of N of one job).
     #[arg(long, num_args = 0..=1, default_missing_value = "mixed", value_name = "SCENARIO",
           value_parser = scenario_parser(), hide_possible_values = true)]
     pub demo: Option<Scenario>,
@@ -225,6 +226,29 @@ pub enum Command {
         live: LiveArgs,
         #[command(flatten)]
         judge: JudgeArgs,
+    },
+    /// Every host's GPUs in one view, read from the Prometheus that scrapes their `gpuwatch
+    /// serve`, with the rank a multi-node job waits for (docs/fleet.md).
+    #[command(after_help = EXIT_PLAIN)]
+    Fleet {
+        /// Prometheus's URL, e.g. `http://prometheus:9090`.
+        #[arg(long, value_name = "URL", env = "GPUWATCH_PROMETHEUS")]
+        prometheus: String,
+        /// Print the fleet table and the jobs' culprits once, as JSON, instead of the view.
+        #[arg(long)]
+        json: bool,
+        /// Basic auth user for Prometheus (with --password-file).
+        #[arg(long, requires = "password_file")]
+        user: Option<String>,
+        /// File holding the basic auth password (a file, so it is not in `ps`).
+        #[arg(long, value_name = "FILE", requires = "user")]
+        password_file: Option<PathBuf>,
+        /// PEM file of the CA that signed Prometheus's certificate, when not a public one.
+        #[arg(long, value_name = "FILE")]
+        cacert: Option<PathBuf>,
+        /// How often the view asks Prometheus again.
+        #[arg(long, default_value = "5s", value_parser = parse_duration)]
+        refresh: Duration,
     },
     /// Serve metrics and findings to Prometheus: /metrics, /findings.json, /healthz.
     #[command(after_help = EXIT_PLAIN)]
@@ -464,12 +488,44 @@ fn parse_speed(s: &str) -> Result<f64, String> {
 
 /// The scenario names as clap's possible values, so completions offer them and a typo gets a
 /// "similar value" tip; the help lists them in its own words.
-fn scenario_parser() -> impl clap::builder::TypedValueParser<Value = Scenario> {
-    use clap::builder::TypedValueParser;
-    let names = crate::source::sim::SCENARIOS.map(|(name, _)| name);
-    clap::builder::PossibleValuesParser::new(names)
-        // Only names from the list get here, and each parses.
-        .map(|name: String| name.parse().unwrap_or(Scenario::Mixed))
+fn scenario_parser() -> ScenarioParser {
+    ScenarioParser
+}
+
+/// A scenario's name from the list (completions offer them), or `fleet:H/N`, which no list
+/// can hold.
+#[derive(Clone)]
+struct ScenarioParser;
+
+impl clap::builder::TypedValueParser for ScenarioParser {
+    type Value = Scenario;
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<Scenario, clap::Error> {
+        if let Some(s) = value.to_str().filter(|s| s.starts_with("fleet:")) {
+            return s.parse().map_err(|e: String| {
+                clap::Error::raw(clap::error::ErrorKind::InvalidValue, format!("{e}\n"))
+                    .with_cmd(cmd)
+            });
+        }
+        let names = crate::source::sim::SCENARIOS.map(|(name, _)| name);
+        clap::builder::PossibleValuesParser::new(names)
+            .parse_ref(cmd, arg, value)
+            // Only names from the list get here, and each parses.
+            .map(|name| name.parse().unwrap_or(Scenario::Mixed))
+    }
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        Some(Box::new(
+            crate::source::sim::SCENARIOS
+                .iter()
+                .map(|(name, _)| clap::builder::PossibleValue::new(*name)),
+        ))
+    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 pub mod app;
 pub mod cli;
 pub mod command;
+pub mod fleet;
 pub mod query;
 pub mod serve;
 pub mod snapshot;

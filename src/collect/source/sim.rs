@@ -46,9 +46,12 @@ pub enum Scenario {
     /// Busy GPUs in trouble: an uncorrectable ECC error and a pending row remap, `PCIe`
     /// replays, an `NVLink` link down, and one with only an old GPU's history.
     Health,
+    /// Host `host` of `hosts` running one multi-node job (`--demo fleet:H/N`): every rank
+    /// spins in a collective except the last host's last rank, which idles on its GPU.
+    Fleet { host: u8, hosts: u8 },
 }
 
-pub const SCENARIOS: [(&str, Scenario); 15] = [
+pub const SCENARIOS: [(&str, Scenario); 16] = [
     ("healthy", Scenario::Healthy),
     ("membound", Scenario::Membound),
     ("starved", Scenario::Starved),
@@ -64,11 +67,21 @@ pub const SCENARIOS: [(&str, Scenario); 15] = [
     ("lost", Scenario::Lost),
     ("straggler", Scenario::Straggler),
     ("health", Scenario::Health),
+    ("fleet", Scenario::Fleet { host: 0, hosts: 1 }),
 ];
 
 impl FromStr for Scenario {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
+        if let Some(spec) = s.strip_prefix("fleet:") {
+            let bad = || format!("'{s}': fleet:H/N is host H (from 0) of N hosts, N at most 64");
+            let (h, n) = spec.split_once('/').ok_or_else(bad)?;
+            let (host, hosts): (u8, u8) =
+                (h.parse().map_err(|_| bad())?, n.parse().map_err(|_| bad())?);
+            return (host < hosts && hosts <= 64)
+                .then_some(Scenario::Fleet { host, hosts })
+                .ok_or_else(bad);
+        }
         SCENARIOS
             .iter()
             .find(|(name, _)| *name == s)
@@ -86,6 +99,9 @@ impl FromStr for Scenario {
 impl Scenario {
     #[must_use]
     pub fn name(self) -> &'static str {
+        if let Scenario::Fleet { .. } = self {
+            return "fleet";
+        }
         SCENARIOS
             .iter()
             .find(|(_, s)| *s == self)
@@ -99,6 +115,8 @@ impl Scenario {
             8
         } else if self == Scenario::Health {
             4
+        } else if let Scenario::Fleet { .. } = self {
+            2
         } else {
             1
         }
@@ -122,6 +140,10 @@ impl Scenario {
             Scenario::Mixed => CAST[index % CAST.len()],
             // Only the first GPU falls off the bus; the others carry on.
             Scenario::Lost if index > 0 => Scenario::Healthy,
+            Scenario::Fleet { host, hosts } if host + 1 == hosts && index + 1 == gpus => {
+                Scenario::Straggler
+            }
+            Scenario::Fleet { .. } => Scenario::Hang,
             Scenario::Straggler if gpus == 1 || index + 1 < gpus => Scenario::Hang,
             other => other,
         }
@@ -261,7 +283,7 @@ impl SimSource {
                 }
             })
             .collect();
-        SimSource {
+        let mut src = SimSource {
             system: SystemInfo {
                 host: "demo".into(),
                 driver_version: Some("580.159.04 (simulated)".into()),
@@ -275,6 +297,29 @@ impl SimSource {
             ticks: 0,
             label: format!("demo: {}", scenario.name()),
             stacks: true,
+        };
+        if let Scenario::Fleet { host, hosts } = scenario {
+            src.as_fleet_host(host, hosts);
+        }
+        src
+    }
+
+    /// Makes these GPUs host `host` of `hosts` of one job: its host name, globally numbered
+    /// ranks of one torchelastic run, PIDs that differ from the other hosts'.
+    fn as_fleet_host(&mut self, host: u8, hosts: u8) {
+        let gpus = self.sims.len();
+        self.system.host = format!("demo-h{host}");
+        self.label = format!("demo: fleet, host {host} of {hosts}");
+        for (i, sim) in self.sims.iter_mut().enumerate() {
+            for p in &mut sim.processes {
+                p.pid += u32::from(host) * 1000;
+                if let Some(job) = p.host.as_mut().and_then(|h| h.job.as_mut()) {
+                    job.key = "torchelastic:demo-fleet".into();
+                    job.rank = Some((usize::from(host) * gpus + i) as u32);
+                    job.local_rank = Some(i as u32);
+                    job.world_size = Some((usize::from(hosts) * gpus) as u32);
+                }
+            }
         }
     }
 }
@@ -463,7 +508,7 @@ const FLOOR: Level = Level {
 #[allow(clippy::too_many_lines)] // a table: what each scenario's GPU does over time, one arm a scenario
 fn level(sc: Scenario, t_s: f32, burst: f32) -> Level {
     match sc {
-        Scenario::Healthy | Scenario::Lost | Scenario::Health => BUSY,
+        Scenario::Healthy | Scenario::Lost | Scenario::Health | Scenario::Fleet { .. } => BUSY,
         Scenario::Membound => Level {
             mem_util: 100.0,
             power: 472.0,

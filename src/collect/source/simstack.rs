@@ -210,6 +210,7 @@ fn story(scenario: Scenario) -> Option<(StackClass, u32, Vec<StackFrame>)> {
         Scenario::IdleMem => (StackClass::IdleWaiting, 10, &NOTEBOOK),
         Scenario::Healthy
         | Scenario::Health
+        | Scenario::Fleet { .. }
         | Scenario::Membound
         | Scenario::Powercap
         | Scenario::Thermal

@@ -193,63 +193,82 @@ const GPU_GAUGES_AFTER_EVENTS: &[(&str, &str, Option<&str>, Read)] = &[
     ),
 ];
 
-/// What a health gauge reads.
+/// What a health series reads.
 type HealthRead = fn(&crate::model::Health) -> Option<f64>;
 
-/// The health counters: totals as NVML keeps them (since the driver loaded, or over the GPU's
-/// life), each absent where the GPU does not report it.
-const HEALTH_GAUGES: &[(&str, &str, HealthRead)] = &[
+/// The health series: totals as NVML keeps them (since the driver loaded, or over the GPU's
+/// life) are counters, states are gauges; each is absent where the GPU does not report it.
+const HEALTH_SERIES: &[(&str, &str, Kind, HealthRead)] = &[
     (
         "gpuwatch_ecc_errors_corrected_volatile",
         "corrected ECC errors since the driver loaded",
+        Kind::Counter,
         |h| h.ecc_corrected_volatile.map(f64::from),
     ),
     (
         "gpuwatch_ecc_errors_uncorrected_volatile",
         "uncorrected ECC errors since the driver loaded",
+        Kind::Counter,
         |h| h.ecc_uncorrected_volatile.map(f64::from),
     ),
     (
         "gpuwatch_ecc_errors_corrected_aggregate",
         "corrected ECC errors over the GPU's life",
+        Kind::Counter,
         |h| h.ecc_corrected_aggregate.map(f64::from),
     ),
     (
         "gpuwatch_ecc_errors_uncorrected_aggregate",
         "uncorrected ECC errors over the GPU's life",
+        Kind::Counter,
         |h| h.ecc_uncorrected_aggregate.map(f64::from),
     ),
     (
         "gpuwatch_remapped_rows_corrected",
         "memory rows remapped for corrected errors",
+        Kind::Gauge,
         |h| h.remapped_rows_corrected.map(f64::from),
     ),
     (
         "gpuwatch_remapped_rows_uncorrected",
         "memory rows remapped for uncorrected errors",
+        Kind::Gauge,
         |h| h.remapped_rows_uncorrected.map(f64::from),
     ),
     (
         "gpuwatch_row_remap_pending",
         "1 while a row remap waits for a GPU reset",
+        Kind::Gauge,
         |h| h.remap_pending.map(|b| f64::from(u8::from(b))),
     ),
     (
         "gpuwatch_row_remap_failure",
         "1 once a row remap failed (no spare rows)",
+        Kind::Gauge,
         |h| h.remap_failure.map(|b| f64::from(u8::from(b))),
     ),
     (
         "gpuwatch_pcie_replays",
         "PCIe replays since the driver loaded",
+        Kind::Counter,
         |h| h.pcie_replays.map(f64::from),
     ),
-    ("gpuwatch_nvlink_links_active", "NVLink links up", |h| {
-        h.nvlink_active.map(f64::from)
-    }),
+    (
+        "gpuwatch_nvlink_links_active",
+        "NVLink links up",
+        Kind::Gauge,
+        |h| h.nvlink_active.map(f64::from),
+    ),
+    (
+        "gpuwatch_nvlink_links",
+        "NVLink links the GPU has",
+        Kind::Gauge,
+        |h| h.nvlink_links.map(f64::from),
+    ),
     (
         "gpuwatch_nvlink_errors",
         "NVLink CRC, replay and recovery errors since the driver loaded, all links",
+        Kind::Counter,
         |h| h.nvlink_errors.map(f64::from),
     ),
 ];
@@ -257,11 +276,14 @@ const HEALTH_GAUGES: &[(&str, &str, HealthRead)] = &[
 /// Health counters, driver events by kind, energy per GPU and per finding.
 fn health_families(e: &mut Exposition, store: &Store, ids: &[String], findings: &[String]) {
     let devices = &store.history().devices;
-    for (name, help, read) in HEALTH_GAUGES {
-        e.family(name, help, Kind::Gauge, None);
+    for (name, help, kind, read) in HEALTH_SERIES {
+        e.family(name, help, *kind, None);
         for (d, id) in devices.iter().zip(ids) {
             if let Some(v) = latest(d).and_then(|s| read(&s.health)) {
-                e.gauge(&[id], v);
+                match kind {
+                    Kind::Counter => e.counter(&[id], v as u64),
+                    Kind::Gauge => e.gauge(&[id], v),
+                }
             }
         }
     }
@@ -417,6 +439,89 @@ fn finding_families(e: &mut Exposition, store: &Store, ids: &[String]) {
     }
     opened_family(e, store, ids, &findings);
     health_families(e, store, ids, &findings);
+    job_families(e, store, ids);
+}
+
+/// What a GPU is doing, for joining ranks across hosts: `spinning` while a hang finding is
+/// open or its symptom is being timed, `lost` once it fell off the bus, else `busy` when its
+/// utilization over the last 5 s is at least the rules' busy level, else `idle`.
+#[must_use]
+pub fn gpu_state(store: &Store, d: &DeviceHistory) -> &'static str {
+    if lost(d) {
+        return "lost";
+    }
+    let i = d.info.index;
+    let f = store.findings();
+    let hang = |rule: &str| *rule == crate::rules::RuleId::Hang;
+    if f.active_on(i).any(|x| {
+        hang(&x.rule)
+            && x.ended_ago_ms(d.samples.latest().map_or(0, |s| s.t_ms))
+                .is_none()
+    }) || f.watching_on(i).is_some_and(|w| hang(&w.rule))
+    {
+        return "spinning";
+    }
+    let mut util: Vec<f32> = d
+        .samples
+        .last(5_000)
+        .filter_map(|s| s.util_gpu_pct)
+        .collect();
+    util.sort_by(f32::total_cmp);
+    match util.get(util.len() / 2) {
+        Some(u) if *u >= f.thresholds().busy_util_min_pct => "busy",
+        _ => "idle",
+    }
+}
+
+/// The GPU states `gpu_state` says, in the order they are written.
+pub const GPU_STATES: [&str; 4] = ["busy", "idle", "spinning", "lost"];
+
+/// Ranks most GPU processes hold at most per GPU in `gpuwatch_process_job_info`.
+const JOB_INFO_PER_GPU: usize = 8;
+
+/// Each GPU's state, and each rank's job and rank (one series per GPU process of a launcher
+/// job, at most `JOB_INFO_PER_GPU` a GPU): what Prometheus joins across hosts to find a job's
+/// culprit (docs/deploy/fleet-rules.yml).
+fn job_families(e: &mut Exposition, store: &Store, ids: &[String]) {
+    let devices = &store.history().devices;
+    e.family(
+        "gpuwatch_gpu_state",
+        "1 for what the GPU does now (busy, idle, spinning: looks busy but hangs, lost), 0 for the others",
+        Kind::Gauge,
+        None,
+    );
+    let states: Vec<String> = GPU_STATES.iter().map(|s| label("state", s)).collect();
+    for (d, id) in devices.iter().zip(ids) {
+        let now = gpu_state(store, d);
+        for (name, state) in GPU_STATES.iter().zip(&states) {
+            e.gauge(&[id, state], if *name == now { 1.0 } else { 0.0 });
+        }
+    }
+    e.family(
+        "gpuwatch_process_job_info",
+        "a rank of a distributed job on this GPU, from its launcher's variables (value 1)",
+        Kind::Gauge,
+        None,
+    );
+    for (d, id) in devices.iter().zip(ids) {
+        let ranks = d
+            .processes
+            .iter()
+            .filter_map(|p| Some((p.pid, p.host.as_ref()?.job.as_ref()?)))
+            .take(JOB_INFO_PER_GPU);
+        for (pid, job) in ranks {
+            let n = |v: Option<u32>| v.map_or(String::new(), |v| v.to_string());
+            let labels = [
+                label("pid", &pid.to_string()),
+                label("job_key", &job.key),
+                label("rank", &n(job.rank)),
+                label("local_rank", &n(job.local_rank)),
+                label("world_size", &n(job.world_size)),
+            ]
+            .join(",");
+            e.gauge(&[id, &labels], 1.0);
+        }
+    }
 }
 
 fn opened_family(e: &mut Exposition, store: &Store, ids: &[String], findings: &[String]) {
