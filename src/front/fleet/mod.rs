@@ -201,53 +201,55 @@ fn order(r: &GpuRow, jobs: &[Job]) -> (bool, std::cmp::Reverse<u8>, String, Stri
     )
 }
 
-/// Each job's ranks and, when most of them spin, the ones that do not: the culprits.
+/// Each job's ranks and, when most of them spin, the ones that do not: the culprits. Lookups
+/// go through maps: a 512-GPU fleet scanned pairwise took most of a refresh's CPU.
 fn jobs(a: &Answers, gpus: &BTreeMap<(String, String), GpuRow>) -> Vec<Job> {
-    let mut by_key: BTreeMap<String, Vec<&Series>> = BTreeMap::new();
+    let mut by_key: BTreeMap<&str, Vec<&Series>> = BTreeMap::new();
     for s in &a.ranks_seen {
-        by_key
-            .entry(s.label("job_key").to_string())
-            .or_default()
-            .push(s);
+        by_key.entry(s.label("job_key")).or_default().push(s);
     }
+    let now: std::collections::HashSet<(&str, &str)> = a
+        .ranks_now
+        .iter()
+        .map(|n| (n.label("job_key"), n.label("rank")))
+        .collect();
+    let energy: std::collections::HashMap<(&str, &str), f64> = a
+        .energy
+        .iter()
+        .map(|e| ((e.label("Hostname"), e.label("gpu")), e.value))
+        .collect();
     by_key
         .into_iter()
         .map(|(job_key, mut ranks)| {
             ranks.sort_by_key(|s| s.label("rank").parse::<u32>().unwrap_or(u32::MAX));
             ranks.dedup_by(|x, y| x.label("rank") == y.label("rank"));
-            let present = |s: &Series| {
-                a.ranks_now.iter().any(|n| {
-                    n.label("job_key") == s.label("job_key") && n.label("rank") == s.label("rank")
-                })
-            };
-            let state_of =
-                |s: &Series| gpus.get(&key(s)).map_or(String::new(), |g| g.state.clone());
-            let spinning = ranks
-                .iter()
-                .filter(|s| present(s) && state_of(s) == "spinning")
-                .count();
+            let present = |s: &Series| now.contains(&(s.label("job_key"), s.label("rank")));
+            let gpu_of = |s: &Series| gpus.get(&key(s));
+            let spins = |s: &Series| present(s) && gpu_of(s).is_some_and(|g| g.state == "spinning");
+            let spinning = ranks.iter().filter(|s| spins(s)).count();
             let culprits = if spinning * 2 > ranks.len() {
                 ranks
                     .iter()
-                    .filter(|s| !(present(s) && state_of(s) == "spinning"))
-                    .map(|s| culprit(s, present(s), gpus.get(&key(s))))
+                    .filter(|s| !spins(s))
+                    .map(|s| culprit(s, present(s), gpu_of(s)))
                     .collect()
             } else {
                 Vec::new()
             };
-            let energy = ranks
+            let on: std::collections::BTreeSet<(&str, &str)> = ranks
                 .iter()
-                .map(|s| key(s))
-                .collect::<std::collections::BTreeSet<_>>()
+                .map(|s| (s.label("Hostname"), s.label("gpu")))
+                .collect();
+            let energy_j = on
                 .iter()
-                .filter_map(|k| a.energy.iter().find(|e| &key(e) == k).map(|e| e.value))
+                .filter_map(|k| energy.get(k))
                 .fold(None, |acc: Option<f64>, j| Some(acc.unwrap_or(0.0) + j));
             Job {
-                key: job_key,
+                key: job_key.to_string(),
                 ranks: ranks.len(),
                 spinning,
                 culprits,
-                energy_j: energy,
+                energy_j,
             }
         })
         .collect()

@@ -50,6 +50,9 @@ pub fn run(mut client: Client, refresh: Duration) -> Result<()> {
     let mut term = ratatui::Terminal::new(ratatui::backend::CrosstermBackend::new(stdout()))?;
     let mut view = View::default();
     let mut read_at: Option<Instant> = None;
+    // Drawn when something shown changed: new data, a key, the age in seconds.
+    let mut drawn: Option<(u64, usize, bool)> = None;
+    let mut fresh = true;
     loop {
         if read_at.is_none_or(|t| t.elapsed() >= refresh) {
             match super::read(&mut client) {
@@ -60,13 +63,21 @@ pub fn run(mut client: Client, refresh: Duration) -> Result<()> {
                 Err(e) => view.error = Some(format!("{e:#}")),
             }
             read_at = Some(Instant::now());
+            fresh = true;
         }
         view.age_s = read_at.map_or(0, |t| t.elapsed().as_secs());
-        term.draw(|f| render(f, &view))?;
-        if !event::poll(Duration::from_millis(500))? {
+        let shown = (view.age_s, view.selected, view.jobs);
+        if fresh || drawn != Some(shown) {
+            term.draw(|f| render(f, &view))?;
+            drawn = Some(shown);
+            fresh = false;
+        }
+        if !event::poll(Duration::from_secs(1))? {
             continue;
         }
-        let Event::Key(k) = event::read()? else {
+        let ev = event::read()?;
+        let Event::Key(k) = ev else {
+            fresh |= matches!(ev, Event::Resize(..));
             continue;
         };
         if k.kind != KeyEventKind::Press {
