@@ -103,6 +103,11 @@ fn main_screen_demo_health_80x24() {
     let mut st = AppState::new(true);
     let screen = text(&draw(&mut st, &obs, 80, 24));
     assert!(screen.contains("REMAP +2"), "{screen}");
+    // The GPU's own view says what its counters say, on the chart's border.
+    assert!(
+        screen.contains("‼ reset needed (row remap pending)  ECC 1 uncorrected"),
+        "{screen}"
+    );
     insta::assert_snapshot!(screen);
 }
 

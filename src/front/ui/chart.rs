@@ -145,7 +145,7 @@ pub fn render(
     let spans = finding_spans(store, dev.info.index, from, to);
     let points = u16::try_from(width).unwrap_or(u16::MAX);
     if area.height < STRIPS_BELOW_ROWS {
-        strips(frame, area, dev.info.index, window, &metrics, &spans, theme);
+        strips(frame, area, dev, window, &metrics, &spans, theme);
         return points;
     }
     // Without colour (NO_COLOR) the series are told apart by their marks, as the title shows.
@@ -182,6 +182,7 @@ pub fn render(
             Block::default()
                 .borders(Borders::ALL)
                 .title(title)
+                .title_bottom(health_line(dev, area.width, theme))
                 .border_style(theme.border()),
         )
         .legend_position(None::<LegendPosition>)
@@ -201,12 +202,13 @@ const STRIPS_BELOW_ROWS: u16 = 8;
 fn strips(
     frame: &mut Frame,
     area: Rect,
-    gpu: u32,
+    dev: &crate::history::DeviceHistory,
     window: u64,
     metrics: &[Metric; 4],
     spans: &[(f64, f64, &Finding)],
     theme: &Theme,
 ) {
+    let gpu = dev.info.index;
     let mut title = vec![Span::styled(
         format!(" GPU {} · last {} ", gpu, super::format::duration(window)),
         theme.title(),
@@ -220,6 +222,7 @@ fn strips(
     let block = Block::default()
         .borders(Borders::ALL)
         .title(Line::from(title))
+        .title_bottom(health_line(dev, area.width, theme))
         .border_style(theme.border());
     let inner = block.inner(area);
     frame.render_widget(block, area);
@@ -292,6 +295,59 @@ fn current_span<'s, 'f>(
         .iter()
         .find(|(_, _, f)| f.cleared_ms.is_none())
         .or(spans.last())
+}
+
+/// The GPU's health and what it used, on the chart's bottom border, right-aligned: a
+/// standing problem first in its colour ("reset needed (row remap pending)"), else the counters
+/// the GPU reports (ECC, `PCIe` replays, `NVLink` links up), then its energy since watching
+/// began. Counters a GPU does not report are left out, not shown as 0.
+fn health_line(dev: &crate::history::DeviceHistory, width: u16, theme: &Theme) -> Line<'static> {
+    let Some(h) = dev.samples.latest().map(|s| s.health) else {
+        return Line::default();
+    };
+    let mut spans = Vec::new();
+    let problem = h.standing_problem().map(|p| format!(" ‼ {p} "));
+    let mut parts = Vec::new();
+    match h.ecc_uncorrected_volatile {
+        Some(0) => parts.push("ECC ok".to_string()),
+        Some(n) => parts.push(format!("ECC {n} uncorrected")),
+        None => {}
+    }
+    if let Some(n) = h.pcie_replays {
+        parts.push(format!("PCIe replays {n}"));
+    }
+    if let (Some(a), Some(l)) = (h.nvlink_active, h.nvlink_links) {
+        parts.push(format!("NVLink {a}/{l}"));
+    }
+    let j = dev.energy.total_j();
+    let energy = (j > 0.0).then(|| crate::text::energy_words(j));
+    // What does not fit goes, the counters first: the problem and the energy stay longest.
+    let room = usize::from(width.saturating_sub(4));
+    let fits = |parts: &[String]| {
+        let counters: usize = parts
+            .iter()
+            .chain(&energy)
+            .map(|p| p.chars().count() + 3)
+            .sum();
+        problem.as_ref().map_or(0, |p| p.chars().count()) + counters <= room
+    };
+    while !parts.is_empty() && !fits(&parts) {
+        parts.pop();
+    }
+    parts.extend(energy);
+    if let Some(p) = problem {
+        spans.push(Span::styled(
+            p,
+            theme.severity(crate::rules::Severity::Critical),
+        ));
+    }
+    if !parts.is_empty() {
+        spans.push(Span::styled(
+            format!(" {} ", parts.join(" · ")),
+            theme.dim(),
+        ));
+    }
+    Line::from(spans).right_aligned()
 }
 
 /// The chart's title: the GPU and window, each series' mark and name (power on top), and the
