@@ -126,6 +126,37 @@ fn the_view_puts_the_culprit_first_at_80x24_and_160x48() {
 }
 
 #[test]
+fn a_gpus_view_draws_its_curves_from_prometheus_as_bars() {
+    let fleet = synthetic();
+    let ramp: Vec<Option<f64>> = (0..60).map(|i| (i >= 30).then_some(100.0)).collect();
+    let view = gpuwatch::fleet::tui::View {
+        gpu: Some(gpuwatch::fleet::Curves {
+            host: "node-b".into(),
+            gpu: "1".into(),
+            util: ramp.clone(),
+            power: vec![Some(17.0); 60],
+            sm: vec![None; 60],
+        }),
+        fleet: Some(fleet),
+        ..Default::default()
+    };
+    let s = draw(&view, 80, 24);
+    assert!(s.contains("node-b GPU 1 · last 10 min"), "{s}");
+    let util = s.lines().find(|l| l.contains("util")).unwrap();
+    // A gap where Prometheus had nothing, full bars after; its latest value.
+    assert!(
+        util.contains("      ████") && util.contains("100%"),
+        "{util}"
+    );
+    let sm = s.lines().find(|l| l.contains("│SM")).unwrap();
+    assert!(sm.trim_end_matches('│').trim_end().ends_with('–'), "{sm}");
+    assert!(
+        s.contains("rank 3 of slurm:4242") && s.contains("state idle"),
+        "{s}"
+    );
+}
+
+#[test]
 fn without_an_answer_the_view_says_why() {
     let view = gpuwatch::fleet::tui::View {
         error: Some("asking Prometheus at http://p:9090: Connection refused".into()),
@@ -190,6 +221,18 @@ fn four(host: &str, gpu: &str, rank: &str, reason: &str) -> (String, String, Str
 }
 
 fn tmux_screen(server: &str, w: u16, h: u16, prom: &str, want: &[&str]) -> String {
+    tmux_screen_then(server, (w, h), prom, want, None)
+}
+
+/// The view in tmux: what it shows once `want` is on screen, or — with `then` — once the keys
+/// sent after it bring up what `then` wants.
+fn tmux_screen_then(
+    server: &str,
+    (w, h): (u16, u16),
+    prom: &str,
+    want: &[&str],
+    then: Option<(&str, &[&str])>,
+) -> String {
     let tmux = |args: &[&str]| {
         Command::new("tmux")
             .args(["-L", server])
@@ -212,11 +255,20 @@ fn tmux_screen(server: &str, w: u16, h: u16, prom: &str, want: &[&str]) -> Strin
         &h.to_string(),
         &cmd,
     ]);
-    let screen = wait_until(20, || {
-        let s =
-            String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", "f"]).stdout).to_string();
-        want.iter().all(|w| s.contains(w)).then_some(s)
-    });
+    let shows = |want: &[&str]| {
+        wait_until(20, || {
+            let s = String::from_utf8_lossy(&tmux(&["capture-pane", "-p", "-t", "f"]).stdout)
+                .to_string();
+            want.iter().all(|w| s.contains(w)).then_some(s)
+        })
+    };
+    let mut screen = shows(want);
+    let mut want = want;
+    if let (Some((keys, then_want)), Some(_)) = (then, &screen) {
+        tmux(&["send-keys", "-t", "f", keys]);
+        screen = shows(then_want);
+        want = then_want;
+    }
     tmux(&["send-keys", "-t", "f", "q"]);
     sleep(Duration::from_millis(300));
     tmux(&["kill-server"]);
@@ -278,7 +330,9 @@ fn four_hosts_of_one_job_and_prometheus_name_the_rank_it_waits_for() {
     // The demo's ranks spin for 8 s before the hang is suspected, then a scrape.
     let v = wait_until(60, || {
         let v = fleet_json(&prom)?;
-        (culprits(&v) == [four("demo-h3", "1", "7", "idle")]).then_some(v)
+        // Every host scraped, not only the first ones (the culprit can be named before).
+        let all = v["gpus"].as_array().is_some_and(|g| g.len() == 8);
+        (all && culprits(&v) == [four("demo-h3", "1", "7", "idle")]).then_some(v)
     })
     .expect("gpuwatch fleet named rank 7 on demo-h3 GPU 1 within 60 s");
     assert_eq!(v["gpus"].as_array().unwrap().len(), 8);
@@ -305,6 +359,19 @@ fn four_hosts_of_one_job_and_prometheus_name_the_rank_it_waits_for() {
         48,
         &prom,
         &["CULPRIT (idle)", "8 GPUs"],
+    );
+    // Enter on the culprit's row: its curves from range queries.
+    let gpu = tmux_screen_then(
+        "gw-fleet-gpu",
+        (80, 24),
+        &prom,
+        &["CULPRIT (idle)"],
+        Some(("Enter", &["demo-h3 GPU 1 · last 10 min", "state idle"])),
+    );
+    assert!(
+        gpu.lines()
+            .any(|l| l.contains("power") && l.contains(['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'])),
+        "{gpu}"
     );
     // Host 1's exporter stops: its ranks are the job's culprits too, as silent.
     let mut hosts = hosts;

@@ -290,6 +290,45 @@ fn culprit(s: &Series, present: bool, gpu: Option<&GpuRow>) -> Culprit {
     }
 }
 
+/// One GPU's curves over the last `CURVE_POINTS × CURVE_STEP_S` seconds, from range queries:
+/// utilization, power as a share of TDP, SM activity (GPM), each 0–100 with gaps.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Curves {
+    pub host: String,
+    pub gpu: String,
+    pub util: Vec<Option<f64>>,
+    pub power: Vec<Option<f64>>,
+    pub sm: Vec<Option<f64>>,
+}
+
+/// 10 minutes at 10 s.
+pub const CURVE_POINTS: usize = 60;
+pub const CURVE_STEP_S: u64 = 10;
+
+/// Asks Prometheus for GPU `gpu` of `host`'s curves.
+pub fn curves(c: &mut Client, host: &str, gpu: &str) -> Result<Curves> {
+    let sel = format!(
+        "{{Hostname={},gpu={}}}",
+        prom::quoted(host),
+        prom::quoted(gpu)
+    );
+    let mut one = |q: String| -> Result<Vec<Option<f64>>> {
+        Ok(c.query_range(&q, CURVE_POINTS, CURVE_STEP_S)?
+            .into_iter()
+            .next()
+            .map_or_else(|| vec![None; CURVE_POINTS], |(_, v)| v))
+    };
+    Ok(Curves {
+        host: host.to_string(),
+        gpu: gpu.to_string(),
+        util: one(format!("100 * gpuwatch_utilization_ratio{sel}"))?,
+        power: one(format!(
+            "100 * gpuwatch_power_watts{sel} / on (Hostname, gpu) gpuwatch_power_limit_default_watts{sel}"
+        ))?,
+        sm: one(format!("100 * gpuwatch_gpm_sm_active_ratio{sel}"))?,
+    })
+}
+
 /// Reads the fleet once.
 pub fn read(client: &mut Client) -> Result<Fleet> {
     let answers = Answers::ask(client)?;

@@ -23,6 +23,10 @@ impl Series {
     }
 }
 
+/// One series of a range query's answer: its labels, and its value at each step (`None` where
+/// it had none).
+pub type RangeSeries = (BTreeMap<String, String>, Vec<Option<f64>>);
+
 /// Where Prometheus is and how to reach it.
 pub struct Client {
     base: String,
@@ -124,6 +128,44 @@ impl Client {
         }
     }
 
+    /// The values of a range query, `points` of them `step_s` apart ending at the local now:
+    /// each series' labels and its values, `None` where it had none.
+    pub fn query_range(
+        &mut self,
+        promql: &str,
+        points: usize,
+        step_s: u64,
+    ) -> Result<Vec<RangeSeries>> {
+        let end = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs());
+        let start = end.saturating_sub(step_s * (points.max(1) as u64 - 1));
+        let url = format!("{}/api/v1/query_range", self.base);
+        let started = Instant::now();
+        let mut req = self
+            .agent
+            .get(&url)
+            .query("query", promql)
+            .query("start", start.to_string())
+            .query("end", end.to_string())
+            .query("step", step_s.to_string());
+        if let Some(a) = &self.auth {
+            req = req.header("Authorization", a);
+        }
+        let mut resp = req
+            .call()
+            .with_context(|| format!("asking Prometheus at {}", self.base))?;
+        let body = resp
+            .body_mut()
+            .with_config()
+            .limit(MAX_ANSWER)
+            .read_to_string()
+            .with_context(|| format!("reading Prometheus's answer from {}", self.base))?;
+        self.spent += started.elapsed();
+        parse_matrix(&body, start, step_s, points)
+            .with_context(|| format!("the answer to {promql}"))
+    }
+
     /// Time spent waiting for Prometheus since the last call.
     pub fn take_spent(&mut self) -> Duration {
         std::mem::take(&mut self.spent)
@@ -163,6 +205,57 @@ pub fn parse_vector(body: &str) -> Result<Vec<Series>> {
         .collect())
 }
 
+/// A range query's matrix, each series' values put at their step from `start` (gaps `None`).
+pub fn parse_matrix(
+    body: &str,
+    start: u64,
+    step_s: u64,
+    points: usize,
+) -> Result<Vec<RangeSeries>> {
+    let v: serde_json::Value =
+        serde_json::from_str(body).context("not JSON: is this Prometheus's URL?")?;
+    if v["status"] != "success" {
+        bail!(
+            "Prometheus said {}: {}",
+            v["errorType"].as_str().unwrap_or("error"),
+            v["error"].as_str().unwrap_or("no reason given")
+        );
+    }
+    let Some(result) = v["data"]["result"].as_array() else {
+        bail!("no data.result: is this Prometheus's URL?");
+    };
+    Ok(result
+        .iter()
+        .filter_map(|r| {
+            let labels = r["metric"]
+                .as_object()?
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_string())))
+                .collect();
+            let mut values = vec![None; points];
+            for pair in r["values"].as_array()? {
+                let (Some(t), Some(x)) = (
+                    pair[0].as_f64(),
+                    pair[1].as_str().and_then(|s| s.parse::<f64>().ok()),
+                ) else {
+                    continue;
+                };
+                let i = ((t as u64).saturating_sub(start) / step_s.max(1)) as usize;
+                if let Some(slot) = values.get_mut(i) {
+                    *slot = Some(x).filter(|x| x.is_finite());
+                }
+            }
+            Some((labels, values))
+        })
+        .collect())
+}
+
+/// A label value as a `PromQL` string literal: quoted, with `\` and `"` escaped.
+#[must_use]
+pub fn quoted(value: &str) -> String {
+    format!("\"{}\"", value.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,6 +272,15 @@ mod tests {
         assert!((s[0].value - 1.0).abs() < f64::EPSILON);
         assert!(s[1].value.is_nan());
         assert_eq!(s[0].label("nope"), "");
+    }
+
+    #[test]
+    fn a_matrix_lands_on_its_steps_and_gaps_stay_gaps() {
+        let body = r#"{"status":"success","data":{"resultType":"matrix","result":[
+            {"metric":{"gpu":"0"},"values":[[1000,"0.5"],[1020,"1"],[1030,"NaN"]]}]}}"#;
+        let m = parse_matrix(body, 1000, 10, 5).unwrap();
+        assert_eq!(m[0].1, vec![Some(0.5), None, Some(1.0), None, None]);
+        assert_eq!(quoted(r#"a"b\c"#), r#""a\"b\\c""#);
     }
 
     #[test]

@@ -30,6 +30,8 @@ pub struct View {
     pub age_s: u64,
     pub selected: usize,
     pub jobs: bool,
+    /// The GPU drilled into (`Enter` on its row), with its curves once read.
+    pub gpu: Option<super::Curves>,
 }
 
 /// Gives the terminal back however the view ends.
@@ -51,7 +53,7 @@ pub fn run(mut client: Client, refresh: Duration) -> Result<()> {
     let mut view = View::default();
     let mut read_at: Option<Instant> = None;
     // Drawn when something shown changed: new data, a key, the age in seconds.
-    let mut drawn: Option<(u64, usize, bool)> = None;
+    let mut drawn: Option<(u64, usize, bool, bool)> = None;
     let mut fresh = true;
     loop {
         if read_at.is_none_or(|t| t.elapsed() >= refresh) {
@@ -62,11 +64,17 @@ pub fn run(mut client: Client, refresh: Duration) -> Result<()> {
                 }
                 Err(e) => view.error = Some(format!("{e:#}")),
             }
+            if let Some(g) = &view.gpu {
+                match super::curves(&mut client, &g.host.clone(), &g.gpu.clone()) {
+                    Ok(c) => view.gpu = Some(c),
+                    Err(e) => view.error = Some(format!("{e:#}")),
+                }
+            }
             read_at = Some(Instant::now());
             fresh = true;
         }
         view.age_s = read_at.map_or(0, |t| t.elapsed().as_secs());
-        let shown = (view.age_s, view.selected, view.jobs);
+        let shown = (view.age_s, view.selected, view.jobs, view.gpu.is_some());
         if fresh || drawn != Some(shown) {
             term.draw(|f| render(f, &view))?;
             drawn = Some(shown);
@@ -85,11 +93,22 @@ pub fn run(mut client: Client, refresh: Duration) -> Result<()> {
         }
         let rows = view.fleet.as_ref().map_or(0, |f| f.gpus.len());
         match k.code {
+            KeyCode::Esc if view.gpu.is_some() => view.gpu = None,
+            KeyCode::Esc if view.jobs => view.jobs = false,
+            KeyCode::Char('q') | KeyCode::Esc => return Ok(()),
             KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => return Ok(()),
-            KeyCode::Char('q') => return Ok(()),
-            KeyCode::Esc if !view.jobs => return Ok(()),
-            KeyCode::Esc => view.jobs = false,
-            KeyCode::Enter | KeyCode::Char('j' | 'J') => view.jobs = !view.jobs,
+            KeyCode::Char('j' | 'J') => view.jobs = !view.jobs,
+            KeyCode::Enter if !view.jobs && view.gpu.is_none() => {
+                let row = view.fleet.as_ref().and_then(|f| f.gpus.get(view.selected));
+                if let Some(r) = row {
+                    view.gpu = Some(super::Curves {
+                        host: r.host.clone(),
+                        gpu: r.gpu.clone(),
+                        ..super::Curves::default()
+                    });
+                    read_at = None;
+                }
+            }
             KeyCode::Down => view.selected = (view.selected + 1).min(rows.saturating_sub(1)),
             KeyCode::Up => view.selected = view.selected.saturating_sub(1),
             KeyCode::Char('r') => read_at = None,
@@ -108,10 +127,10 @@ pub fn render(frame: &mut Frame, view: &View) {
     ])
     .areas(area);
     frame.render_widget(Paragraph::new(header(view, area.width)), head);
-    let help = if view.jobs {
+    let help = if view.jobs || view.gpu.is_some() {
         "Esc back · r refresh · q quit"
     } else {
-        "↑↓ select · Enter jobs · r refresh · q quit"
+        "↑↓ select · Enter GPU · j jobs · r refresh · q quit"
     };
     frame.render_widget(
         Paragraph::new(Line::styled(help, Style::new().add_modifier(Modifier::DIM))),
@@ -130,7 +149,9 @@ pub fn render(frame: &mut Frame, view: &View) {
         );
         return;
     };
-    if view.jobs {
+    if let Some(c) = &view.gpu {
+        gpu_view(frame, body, fleet, c);
+    } else if view.jobs {
         jobs(frame, body, fleet);
     } else {
         table(frame, body, fleet, view.selected);
@@ -238,6 +259,74 @@ fn table(frame: &mut Frame, area: Rect, fleet: &Fleet, selected: usize) {
         Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title)),
         area,
     );
+}
+
+/// One GPU: a row of bars per series over the last 10 minutes (as the local monitor draws a
+/// short chart), its latest values, its findings and ranks.
+fn gpu_view(frame: &mut Frame, area: Rect, fleet: &Fleet, c: &super::Curves) {
+    let row = fleet
+        .gpus
+        .iter()
+        .find(|g| g.host == c.host && g.gpu == c.gpu);
+    let label_w = 7usize;
+    let bars_w = usize::from(area.width.saturating_sub(2)).saturating_sub(label_w + 6);
+    let mut lines = Vec::new();
+    for (name, values) in [("power", &c.power), ("util", &c.util), ("SM", &c.sm)] {
+        let last = values.iter().rev().flatten().next();
+        lines.push(Line::raw(format!(
+            "{name:<label_w$}{} {}",
+            bars(values, bars_w),
+            last.map_or("   –".into(), |v| format!("{v:3.0}%"))
+        )));
+    }
+    lines.push(Line::styled(
+        format!(
+            "{:label_w$}-{} min{:>w$}",
+            "",
+            super::CURVE_POINTS as u64 * super::CURVE_STEP_S / 60,
+            "now",
+            w = bars_w.saturating_sub(6)
+        ),
+        Style::new().add_modifier(Modifier::DIM),
+    ));
+    if let Some(r) = row {
+        let state = if r.answering {
+            r.state.as_str()
+        } else {
+            "silent"
+        };
+        lines.push(Line::raw(format!(
+            "state {state} · power {}",
+            r.power_w.map_or("–".into(), |w| format!("{w:.0} W"))
+        )));
+        for (job, rank) in &r.ranks {
+            lines.push(Line::raw(format!("rank {rank} of {job}")));
+        }
+        for f in &r.findings {
+            lines.push(Line::raw(format!("{} {}", f.severity, f.finding)));
+        }
+    }
+    let title = format!(" {} GPU {} · last 10 min (Prometheus) ", c.host, c.gpu);
+    frame.render_widget(
+        Paragraph::new(lines).block(Block::default().borders(Borders::ALL).title(title)),
+        area,
+    );
+}
+
+/// Values 0–100 as `width` bars ▁ to █, resampled; a gap is a space.
+fn bars(values: &[Option<f64>], width: usize) -> String {
+    const LEVELS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
+    if values.is_empty() {
+        return " ".repeat(width);
+    }
+    (0..width)
+        .map(|i| {
+            let v = values[i * values.len() / width.max(1)];
+            v.map_or(' ', |v| {
+                LEVELS[((v.clamp(0.0, 100.0) / 100.0 * 7.0).round()) as usize]
+            })
+        })
+        .collect()
 }
 
 fn jobs(frame: &mut Frame, area: Rect, fleet: &Fleet) {
