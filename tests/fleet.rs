@@ -9,8 +9,9 @@ mod common;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::thread::sleep;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::wait_until;
 use common::{require, serve, Killed};
 use gpuwatch::fleet::prom::Series;
 use gpuwatch::fleet::{build, Answers};
@@ -27,17 +28,7 @@ fn series(labels: &[(&str, &str)], value: f64) -> Series {
 
 /// Two hosts of two GPUs, one job of four ranks: rank 3 idles, the others spin.
 fn synthetic() -> gpuwatch::fleet::Fleet {
-    let mut a = Answers {
-        seen: vec![],
-        up: vec![],
-        state: vec![],
-        util: vec![],
-        power: vec![],
-        findings: vec![],
-        ranks_seen: vec![],
-        ranks_now: vec![],
-        energy: vec![],
-    };
+    let mut a = Answers::default();
     for (h, host) in ["node-a", "node-b"].iter().enumerate() {
         for g in 0..2 {
             let gpu = g.to_string();
@@ -182,17 +173,6 @@ fn a_prometheus_that_is_not_there_is_a_clear_error() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("http://localhost:9090"));
-}
-
-fn wait_until<T>(secs: u64, mut f: impl FnMut() -> Option<T>) -> Option<T> {
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(secs) {
-        if let Some(v) = f() {
-            return Some(v);
-        }
-        sleep(Duration::from_millis(500));
-    }
-    None
 }
 
 fn fleet_json(prom: &str) -> Option<serde_json::Value> {

@@ -6,13 +6,13 @@
 
 mod common;
 
+use common::wait_until;
 use common::{require, serve, Killed};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::thread::sleep;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A plain HTTP/1.0 GET: (status, body).
 fn get(addr: &str, path: &str) -> Option<(u16, String)> {
@@ -44,17 +44,6 @@ fn start_prometheus(prometheus: &str, dir: &Path, prom: &str) -> Killed {
             .spawn()
             .unwrap(),
     )
-}
-
-fn wait_until<T>(secs: u64, mut f: impl FnMut() -> Option<T>) -> Option<T> {
-    let start = Instant::now();
-    while start.elapsed() < Duration::from_secs(secs) {
-        if let Some(v) = f() {
-            return Some(v);
-        }
-        sleep(Duration::from_millis(250));
-    }
-    None
 }
 
 /// `serve --demo=mixed` with the opt-in series, once it answers `/healthz`.

@@ -264,3 +264,15 @@ pub fn serve(args: &[&str]) -> (Killed, String) {
         .to_string();
     (child, addr)
 }
+
+/// `f`'s first `Some` within `secs` seconds, asked every 250 ms; `None` if it never came.
+pub fn wait_until<T>(secs: u64, mut f: impl FnMut() -> Option<T>) -> Option<T> {
+    let start = std::time::Instant::now();
+    while start.elapsed() < std::time::Duration::from_secs(secs) {
+        if let Some(v) = f() {
+            return Some(v);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+    None
+}

@@ -78,6 +78,7 @@ pub struct Fleet {
 }
 
 /// The queries one view takes, each an instant query.
+#[derive(Default)]
 pub struct Answers {
     pub seen: Vec<Series>,
     pub up: Vec<Series>,
@@ -364,17 +365,7 @@ mod tests {
     /// Four hosts of two GPUs, one job of eight ranks, every rank spinning but rank 7, whose
     /// GPU idles; `silent` hosts stopped answering (their current series are gone).
     fn answers(silent: &[&str], gone_rank: Option<&str>) -> Answers {
-        let mut a = Answers {
-            seen: vec![],
-            up: vec![],
-            state: vec![],
-            util: vec![],
-            power: vec![],
-            findings: vec![],
-            ranks_seen: vec![],
-            ranks_now: vec![],
-            energy: vec![],
-        };
+        let mut a = Answers::default();
         for h in 0..4 {
             let host = format!("h{h}");
             for g in 0..2 {

@@ -98,34 +98,8 @@ impl Client {
 
     /// The series an instant `PromQL` query answers with, at Prometheus's now.
     pub fn query(&mut self, promql: &str) -> Result<Vec<Series>> {
-        let url = format!("{}/api/v1/query", self.base);
-        let started = Instant::now();
-        let mut req = self.agent.get(&url).query("query", promql);
-        if let Some(a) = &self.auth {
-            req = req.header("Authorization", a);
-        }
-        let answer = req.call();
-        let mut resp = answer.with_context(|| format!("asking Prometheus at {}", self.base))?;
-        let status = resp.status();
-        let body = resp
-            .body_mut()
-            .with_config()
-            .limit(MAX_ANSWER)
-            .read_to_string()
-            .with_context(|| format!("reading Prometheus's answer from {}", self.base))?;
-        self.spent += started.elapsed();
-        match status.as_u16() {
-            200 => parse_vector(&body).with_context(|| format!("the answer to {promql}")),
-            401 | 403 => bail!(
-                "Prometheus at {} refused the query ({status}): give --user and --password-file",
-                self.base
-            ),
-            _ => bail!(
-                "Prometheus at {} answered {status} to {promql}: {}",
-                self.base,
-                crate::text::one_line(&body, 200)
-            ),
-        }
+        let body = self.get("query", &[("query", promql.to_string())], promql)?;
+        parse_vector(&body).with_context(|| format!("the answer to {promql}"))
     }
 
     /// The values of a range query, `points` of them `step_s` apart ending at the local now:
@@ -140,21 +114,32 @@ impl Client {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_secs());
         let start = end.saturating_sub(step_s * (points.max(1) as u64 - 1));
-        let url = format!("{}/api/v1/query_range", self.base);
+        let params = [
+            ("query", promql.to_string()),
+            ("start", start.to_string()),
+            ("end", end.to_string()),
+            ("step", step_s.to_string()),
+        ];
+        let body = self.get("query_range", &params, promql)?;
+        parse_matrix(&body, start, step_s, points)
+            .with_context(|| format!("the answer to {promql}"))
+    }
+
+    /// GET `api/v1/ENDPOINT` with `params`: the body of a 200, else an error that says what
+    /// to do (401/403: credentials). Counts the time waited.
+    fn get(&mut self, endpoint: &str, params: &[(&str, String)], promql: &str) -> Result<String> {
+        let url = format!("{}/api/v1/{endpoint}", self.base);
         let started = Instant::now();
-        let mut req = self
-            .agent
-            .get(&url)
-            .query("query", promql)
-            .query("start", start.to_string())
-            .query("end", end.to_string())
-            .query("step", step_s.to_string());
+        let mut req = self.agent.get(&url);
+        for (k, v) in params {
+            req = req.query(k, v);
+        }
         if let Some(a) = &self.auth {
             req = req.header("Authorization", a);
         }
-        let mut resp = req
-            .call()
-            .with_context(|| format!("asking Prometheus at {}", self.base))?;
+        let answer = req.call();
+        let mut resp = answer.with_context(|| format!("asking Prometheus at {}", self.base))?;
+        let status = resp.status();
         let body = resp
             .body_mut()
             .with_config()
@@ -162,8 +147,18 @@ impl Client {
             .read_to_string()
             .with_context(|| format!("reading Prometheus's answer from {}", self.base))?;
         self.spent += started.elapsed();
-        parse_matrix(&body, start, step_s, points)
-            .with_context(|| format!("the answer to {promql}"))
+        match status.as_u16() {
+            200 => Ok(body),
+            401 | 403 => bail!(
+                "Prometheus at {} refused the query ({status}): give --user and --password-file",
+                self.base
+            ),
+            _ => bail!(
+                "Prometheus at {} answered {status} to {promql}: {}",
+                self.base,
+                crate::text::one_line(&body, 200)
+            ),
+        }
     }
 
     /// Time spent waiting for Prometheus since the last call.
