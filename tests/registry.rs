@@ -77,6 +77,31 @@ fn diagnoses_md_has_a_section_per_rule() {
     }
 }
 
+/// docs/diagnoses.md's MIG table says where each rule judges on a MIG GPU, as the registry does.
+#[test]
+fn diagnoses_md_says_where_each_rule_judges_on_mig_as_the_registry_does() {
+    let doc = read("docs/diagnoses.md");
+    let table = doc
+        .split("## MIG instances")
+        .nth(1)
+        .and_then(|t| t.split("\n## ").next())
+        .expect("docs/diagnoses.md has a MIG section");
+    for rule in gpuwatch::rules::all_rules() {
+        let id = rule.id.as_str();
+        let row = table
+            .lines()
+            .find(|l| {
+                l.starts_with('|')
+                    && quoted(l.split('|').nth(1).unwrap_or(""))
+                        .iter()
+                        .any(|n| n == id)
+            })
+            .unwrap_or_else(|| panic!("the MIG table has no row for `{id}`"));
+        let said = row.split('|').nth(2).unwrap_or("").trim();
+        assert_eq!(said, rule.mig.words(), "`{id}` on MIG");
+    }
+}
+
 /// docs/diagnose-json.md names the ids a finding's `rule` takes: exactly the registry's.
 #[test]
 fn diagnose_json_md_lists_exactly_the_registered_ids() {

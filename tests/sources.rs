@@ -43,9 +43,15 @@ fn every_scenario_runs_on_1_to_64_gpus_with_plausible_values() {
     for (name, sc) in SCENARIOS {
         for gpus in [1, 64] {
             let (infos, ticks) = sim_ticks(sc, gpus, 1, START_MS);
-            assert_eq!(infos.len(), gpus, "{name}");
-            for d in &ticks.last().unwrap().devices {
+            let whole = infos.iter().filter(|d| d.mig.is_none()).count();
+            assert_eq!(whole, gpus, "{name}: GPUs (MIG instances come on top)");
+            for (info, d) in infos.iter().zip(&ticks.last().unwrap().devices) {
                 let s = &d.sample;
+                if info.mig.is_some() || info.is_mig_parent() {
+                    // NVML reports no utilization on MIG (tests/mig.rs checks the rest).
+                    assert_eq!(s.util_gpu_pct, None, "{name}");
+                    continue;
+                }
                 assert!(
                     s.util_gpu_pct.is_some_and(|u| (0.0..=100.0).contains(&u)),
                     "{name}: util {:?}",

@@ -123,6 +123,37 @@ fn main_screen_demo_health_160x48() {
     insta::assert_snapshot!(screen);
 }
 
+/// The MIG demo: GPU 0's instances indented under it, their SM activity where util would be
+/// and whose power it is where power would be, each with its own finding; the hung instance,
+/// selected, has its own chart ("GPU 0:3"), and the whole GPU beside them reads as always.
+#[test]
+fn main_screen_demo_mig_80x24_and_160x48() {
+    let obs = observed_sim(Scenario::Mig, 2, 40);
+    let mut st = AppState::new(true);
+    keys(&mut st, &obs, &[Key::Down, Key::Down]);
+    let small = text(&draw(&mut st, &obs, 80, 24));
+    for mark in [
+        "▶└3 2g.35 ‼ HANG",
+        "└9 1g.18 ! STARVED",
+        "SM act · W: GPU",
+        "GPU 0:3 · last",
+    ] {
+        assert!(small.contains(mark), "{mark} missing:\n{small}");
+    }
+    insta::assert_snapshot!("mig_80x24", small);
+    let big = text(&draw(&mut st, &obs, 160, 48));
+    for mark in [
+        "└3 2g.35gb",
+        "└10 1g.18gb",
+        "SM active · W: GPU 0",
+        "GPU 0:3 HANG",
+        "0:9 ",
+    ] {
+        assert!(big.contains(mark), "{mark} missing:\n{big}");
+    }
+    insta::assert_snapshot!("mig_160x48", big);
+}
+
 #[test]
 fn main_screen_demo_mixed_160x48() {
     let obs = observed_sim(Scenario::Mixed, 8, 45);

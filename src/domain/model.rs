@@ -43,6 +43,69 @@ pub struct DeviceInfo {
     pub persistence_mode: Option<bool>,
     pub mig_mode: Option<bool>,
     pub gpm_supported: bool,
+    /// Set on a MIG instance: the part of a GPU it is. Its `index` is then `mig_index(…)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mig: Option<MigInfo>,
+}
+
+/// A MIG instance: a GPU instance (its memory and SM slices) and the compute instance in it
+/// that NVML hands out as a device. NVML reports no utilization, power or temperature for it:
+/// those stay its parent GPU's, and its activity comes from GPM per GPU instance.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MigInfo {
+    /// NVML index of the GPU it is carved from.
+    pub parent: u32,
+    pub parent_uuid: String,
+    /// The GPU instance id (`GPU_I_ID` in dcgm-exporter's labels, `GI ID` in nvidia-smi).
+    pub gpu_instance: u32,
+    /// The compute instance id within it (`CI ID`).
+    pub compute_instance: u32,
+    /// The profile, as nvidia-smi names it: `1g.18gb`, `3g.71gb`.
+    pub profile: String,
+    pub sm_count: Option<u32>,
+}
+
+/// Where the numbers of MIG instances start: GPUs are numbered from 0 by NVML, so an instance
+/// numbered from here never meets one.
+pub const MIG_INDEX_BASE: u32 = 100_000;
+
+/// The number gpuwatch keeps a MIG instance under (findings, history, recordings): it encodes
+/// its parent, GPU instance and compute instance, so that `gpu_label` can name it anywhere.
+#[must_use]
+pub fn mig_index(parent: u32, gpu_instance: u32, compute_instance: u32) -> u32 {
+    MIG_INDEX_BASE + parent.min(999) * 1000 + gpu_instance.min(99) * 10 + compute_instance.min(9)
+}
+
+/// How a device is named to users: `3` for a GPU, `0:9` for GPU instance 9 of GPU 0 (and
+/// `0:9:1` for its compute instance 1, when it is not the first), as nvidia-smi writes them.
+#[must_use]
+pub fn gpu_label(index: u32) -> GpuLabel {
+    GpuLabel(index)
+}
+
+/// `gpu_label`'s value: formats without allocating.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GpuLabel(pub u32);
+
+impl GpuLabel {
+    /// (parent, GPU instance, compute instance) of a MIG instance's number.
+    #[must_use]
+    pub fn mig_parts(self) -> Option<(u32, u32, u32)> {
+        let n = self.0.checked_sub(MIG_INDEX_BASE)?;
+        Some((n / 1000, n % 1000 / 10, n % 10))
+    }
+}
+
+impl std::fmt::Display for GpuLabel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = match self.mig_parts() {
+            None => return self.0.fmt(f),
+            Some((gpu, gi, 0)) => format!("{gpu}:{gi}"),
+            Some((gpu, gi, ci)) => format!("{gpu}:{gi}:{ci}"),
+        };
+        // Through `pad`, so `{:>4}` lines it up as it does a number.
+        f.pad(&text)
+    }
 }
 
 impl DeviceInfo {
@@ -50,6 +113,17 @@ impl DeviceInfo {
     #[must_use]
     pub fn tdp_w(&self) -> Option<f32> {
         self.power_limit_default_w.or(self.power_limit_enforced_w)
+    }
+
+    /// A GPU whose MIG mode is on: its instances carry the processes and the activity.
+    #[must_use]
+    pub fn is_mig_parent(&self) -> bool {
+        self.mig.is_none() && self.mig_mode == Some(true)
+    }
+
+    #[must_use]
+    pub fn label(&self) -> GpuLabel {
+        gpu_label(self.index)
     }
 }
 

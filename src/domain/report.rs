@@ -169,7 +169,12 @@ fn diagnosis_text_raw(d: &Diagnosis, history: &History) -> String {
             .info
             .tdp_w()
             .map_or(String::new(), |w| format!(", TDP {w:.0} W"));
-        let _ = writeln!(out, "\nGPU {i}: {}{mem}{tdp}", dev.info.name);
+        let _ = writeln!(
+            out,
+            "\nGPU {}: {}{mem}{tdp}",
+            dev.info.label(),
+            dev.info.name
+        );
         if let Some(line) = energy_of(dev) {
             let _ = writeln!(out, "  {line}");
         }
@@ -183,7 +188,10 @@ fn diagnosis_text_raw(d: &Diagnosis, history: &History) -> String {
             .filter(|f| f.culprit.as_ref().is_some_and(|c| c.device == i))
             .collect();
         if let Some(c) = waiting.first().and_then(|f| f.culprit.as_ref()) {
-            let on: Vec<String> = waiting.iter().map(|f| f.device.to_string()).collect();
+            let on: Vec<String> = waiting
+                .iter()
+                .map(|f| crate::model::gpu_label(f.device).to_string())
+                .collect();
             let _ = writeln!(
                 out,
                 "  ◀ CULPRIT of the hang on GPU {}: {}",
@@ -222,7 +230,7 @@ fn diagnosis_text_raw(d: &Diagnosis, history: &History) -> String {
                 .devices
                 .iter()
                 .find(|dev| dev.processes.iter().any(|p| p.pid == b.pid))
-                .map_or(String::new(), |dev| format!(" (GPU {})", dev.info.index));
+                .map_or(String::new(), |dev| format!(" (GPU {})", dev.info.label()));
             let _ = writeln!(out, "  pid {}{gpu}, at {} UTC:", b.pid, clock(b.t_ms));
             out.push_str(&burst_text(b, "    "));
         }

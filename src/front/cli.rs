@@ -55,7 +55,7 @@ const ENVIRONMENT: &str = "Environment:
 #[derive(Debug, Args, Clone)]
 pub struct LiveArgs {
     /// Show simulated GPUs instead of real ones: healthy, membound, starved, hang, sync, powercap,
-    /// thermal, pcie, idle-mem, leak, idle, mixed (default), lost, straggler, health, fleet (fleet:H/N: host H of N of one job).
+    /// thermal, pcie, idle-mem, leak, idle, mixed (default), lost, straggler, health, mig (one GPU split into MIG instances), fleet (fleet:H/N: host H of N of one job).
     #[arg(long, num_args = 0..=1, default_missing_value = "mixed", value_name = "SCENARIO",
           value_parser = scenario_parser(), hide_possible_values = true)]
     pub demo: Option<Scenario>,
@@ -72,7 +72,8 @@ pub struct LiveArgs {
     #[arg(long, env = "GPUWATCH_NVML_LIB")]
     pub nvml_lib: Option<PathBuf>,
     /// Watch only these GPUs, as nvidia-smi -i takes them: indices, UUIDs (a prefix such as
-    /// GPU-3f2a9c1b will do) or PCI bus ids, comma-separated. GPUs keep their numbers.
+    /// GPU-3f2a9c1b will do) or PCI bus ids, comma-separated. GPUs keep their numbers. A MIG
+    /// instance: its MIG-… UUID or GPU:GI (0:9), watched with its GPU.
     #[arg(short = 'i', long = "id", value_delimiter = ',', value_name = "GPUS")]
     pub id: Vec<String>,
     #[allow(

@@ -36,6 +36,23 @@ pub fn devices(source: &mut dyn Source, json: bool) -> Result<()> {
     );
     for d in source.devices() {
         let f = |v: Option<f32>| v.map_or("?".into(), |w| format!("{w:.0} W"));
+        if let Some(m) = &d.mig {
+            // As nvidia-smi -L lists them: under their GPU, with their profile and ids.
+            println!(
+                "  MIG {} {} {}  GPU instance {} compute instance {}  memory {}  SMs {}",
+                d.label(),
+                m.profile,
+                d.uuid,
+                m.gpu_instance,
+                m.compute_instance,
+                d.memory_total_bytes.map_or("?".into(), |b| format!(
+                    "{:.1} GiB",
+                    b as f64 / crate::model::GIB as f64
+                )),
+                m.sm_count.map_or("?".into(), |n| n.to_string()),
+            );
+            continue;
+        }
         println!("GPU {} {} {} bus {}", d.index, d.name, d.uuid, d.pci_bus_id);
         println!(
             "  memory {}  TDP {}  enforced {}  range {}–{}  max SM {} MHz  PCIe Gen{} x{}  slowdown {} °C  persistence {}  MIG {}  GPM {}",
@@ -446,7 +463,9 @@ pub fn stacks(
     } else {
         let mut out = std::io::stdout().lock();
         for ((gpu, pid, what), b) in targets.iter().zip(&bursts) {
-            let gpu = gpu.map_or(String::new(), |g| format!("GPU {g} · "));
+            let gpu = gpu.map_or(String::new(), |g| {
+                format!("GPU {} · ", crate::model::gpu_label(g))
+            });
             writeln!(out, "{gpu}pid {pid}{what}")?;
             write!(out, "{}", crate::report::burst_text(b, "  "))?;
         }

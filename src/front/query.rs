@@ -23,6 +23,8 @@ struct Field {
 enum Value {
     Num(Option<f64>),
     Text(String),
+    /// Text that may be absent (`[N/A]`, `null`).
+    MaybeText(Option<String>),
     List(Vec<String>),
 }
 
@@ -33,14 +35,15 @@ fn num<T: Into<f64>>(v: Option<T>) -> Value {
 const MIB: f64 = 1024.0 * 1024.0;
 
 /// Every field, in the default order.
-const FIELDS: [Field; 18] = [
+const FIELDS: [Field; 20] = [
     Field {
         name: "timestamp",
         value: |_, s, _| Value::Num(Some(s.t_ms as f64 / 1000.0)),
     },
     Field {
         name: "index",
-        value: |d, _, _| num(Some(d.info.index)),
+        // A MIG instance's is its GPU's, as in nvidia-smi; `mig.instance` tells them apart.
+        value: |d, _, _| num(Some(d.info.mig.as_ref().map_or(d.info.index, |m| m.parent))),
     },
     Field {
         name: "name",
@@ -112,6 +115,15 @@ const FIELDS: [Field; 18] = [
                     .collect(),
             )
         },
+    },
+    // Last, so scripts that read the columns by position before MIG still read them.
+    Field {
+        name: "mig.instance",
+        value: |d, _, _| Value::MaybeText(d.info.mig.is_some().then(|| d.info.label().to_string())),
+    },
+    Field {
+        name: "mig.profile",
+        value: |d, _, _| Value::MaybeText(d.info.mig.as_ref().map(|m| m.profile.clone())),
     },
 ];
 
@@ -248,7 +260,8 @@ fn print_rows(
 /// A CSV cell as nvidia-smi writes them (`[N/A]` for what is not there), quoted when it must be.
 fn csv_cell(v: &Value) -> String {
     match v {
-        Value::Num(None) => "[N/A]".into(),
+        Value::Num(None) | Value::MaybeText(None) => "[N/A]".into(),
+        Value::MaybeText(Some(t)) => csv_cell(&Value::Text(t.clone())),
         Value::Num(Some(x)) if x.fract() == 0.0 && x.abs() < 1e15 => format!("{x:.0}"),
         Value::Num(Some(x)) => format!("{x:.2}"),
         Value::List(items) => items.join(" "),
@@ -272,7 +285,8 @@ fn json_value(v: Value) -> serde_json::Value {
             serde_json::Number::from_f64((x * 100.0).round() / 100.0)
                 .map_or(serde_json::Value::Null, serde_json::Value::Number)
         }),
-        Value::Text(t) => serde_json::Value::String(t),
+        Value::Text(t) | Value::MaybeText(Some(t)) => serde_json::Value::String(t),
+        Value::MaybeText(None) => serde_json::Value::Null,
         Value::List(items) => items.into_iter().map(serde_json::Value::String).collect(),
     }
 }

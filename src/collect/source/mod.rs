@@ -9,6 +9,7 @@ pub mod replay;
 pub mod select;
 pub mod sim;
 mod simhealth;
+mod simmig;
 pub mod simstack;
 
 use std::time::Instant;

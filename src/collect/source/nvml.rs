@@ -117,6 +117,9 @@ pub struct NvmlSource {
     infos: Vec<DeviceInfo>,
     system: SystemInfo,
     has_fan: Vec<bool>,
+    /// For a MIG instance, the position of its GPU (watched with it): the instance has no fast
+    /// readings of its own and is lost when its GPU is.
+    parents: Vec<Option<usize>>,
     slow: Shared,
     slow_round_seen: u64,
     fast_times: CallTimes,
@@ -204,6 +207,7 @@ impl NvmlSource {
             .enumerate()
             .map(|(i, d)| device_info(i as u32, d))
             .collect();
+        let (all, all_infos) = with_mig_instances(nvml, all, all_infos);
         // The GPUs asked for keep their NVML index: GPU 2 is GPU 2 whatever is left out.
         let keep = select.pick(&all_infos)?;
         let (devices, infos): (Vec<Device<'static>>, Vec<DeviceInfo>) = all
@@ -215,8 +219,10 @@ impl NvmlSource {
             .unzip();
         let has_fan = devices
             .iter()
-            .map(|d| d.num_fans().is_ok_and(|n| n > 0))
+            .zip(&infos)
+            .map(|(d, i)| i.mig.is_none() && d.num_fans().is_ok_and(|n| n > 0))
             .collect();
+        let parents = parent_positions(&infos);
         let slow: Shared = Arc::new(Mutex::new((0, vec![SlowReading::default(); devices.len()])));
         let slow_times = Arc::new(Mutex::new(CallTimes::default()));
         let (stop, stop_rx) = mpsc::channel();
@@ -244,6 +250,7 @@ impl NvmlSource {
             system: system_info(nvml),
             infos,
             has_fan,
+            parents,
             slow,
             slow_round_seen: 0,
             fast_times: CallTimes::default(),
@@ -256,6 +263,16 @@ impl NvmlSource {
     }
 
     fn read_fast(&mut self, i: usize, t_ms: u64, out: &mut DeviceReading) {
+        if self.infos[i].mig.is_some() {
+            // NVML answers utilization, power, temperature and clocks for the GPU only
+            // (NotSupported on an instance): gaps, without a call each tick to learn it again.
+            out.sample = DeviceSample {
+                t_ms,
+                ..DeviceSample::default()
+            };
+            out.status = DeviceStatus::Ok;
+            return;
+        }
         let d = &self.devices[i];
         let t = &mut self.fast_times;
         let mut lost = None;
@@ -320,6 +337,11 @@ impl Source for NvmlSource {
         super::events::take(&self.events, &mut tick.events);
         for i in 0..self.devices.len() {
             self.read_fast(i, t_ms, &mut tick.devices[i]);
+            if let Some(p) = self.parents[i] {
+                if tick.devices[p].status != DeviceStatus::Ok {
+                    tick.devices[i].status = tick.devices[p].status.clone();
+                }
+            }
         }
         // Copy the slow thread's latest values; the lock is held for a few copies only.
         if let Ok(guard) = self.slow.lock() {
@@ -445,7 +467,104 @@ fn device_info(index: u32, d: &Device) -> DeviceInfo {
         persistence_mode: d.is_in_persistent_mode().ok(),
         mig_mode: d.mig_mode().ok().map(|m| m.current == 1),
         gpm_supported: d.gpm_support().unwrap_or(false),
+        mig: None,
     }
+}
+
+/// For each device, the position of the GPU a MIG instance is part of, when it is watched.
+fn parent_positions(infos: &[DeviceInfo]) -> Vec<Option<usize>> {
+    infos
+        .iter()
+        .map(|i| {
+            let parent = i.mig.as_ref()?.parent;
+            infos
+                .iter()
+                .position(|p| p.mig.is_none() && p.index == parent)
+        })
+        .collect()
+}
+
+/// Every GPU followed by its MIG instances (the devices NVML hands out for a GPU in MIG mode,
+/// one per compute instance), each instance a device of its own for the rest of gpuwatch.
+fn with_mig_instances(
+    nvml: &'static Nvml,
+    gpus: Vec<Device<'static>>,
+    infos: Vec<DeviceInfo>,
+) -> (Vec<Device<'static>>, Vec<DeviceInfo>) {
+    let mut devices = Vec::with_capacity(gpus.len());
+    let mut out = Vec::with_capacity(infos.len());
+    for (d, info) in gpus.into_iter().zip(infos) {
+        let mut instances = Vec::new();
+        if info.mig_mode == Some(true) {
+            // Empty slots answer NotFound: only the instances created are listed.
+            for slot in 0..d.mig_device_count().unwrap_or(0) {
+                if let Ok(m) = d.mig_device_by_index(slot) {
+                    instances.push((mig_device_info(nvml, &info, &m, slot), m));
+                }
+            }
+        }
+        devices.push(d);
+        out.push(info);
+        for (info, m) in instances {
+            out.push(info);
+            devices.push(m);
+        }
+    }
+    (devices, out)
+}
+
+/// What a MIG device is: its GPU and compute instance, profile, memory and SMs. Power, clocks,
+/// links and limits are its parent's, and stay gaps here.
+fn mig_device_info(nvml: &Nvml, parent: &DeviceInfo, m: &Device, slot: u32) -> DeviceInfo {
+    // Without the ids (an old driver), the slot keeps instances apart, if not named as
+    // nvidia-smi names them.
+    let gi = instance_id(nvml, m, InstanceKind::Gpu).unwrap_or(slot);
+    let ci = instance_id(nvml, m, InstanceKind::Compute).unwrap_or(0);
+    let name = m.name().unwrap_or_else(|_| format!("{} MIG", parent.name));
+    // "NVIDIA H200 MIG 1g.18gb": the profile is the word after "MIG".
+    let profile = name
+        .split_once(" MIG ")
+        .map_or_else(|| name.clone(), |(_, p)| p.trim().to_string());
+    DeviceInfo {
+        index: crate::model::mig_index(parent.index, gi, ci),
+        uuid: m.uuid().unwrap_or_default(),
+        name,
+        pci_bus_id: parent.pci_bus_id.clone(),
+        memory_total_bytes: m.memory_info().ok().map(|i| i.total),
+        mig_mode: None,
+        gpm_supported: parent.gpm_supported,
+        mig: Some(crate::model::MigInfo {
+            parent: parent.index,
+            parent_uuid: parent.uuid.clone(),
+            gpu_instance: gi,
+            compute_instance: ci,
+            profile,
+            sm_count: m.attributes().ok().map(|a| a.multiprocessor_count),
+        }),
+        ..DeviceInfo::default()
+    }
+}
+
+#[derive(Clone, Copy)]
+enum InstanceKind {
+    Gpu,
+    Compute,
+}
+
+/// `nvmlDeviceGetGpuInstanceId` / `nvmlDeviceGetComputeInstanceId` of a MIG device, which
+/// nvml-wrapper 0.13 does not wrap: called through the library it loaded.
+#[allow(unsafe_code)]
+fn instance_id(nvml: &Nvml, m: &Device, kind: InstanceKind) -> Option<u32> {
+    let lib = nvml.lib();
+    let call = match kind {
+        InstanceKind::Gpu => lib.nvmlDeviceGetGpuInstanceId.as_ref().ok()?,
+        InstanceKind::Compute => lib.nvmlDeviceGetComputeInstanceId.as_ref().ok()?,
+    };
+    let mut id: std::os::raw::c_uint = 0;
+    // SAFETY: `m` is a live handle of this library (borrowed from `nvml`), and the call only
+    // writes one unsigned int into `id`, which outlives it.
+    let rc = unsafe { call(m.handle(), &raw mut id) };
+    (rc == 0).then_some(id)
 }
 
 /// The GPM metrics read each slow round. `GraphicsUtil` is left out on purpose: measured on an
@@ -516,6 +635,8 @@ impl super::events::EventWait for NvmlEvents {
 /// State the slow thread keeps per device between its rounds.
 struct SlowDevice {
     device: Device<'static>,
+    /// A MIG instance's GPU and GPU instance id: GPM is sampled through the GPU.
+    mig: Option<(Device<'static>, u32)>,
     gpm_supported: bool,
     prev_gpm: Option<GpmSample<'static>>,
     prev_energy: Option<(u64, Instant)>,
@@ -550,12 +671,19 @@ fn spawn_slow_thread(
     let mut devs: Vec<SlowDevice> = infos
         .iter()
         .filter_map(|i| {
-            nvml.device_by_index(i.index)
-                .ok()
-                .map(|d| (d, i.gpm_supported))
+            let (device, mig) = match &i.mig {
+                // NVML takes a MIG device's UUID as it takes a GPU's.
+                Some(m) => (
+                    nvml.device_by_uuid(i.uuid.as_str()).ok()?,
+                    Some((nvml.device_by_index(m.parent).ok()?, m.gpu_instance)),
+                ),
+                None => (nvml.device_by_index(i.index).ok()?, None),
+            };
+            Some((device, mig, i.gpm_supported))
         })
-        .map(|(device, gpm_supported)| SlowDevice {
+        .map(|(device, mig, gpm_supported)| SlowDevice {
             device,
+            mig,
             gpm_supported,
             prev_gpm: None,
             prev_energy: None,
@@ -597,6 +725,16 @@ impl SlowDevice {
         let d = &self.device;
         let r = &mut self.last;
         r.mem_used_bytes = read(t, "memory_info", &mut lost, || d.memory_info()).map(|m| m.used);
+        if self.mig.is_some() {
+            // Limits, links, energy and health are the GPU's: read there, not once per
+            // instance to be told NotSupported.
+            if self.gpm_supported {
+                let mut r = std::mem::take(&mut self.last);
+                self.read_gpm(nvml, t, &mut r);
+                self.last = r;
+            }
+            return self.last.clone();
+        }
         r.power_limit_w = read(t, "enforced_power_limit", &mut lost, || {
             d.enforced_power_limit()
         })
@@ -786,11 +924,14 @@ impl SlowDevice {
     /// GPM needs two samples more than 100 ms apart; the slow cadence guarantees that.
     fn read_gpm(&mut self, nvml: &'static Nvml, t: &mut CallTimes, r: &mut SlowReading) {
         let started = Instant::now();
-        let Ok(sample) = self.device.gpm_sample() else {
-            t.record("gpm_sample", started);
-            return;
+        let sample = match &self.mig {
+            Some((gpu, gi)) => gpu.gpm_mig_sample(*gi),
+            None => self.device.gpm_sample(),
         };
         t.record("gpm_sample", started);
+        let Ok(sample) = sample else {
+            return;
+        };
         if let Some(prev) = &self.prev_gpm {
             let started = Instant::now();
             let got = nvml_wrapper::gpm::gpm_metrics_get(nvml, prev, &sample, &GPM_IDS);

@@ -720,7 +720,7 @@ fn check_snapshot(snap: &Snapshot) -> Result<(), String> {
         {
             return Err(format!(
                 "GPU {}'s sample {} of {}: {why}",
-                d.info.index,
+                d.info.label(),
                 i + 1,
                 d.samples.len()
             ));

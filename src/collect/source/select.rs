@@ -1,5 +1,8 @@
 //! Which GPUs to watch: `-i/--id 0,2` as `nvidia-smi -i` takes it (indices, UUIDs or PCI bus
-//! ids), or the GPUs `CUDA_VISIBLE_DEVICES` names (`--cuda-visible`).
+//! ids), or the GPUs `CUDA_VISIBLE_DEVICES` names (`--cuda-visible`). A MIG instance is named
+//! by its `MIG-…` UUID, CUDA's older `MIG-GPU-…/GI/CI`, or `GPU:GI` (`GPU:GI:CI`); it is
+//! watched with its GPU, which has its power and temperature. A GPU is watched with its
+//! instances.
 
 use crate::model::DeviceInfo;
 
@@ -30,10 +33,6 @@ pub enum SelectError {
     Empty { from: &'static str, value: String },
     #[error("-i is given but names no GPU (\"{0}\"): give indices, UUIDs or bus ids, or leave it out for all")]
     EmptyIds(String),
-    #[error(
-        "{from} names {item}: MIG instances are not watched one by one; name their GPU instead"
-    )]
-    Mig { from: &'static str, item: String },
 }
 
 impl Selection {
@@ -97,12 +96,6 @@ impl Selection {
         }
         let mut keep = vec![false; devices.len()];
         for item in &self.items {
-            if item.starts_with("MIG-") {
-                return Err(SelectError::Mig {
-                    from: self.from,
-                    item: item.clone(),
-                });
-            }
             let hits: Vec<usize> = devices
                 .iter()
                 .enumerate()
@@ -120,7 +113,10 @@ impl Selection {
                 let mut here: Vec<String> = devices
                     .iter()
                     .take(8)
-                    .map(|d| format!("{} {} {}", d.index, d.uuid, d.pci_bus_id))
+                    .map(|d| match &d.mig {
+                        Some(m) => format!("{} {} ({})", d.label(), d.uuid, m.profile),
+                        None => format!("{} {} {}", d.index, d.uuid, d.pci_bus_id),
+                    })
                     .collect();
                 if devices.len() > 8 {
                     here.push(format!(
@@ -134,15 +130,69 @@ impl Selection {
                     here: here.join("\n  "),
                 });
             }
-            keep[hits[0]] = true;
+            keep_with_kin(devices, hits[0], &mut keep);
         }
         Ok((0..devices.len()).filter(|i| keep[*i]).collect())
     }
 }
 
+/// Keeps device `at`, a GPU's MIG instances with it, and an instance's GPU with it.
+fn keep_with_kin(devices: &[DeviceInfo], at: usize, keep: &mut [bool]) {
+    keep[at] = true;
+    let d = &devices[at];
+    for (k, other) in devices.iter().enumerate() {
+        let kin = match (&d.mig, &other.mig) {
+            (None, Some(m)) => m.parent == d.index,
+            (Some(m), None) => other.index == m.parent,
+            _ => false,
+        };
+        keep[k] |= kin;
+    }
+}
+
+/// Whether `item` names MIG instance `d` (`MIG-…` UUID or a prefix of it, `MIG-GPU-…/GI/CI`,
+/// `GPU:GI`, `GPU:GI:CI`); `None` when `item` is no MIG name at all.
+fn names_instance(item: &str, d: &DeviceInfo) -> Option<bool> {
+    let m = d.mig.as_ref();
+    let lower = item.to_ascii_lowercase();
+    if let Some(rest) = lower.strip_prefix("mig-") {
+        // CUDA's form before R470: the GPU's UUID, then the instance ids.
+        if rest.starts_with("gpu-") {
+            let mut parts = rest.split('/');
+            let gpu = parts.next().unwrap_or_default();
+            let ids: Vec<Option<u32>> = parts.map(|p| p.parse().ok()).collect();
+            return Some(m.is_some_and(|m| {
+                m.parent_uuid.to_ascii_lowercase() == gpu
+                    && ids.first() == Some(&Some(m.gpu_instance))
+                    && ids.get(1).is_none_or(|c| *c == Some(m.compute_instance))
+            }));
+        }
+        return Some(
+            m.is_some() && lower.len() >= 8 && d.uuid.to_ascii_lowercase().starts_with(&lower),
+        );
+    }
+    let ids: Vec<Option<u32>> = item.split(':').map(|p| p.parse().ok()).collect();
+    if !(2..=3).contains(&ids.len()) || ids.iter().any(Option::is_none) {
+        return None;
+    }
+    let ids: Vec<u32> = ids.into_iter().flatten().collect();
+    Some(m.is_some_and(|m| {
+        m.parent == ids[0]
+            && m.gpu_instance == ids[1]
+            && ids.get(2).is_none_or(|c| *c == m.compute_instance)
+    }))
+}
+
 /// Whether `item` names `d`: its index, its UUID (or a prefix of it of at least 8 characters
 /// after `GPU-`), or its PCI bus id with or without the domain, in any case.
 fn names(item: &str, d: &DeviceInfo) -> bool {
+    if let Some(hit) = names_instance(item, d) {
+        return hit;
+    }
+    // An instance shares its GPU's bus id, and its number is gpuwatch's own.
+    if d.mig.is_some() {
+        return false;
+    }
     if let Ok(i) = item.parse::<u32>() {
         return i == d.index;
     }
@@ -173,6 +223,75 @@ mod tests {
                 ..DeviceInfo::default()
             })
             .collect()
+    }
+
+    /// GPU 0 whole, GPU 1 in MIG mode with GPU instances 2 and 9 (compute instance 0).
+    fn with_mig() -> Vec<DeviceInfo> {
+        let mut d = gpus()[..2].to_vec();
+        d[1].mig_mode = Some(true);
+        for gi in [2, 9] {
+            d.push(DeviceInfo {
+                index: crate::model::mig_index(1, gi, 0),
+                uuid: format!("MIG-77aa00{gi:02}-0000-1111-2222-333344445555"),
+                pci_bus_id: d[1].pci_bus_id.clone(),
+                mig: Some(crate::model::MigInfo {
+                    parent: 1,
+                    parent_uuid: d[1].uuid.clone(),
+                    gpu_instance: gi,
+                    compute_instance: 0,
+                    profile: "1g.18gb".into(),
+                    sm_count: Some(16),
+                }),
+                ..DeviceInfo::default()
+            });
+        }
+        d
+    }
+
+    #[test]
+    fn mig_instances_are_named_as_nvidia_smi_and_cuda_name_them_and_come_with_their_gpu() {
+        let g = with_mig();
+        let pick = |items: &[&str]| {
+            let items: Vec<String> = items.iter().map(|s| (*s).to_string()).collect();
+            Selection::ids(&items).and_then(|s| s.pick(&g))
+        };
+        assert_eq!(pick(&["1:9"]), Ok(vec![1, 3]), "GPU:GI, with its GPU");
+        assert_eq!(pick(&["1:2:0"]), Ok(vec![1, 2]), "GPU:GI:CI");
+        assert_eq!(
+            pick(&["MIG-77aa0009-0000-1111-2222-333344445555"]),
+            Ok(vec![1, 3])
+        );
+        assert_eq!(
+            pick(&["mig-77aa0002"]),
+            Ok(vec![1, 2]),
+            "a prefix, any case"
+        );
+        assert_eq!(
+            pick(&["MIG-GPU-1a1b2c3d-0000-1111-2222-333344445551/9/0"]),
+            Ok(vec![1, 3]),
+            "CUDA's MIG-GPU-uuid/GI/CI"
+        );
+        assert_eq!(
+            pick(&["1"]),
+            Ok(vec![1, 2, 3]),
+            "a GPU brings its instances"
+        );
+        assert_eq!(
+            pick(&["00000000:28:00.0"]),
+            Ok(vec![1, 2, 3]),
+            "by bus id too"
+        );
+        assert_eq!(pick(&["0"]), Ok(vec![0]));
+        let err = pick(&["1:5"]).unwrap_err().to_string();
+        assert!(err.contains("1:9 MIG-77aa0009"), "{err}");
+        assert!(err.contains("(1g.18gb)"), "{err}");
+        assert!(matches!(
+            pick(&["mig-77aa"]),
+            Err(SelectError::Ambiguous { count: 2, .. })
+        ));
+        let cuda = Selection::cuda_visible(Some("MIG-77aa0009-0000-1111-2222-333344445555"))
+            .and_then(|s| s.pick(&g));
+        assert_eq!(cuda, Ok(vec![1, 3]));
     }
 
     #[test]
@@ -221,7 +340,6 @@ mod tests {
             Err(SelectError::EmptyIds(_))
         ));
         assert_eq!(Selection::ids(&[]), Ok(Selection::all()));
-        assert!(matches!(pick(&["MIG-4f5e"]), Err(SelectError::Mig { .. })));
     }
 
     #[test]

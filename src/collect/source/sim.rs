@@ -46,12 +46,15 @@ pub enum Scenario {
     /// Busy GPUs in trouble: an uncorrectable ECC error and a pending row remap, `PCIe`
     /// replays, an `NVLink` link down, and one with only an old GPU's history.
     Health,
+    /// GPU 0 split into MIG instances (3g.71gb training, 2g.35gb hung, 1g.18gb starved,
+    /// 1g.18gb an idle notebook holding memory); any further GPUs whole and healthy.
+    Mig,
     /// Host `host` of `hosts` running one multi-node job (`--demo fleet:H/N`): every rank
     /// spins in a collective except the last host's last rank, which idles on its GPU.
     Fleet { host: u8, hosts: u8 },
 }
 
-pub const SCENARIOS: [(&str, Scenario); 16] = [
+pub const SCENARIOS: [(&str, Scenario); 17] = [
     ("healthy", Scenario::Healthy),
     ("membound", Scenario::Membound),
     ("starved", Scenario::Starved),
@@ -67,6 +70,7 @@ pub const SCENARIOS: [(&str, Scenario); 16] = [
     ("lost", Scenario::Lost),
     ("straggler", Scenario::Straggler),
     ("health", Scenario::Health),
+    ("mig", Scenario::Mig),
     ("fleet", Scenario::Fleet { host: 0, hosts: 1 }),
 ];
 
@@ -115,7 +119,7 @@ impl Scenario {
             8
         } else if self == Scenario::Health {
             4
-        } else if let Scenario::Fleet { .. } = self {
+        } else if let Scenario::Fleet { .. } | Scenario::Mig = self {
             2
         } else {
             1
@@ -144,6 +148,7 @@ impl Scenario {
                 Scenario::Straggler
             }
             Scenario::Fleet { .. } => Scenario::Hang,
+            Scenario::Mig => Scenario::Healthy,
             Scenario::Straggler if gpus == 1 || index + 1 < gpus => Scenario::Hang,
             other => other,
         }
@@ -193,6 +198,8 @@ struct SimDevice {
     health: super::simhealth::SimHealth,
     /// The CPU % each process hovers around.
     base_cpu: Vec<f32>,
+    /// Whole GPU, MIG parent or MIG instance, and what its instances add to its parent.
+    mig: super::simmig::Part,
 }
 
 pub struct SimSource {
@@ -280,6 +287,7 @@ impl SimSource {
                     stories,
                     base_cpu,
                     health: super::simhealth::SimHealth::new(scenario == Scenario::Health, i),
+                    mig: super::simmig::Part::Whole,
                 }
             })
             .collect();
@@ -301,7 +309,55 @@ impl SimSource {
         if let Scenario::Fleet { host, hosts } = scenario {
             src.as_fleet_host(host, hosts);
         }
+        if scenario == Scenario::Mig {
+            src.split_first_gpu(seed, start_ms);
+        }
         src
+    }
+
+    /// The MIG demo: GPU 0 in MIG mode, its instances listed right after it, each playing
+    /// its own scenario with processes of its own; the parent keeps none.
+    fn split_first_gpu(&mut self, seed: u64, start_ms: u64) {
+        self.devices[0].mig_mode = Some(true);
+        let parent = &mut self.sims[0];
+        parent.scenario = Scenario::Mig;
+        parent.mig = super::simmig::Part::Parent;
+        parent.processes.clear();
+        parent.stories.clear();
+        parent.base_cpu.clear();
+        for (k, (info, sc, part)) in super::simmig::instances(&self.devices[0])
+            .into_iter()
+            .enumerate()
+        {
+            let position = k + 1;
+            let mut processes = processes_for(sc, position, 0);
+            let room = info.memory_total_bytes.unwrap_or(0) * 17 / 20;
+            for p in &mut processes {
+                p.gpu_mem_bytes = p.gpu_mem_bytes.map(|b| b.min(room));
+            }
+            for h in processes.iter_mut().filter_map(|p| p.host.as_mut()) {
+                h.started_ms = Some(start_ms.saturating_sub(3_600_000));
+            }
+            let base_cpu = processes
+                .iter()
+                .map(|p| p.host.as_ref().and_then(|h| h.cpu_pct).unwrap_or(0.0))
+                .collect();
+            self.devices.insert(position, info);
+            self.sims.insert(
+                position,
+                SimDevice {
+                    scenario: sc,
+                    noise: Noise(
+                        seed ^ (position as u64 + 100).wrapping_mul(0xA24B_AED4_963E_E407),
+                    ),
+                    stories: vec![sc; processes.len()],
+                    processes,
+                    base_cpu,
+                    health: super::simhealth::SimHealth::new(false, position),
+                    mig: part,
+                },
+            );
+        }
     }
 
     /// Makes these GPUs host `host` of `hosts` of one job: its host name, globally numbered
@@ -349,6 +405,7 @@ fn device_info(index: usize, scenario: Scenario) -> DeviceInfo {
         persistence_mode: Some(true),
         mig_mode: Some(false),
         gpm_supported: true,
+        mig: None,
     }
 }
 
@@ -585,6 +642,11 @@ fn level(sc: Scenario, t_s: f32, burst: f32) -> Level {
             mem_gib: (20.0 + t_s * 0.1).min(138.0),
             ..BUSY
         },
+        // A MIG GPU's own readings come from its instances' (`simmig::fill_parent`).
+        Scenario::Mig => Level {
+            temp: 45.0,
+            ..FLOOR
+        },
         Scenario::Idle | Scenario::Mixed => Level {
             power: 80.0,
             sm_clock: 345.0,
@@ -697,8 +759,16 @@ impl SimDevice {
                 .into_iter()
                 .map(event),
         );
+        self.mig
+            .shape(&mut out.sample, self.scenario == Scenario::Hang);
         out.status = DeviceStatus::Ok;
         self.jitter_processes(lv.util);
+        if let super::simmig::Part::Instance { .. } = self.mig {
+            // NVML keeps no per-process utilization on MIG.
+            for p in &mut self.processes {
+                (p.sm_pct, p.mem_pct) = (None, None);
+            }
+        }
         out.processes.clone_from(&self.processes);
     }
 
@@ -740,6 +810,12 @@ impl Source for SimSource {
             .zip(&mut tick.devices)
         {
             sim.read((t_s, dt_s), t_ms, info, out, &mut tick.events);
+        }
+        for p in 0..self.sims.len() {
+            if self.sims[p].mig == super::simmig::Part::Parent {
+                let parts = self.sims[p + 1..].iter().map(|s| &s.mig);
+                super::simmig::fill_parent(&mut tick.devices[p].sample, parts);
+            }
         }
         let elapsed_ms = t_ms - self.start_ms;
         let sims = if self.stacks { &self.sims[..] } else { &[] };

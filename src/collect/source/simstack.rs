@@ -216,7 +216,7 @@ fn story(scenario: Scenario) -> Option<(StackClass, u32, Vec<StackFrame>)> {
         | Scenario::Thermal
         | Scenario::Pcie
         | Scenario::Leak => (StackClass::GpuWork, 8, &TRAINING),
-        Scenario::Idle | Scenario::Mixed | Scenario::Lost => return None,
+        Scenario::Idle | Scenario::Mixed | Scenario::Lost | Scenario::Mig => return None,
     };
     let frames = frames
         .iter()

@@ -88,6 +88,10 @@ impl Conclusions {
     /// The idle floor the rules judge a GPU (NVML index) against, in watts.
     #[must_use]
     pub fn floor_w(&self, device: u32) -> Option<f32> {
+        // A MIG instance has no power of its own, so no floor: its GPU's is the one.
+        if crate::model::gpu_label(device).mig_parts().is_some() {
+            return None;
+        }
         self.position(device)
             .and_then(|p| self.floors_w.get(p))
             .copied()

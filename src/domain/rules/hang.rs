@@ -7,13 +7,14 @@
 //! floor was not learned. The rank the others wait for — one that exited, or one whose GPU
 //! idles — is named as the culprit and kept after the job ends.
 
-use super::{ms, Ctx, Culprit, Rule, RuleId, Severity, Stats, Verdict, Watching};
+use super::{ms, Ctx, Culprit, OnMig, Rule, RuleId, Severity, Stats, Verdict, Watching};
 use crate::history::{Departure, DeviceHistory};
 use crate::model::ProcessSample;
 use crate::text::span_words;
 
 pub const HANG: Rule = Rule {
     id: RuleId::Hang,
+    mig: OnMig::Instance,
     title: "Busy but idle: GPU looks hung",
     severity: Severity::Warning,
     window: |t| t.hang_suspect_window,
@@ -30,8 +31,18 @@ const DEPARTURE_LOOKBACK_MS: u64 = 60_000;
 /// SM, tensor and DRAM activity over a window (GPM).
 type Gpm = (Stats, Stats, Stats);
 
+/// Least SM activity of a kernel resident on a MIG instance (one block of a spin holds 1 of a
+/// 1g profile's 16 SMs: 6 %; of a 7g's 132: 0.8 %); an idle instance reads 0.
+const MIG_SPIN_SM_MIN_PCT: f32 = 0.3;
+/// Real work moves tensor cores or memory; a spin on a flag does neither.
+const MIG_SPIN_WORK_MAX_PCT: f32 = 1.0;
+
 /// The symptoms over the last `span_ms`: util pinned, power at the floor, no SM work.
 fn spinning(c: &Ctx, span_ms: u64) -> Option<(Stats, Stats, Option<Gpm>)> {
+    if c.dev.info.mig.is_some() {
+        return spinning_on_instance(c, span_ms)
+            .map(|g| (Stats::default(), Stats::default(), Some(g)));
+    }
     let util = c.stats(span_ms, |s| s.util_gpu_pct);
     let power = c.stats(span_ms, |s| s.power_w);
     // Once open, a little slack so one lower sample does not close it (hysteresis).
@@ -67,6 +78,30 @@ fn spinning(c: &Ctx, span_ms: u64) -> Option<(Stats, Stats, Option<Gpm>)> {
     Some((util, power, Some((sm, tensor, dram))))
 }
 
+/// On a MIG instance NVML reports neither utilization nor power: what is left of a hang's
+/// signature is a kernel resident on the same few SMs in every sample (SM activity above zero
+/// and flat) with no tensor or DRAM work. An instance idle between requests reads 0 and a
+/// working one moves memory.
+fn spinning_on_instance(c: &Ctx, span_ms: u64) -> Option<Gpm> {
+    let sm = c.stats(span_ms, |s| s.gpm.sm_active_pct);
+    let tensor = c.stats(span_ms, |s| s.gpm.tensor_active_pct);
+    let dram = c.stats(span_ms, |s| s.gpm.dram_bw_pct);
+    let floor = MIG_SPIN_SM_MIN_PCT * if c.open { 0.5 } else { 1.0 };
+    let flat = sm.sd <= (sm.median * 0.25).max(0.5);
+    let ended = c
+        .dev
+        .samples
+        .iter()
+        .rev()
+        .take(2)
+        .filter(|s| s.gpm.sm_active_pct.is_some_and(|v| v < floor))
+        .count()
+        == 2;
+    let resident = sm.n > 0 && sm.p10 >= floor && sm.median <= c.thresholds.hang_sm_max_pct;
+    let idle_work = tensor.median <= MIG_SPIN_WORK_MAX_PCT && dram.median <= MIG_SPIN_WORK_MAX_PCT;
+    (resident && flat && idle_work && !ended).then_some((sm, tensor, dram))
+}
+
 fn check(c: &Ctx) -> Option<Verdict> {
     // No process listed is no alibi: inside a container NVML may list none, and a snapshot
     // replayed after the job ended has only its last (empty) process list.
@@ -77,29 +112,13 @@ fn check(c: &Ctx) -> Option<Verdict> {
     let lost = lost_rank(c);
     let held = if confirmed { confirm } else { w };
     let mut v = Verdict {
-        evidence: vec![
-            util_held(util, confirmed, held),
-            c.power_evidence(power.median),
-        ],
         // Where the ranks are, when their stacks were read, is the better evidence: kept over
         // a later reading without it (their processes gone at the end of the job).
         fit: 0.9,
         summary: format!("util {:.0} % at idle power", util.median),
         ..Verdict::default()
     };
-    if let Some((sm, tensor, dram)) = gpm {
-        v.evidence.push(format!(
-            "SM activity {:.1} %, tensor {:.1} %, DRAM {:.1} % (GPM)",
-            sm.median, tensor.median, dram.median
-        ));
-        v.signals = "utilization, power against the idle floor, GPM SM/tensor/DRAM activity".into();
-    } else {
-        v.evidence.push(format!(
-            "power flat (sd {:.1} W); no GPM on this GPU, so SM activity is unknown",
-            power.sd
-        ));
-        v.signals = "utilization and power against the idle floor (no GPM)".into();
-    }
+    counter_evidence(c, (util, power, gpm), (confirmed, held), &mut v);
     v.pids = c.dev.processes.iter().map(|p| p.pid).collect();
     let ranks = ranks_with_stacks(c);
     if let Some(line) = where_ranks_are(&ranks) {
@@ -153,6 +172,51 @@ fn check(c: &Ctx) -> Option<Verdict> {
     Some(v)
 }
 
+/// What the counters show, and which decided: util and power against the floor with GPM where
+/// read; on a MIG instance, which has neither util nor power, its GPM activity alone.
+fn counter_evidence(
+    c: &Ctx,
+    (util, power, gpm): (Stats, Stats, Option<Gpm>),
+    (confirmed, held): (bool, u64),
+    v: &mut Verdict,
+) {
+    if let (Some(m), Some((sm, tensor, dram))) = (&c.dev.info.mig, gpm) {
+        v.evidence = vec![
+            format!(
+                "a MIG instance: NVML reports no utilization or power for it (power and temperature are GPU {}'s); judged by its own GPM activity over {}",
+                m.parent,
+                span_words(held)
+            ),
+            format!(
+                "SM activity held at {:.1} % (never below {:.1} %, sd {:.2}): a kernel resident on the same SMs; tensor {:.1} %, DRAM {:.1} % (GPM): it does no work",
+                sm.median, sm.p10, sm.sd, tensor.median, dram.median
+            ),
+        ];
+        v.signals =
+            "GPM SM/tensor/DRAM activity of the MIG instance (no utilization or power on MIG)"
+                .into();
+        v.summary = format!("SM {:.1} % held, no tensor or DRAM work (MIG)", sm.median);
+        return;
+    }
+    v.evidence = vec![
+        util_held(util, confirmed, held),
+        c.power_evidence(power.median),
+    ];
+    if let Some((sm, tensor, dram)) = gpm {
+        v.evidence.push(format!(
+            "SM activity {:.1} %, tensor {:.1} %, DRAM {:.1} % (GPM)",
+            sm.median, tensor.median, dram.median
+        ));
+        v.signals = "utilization, power against the idle floor, GPM SM/tensor/DRAM activity".into();
+    } else {
+        v.evidence.push(format!(
+            "power flat (sd {:.1} W); no GPM on this GPU, so SM activity is unknown",
+            power.sd
+        ));
+        v.signals = "utilization and power against the idle floor (no GPM)".into();
+    }
+}
+
 /// A hang after an Xid on this GPU is most likely that Xid's: the GPU stopped, not a peer.
 fn after_xid(c: &Ctx, v: &mut Verdict) {
     if let Some((code, line)) = super::hardware::preceding_xid(c, c.now_ms) {
@@ -181,8 +245,16 @@ impl Rank<'_> {
     /// "rank 2 (pid 1169, GPU 0)", or "pid 1169 (GPU 0)" outside a launcher.
     fn name(&self) -> String {
         match self.rank() {
-            Some(r) => format!("rank {r} (pid {}, GPU {})", self.process.pid, self.device),
-            None => format!("pid {} (GPU {})", self.process.pid, self.device),
+            Some(r) => format!(
+                "rank {r} (pid {}, GPU {})",
+                self.process.pid,
+                crate::model::gpu_label(self.device)
+            ),
+            None => format!(
+                "pid {} (GPU {})",
+                self.process.pid,
+                crate::model::gpu_label(self.device)
+            ),
         }
     }
 }
@@ -252,7 +324,7 @@ fn ranks_named(members: &[&Rank]) -> String {
         v
     };
     let pids = list(&|r| r.process.pid.to_string()).join(", ");
-    let gpus = list(&|r| r.device.to_string());
+    let gpus = list(&|r| crate::model::gpu_label(r.device).to_string());
     let gpus = if gpus.len() == 1 {
         format!("GPU {}", gpus[0])
     } else {
@@ -373,7 +445,7 @@ fn lost_rank(c: &Ctx) -> Option<Culprit> {
         at_ms: gone.gone_ms,
         text: format!(
             "GPU {}'s process of the same job ({}pid {}{}) exited at {} UTC: the job lost a rank, and this GPU waits for it",
-            gone.device,
+            crate::model::gpu_label(gone.device),
             rank_text(rank),
             gone.pid,
             if gone.name.is_empty() { String::new() } else { format!(", {}", gone.name) },
@@ -412,7 +484,7 @@ fn straggler(c: &Ctx, w: u64) -> Option<Culprit> {
                 at_ms: c.now_ms,
                 text: format!(
                     "GPU {} ({}pid {}) of the same job is idle (util {:.0} %){host}: the likely straggler the others wait for",
-                    d.info.index, rank_text(rank), p.pid, util.median
+                    d.info.label(), rank_text(rank), p.pid, util.median
                 ),
             })
         })

@@ -1,12 +1,13 @@
 //! Rules about the GPU itself: lost from the bus, power capped below TDP, thermal or hardware
 //! slowdown, a `PCIe` link below its maximum, persistence mode off.
 
-use super::{Ctx, Rule, RuleId, Severity, Verdict, Watching};
+use super::{Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::{clock_event, DeviceStatus};
 use crate::text::span_words;
 
 pub const LOST: Rule = Rule {
     id: RuleId::Lost,
+    mig: OnMig::Parent,
     title: "GPU lost",
     severity: Severity::Critical,
     window: |_| std::time::Duration::ZERO,
@@ -18,6 +19,7 @@ pub const LOST: Rule = Rule {
 };
 pub const POWERCAP: Rule = Rule {
     id: RuleId::Powercap,
+    mig: OnMig::Parent,
     title: "Power capped below TDP",
     severity: Severity::Warning,
     window: |t| t.powercap_window,
@@ -29,6 +31,7 @@ pub const POWERCAP: Rule = Rule {
 };
 pub const THERMAL: Rule = Rule {
     id: RuleId::Thermal,
+    mig: OnMig::Parent,
     title: "Clocks slowed: thermal or hardware slowdown",
     severity: Severity::Warning,
     window: |t| t.thermal_window,
@@ -40,6 +43,7 @@ pub const THERMAL: Rule = Rule {
 };
 pub const PCIE: Rule = Rule {
     id: RuleId::Pcie,
+    mig: OnMig::Parent,
     title: "PCIe link below its maximum",
     severity: Severity::Warning,
     window: |t| t.pcie_window,
@@ -51,6 +55,7 @@ pub const PCIE: Rule = Rule {
 };
 pub const PERSISTENCE: Rule = Rule {
     id: RuleId::Persistence,
+    mig: OnMig::Parent,
     title: "Persistence mode off",
     severity: Severity::Info,
     window: |_| std::time::Duration::ZERO,

@@ -3,7 +3,7 @@
 //! These name a broken GPU or link, which a hang or a crash may follow: a different remedy
 //! (reset, drain, cables) from a stuck collective's.
 
-use super::{ms, Ctx, Rule, RuleId, Severity, Verdict, Watching};
+use super::{ms, Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::history::EventCount;
 use crate::model::{EventKind, Health};
 use crate::text::{clock, span_words};
@@ -11,6 +11,7 @@ use crate::xid::{self, Need};
 
 pub const XID: Rule = Rule {
     id: RuleId::Xid,
+    mig: OnMig::Parent,
     title: "Xid error",
     severity: Severity::Warning,
     window: |_| std::time::Duration::ZERO,
@@ -22,6 +23,7 @@ pub const XID: Rule = Rule {
 };
 pub const ECC: Rule = Rule {
     id: RuleId::Ecc,
+    mig: OnMig::Parent,
     title: "Uncorrected ECC errors",
     severity: Severity::Critical,
     window: |_| std::time::Duration::ZERO,
@@ -33,6 +35,7 @@ pub const ECC: Rule = Rule {
 };
 pub const REMAP: Rule = Rule {
     id: RuleId::RowRemap,
+    mig: OnMig::Parent,
     title: "GPU memory needs a reset",
     severity: Severity::Critical,
     window: |_| std::time::Duration::ZERO,
@@ -44,6 +47,7 @@ pub const REMAP: Rule = Rule {
 };
 pub const PCIE_REPLAY: Rule = Rule {
     id: RuleId::PcieReplay,
+    mig: OnMig::Parent,
     title: "PCIe replays rising",
     severity: Severity::Warning,
     // Judged from the first samples: replays need no onset window, only a count within one.
@@ -56,6 +60,7 @@ pub const PCIE_REPLAY: Rule = Rule {
 };
 pub const NVLINK: Rule = Rule {
     id: RuleId::Nvlink,
+    mig: OnMig::Parent,
     title: "NVLink down or erroring",
     severity: Severity::Warning,
     window: |_| std::time::Duration::ZERO,

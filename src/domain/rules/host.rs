@@ -7,13 +7,14 @@
 //! between short GPU steps (e.g. RL environments), which is still worth knowing.
 //! Idle-mem: a process holds GPU memory while no kernel runs for a long time.
 
-use super::{stacks, Ctx, Rule, RuleId, Severity, Verdict, Watching};
+use super::{stacks, Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::stack::StackClass;
 use crate::model::{ProcessSample, GIB};
 use crate::text::span_words;
 
 pub const STARVED: Rule = Rule {
     id: RuleId::Starved,
+    mig: OnMig::Instance,
     title: "GPU starved: waiting for input",
     severity: Severity::Warning,
     window: |t| t.starved_window,
@@ -26,6 +27,7 @@ pub const STARVED: Rule = Rule {
 
 pub const IDLE_MEM: Rule = Rule {
     id: RuleId::IdleMem,
+    mig: OnMig::Instance,
     title: "Idle GPU with memory held",
     severity: Severity::Info,
     window: |t| t.idle_mem_window,
@@ -68,6 +70,9 @@ struct Counters {
 /// Util low and power near the floor while what runs fills the SMs; `None` when the counters
 /// rule starvation out whatever the stacks say (busy GPU, launch-bound kernels, a phase change).
 fn starved_counters(c: &Ctx) -> Option<Counters> {
+    if c.dev.info.mig.is_some() {
+        return starved_counters_on_instance(c);
+    }
     let w = c.window_ms;
     let util = c.stats(w, |s| s.util_gpu_pct);
     let power = c.stats(w, |s| s.power_w);
@@ -124,6 +129,27 @@ fn starved_counters(c: &Ctx) -> Option<Counters> {
         strict: power.median <= power_ceiling,
         signals,
         fit,
+    })
+}
+
+/// On a MIG instance NVML reports no utilization or power: its own GPM SM activity stands in
+/// for both. Low in both halves of the window, above zero in most samples of each (some work
+/// arrives), and not held flat above zero (a resident spinning kernel: the hang's).
+fn starved_counters_on_instance(c: &Ctx) -> Option<Counters> {
+    let w = c.window_ms;
+    let sm = c.stats(w, |s| s.gpm.sm_active_pct);
+    let (s1, s2) = c.halves(w, |s| s.gpm.sm_active_pct);
+    let max = c.thresholds.starved_util_max_median_pct + if c.open { 10.0 } else { 0.0 };
+    let some_work = sm.n > 0 && s1.nonzero_share.min(s2.nonzero_share) >= STARVED_ACTIVE_SHARE;
+    let low = [s1.median, s2.median, sm.median].iter().all(|m| *m < max);
+    let resident = sm.p10 >= 0.3 && sm.sd <= (sm.median * 0.25).max(0.5);
+    (some_work && low && !resident).then_some(Counters {
+        util: sm,
+        power: super::Stats::default(),
+        sm,
+        strict: true,
+        signals: "GPM SM activity of the MIG instance (no utilization or power on MIG), host side of the process",
+        fit: 0.5,
     })
 }
 
@@ -188,8 +214,12 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
         title: Some(title.into()),
         fit: fit.min(1.0),
         summary: format!(
-            "util {:.0} %, SM tracks it, host {}{}",
-            n.util.median,
+            "{}, host {}{}",
+            if c.dev.info.mig.is_some() {
+                format!("SM {:.1} % (MIG, no util)", n.sm.median)
+            } else {
+                format!("util {:.0} %, SM tracks it", n.util.median)
+            },
             host.kind.word(),
             if loading {
                 ", stacks in data loading"
@@ -220,6 +250,16 @@ fn busy_elsewhere(s: &stacks::Seen) -> bool {
 
 /// The counters' lines of evidence.
 fn counter_evidence(c: &Ctx, n: &Counters) -> Vec<String> {
+    if c.dev.info.mig.is_some() {
+        return vec![format!(
+            "a MIG instance, without utilization or power in NVML: its SM activity (GPM) median {:.1} % over {} (range {:.1}–{:.1} %), above zero in {:.0} % of the samples: a little work arrives, then it waits",
+            n.sm.median,
+            span_words(c.window_ms),
+            n.sm.min,
+            n.sm.max,
+            n.sm.nonzero_share * 100.0
+        )];
+    }
     let mut evidence = vec![
         format!(
             "util median {:.0} % over {} (range {:.0}–{:.0} %; some kernel ran in {:.0} % of the samples)",
@@ -467,6 +507,8 @@ fn idle_with_memory(c: &Ctx) -> Option<u64> {
     // No kernel over the window: util (and GPM SM activity, where read) never above 1 %. A
     // scan that stops at the first busy sample, not a sort of two minutes of samples.
     let mut util_seen = false;
+    // A MIG instance has no utilization: its SM activity alone says whether a kernel ran.
+    let mig = c.dev.info.mig.is_some();
     for s in c.dev.samples.last(w) {
         if let Some(u) = s.util_gpu_pct {
             util_seen = true;
@@ -474,8 +516,11 @@ fn idle_with_memory(c: &Ctx) -> Option<u64> {
                 return None;
             }
         }
-        if s.gpm.sm_active_pct.is_some_and(|sm| sm > 1.0) {
-            return None;
+        if let Some(sm) = s.gpm.sm_active_pct {
+            util_seen |= mig;
+            if sm > 1.0 {
+                return None;
+            }
         }
     }
     if !util_seen {
@@ -513,7 +558,12 @@ fn check_idle_mem(c: &Ctx) -> Option<Verdict> {
         .collect();
     Some(Verdict {
         evidence: vec![
-            format!("no kernel ran for {} (util max {:.0} %)", span_words(w), util.max),
+            if c.dev.info.mig.is_some() {
+                let sm = c.stats(w, |s| s.gpm.sm_active_pct);
+                format!("no kernel ran for {} (SM activity max {:.1} %, GPM: a MIG instance has no util)", span_words(w), sm.max)
+            } else {
+                format!("no kernel ran for {} (util max {:.0} %)", span_words(w), util.max)
+            },
             format!("{:.1} GiB of GPU memory held: {}", held as f64 / GIB as f64, holders.join("; ")),
         ],
         causes: vec![

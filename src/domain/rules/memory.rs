@@ -1,11 +1,12 @@
 //! Memory nearly full, or growing steadily (a leak, or a cache that never stops).
 
-use super::{ms, Ctx, Rule, RuleId, Severity, Verdict, Watching};
+use super::{ms, Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::GIB;
 use crate::text::span_words;
 
 pub const FULL: Rule = Rule {
     id: RuleId::MemFull,
+    mig: OnMig::Instance,
     title: "GPU memory nearly full",
     severity: Severity::Warning,
     window: |t| t.mem_full_window,
@@ -17,6 +18,7 @@ pub const FULL: Rule = Rule {
 };
 pub const GROWTH: Rule = Rule {
     id: RuleId::MemGrowth,
+    mig: OnMig::Instance,
     title: "GPU memory growing steadily",
     severity: Severity::Warning,
     window: |t| t.mem_growth_fast_window,

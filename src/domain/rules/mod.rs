@@ -370,6 +370,41 @@ pub struct Rule {
     /// the rule is being timed, and a run that ends before the window did was not judged in
     /// full.
     pub watch: Watching,
+    /// Where it judges on a GPU in MIG mode (docs/diagnoses.md says why, rule by rule).
+    pub mig: OnMig,
+}
+
+/// Where a rule judges on a GPU in MIG mode. A GPU without MIG is judged by every rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnMig {
+    /// On each instance, from what it has: GPM activity, memory, processes and their host
+    /// side (NVML reports no utilization or power for an instance).
+    Instance,
+    /// On the GPU: power, temperature, clocks, links and health are the whole GPU's.
+    Parent,
+    /// Nowhere: it needs utilization, or counters the instances share.
+    Neither,
+}
+
+impl OnMig {
+    /// Whether a rule of this kind judges device `info`.
+    #[must_use]
+    pub fn judges(self, info: &crate::model::DeviceInfo) -> bool {
+        matches!(
+            (self, info.mig.is_some(), info.is_mig_parent()),
+            (OnMig::Instance, true, _) | (OnMig::Parent, _, true) | (_, false, false)
+        )
+    }
+
+    /// How docs/diagnoses.md says it.
+    #[must_use]
+    pub fn words(self) -> &'static str {
+        match self {
+            OnMig::Instance => "each instance",
+            OnMig::Parent => "the GPU",
+            OnMig::Neither => "not judged",
+        }
+    }
 }
 
 /// How a rule's building symptom is seen (`Rule::watch`).
@@ -733,7 +768,8 @@ impl Engine {
             ctx.window_ms = ms((rule.window)(&self.thresholds));
             // Coverage is checked here, once, for every rule: a rule reads its window.
             let covered = ctx.window_ms == 0 || ctx.covers(ctx.window_ms);
-            verdicts.push(covered.then(|| (rule.check)(&ctx)).flatten());
+            let judged = covered && rule.mig.judges(&dev.info);
+            verdicts.push(judged.then(|| (rule.check)(&ctx)).flatten());
         }
         watch_rules(
             &self.rules,
@@ -935,6 +971,7 @@ fn watch_rules(
             0
         };
         let holds = match rule.watch {
+            _ if !rule.mig.judges(&ctx.dev.info) => false,
             Watching::No => false,
             Watching::Check => {
                 ctx.window_ms = window.min(WATCH_MS);

@@ -4,12 +4,13 @@
 //! done. Fires wrongly on: a legitimately small model served with batch size 1 (still
 //! launch-bound, still worth knowing).
 
-use super::{stacks, Ctx, Rule, RuleId, Severity, Verdict, Watching};
+use super::{stacks, Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::stack::StackClass;
 use crate::text::span_words;
 
 pub const SYNC: Rule = Rule {
     id: RuleId::Sync,
+    mig: OnMig::Neither,
     title: "Launch-bound: tiny kernels and host syncs",
     severity: Severity::Warning,
     window: |t| t.sync_window,

@@ -4,12 +4,13 @@
 //! Fires wrongly on: a job that streams data on purpose with little compute per byte (a
 //! checkpoint load, a data-movement benchmark), which is still "the GPU waits on the link".
 
-use super::{Ctx, Rule, RuleId, Severity, Verdict, Watching};
+use super::{Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::GIB;
 use crate::text::span_words;
 
 pub const TRANSFER: Rule = Rule {
     id: RuleId::Transfer,
+    mig: OnMig::Neither,
     title: "GPU waits on host-to-device copies",
     severity: Severity::Warning,
     window: |t| t.transfer_window,

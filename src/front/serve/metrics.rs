@@ -50,15 +50,37 @@ pub fn metrics_text_with(
 }
 
 /// The labels that identify a GPU, spelled as dcgm-exporter spells them so dashboards join.
+/// A MIG instance, as dcgm-exporter labels it: `gpu` and `UUID` of its GPU, then
+/// `GPU_I_PROFILE` and `GPU_I_ID` (a whole GPU has neither).
 fn gpu_labels(info: &DeviceInfo, host: &str) -> String {
-    [
-        label("gpu", &info.index.to_string()),
-        label("UUID", &info.uuid),
+    let (gpu, uuid) = gpu_and_uuid(info);
+    let mut labels = vec![
+        label("gpu", &gpu.to_string()),
+        label("UUID", uuid),
         label("pci_bus_id", &info.pci_bus_id),
         label("modelName", &info.name),
-        label("Hostname", host),
-    ]
-    .join(",")
+    ];
+    labels.extend(mig_labels(info));
+    labels.push(label("Hostname", host));
+    labels.join(",")
+}
+
+/// The GPU a device is (or is part of) and that GPU's UUID.
+fn gpu_and_uuid(info: &DeviceInfo) -> (u32, &str) {
+    match &info.mig {
+        Some(m) => (m.parent, m.parent_uuid.as_str()),
+        None => (info.index, info.uuid.as_str()),
+    }
+}
+
+/// `GPU_I_PROFILE` and `GPU_I_ID` of a MIG instance; nothing for a whole GPU.
+fn mig_labels(info: &DeviceInfo) -> Vec<String> {
+    info.mig.as_ref().map_or_else(Vec::new, |m| {
+        vec![
+            label("GPU_I_PROFILE", &m.profile),
+            label("GPU_I_ID", &m.gpu_instance.to_string()),
+        ]
+    })
 }
 
 /// A value measured as an `f32` (and perhaps scaled), to the 7 significant digits an f32
@@ -444,7 +466,8 @@ fn finding_families(e: &mut Exposition, store: &Store, ids: &[String]) {
 
 /// What a GPU is doing, for joining ranks across hosts: `spinning` while a hang finding is
 /// open or its symptom is being timed, `lost` once it fell off the bus, else `busy` when its
-/// utilization over the last 5 s is at least the rules' busy level, else `idle`.
+/// utilization (a MIG instance's SM activity) over the last 5 s is at least the rules' busy
+/// level, else `idle`.
 #[must_use]
 pub fn gpu_state(store: &Store, d: &DeviceHistory) -> &'static str {
     if lost(d) {
@@ -461,10 +484,18 @@ pub fn gpu_state(store: &Store, d: &DeviceHistory) -> &'static str {
     {
         return "spinning";
     }
+    // A MIG instance has no utilization: its SM activity says whether it works.
+    let mig = d.info.mig.is_some();
     let mut util: Vec<f32> = d
         .samples
         .last(5_000)
-        .filter_map(|s| s.util_gpu_pct)
+        .filter_map(|s| {
+            if mig {
+                s.gpm.sm_active_pct
+            } else {
+                s.util_gpu_pct
+            }
+        })
         .collect();
     util.sort_by(f32::total_cmp);
     match util.get(util.len() / 2) {
@@ -780,15 +811,17 @@ fn dcgm_families(
         .iter()
         .map(|d| {
             let i = &d.info;
-            [
-                label("gpu", &i.index.to_string()),
-                label("UUID", &i.uuid),
+            let (gpu, uuid) = gpu_and_uuid(i);
+            let mut labels = vec![
+                label("gpu", &gpu.to_string()),
+                label("UUID", uuid),
                 label("pci_bus_id", &i.pci_bus_id),
-                label("device", &format!("nvidia{}", i.index)),
+                label("device", &format!("nvidia{gpu}")),
                 label("modelName", &i.name),
-                label("Hostname", host),
-            ]
-            .join(",")
+            ];
+            labels.extend(mig_labels(i));
+            labels.push(label("Hostname", host));
+            labels.join(",")
         })
         .collect();
     for (name, help, read) in DCGM_FAMILIES {

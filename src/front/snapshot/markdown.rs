@@ -41,7 +41,7 @@ fn to_markdown_raw(s: &Snapshot) -> String {
         let _ = writeln!(
             md,
             "- GPU {} not judged in full — {}\n",
-            j.device,
+            crate::model::gpu_label(j.device),
             crate::report::judging_text(j)
         );
     }
@@ -59,13 +59,13 @@ fn to_markdown_raw(s: &Snapshot) -> String {
         let _ = writeln!(
             md,
             "GPU {} util  {}",
-            d.info.index,
+            d.info.label(),
             sparkline(&d.samples, 60, |x| x.util_gpu_pct)
         );
         let _ = writeln!(
             md,
             "GPU {} power {}",
-            d.info.index,
+            d.info.label(),
             sparkline(&d.samples, 60, |x| x
                 .power_w
                 .zip(tdp)
@@ -182,6 +182,7 @@ fn runs_with_md(md: &mut String, procs: &[(u32, &ProcessSample)]) {
             header = true;
         }
         let line = crate::text::printable(&parts.join(" · ")).replace('|', "\\|");
+        let gpu = crate::model::gpu_label(*gpu);
         let _ = writeln!(md, "- pid {} (GPU {gpu}): {line}", p.pid);
     }
 }
@@ -207,7 +208,11 @@ fn gpu_state(s: &Snapshot, d: &DeviceSnapshot) -> String {
         f.device != d.info.index && f.culprit.as_ref().is_some_and(|c| c.device == d.info.index)
     });
     if let Some(f) = culprit_of {
-        return format!("◀ culprit of GPU {}'s {}", f.device, f.rule);
+        return format!(
+            "◀ culprit of GPU {}'s {}",
+            crate::model::gpu_label(f.device),
+            f.rule
+        );
     }
     if let Some(f) = s.findings.recent.iter().rfind(on) {
         let ended = f
@@ -281,7 +286,7 @@ fn finding_md(md: &mut String, f: &Finding) {
         "- **{} {} — GPU {}: {}** (`{}`, {when})",
         f.severity.marker(),
         f.severity.name().to_uppercase(),
-        f.device,
+        crate::model::gpu_label(f.device),
         md_line(&f.title),
         f.rule
     );

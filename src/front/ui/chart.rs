@@ -210,7 +210,11 @@ fn strips(
 ) {
     let gpu = dev.info.index;
     let mut title = vec![Span::styled(
-        format!(" GPU {} · last {} ", gpu, super::format::duration(window)),
+        format!(
+            " GPU {} · last {} ",
+            crate::model::gpu_label(gpu),
+            super::format::duration(window)
+        ),
         theme.title(),
     )];
     if let Some((_, _, f)) = current_span(spans) {
@@ -361,7 +365,11 @@ fn chart_title<'a>(
     theme: &Theme,
 ) -> Line<'a> {
     let mut title = vec![Span::styled(
-        format!(" GPU {} · last {} ", gpu, super::format::duration(window)),
+        format!(
+            " GPU {} · last {} ",
+            crate::model::gpu_label(gpu),
+            super::format::duration(window)
+        ),
         theme.title(),
     )];
     for ((name, style, segments), (_, mark)) in metrics.iter().zip(marks.iter()) {

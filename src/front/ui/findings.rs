@@ -56,7 +56,7 @@ pub fn render(
         lines.push(Line::styled(
             format!(
                 "? GPU {} {}? {} — its symptom for {} of the {} it needs: being timed",
-                w.device,
+                crate::model::gpu_label(w.device),
                 w.rule.to_uppercase(),
                 w.title,
                 duration(now.saturating_sub(w.since_ms)),
@@ -69,7 +69,7 @@ pub fn render(
         lines.push(Line::styled(
             format!(
                 "… GPU {} {}: no verdict yet",
-                j.device,
+                crate::model::gpu_label(j.device),
                 crate::report::judging_text(j)
             ),
             theme.dim(),
@@ -90,7 +90,7 @@ pub fn render(
         lines.push(Line::styled(
             format!(
                 "✓ GPU {} {} cleared {ago} ago (lasted {})",
-                f.device,
+                crate::model::gpu_label(f.device),
                 f.rule,
                 duration(f.cleared_ms.unwrap_or(now).saturating_sub(f.since_ms))
             ),
@@ -116,7 +116,7 @@ fn finding_lines(
     let head = format!(
         "{} GPU {} {} · {} · {when}",
         f.severity.marker(),
-        f.device,
+        crate::model::gpu_label(f.device),
         f.rule.to_uppercase(),
         f.title,
     );

@@ -130,11 +130,13 @@ fn ranges(sorted: &[u32]) -> String {
     let mut i = 0;
     while i < sorted.len() {
         let mut j = i;
-        while j + 1 < sorted.len() && sorted[j + 1] == sorted[j] + 1 {
+        // MIG instances are listed one by one ("0:9"), never as a range.
+        let gpu = |n: u32| n < crate::model::MIG_INDEX_BASE;
+        while j + 1 < sorted.len() && gpu(sorted[j + 1]) && sorted[j + 1] == sorted[j] + 1 {
             j += 1;
         }
         out.push(if j == i {
-            sorted[i].to_string()
+            crate::model::gpu_label(sorted[i]).to_string()
         } else {
             format!("{}-{}", sorted[i], sorted[j])
         });
@@ -211,9 +213,11 @@ fn row<'a>(
         .worst_on(i)
         .filter(|f| crate::rules::is_busy_but_idle(&f.rule))
         .map_or(theme.util(), |f| theme.severity(f.severity));
+    let mig = dev.info.mig.as_ref();
+    let ident = ident(dev, &name, wide, name_w);
     let mut spans = vec![
         Span::styled(if selected { "▶" } else { " " }, theme.title()),
-        Span::raw(format!("{i:>2} {:<name_w$} ", clip(&name, name_w))),
+        Span::raw(ident),
     ];
     // The diagnosis comes right after the name: the last thing a narrow terminal clips.
     let badge_w = if wide { WIDE_BADGE } else { NARROW_BADGE };
@@ -221,36 +225,32 @@ fn row<'a>(
     let pad = badge_w.saturating_sub(text.chars().count()) + 1;
     spans.push(Span::styled(text, badge.style));
     spans.push(Span::raw(" ".repeat(pad)));
-    spans.extend([
-        Span::styled(bar(s.util_gpu_pct, bw), util_style),
-        Span::raw(format!(" {} ", pct(s.util_gpu_pct))),
-        Span::styled(bar(power_pct, bw), theme.power()),
-        Span::raw(format!(
-            " {}{} ",
-            pct(power_pct),
-            s.power_w.map_or("     ".into(), |w| format!(" {w:>3.0}W"))
+    match mig {
+        Some(m) => spans.extend(instance_activity(
+            &s,
+            m.parent,
+            (wide, bw),
+            util_style,
+            theme,
         )),
+        None => spans.extend([
+            Span::styled(bar(s.util_gpu_pct, bw), util_style),
+            Span::raw(format!(" {} ", pct(s.util_gpu_pct))),
+            Span::styled(bar(power_pct, bw), theme.power()),
+            Span::raw(format!(
+                " {}{} ",
+                pct(power_pct),
+                s.power_w.map_or("     ".into(), |w| format!(" {w:>3.0}W"))
+            )),
+        ]),
+    }
+    spans.extend([
         Span::styled(bar(mem_pct, if wide { 8 } else { 4 }), theme.mem()),
         Span::raw(format!(" {} {mem_gib} ", pct(mem_pct))),
         Span::raw(s.temp_c.map_or(" –°C".into(), |t| format!("{t:>3.0}°C"))),
     ]);
     if links {
-        spans.push(Span::raw(
-            s.sm_clock_mhz
-                .map_or("        –".into(), |c| format!(" {c:>4}MHz")),
-        ));
-        let link = s
-            .pcie_gen
-            .zip(s.pcie_width)
-            .map_or("  –    ".into(), |(g, w)| format!(" G{g}x{w:<3}"));
-        spans.push(Span::raw(link));
-        if events {
-            // The reasons clocks are held down (power cap, thermal…), which nvidia-smi hides in -q.
-            let names = s.clock_events.map_or("–".into(), |e| {
-                crate::model::clock_event::names(e).join(",")
-            });
-            spans.push(Span::raw(format!(" {}", clip(&names, 20))));
-        }
+        link_spans(&s, events, &mut spans);
     }
     let line = Line::from(spans);
     if selected {
@@ -263,6 +263,69 @@ fn row<'a>(
     } else {
         line
     }
+}
+
+/// The SM clock, the `PCIe` link and, with `events`, the clock-event reasons.
+fn link_spans(s: &crate::model::DeviceSample, events: bool, out: &mut Vec<Span<'_>>) {
+    out.push(Span::raw(
+        s.sm_clock_mhz
+            .map_or("        –".into(), |c| format!(" {c:>4}MHz")),
+    ));
+    let link = s
+        .pcie_gen
+        .zip(s.pcie_width)
+        .map_or("  –    ".into(), |(g, w)| format!(" G{g}x{w:<3}"));
+    out.push(Span::raw(link));
+    if events {
+        // The reasons clocks are held down (power cap, thermal…), which nvidia-smi hides in -q.
+        let names = s.clock_events.map_or("–".into(), |e| {
+            crate::model::clock_event::names(e).join(",")
+        });
+        out.push(Span::raw(format!(" {}", clip(&names, 20))));
+    }
+}
+
+/// The row's number and name; a MIG instance's GPU instance id and profile under its GPU, as
+/// nvidia-smi lists them ("└9 1g.18gb"; at 80 columns "└9 1g.18").
+fn ident(dev: &DeviceHistory, name: &str, wide: bool, name_w: usize) -> String {
+    let Some(m) = &dev.info.mig else {
+        return format!("{:>2} {:<name_w$} ", dev.info.index, clip(name, name_w));
+    };
+    let profile = if wide {
+        m.profile.as_str()
+    } else {
+        m.profile.trim_end_matches("gb")
+    };
+    let text = format!("└{} {profile}", m.gpu_instance);
+    format!("{:<w$} ", clip(&text, name_w + 3), w = name_w + 3)
+}
+
+/// NVML has no utilization or power for a MIG instance: its own SM activity (GPM) stands
+/// where util would, and the power columns say whose power it is.
+fn instance_activity<'a>(
+    s: &crate::model::DeviceSample,
+    parent: u32,
+    (wide, bw): (bool, usize),
+    util_style: ratatui::style::Style,
+    theme: &Theme,
+) -> [Span<'a>; 3] {
+    let sm = s.gpm.sm_active_pct;
+    let whose = if wide {
+        format!("SM active · W: GPU {parent}")
+    } else {
+        format!("SM act · W: GPU {parent}")
+    };
+    [
+        Span::styled(bar(sm, bw), util_style),
+        Span::raw(format!(
+            " {} ",
+            sm.map_or("  –%".into(), |v| format!("{v:3.0}%"))
+        )),
+        Span::styled(
+            format!("{:<w$} ", clip(&whose, bw + 10), w = bw + 10),
+            theme.dim(),
+        ),
+    ]
 }
 
 fn badge<'a>(dev: &DeviceHistory, store: &Store, wide: bool, theme: &Theme) -> Span<'a> {

@@ -53,6 +53,7 @@ fn energy_text(
     use std::fmt::Write as _;
     let history = store.history();
     let trail = history.trail(device, pid).filter(|t| t.energy_j > 0.0)?;
+    let device = crate::model::gpu_label(device);
     let whose = if trail.energy_shared {
         format!("its share of GPU {device}'s by kernel time")
     } else {
@@ -99,6 +100,7 @@ pub fn render(
     theme: &Theme,
 ) -> usize {
     let Some(p) = find_process(store, device, pid) else {
+        let device = crate::model::gpu_label(device);
         let msg = format!("pid {pid} no longer holds GPU {device} (it exited or released its context). Esc goes back.");
         frame.render_widget(
             Paragraph::new(msg).block(Block::default().borders(Borders::ALL).title(" process ")),
@@ -111,7 +113,8 @@ pub fn render(
         Line::from(vec![
             Span::styled(format!("pid {pid}"), theme.title()),
             Span::raw(format!(
-                " on GPU {device} · user {} · state {} · {} threads · RSS {} · CPU {} · GPU mem {} · kernel time {} (NVML, per process)",
+                " on GPU {} · user {} · state {} · {} threads · RSS {} · CPU {} · GPU mem {} · kernel time {} (NVML, per process)",
+                crate::model::gpu_label(device),
                 h.and_then(|h| h.user.clone()).unwrap_or_else(|| "?".into()),
                 h.and_then(|h| h.state).unwrap_or('?'),
                 h.and_then(|h| h.threads).map_or("?".into(), |t| t.to_string()),
@@ -206,7 +209,7 @@ pub fn render(
             format!(
                 "{} GPU {} {} · {}",
                 f.severity.marker(),
-                f.device,
+                crate::model::gpu_label(f.device),
                 f.rule.to_uppercase(),
                 f.title
             ),

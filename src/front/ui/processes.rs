@@ -167,7 +167,7 @@ fn table_row(r: &ProcessRow, containers: bool) -> Row<'static> {
     let p = r.process;
     let h = r.host();
     let mut cells = vec![
-        format!("{:>3}", r.gpu),
+        format!("{:>3}", crate::model::gpu_label(r.gpu)),
         format!("{:>7}", p.pid),
         clip(h.and_then(|h| h.user.as_deref()).unwrap_or("?"), 8),
         format!("{:>7}", gib(p.gpu_mem_bytes)),
