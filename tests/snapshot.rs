@@ -42,6 +42,7 @@ fn produced_snapshots_validate_against_the_schema() {
         (Scenario::Mixed, 8),
         (Scenario::Lost, 2),
         (Scenario::Idle, 1),
+        (Scenario::Mig, 2),
     ] {
         let obs = observed(sc, gpus, 60);
         assert_valid(&snapshot::to_json(&snapshot::take(

@@ -56,6 +56,16 @@ fn to_markdown_raw(s: &Snapshot) -> String {
     let _ = writeln!(md, "```");
     for d in &s.devices {
         let tdp = d.info.tdp_w();
+        if d.info.mig.is_some() {
+            // No util or power on a MIG instance: its SM activity instead.
+            let _ = writeln!(
+                md,
+                "GPU {} SM    {}",
+                d.info.label(),
+                sparkline(&d.samples, 60, |x| x.gpm.sm_active_pct)
+            );
+            continue;
+        }
         let _ = writeln!(
             md,
             "GPU {} util  {}",
@@ -259,7 +269,7 @@ fn summary_row(md: &mut String, d: &DeviceSnapshot, state: &str) {
     let _ = writeln!(
         md,
         "| {} | {} | {} | {} | {} | {mem} | {} | {state} |",
-        d.info.index,
+        d.info.label(),
         d.info.name,
         n(util, &|v| format!("{v:.0}")),
         n(power, &|v| if tdp > 0.0 {
