@@ -1,33 +1,37 @@
-//! The few calls into the C library, each wrapped in a safe function. The only module allowed
-//! `unsafe` (`[lints]` in Cargo.toml denies it everywhere else).
+//! The few calls into the C library, each wrapped in a safe function: through `nix` where it
+//! has them (already in the tree for py-spy), by hand where it does not (`sigpending`,
+//! `signal`, `wait4` with its resource usage, and registering a descriptor with tokio). The
+//! only module allowed `unsafe` (`[lints]` in Cargo.toml denies it everywhere else, but for
+//! NVML's instance ids in `nvml.rs`).
 #![allow(unsafe_code)]
+
+use nix::sys::signal::{SigSet, SigmaskHow, Signal};
 
 /// User + system CPU time of this whole process, in seconds.
 pub fn process_cpu_seconds() -> Option<f64> {
-    // SAFETY: getrusage writes into the struct we pass and has no other effect.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, &raw mut ru) };
-    (rc == 0).then(|| {
-        let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-        tv(ru.ru_utime) + tv(ru.ru_stime)
-    })
+    use nix::sys::resource::{getrusage, UsageWho};
+    use nix::sys::time::TimeValLike as _;
+    let ru = getrusage(UsageWho::RUSAGE_SELF).ok()?;
+    Some((ru.user_time().num_microseconds() + ru.system_time().num_microseconds()) as f64 / 1e6)
 }
 
 /// The memory page size in bytes (4096 when the system does not say).
 pub fn page_size() -> u64 {
-    // SAFETY: sysconf only reads a configuration value and has no preconditions.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    u64::try_from(page).ok().filter(|p| *p > 0).unwrap_or(4096)
+    use nix::unistd::{sysconf, SysconfVar};
+    sysconf(SysconfVar::PAGE_SIZE)
+        .ok()
+        .flatten()
+        .and_then(|p| u64::try_from(p).ok())
+        .filter(|p| *p > 0)
+        .unwrap_or(4096)
 }
 
 /// Clock ticks per second, the unit of /proc/PID/stat's times (100 when the system does not say).
 pub fn clock_ticks_per_second() -> f32 {
-    // SAFETY: sysconf only reads a configuration value and has no preconditions.
-    let tps = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if tps > 0 {
-        tps as f32
-    } else {
-        100.0
+    use nix::unistd::{sysconf, SysconfVar};
+    match sysconf(SysconfVar::CLK_TCK) {
+        Ok(Some(tps)) if tps > 0 => tps as f32,
+        _ => 100.0,
     }
 }
 
@@ -35,32 +39,11 @@ pub fn clock_ticks_per_second() -> f32 {
 /// SSSD where nsswitch.conf says so); `None` when it has none. May block on a directory
 /// server: call it once per user, from a thread that may wait.
 pub fn user_name(uid: u32) -> Option<String> {
-    let mut buf = vec![0u8; 1024];
-    loop {
-        // SAFETY: `pwd` and `buf` outlive the call, which writes only into them (buf.len()
-        // bytes at most); `found` is set to null or to `&pwd`.
-        let mut pwd: libc::passwd = unsafe { std::mem::zeroed() };
-        let mut found: *mut libc::passwd = std::ptr::null_mut();
-        let rc = unsafe {
-            libc::getpwuid_r(
-                uid,
-                &raw mut pwd,
-                buf.as_mut_ptr().cast(),
-                buf.len(),
-                &raw mut found,
-            )
-        };
-        if rc == libc::ERANGE && buf.len() < 1 << 20 {
-            buf.resize(buf.len() * 4, 0);
-            continue;
-        }
-        if rc != 0 || found.is_null() || pwd.pw_name.is_null() {
-            return None;
-        }
-        // SAFETY: on success pw_name points to a NUL-terminated string inside `buf`.
-        let name = unsafe { std::ffi::CStr::from_ptr(pwd.pw_name) };
-        return Some(name.to_string_lossy().into_owned());
-    }
+    // getpwuid_r, its buffer grown as it asks.
+    nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid))
+        .ok()
+        .flatten()
+        .map(|u| u.name)
 }
 
 /// Lets SIGPIPE end the process, as it does other command-line tools: `gpuwatch query | head`
@@ -72,14 +55,10 @@ pub fn die_on_broken_pipe() {
 }
 
 /// The set holding SIGTSTP alone.
-fn stop_set() -> libc::sigset_t {
-    // SAFETY: sigemptyset and sigaddset only write into the set we own.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&raw mut set);
-        libc::sigaddset(&raw mut set, libc::SIGTSTP);
-        set
-    }
+fn stop_set() -> SigSet {
+    let mut set = SigSet::empty();
+    set.add(Signal::SIGTSTP);
+    set
 }
 
 /// Blocks SIGTSTP in the calling thread and in every thread started after it, so that a stop
@@ -91,30 +70,17 @@ fn stop_set() -> libc::sigset_t {
 /// (Catching SIGTSTP and raising SIGSTOP by hand lost a CONT that came between the last check
 /// and the raise: 1 trial in 5 of a TSTP/CONT storm on a loaded machine ended stopped.)
 pub fn hold_stop_signal() -> std::io::Result<()> {
-    let set = stop_set();
-    // SAFETY: pthread_sigmask reads the set we own and changes only this thread's mask.
-    let rc =
-        unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &raw const set, std::ptr::null_mut()) };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::from_raw_os_error(rc))
-    }
+    nix::sys::signal::pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&stop_set()), None)
+        .map_err(std::io::Error::from)
 }
 
 /// Watches for a pending SIGTSTP on the current tokio runtime: readable when one is pending.
 /// The descriptor (a signalfd) is never read: reading would take the signal away from the
 /// kernel, which must carry it out.
 pub fn stop_signal_watch() -> std::io::Result<tokio::io::unix::AsyncFd<std::os::fd::OwnedFd>> {
-    use std::os::fd::FromRawFd;
-    let set = stop_set();
-    // SAFETY: signalfd reads the set we own; on success the new descriptor is ours alone.
-    let fd = unsafe { libc::signalfd(-1, &raw const set, libc::SFD_NONBLOCK | libc::SFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: `fd` was just opened and nothing else owns it.
-    let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+    use nix::sys::signalfd::{SfdFlags, SignalFd};
+    let flags = SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC;
+    let fd: std::os::fd::OwnedFd = SignalFd::with_flags(&stop_set(), flags)?.into();
     // SAFETY: the OwnedFd keeps the descriptor open, and always the same one, for as long as
     // the AsyncFd that owns it lives.
     unsafe {
@@ -125,6 +91,7 @@ pub fn stop_signal_watch() -> std::io::Result<tokio::io::unix::AsyncFd<std::os::
 
 /// True while a SIGTSTP is held pending: asked for, and not taken back by a SIGCONT since.
 pub fn stop_is_pending() -> bool {
+    // nix has no sigpending.
     // SAFETY: sigpending and sigismember only write into and read the set we own.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
@@ -135,8 +102,8 @@ pub fn stop_is_pending() -> bool {
 /// Asks for a stop of this whole process (Ctrl-Z typed while the terminal is raw): a SIGTSTP
 /// sent to ourselves, held pending like one from outside.
 pub fn request_stop() {
-    // SAFETY: kill(2) to our own process id has no memory-safety preconditions.
-    unsafe { libc::kill(libc::getpid(), libc::SIGTSTP) };
+    // To the process, not the thread (raise(3)), so that any thread may take it.
+    let _ = nix::sys::signal::kill(nix::unistd::getpid(), Signal::SIGTSTP);
 }
 
 /// Lets a pending SIGTSTP through: the kernel stops the process here, as the signal's default
@@ -145,13 +112,11 @@ pub fn request_stop() {
 /// process group with no shell to continue it (`tmux new gpuwatch`). SIGTSTP is held again
 /// before returning.
 pub fn let_pending_stop_happen() {
+    use nix::sys::signal::pthread_sigmask;
+    // Every other thread keeps SIGTSTP blocked, so the pending signal is taken by this one.
     let set = stop_set();
-    // SAFETY: pthread_sigmask reads the set we own and changes only this thread's mask; every
-    // other thread keeps SIGTSTP blocked, so the pending signal is taken by this one.
-    unsafe {
-        libc::pthread_sigmask(libc::SIG_UNBLOCK, &raw const set, std::ptr::null_mut());
-        libc::pthread_sigmask(libc::SIG_BLOCK, &raw const set, std::ptr::null_mut());
-    }
+    let _ = pthread_sigmask(SigmaskHow::SIG_UNBLOCK, Some(&set), None);
+    let _ = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None);
 }
 
 /// Sends `signal` to the single process `pid` (never a group: `pid` must be above 1).
@@ -162,37 +127,22 @@ pub fn kill(pid: libc::pid_t, signal: i32) -> std::io::Result<()> {
             format!("{pid} is not a single process"),
         ));
     }
-    // SAFETY: kill(2) has no memory-safety preconditions; `pid` is a single positive PID.
-    if unsafe { libc::kill(pid, signal) } == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
+    let signal = Signal::try_from(signal).map_err(std::io::Error::from)?;
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal).map_err(std::io::Error::from)
 }
 
 /// Raises this process's soft limit on open files to its hard limit (a systemd service starts
 /// at 1024) and returns the soft limit now in force: the exporter sizes its connection cap by
 /// it.
 pub fn raise_nofile_limit() -> u64 {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `lim` is a valid rlimit for getrlimit to fill and setrlimit to read.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &raw mut lim) } != 0 {
+    use nix::sys::resource::{getrlimit, setrlimit, Resource};
+    let Ok((soft, hard)) = getrlimit(Resource::RLIMIT_NOFILE) else {
         return 1024;
+    };
+    if soft < hard && setrlimit(Resource::RLIMIT_NOFILE, hard, hard).is_ok() {
+        return hard;
     }
-    if lim.rlim_cur < lim.rlim_max {
-        let raised = libc::rlimit {
-            rlim_cur: lim.rlim_max,
-            rlim_max: lim.rlim_max,
-        };
-        // SAFETY: as above.
-        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raw const raised) } == 0 {
-            lim.rlim_cur = lim.rlim_max;
-        }
-    }
-    lim.rlim_cur
+    soft
 }
 
 /// Waits for `child` and returns how it exited with its peak resident memory in bytes
@@ -204,6 +154,7 @@ pub fn wait_peak_rss(
     use std::os::unix::process::ExitStatusExt as _;
     let pid = libc::pid_t::try_from(child.id()).map_err(std::io::Error::other)?;
     let mut status = 0;
+    // nix's waitpid does not give the resource usage.
     // SAFETY: zeroed rusage is a valid value for wait4 to fill.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     loop {
