@@ -35,6 +35,18 @@ fn instances_are_numbered_and_named_as_nvidia_smi_names_them() {
     assert_eq!(gpu_label(HUNG).to_string(), "0:3");
     assert_eq!(gpu_label(mig_index(7, 14, 2)).to_string(), "7:14:2");
     assert_eq!(gpu_label(5).to_string(), "5");
+    for n in [
+        0,
+        5,
+        10,
+        999,
+        HUNG,
+        NOTEBOOK,
+        mig_index(7, 14, 2),
+        mig_index(12, 3, 0),
+    ] {
+        assert_eq!(gpu_label(n).width(), gpu_label(n).to_string().len(), "{n}");
+    }
     assert_eq!(
         format!("{:>4}", gpu_label(HUNG)),
         " 0:3",
@@ -266,4 +278,57 @@ fn recordings_keep_instances_and_older_ones_still_read() {
     );
     let old: DeviceInfo = serde_json::from_str(r#"{"index":0,"uuid":"GPU-1","name":"H200","pci_bus_id":"0","memory_total_bytes":null,"power_limit_default_w":null,"power_limit_enforced_w":null,"power_limit_min_w":null,"power_limit_max_w":null,"max_sm_clock_mhz":null,"max_mem_clock_mhz":null,"temp_slowdown_c":null,"pcie_max_gen":null,"pcie_max_width":null,"persistence_mode":null,"mig_mode":null,"gpm_supported":false}"#).unwrap();
     assert_eq!(old.mig, None);
+}
+
+/// No series is written twice in one answer (name and labels): a scrape refuses the
+/// duplicates. An open finding at its rule's own severity once was (0, then 1), on every GPU.
+#[test]
+fn no_series_is_written_twice() {
+    let extras = gpuwatch::serve::Extras {
+        processes: 8,
+        dcgm: true,
+    };
+    let mig = gpuwatch::serve::metrics_text_with(
+        &store_with(Scenario::Mig, 2, 40, |_| {}),
+        "h",
+        false,
+        extras,
+    )
+    .unwrap();
+    for text in [mig, common::mixed_metrics(extras)] {
+        let mut seen = std::collections::HashSet::new();
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let series = line.rsplit_once(' ').map_or(line, |(s, _)| s);
+            assert!(seen.insert(series.to_string()), "written twice: {series}");
+        }
+        assert!(
+            text.contains(r#"finding="starved",severity="warning"} 1"#),
+            "an open starved finding at its own severity"
+        );
+    }
+}
+
+/// A recording or snapshot whose device numbers disagree with what its devices say they are
+/// would file one device's findings under another: refused, saying which.
+#[test]
+fn devices_whose_numbers_disagree_with_what_they_are_are_refused() {
+    use gpuwatch::model::devices_inconsistent;
+    let (infos, _) = sim_ticks(Scenario::Mig, 2, 1, START_MS);
+    assert_eq!(devices_inconsistent(&infos), None);
+    let edit = |f: &dyn Fn(&mut Vec<DeviceInfo>)| {
+        let mut d = infos.clone();
+        f(&mut d);
+        devices_inconsistent(&d).unwrap_or_default()
+    };
+    assert!(edit(&|d| d[2].index = 1).contains("device 1 says it is MIG instance 0:3:0"));
+    assert!(edit(&|d| d[5].index = 0).contains("two devices are numbered 0"));
+    assert!(edit(&|d| d[2].mig = None).contains("no \"mig\" facts"));
+    assert!(
+        edit(&|d| d[2].mig.as_mut().unwrap().gpu_instance = 9).contains("which is numbered 100090")
+    );
+    assert!(
+        edit(&|d| d[2].mig.as_mut().unwrap().gpu_instance = u32::MAX)
+            .contains("beyond what a GPU has")
+    );
+    assert!(edit(&|d| d.push(d[2].clone())).contains("two devices are numbered 100030"));
 }

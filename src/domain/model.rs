@@ -76,6 +76,46 @@ pub fn mig_index(parent: u32, gpu_instance: u32, compute_instance: u32) -> u32 {
     MIG_INDEX_BASE + parent.min(999) * 1000 + gpu_instance.min(99) * 10 + compute_instance.min(9)
 }
 
+/// The first thing wrong with a list of devices read from a file: two with one number, or a
+/// number that disagrees with what the device says it is (a MIG instance's number encodes its
+/// GPU and instance ids; a whole GPU's is below `MIG_INDEX_BASE`). Findings are filed by number,
+/// so either would put one device's findings on another.
+#[must_use]
+pub fn devices_inconsistent(devices: &[DeviceInfo]) -> Option<String> {
+    let mut seen = std::collections::HashSet::new();
+    for d in devices {
+        if !seen.insert(d.index) {
+            return Some(format!("two devices are numbered {}", d.index));
+        }
+        match &d.mig {
+            None if d.index >= MIG_INDEX_BASE => {
+                return Some(format!(
+                    "device {} has a MIG instance's number but no \"mig\" facts",
+                    d.index
+                ));
+            }
+            Some(m) if m.parent > 999 || m.gpu_instance > 99 || m.compute_instance > 9 => {
+                return Some(format!(
+                    "device {} says it is MIG instance {}:{}:{}, beyond what a GPU has (GPU up to 999, GPU instance up to 99, compute instance up to 9)",
+                    d.index, m.parent, m.gpu_instance, m.compute_instance
+                ));
+            }
+            Some(m) if d.index != mig_index(m.parent, m.gpu_instance, m.compute_instance) => {
+                return Some(format!(
+                    "device {} says it is MIG instance {}:{}:{}, which is numbered {}",
+                    d.index,
+                    m.parent,
+                    m.gpu_instance,
+                    m.compute_instance,
+                    mig_index(m.parent, m.gpu_instance, m.compute_instance)
+                ));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// How a device is named to users: `3` for a GPU, `0:9` for GPU instance 9 of GPU 0 (and
 /// `0:9:1` for its compute instance 1, when it is not the first), as nvidia-smi writes them.
 #[must_use]
@@ -93,6 +133,19 @@ impl GpuLabel {
     pub fn mig_parts(self) -> Option<(u32, u32, u32)> {
         let n = self.0.checked_sub(MIG_INDEX_BASE)?;
         Some((n / 1000, n % 1000 / 10, n % 10))
+    }
+}
+
+impl GpuLabel {
+    /// How many cells it takes on screen, without formatting it.
+    #[must_use]
+    pub fn width(self) -> usize {
+        let digits = |n: u32| n.checked_ilog10().map_or(1, |d| d as usize + 1);
+        match self.mig_parts() {
+            None => digits(self.0),
+            Some((gpu, gi, 0)) => digits(gpu) + 1 + digits(gi),
+            Some((gpu, gi, ci)) => digits(gpu) + 1 + digits(gi) + 1 + digits(ci),
+        }
     }
 }
 

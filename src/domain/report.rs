@@ -152,10 +152,16 @@ pub fn diagnosis_text(d: &Diagnosis, history: &History) -> String {
 fn diagnosis_text_raw(d: &Diagnosis, history: &History) -> String {
     use std::fmt::Write;
     let mut out = String::new();
+    let instances = d.devices.iter().filter(|i| i.mig.is_some()).count();
     let _ = writeln!(
         out,
-        "gpuwatch diagnose: {} GPU(s), {:.0} s, {} ticks, from {}",
-        d.devices.len(),
+        "gpuwatch diagnose: {} GPU(s){}, {:.0} s, {} ticks, from {}",
+        d.devices.len() - instances,
+        if instances > 0 {
+            format!(" and {instances} MIG instance(s)")
+        } else {
+            String::new()
+        },
         d.seconds,
         d.samples,
         d.source

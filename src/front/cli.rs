@@ -333,7 +333,8 @@ pub enum Command {
         /// pci.bus_id, utilization.gpu, utilization.memory, memory.used, memory.total,
         /// power.draw, power.limit, power.idle_floor, temperature.gpu, clocks.sm, clocks.mem,
         /// gpm.sm_active, gpm.tensor_active, findings (the rules judge over windows of 10 s and
-        /// more: a one-shot query lists none yet; --watch does once they are judged).
+        /// more: a one-shot query lists none yet; --watch does once they are judged),
+        /// mig.instance, mig.profile (a MIG instance's GPU:GI and profile, else N/A).
         #[arg(long, value_delimiter = ',')]
         fields: Vec<String>,
         /// Print again every this long (at least --interval) until stopped; flushed each time.

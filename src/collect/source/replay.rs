@@ -526,6 +526,9 @@ fn parse_header(line: &str, path: &Path) -> Result<Header, ReplayError> {
             header.devices.len()
         )));
     }
+    if let Some(why) = crate::model::devices_inconsistent(&header.devices) {
+        return Err(not(why));
+    }
     Ok(header)
 }
 
@@ -710,6 +713,10 @@ fn check_snapshot(snap: &Snapshot) -> Result<(), String> {
             "{} GPUs, more than the {MAX_DEVICES} gpuwatch reads",
             snap.devices.len()
         ));
+    }
+    let infos: Vec<DeviceInfo> = snap.devices.iter().map(|d| d.info.clone()).collect();
+    if let Some(why) = crate::model::devices_inconsistent(&infos) {
+        return Err(why);
     }
     for d in &snap.devices {
         if let Some((i, why)) = d

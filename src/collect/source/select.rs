@@ -99,7 +99,7 @@ impl Selection {
             let hits: Vec<usize> = devices
                 .iter()
                 .enumerate()
-                .filter(|(_, d)| names(item, d))
+                .filter(|(_, d)| names(item, d, self.from == "-i"))
                 .map(|(i, _)| i)
                 .collect();
             if hits.len() > 1 {
@@ -152,7 +152,7 @@ fn keep_with_kin(devices: &[DeviceInfo], at: usize, keep: &mut [bool]) {
 
 /// Whether `item` names MIG instance `d` (`MIG-…` UUID or a prefix of it, `MIG-GPU-…/GI/CI`,
 /// `GPU:GI`, `GPU:GI:CI`); `None` when `item` is no MIG name at all.
-fn names_instance(item: &str, d: &DeviceInfo) -> Option<bool> {
+fn names_instance(item: &str, d: &DeviceInfo, gpu_gi_form: bool) -> Option<bool> {
     let m = d.mig.as_ref();
     let lower = item.to_ascii_lowercase();
     if let Some(rest) = lower.strip_prefix("mig-") {
@@ -171,8 +171,14 @@ fn names_instance(item: &str, d: &DeviceInfo) -> Option<bool> {
             m.is_some() && lower.len() >= 8 && d.uuid.to_ascii_lowercase().starts_with(&lower),
         );
     }
-    let ids: Vec<Option<u32>> = item.split(':').map(|p| p.parse().ok()).collect();
-    if !(2..=3).contains(&ids.len()) || ids.iter().any(Option::is_none) {
+    // Digits only ("0:+9" is no name), and only where `nvidia-smi -i` takes it: CUDA does not
+    // read GPU:GI in CUDA_VISIBLE_DEVICES.
+    let digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    let ids: Vec<Option<u32>> = item
+        .split(':')
+        .map(|p| p.parse().ok().filter(|_| digits(p)))
+        .collect();
+    if !gpu_gi_form || !(2..=3).contains(&ids.len()) || ids.iter().any(Option::is_none) {
         return None;
     }
     let ids: Vec<u32> = ids.into_iter().flatten().collect();
@@ -185,8 +191,8 @@ fn names_instance(item: &str, d: &DeviceInfo) -> Option<bool> {
 
 /// Whether `item` names `d`: its index, its UUID (or a prefix of it of at least 8 characters
 /// after `GPU-`), or its PCI bus id with or without the domain, in any case.
-fn names(item: &str, d: &DeviceInfo) -> bool {
-    if let Some(hit) = names_instance(item, d) {
+fn names(item: &str, d: &DeviceInfo, gpu_gi_form: bool) -> bool {
+    if let Some(hit) = names_instance(item, d, gpu_gi_form) {
         return hit;
     }
     // An instance shares its GPU's bus id, and its number is gpuwatch's own.
@@ -292,6 +298,9 @@ mod tests {
         let cuda = Selection::cuda_visible(Some("MIG-77aa0009-0000-1111-2222-333344445555"))
             .and_then(|s| s.pick(&g));
         assert_eq!(cuda, Ok(vec![1, 3]));
+        assert!(pick(&["1:+9"]).is_err(), "digits only");
+        let cuda = Selection::cuda_visible(Some("1:9")).and_then(|s| s.pick(&g));
+        assert!(cuda.is_err(), "CUDA does not read GPU:GI");
     }
 
     #[test]

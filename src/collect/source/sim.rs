@@ -813,8 +813,13 @@ impl Source for SimSource {
         }
         for p in 0..self.sims.len() {
             if self.sims[p].mig == super::simmig::Part::Parent {
-                let parts = self.sims[p + 1..].iter().map(|s| &s.mig);
-                super::simmig::fill_parent(&mut tick.devices[p].sample, parts);
+                let (before, after) = self.sims.split_at_mut(p + 1);
+                let sample = &mut tick.devices[p].sample;
+                let drawn_w = sample.power_w.unwrap_or(0.0);
+                super::simmig::fill_parent(sample, after.iter().map(|s| &s.mig));
+                // Its energy counter counts what it drew, as NVML's does.
+                let more_w = sample.power_w.unwrap_or(0.0) - drawn_w;
+                before[p].health.count_more(more_w, dt_s, sample);
             }
         }
         let elapsed_ms = t_ms - self.start_ms;

@@ -39,6 +39,14 @@ impl SimHealth {
         }
     }
 
+    /// Counts `more_w` more watts over the last `dt_s` (a MIG GPU's power, known only once its
+    /// instances were read) and puts the counter in the sample again.
+    pub fn count_more(&mut self, more_w: f32, dt_s: f32, s: &mut DeviceSample) {
+        let mj = (more_w * dt_s * 1000.0) as i64;
+        self.energy_mj = self.energy_mj.saturating_add_signed(mj);
+        s.energy_mj = Some(self.energy_mj);
+    }
+
     /// Fills the sample's energy counter and health at `t_s` (the previous tick was `dt_s`
     /// earlier); returns the event the GPU sends as `t_s` passes its moment, if any.
     pub fn read(&mut self, t_s: f32, dt_s: f32, s: &mut DeviceSample) -> Vec<EventKind> {

@@ -425,10 +425,15 @@ fn finding_families(e: &mut Exposition, store: &Store, ids: &[String]) {
     for (d, id) in devices.iter().zip(ids) {
         for (r, rule) in rules.iter().enumerate() {
             let base = severity(rule.severity);
-            e.gauge(&[id, &findings[r], base], 0.0);
-            if let Some(f) = open(d, r) {
-                // A finding raised above its rule's severity (a confirmed hang) has both.
-                let now = severity(f.severity);
+            let now = open(d, r).map(|f| severity(f.severity));
+            // One series per label set: an open finding at its rule's own severity is that
+            // series at 1 (writing it at 0 and again at 1 was a duplicate a scrape refuses).
+            e.gauge(
+                &[id, &findings[r], base],
+                if now == Some(base) { 1.0 } else { 0.0 },
+            );
+            // A finding raised above its rule's severity (a confirmed hang) has both.
+            if let Some(now) = now.filter(|n| *n != base) {
                 e.gauge(&[id, &findings[r], now], 1.0);
             }
         }

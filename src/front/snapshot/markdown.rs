@@ -115,6 +115,7 @@ fn processes_md<'a>(md: &mut String, s: &'a Snapshot) -> Vec<(u32, &'a ProcessSa
         let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
     }
     for (gpu, p) in procs.iter().take(10) {
+        let gpu = crate::model::gpu_label(*gpu);
         let h = p.host.as_ref();
         let cmd = h.map_or("(pid not visible)".to_string(), |h| {
             if h.cmdline.is_empty() {

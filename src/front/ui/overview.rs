@@ -215,10 +215,12 @@ fn row<'a>(
         .map_or(theme.util(), |f| theme.severity(f.severity));
     let mig = dev.info.mig.as_ref();
     let ident = ident(dev, &name, wide, name_w);
-    let mut spans = vec![
+    // Room for every span of the widest row at once: growing it cost an allocation a row.
+    let mut spans = Vec::with_capacity(16);
+    spans.extend([
         Span::styled(if selected { "▶" } else { " " }, theme.title()),
         Span::raw(ident),
-    ];
+    ]);
     // The diagnosis comes right after the name: the last thing a narrow terminal clips.
     let badge_w = if wide { WIDE_BADGE } else { NARROW_BADGE };
     let text = clip(&badge.content, badge_w);

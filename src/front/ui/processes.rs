@@ -109,6 +109,13 @@ pub fn render(
         .iter()
         .any(|r| r.host().is_some_and(|h| h.container.is_some()));
     let mut columns = COLUMNS.to_vec();
+    // A MIG instance's label ("0:10") is wider than a GPU's number.
+    let widest = rows
+        .iter()
+        .map(|r| crate::model::gpu_label(r.gpu).width())
+        .max()
+        .unwrap_or(0);
+    columns[0].2 = columns[0].2.max(widest as u16);
     if containers {
         columns.insert(columns.len() - 1, ("CONTAINER", None, 12));
     }
