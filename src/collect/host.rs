@@ -2,6 +2,7 @@
 //! worker children a `DataLoader` forks.
 //!
 //! CPU % needs two readings, so `HostReader` remembers each PID's CPU time from the last call.
+//! Every file is read under a `ProcRoot`: this machine's /proc, or a captured tree in tests.
 
 use std::collections::HashMap;
 use std::fs;
@@ -50,15 +51,15 @@ fn parse_stat(text: &str) -> Option<(String, Stat)> {
     ))
 }
 
-fn read_stat(pid: u32) -> Option<(String, Stat)> {
-    parse_stat(&fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+fn read_stat(at: &ProcRoot, pid: u32) -> Option<(String, Stat)> {
+    parse_stat(&fs::read_to_string(at.proc_file(pid, "stat")).ok()?)
 }
 
 /// The command line, its secrets redacted argument by argument before the arguments are
 /// joined (a passphrase with spaces is one argument here, and gone as a whole), unless
 /// `--no-redact`. What is never read cannot leak through the screen, a recording or a snapshot.
-fn read_cmdline(pid: u32) -> String {
-    fs::read(format!("/proc/{pid}/cmdline"))
+fn read_cmdline(at: &ProcRoot, pid: u32) -> String {
+    fs::read(at.proc_file(pid, "cmdline"))
         .map(|b| {
             let parts: Vec<String> = b
                 .split(|c| *c == 0)
@@ -74,16 +75,16 @@ fn read_cmdline(pid: u32) -> String {
         .unwrap_or_default()
 }
 
-fn read_uid(pid: u32) -> Option<u32> {
-    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+fn read_uid(at: &ProcRoot, pid: u32) -> Option<u32> {
+    let status = fs::read_to_string(at.proc_file(pid, "status")).ok()?;
     let line = status.lines().find(|l| l.starts_with("Uid:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// `read_bytes` of /proc/PID/io: bytes this process made the storage layer fetch. Readable
 /// for one's own processes (or as root); `None` otherwise.
-fn read_io_bytes(pid: u32) -> Option<u64> {
-    let text = fs::read_to_string(format!("/proc/{pid}/io")).ok()?;
+fn read_io_bytes(at: &ProcRoot, pid: u32) -> Option<u64> {
+    let text = fs::read_to_string(at.proc_file(pid, "io")).ok()?;
     let line = text.lines().find(|l| l.starts_with("read_bytes:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
@@ -132,7 +133,11 @@ pub fn parse_job(environ: &[u8]) -> Option<JobInfo> {
 
 /// Children of `pid` from /proc/PID/task/*/children (every thread can fork).
 pub fn read_children(pid: u32) -> Vec<u32> {
-    let Ok(tasks) = fs::read_dir(format!("/proc/{pid}/task")) else {
+    children_under(&ProcRoot::live(), pid)
+}
+
+fn children_under(at: &ProcRoot, pid: u32) -> Vec<u32> {
+    let Ok(tasks) = fs::read_dir(at.proc_file(pid, "task")) else {
         return Vec::new();
     };
     let mut out = Vec::new();
@@ -187,6 +192,8 @@ pub struct HostReader {
     ticks_per_s: f32,
     page_bytes: u64,
     boot_ms: Option<u64>,
+    /// Where /proc is read: this machine's, or a captured tree.
+    at: ProcRoot,
     /// Take a PID as this machine's only if the process holds a `/dev/nvidia*` file (set for
     /// NVML, whose PIDs are the host's even inside a container).
     pub check_gpu_files: bool,
@@ -201,6 +208,12 @@ impl Default for HostReader {
 impl HostReader {
     #[must_use]
     pub fn new() -> Self {
+        Self::under(ProcRoot::live())
+    }
+
+    /// Reads /proc under `at` (a captured tree in tests: `at/proc/PID/…`).
+    #[must_use]
+    pub fn under(at: ProcRoot) -> Self {
         HostReader {
             counters: HashMap::new(),
             fixed: HashMap::new(),
@@ -208,7 +221,8 @@ impl HostReader {
             users: HashMap::new(),
             ticks_per_s: crate::sys::clock_ticks_per_second(),
             page_bytes: crate::sys::page_size(),
-            boot_ms: boot_time_ms(),
+            boot_ms: boot_time_ms(&at),
+            at,
             check_gpu_files: false,
         }
     }
@@ -258,7 +272,7 @@ impl HostReader {
         if let Some(c) = self.counters.get(&pid).filter(|c| c.at_ms == now_ms) {
             return *c;
         }
-        let io_bytes = read_io_bytes(pid);
+        let io_bytes = read_io_bytes(&self.at, pid);
         let prev = self.counters.get(&pid).copied();
         let dt_s = prev
             .and_then(|p| now_ms.checked_sub(p.at_ms))
@@ -286,13 +300,14 @@ impl HostReader {
             _ => {
                 // Read once per process: the environment (launcher variables and the
                 // allow-listed settings), the cgroup (container) and the mapped libraries.
-                let environ = fs::read(format!("/proc/{pid}/environ"));
+                let at = &self.at;
+                let environ = fs::read(at.proc_file(pid, "environ"));
                 let f = Fixed {
                     start_ticks: stat.start_ticks,
                     holds_gpu: !self.check_gpu_files
-                        || holds_file(pid, "/dev/nvidia").unwrap_or(true),
-                    cmdline: read_cmdline(pid),
-                    user: read_uid(pid).map(|uid| {
+                        || holds_file(at, pid, "/dev/nvidia").unwrap_or(true),
+                    cmdline: read_cmdline(at, pid),
+                    user: read_uid(at, pid).map(|uid| {
                         self.users
                             .entry(uid)
                             .or_insert_with(|| {
@@ -301,15 +316,11 @@ impl HostReader {
                             .clone()
                     }),
                     job: environ.as_deref().ok().and_then(parse_job),
-                    container: fs::read_to_string(format!("/proc/{pid}/cgroup"))
+                    container: fs::read_to_string(at.proc_file(pid, "cgroup"))
                         .ok()
                         .and_then(|t| crate::container::parse_cgroup(&t))
                         .map(Arc::new),
-                    software: Some(Arc::new(crate::software::read_with(
-                        &ProcRoot::live(),
-                        pid,
-                        environ,
-                    ))),
+                    software: Some(Arc::new(crate::software::read_with(at, pid, environ))),
                 };
                 self.fixed.insert(pid, f.clone());
                 f
@@ -318,17 +329,17 @@ impl HostReader {
     }
 
     fn read(&mut self, pid: u32, now_ms: u64, seen: &mut Vec<u32>) -> Option<HostProcess> {
-        let (name, stat) = read_stat(pid)?;
+        let (name, stat) = read_stat(&self.at, pid)?;
         let fixed = self.fixed(pid, &stat);
         if !fixed.holds_gpu {
             return None;
         }
         let own = self.rates(pid, stat.cpu_ticks, now_ms, seen);
         let mut io_total = own.io_bytes_s;
-        let children = read_children(pid)
+        let children = children_under(&self.at, pid)
             .into_iter()
             .filter_map(|c| {
-                let (cname, cstat) = read_stat(c)?;
+                let (cname, cstat) = read_stat(&self.at, c)?;
                 let r = self.rates(c, cstat.cpu_ticks, now_ms, seen);
                 if let Some(v) = r.io_bytes_s {
                     io_total = Some(io_total.unwrap_or(0.0) + v);
@@ -365,8 +376,8 @@ impl HostReader {
 
 /// Whether process `pid` has a file open whose path starts with `prefix`; `None` when its
 /// open files may not be read (another user's process, without root).
-fn holds_file(pid: u32, prefix: &str) -> Option<bool> {
-    let fds = fs::read_dir(format!("/proc/{pid}/fd")).ok()?;
+fn holds_file(at: &ProcRoot, pid: u32, prefix: &str) -> Option<bool> {
+    let fds = fs::read_dir(at.proc_file(pid, "fd")).ok()?;
     Some(
         fds.flatten().any(|fd| {
             fs::read_link(fd.path()).is_ok_and(|t| t.to_string_lossy().starts_with(prefix))
@@ -378,14 +389,15 @@ fn holds_file(pid: u32, prefix: &str) -> Option<bool> {
 /// compare equal for the same process; `None` when it does not exist (any more).
 #[must_use]
 pub fn started_ms(pid: u32) -> Option<u64> {
-    let (_, stat) = read_stat(pid)?;
+    let at = ProcRoot::live();
+    let (_, stat) = read_stat(&at, pid)?;
     let tps = crate::sys::clock_ticks_per_second();
-    Some(boot_time_ms()? + (stat.start_ticks as f64 / f64::from(tps) * 1000.0) as u64)
+    Some(boot_time_ms(&at)? + (stat.start_ticks as f64 / f64::from(tps) * 1000.0) as u64)
 }
 
 /// When the machine booted, ms since the Unix epoch (`btime` of /proc/stat).
-fn boot_time_ms() -> Option<u64> {
-    let text = fs::read_to_string("/proc/stat").ok()?;
+fn boot_time_ms(at: &ProcRoot) -> Option<u64> {
+    let text = fs::read_to_string(at.proc_root_file("stat")).ok()?;
     let line = text.lines().find(|l| l.starts_with("btime "))?;
     line[6..].trim().parse::<u64>().ok().map(|s| s * 1000)
 }
@@ -407,6 +419,39 @@ mod tests {
     fn tick(reader: &mut HostReader, list: &mut [ProcessSample], now: u64) {
         reader.refresh(list.iter().map(|p| p.pid), now);
         reader.attach(list.iter_mut());
+    }
+
+    /// The host side read from a captured /proc (two torch processes of the lent H200,
+    /// tests/fixtures/proc) equals what those files say, not what this machine runs.
+    #[test]
+    fn a_captured_proc_tree_is_read_as_the_live_one_is() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/proc");
+        let mut reader = HostReader::under(ProcRoot::fixture(&root));
+        reader.check_gpu_files = true; // no fd/ captured: unknown, so taken as holding it
+        let mut list = procs(&[628, 629, 4_000_000]);
+        tick(&mut reader, &mut list, 1_000);
+        let h = list[0].host.as_ref().expect("628 is in the tree");
+        assert_eq!(
+            (h.name.as_str(), h.state, h.ppid, h.threads),
+            ("python3", Some('R'), Some(594), Some(6))
+        );
+        assert_eq!(h.rss_bytes, Some(185_685 * crate::sys::page_size()));
+        assert_eq!(h.cmdline, "python3 /tmp/blocking.py 40");
+        assert_eq!(h.user.as_deref(), Some("root"), "uid 0 in its status");
+        assert_eq!(h.cpu_pct, None, "CPU needs two readings");
+        let sw = h.software.as_ref().expect("what it runs with");
+        assert!(
+            sw.settings
+                .iter()
+                .any(|(k, v)| k == "CUDA_LAUNCH_BLOCKING" && v == "1"),
+            "{:?}",
+            sw.settings
+        );
+        assert_eq!(list[1].host.as_ref().map(|h| h.threads), Some(Some(23)));
+        assert!(list[2].host.is_none(), "a pid the tree does not have");
+        // A second reading a second later: the captured counters did not move.
+        tick(&mut reader, &mut list, 2_000);
+        assert_eq!(list[0].host.as_ref().unwrap().cpu_pct, Some(0.0));
     }
 
     #[test]
@@ -520,8 +565,11 @@ mod tests {
         // process, with no /dev/nvidia* open: no host side rather than a stranger's.
         let me = std::process::id();
         let _null = std::fs::File::open("/dev/null").unwrap();
-        assert_eq!(holds_file(me, "/dev/null"), Some(true));
-        assert_eq!(holds_file(me, "/dev/nvidia"), Some(false));
+        assert_eq!(holds_file(&ProcRoot::live(), me, "/dev/null"), Some(true));
+        assert_eq!(
+            holds_file(&ProcRoot::live(), me, "/dev/nvidia"),
+            Some(false)
+        );
         let mut reader = HostReader::new();
         reader.check_gpu_files = true;
         let mut list = procs(&[me]);

@@ -143,8 +143,12 @@ impl ProcRoot {
             through_process_root: false,
         }
     }
-    fn proc_file(&self, pid: u32, name: &str) -> PathBuf {
+    pub(crate) fn proc_file(&self, pid: u32, name: &str) -> PathBuf {
         self.root.join(format!("proc/{pid}/{name}"))
+    }
+    /// A file of /proc itself (`stat`, `sys/kernel/hostname`).
+    pub(crate) fn proc_root_file(&self, name: &str) -> PathBuf {
+        self.root.join("proc").join(name)
     }
     /// `path` (absolute, as the process sees it) on this machine.
     fn file(&self, pid: u32, path: &str) -> PathBuf {
