@@ -234,15 +234,7 @@ impl NvmlSource {
             slow_interval,
         )
         .map_err(|e| NvmlInitError::Other(format!("could not start the NVML thread: {e}")))?;
-        let events = super::events::Inbox::default();
-        let events_stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        // Without the event API (a VM that hides it, an old driver) health still comes from
-        // the counters; `devices` says which GPUs send events.
-        if let Some(wait) = NvmlEvents::register(nvml, &devices) {
-            super::events::spawn(Box::new(wait), events.clone(), events_stop.clone()).map_err(
-                |e| NvmlInitError::Other(format!("could not start the NVML event thread: {e}")),
-            )?;
-        }
+        let (events, events_stop) = start_events(nvml, &devices, &infos)?;
         Ok(NvmlSource {
             nvml,
             interval,
@@ -471,6 +463,31 @@ fn device_info(index: u32, d: &Device) -> DeviceInfo {
     }
 }
 
+/// The event thread, listening to the GPUs' Xid and ECC events. Without the event API (a VM
+/// that hides it, an old driver) health still comes from the counters; `devices` says which
+/// GPUs send events.
+fn start_events(
+    nvml: &'static Nvml,
+    devices: &[Device<'static>],
+    infos: &[DeviceInfo],
+) -> Result<(super::events::Inbox, Arc<std::sync::atomic::AtomicBool>), NvmlInitError> {
+    let events = super::events::Inbox::default();
+    let events_stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // The GPUs' events only: a MIG device's come with its GPU's.
+    let gpus: Vec<&Device<'static>> = devices
+        .iter()
+        .zip(infos)
+        .filter(|(_, i)| i.mig.is_none())
+        .map(|(d, _)| d)
+        .collect();
+    if let Some(wait) = NvmlEvents::register(nvml, &gpus) {
+        super::events::spawn(Box::new(wait), events.clone(), events_stop.clone()).map_err(|e| {
+            NvmlInitError::Other(format!("could not start the NVML event thread: {e}"))
+        })?;
+    }
+    Ok((events, events_stop))
+}
+
 /// For each device, the position of the GPU a MIG instance is part of, when it is watched.
 fn parent_positions(infos: &[DeviceInfo]) -> Vec<Option<usize>> {
     infos
@@ -594,12 +611,13 @@ struct NvmlEvents {
 
 impl NvmlEvents {
     /// Registers each GPU for Xid and ECC events; `None` when no GPU takes them.
-    fn register(nvml: &'static Nvml, devices: &[Device<'static>]) -> Option<Self> {
+    fn register(nvml: &'static Nvml, devices: &[&Device<'static>]) -> Option<Self> {
         let wanted = EventTypes::from_bits_truncate(super::events::LISTENED);
         // Only the types each GPU supports (asking for one it lacks fails the call), tried on
         // a set of its own first: a refusal frees the set it was given, with every GPU in it.
         let takes: Vec<(&Device<'static>, EventTypes)> = devices
             .iter()
+            .copied()
             .filter_map(|d| {
                 let types = d.supported_event_types().ok()? & wanted;
                 let trial = nvml.create_event_set().ok()?;
