@@ -287,6 +287,35 @@ mod tests {
         (st, judged)
     }
 
+    /// In one box, a GPU in trouble is judged every 200 ms and the quiet ones beside it every
+    /// 400 ms (at most 500), not at the troubled one's rate (with 64 GPUs that was most of the rules' cost).
+    #[test]
+    fn a_quiet_gpu_beside_a_hung_one_keeps_its_own_cadence() {
+        // The mixed demo's GPU 0 trains healthily; GPU 4 hangs.
+        let mut src = SimSource::new(Scenario::Mixed, 8, 7, 0, 50);
+        let mut st = store(&src, 60);
+        let mut tick = Tick::default();
+        let (mut healthy, mut hung) = (Vec::new(), Vec::new());
+        for _ in 0..600 {
+            src.sample(&mut tick).unwrap();
+            st.absorb(&tick, SelfCost::default());
+            for (at, list) in [(0, &mut healthy), (4, &mut hung)] {
+                let t = st.engine.judged_at_ms(at).unwrap();
+                if list.last() != Some(&t) && t >= 20_000 {
+                    list.push(t);
+                }
+            }
+        }
+        assert!(st.findings().active_on(4).any(|f| f.rule == "hang"));
+        let gaps = |l: &[u64]| l.windows(2).map(|w| w[1] - w[0]).collect::<Vec<_>>();
+        assert!(gaps(&hung).iter().all(|g| *g == 200), "{:?}", gaps(&hung));
+        assert!(
+            gaps(&healthy).iter().all(|g| *g == 400),
+            "{:?}",
+            gaps(&healthy)
+        );
+    }
+
     #[test]
     fn quiet_gpus_are_judged_every_500_ms_and_settle_catches_up() {
         // Ticks at 0, 50, …, 1450 ms of a healthy GPU: judged at 0, 500 and 1000 only.

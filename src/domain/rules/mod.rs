@@ -536,6 +536,8 @@ pub struct Engine {
     last_cause: Vec<Option<(usize, u64)>>,
     /// The devices as of the last evaluation, in history order (for their floors).
     infos: Vec<crate::model::DeviceInfo>,
+    /// Per device: the sample time it was last judged at.
+    judged_ms: Vec<Option<u64>>,
     /// What readers read: the findings and the rest, as of the last evaluation. The only
     /// place they are queried.
     out: Conclusions,
@@ -558,6 +560,11 @@ impl Floor {
     }
 }
 
+/// At most how long a quiet GPU goes unjudged, and how often the store judges while something
+/// is being timed (`store::EVALUATE_QUIET_EVERY_MS`, `store::EVALUATE_EVERY_MS`).
+const QUIET_JUDGE_MS: u64 = 500;
+const BUSY_JUDGE_MS: u64 = 200;
+
 /// A stretch of no activity this long teaches the engine the GPU's idle floor.
 const FLOOR_SPAN_MS: u64 = 5_000;
 
@@ -574,6 +581,7 @@ impl Engine {
             memo: Vec::new(),
             last_cause: Vec::new(),
             infos: Vec::new(),
+            judged_ms: Vec::new(),
             out: Conclusions::default(),
         }
     }
@@ -729,10 +737,41 @@ impl Engine {
         if self.infos.len() != n {
             self.infos = history.devices.iter().map(|d| d.info.clone()).collect();
         }
+        self.judged_ms.resize(n, None);
         for (i, dev) in history.devices.iter().enumerate() {
+            let now_ms = dev.samples.latest().map(|s| s.t_ms);
+            if self.rests(i, now_ms) {
+                continue;
+            }
+            self.judged_ms[i] = now_ms;
             self.evaluate_device(i, dev, history);
         }
         self.conclude();
+    }
+
+    /// When device `position` (history order) was last judged, sample time.
+    #[must_use]
+    pub fn judged_at_ms(&self, position: usize) -> Option<u64> {
+        self.judged_ms.get(position).copied().flatten()
+    }
+
+    /// Device `i` is quiet (nothing being timed, nothing of warning or worse open) and was
+    /// judged recently enough to wait for a later evaluation: it waits its turn
+    /// while another GPU's symptom is judged every 200 ms. Judging every GPU of a box at that
+    /// rate because one of them is in trouble was most of what the rules cost with many GPUs.
+    fn rests(&self, i: usize, now_ms: Option<u64>) -> bool {
+        let (Some(now), Some(Some(last))) = (now_ms, self.judged_ms.get(i)) else {
+            return false;
+        };
+        let quiet = self.slots[i].iter().all(|s| {
+            s.watch_since_ms.is_none()
+                && s.open
+                    .as_ref()
+                    .is_none_or(|f| f.severity < Severity::Warning)
+        });
+        // Judged again when waiting for the next evaluation (200 ms on) would leave it more
+        // than `QUIET_JUDGE_MS` unjudged: every 400 ms while others are judged every 200.
+        quiet && now >= *last && now - last + BUSY_JUDGE_MS <= QUIET_JUDGE_MS
     }
 
     /// Every rule on device `i`: the verdicts, which are being timed, one cause, the slots.
