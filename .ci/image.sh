@@ -13,7 +13,11 @@ base=docker.io/library/debian:bookworm-slim
 tmp=$(mktemp -d)
 ctr=""
 stand_in=""
+port=""
 cleanup() {
+  # Killing `buildah run` leaves the server it chrooted running: stop it by its command line,
+  # whose port is this run's alone.
+  [ -n "$port" ] && pkill -f -- "gpuwatch serve --demo=hang --listen 127.0.0.1:$port" 2>/dev/null || true
   [ -n "$ctr" ] && b rm "$ctr" >/dev/null 2>&1
   rm -rf "$tmp"
 }
@@ -63,6 +67,7 @@ for _ in $(seq 1 60); do
 done
 metrics=$(curl -fsS "http://127.0.0.1:$port/metrics" || true)
 kill "$serving" 2>/dev/null || true
+pkill -f -- "gpuwatch serve --demo=hang --listen 127.0.0.1:$port" 2>/dev/null || true
 wait "$serving" 2>/dev/null || true
 [ -n "$ok" ] || { echo "image.sh: serve in the image never became ready:" >&2; cat "$tmp/serve.log" >&2; exit 1; }
 grep -q '^gpuwatch_up{' <<<"$metrics" || { echo "image.sh: no gpuwatch_up in /metrics" >&2; exit 1; }
