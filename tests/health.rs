@@ -8,24 +8,12 @@ mod common;
 
 use std::path::Path;
 
-use common::{run, sim_ticks, START_MS};
+use common::{raised_on, run, sim_ticks, START_MS};
 use gpuwatch::config::Thresholds;
 use gpuwatch::model::{EventKind, GpuEvent};
 use gpuwatch::source::replay::ReplaySource;
 use gpuwatch::source::sim::Scenario;
 use gpuwatch::source::Source;
-
-fn raised_on(run: &common::Run, device: u32) -> Vec<String> {
-    let mut ids: Vec<String> = run
-        .raised
-        .iter()
-        .filter(|f| f.device == device)
-        .map(|f| f.rule.clone())
-        .collect();
-    ids.sort();
-    ids.dedup();
-    ids
-}
 
 #[test]
 fn each_gpu_of_the_health_demo_raises_its_own_finding_and_history_alone_raises_none() {

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{run, sim_ticks, sim_ticks_with_stacks, store_with, START_MS};
+use common::{raised_on, run, sim_ticks, sim_ticks_with_stacks, store_with, START_MS};
 use gpuwatch::config::Thresholds;
 use gpuwatch::model::{gpu_label, mig_index, DeviceInfo};
 use gpuwatch::rules::Severity;
@@ -16,18 +16,6 @@ const WORKING: u32 = 100_020;
 const HUNG: u32 = 100_030;
 const STARVED: u32 = 100_090;
 const NOTEBOOK: u32 = 100_100;
-
-fn raised_on(r: &common::Run, device: u32) -> Vec<String> {
-    let mut ids: Vec<String> = r
-        .raised
-        .iter()
-        .filter(|f| f.device == device)
-        .map(|f| f.rule.clone())
-        .collect();
-    ids.sort();
-    ids.dedup();
-    ids
-}
 
 #[test]
 fn instances_are_numbered_and_named_as_nvidia_smi_names_them() {

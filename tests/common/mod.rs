@@ -81,6 +81,19 @@ pub fn run(infos: &[DeviceInfo], ticks: &[Tick], t: Thresholds) -> Run {
     }
 }
 
+/// The rules a run raised on `device`, as sorted ids.
+pub fn raised_on(run: &Run, device: u32) -> Vec<String> {
+    let mut ids: Vec<String> = run
+        .raised
+        .iter()
+        .filter(|f| f.device == device)
+        .map(|f| f.rule.clone())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
+}
+
 /// The rules raised on a scenario, as sorted ids.
 pub fn rules_raised(scenario: Scenario, seconds: u64) -> Vec<String> {
     let (infos, ticks) = sim_ticks(scenario, 1, seconds, START_MS);
