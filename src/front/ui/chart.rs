@@ -6,9 +6,10 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, LegendPosition};
+use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, LegendPosition};
 use ratatui::Frame;
 
+use super::plot::Plot;
 use super::theme::Theme;
 use crate::app::AppState;
 use crate::history::DeviceHistory;
@@ -159,25 +160,10 @@ pub fn render(
             (Marker::Block, "█"),
         ]
     };
-    // Drawn memory, SM, util, power: where two share a cell the later wins, and power, the
-    // signal this tool reads, must never be hidden (the legend says it is on top).
-    let mut datasets = Vec::new();
-    for i in [3, 2, 0, 1] {
-        let ((_, style, segments), (marker, _)) = (&metrics[i], marks[i]);
-        for seg in segments {
-            datasets.push(
-                Dataset::default()
-                    .marker(marker)
-                    .graph_type(GraphType::Line)
-                    .style(*style)
-                    .data(seg),
-            );
-        }
-    }
-
     let title = chart_title(dev.info.index, window, &metrics, &marks, &spans, theme);
     let secs = window as f64 / 1000.0;
-    let chart = Chart::new(datasets)
+    // The frame, axes and labels; the series are drawn into its plot below (`plot.rs` says why).
+    let chart = Chart::new(Vec::<Dataset>::new())
         .block(
             Block::default()
                 .borders(Borders::ALL)
@@ -189,7 +175,19 @@ pub fn render(
         .x_axis(time_axis(window, theme))
         .y_axis(percent_axis(theme));
     frame.render_widget(chart, area);
-    mark_axis(frame, area, &spans, secs, theme);
+    if let Some(plot_area) = plot_area(area, window) {
+        let mut plot = Plot::new(plot_area, [-secs, 0.0], [0.0, 100.0]);
+        // Drawn memory, SM, util, power: where two share a cell the later wins, and power, the
+        // signal this tool reads, must never be hidden (the legend says it is on top).
+        for i in [3, 2, 0, 1] {
+            let ((_, style, segments), (marker, _)) = (&metrics[i], marks[i]);
+            let color = style.fg.unwrap_or(ratatui::style::Color::Reset);
+            for seg in segments {
+                plot.series(frame.buffer_mut(), seg, color, marker);
+            }
+        }
+    }
+    mark_axis(frame, area, &spans, window, theme);
     points
 }
 
@@ -402,11 +400,24 @@ pub fn time_axis(window_ms: u64, theme: &Theme) -> Axis<'static> {
     Axis::default()
         .bounds([-(window_ms as f64) / 1000.0, 0.0])
         .labels(vec![
-            Span::raw(format!("-{}", d(window_ms))),
+            Span::raw(oldest_label(window_ms)),
             Span::raw(format!("-{}", d(window_ms / 2))),
             Span::raw("now"),
         ])
         .style(theme.label())
+}
+
+/// The time axis's first label: how far back the window reaches.
+fn oldest_label(window_ms: u64) -> String {
+    format!("-{}", super::format::duration(window_ms))
+}
+
+/// Where a time chart of `area` (with its border) plots: right of the percent labels and the
+/// y axis, above the x axis and its labels.
+pub fn plot_area(area: Rect, window_ms: u64) -> Option<Rect> {
+    let inner = Block::default().borders(Borders::ALL).inner(area);
+    let first_x = ratatui::text::Line::raw(oldest_label(window_ms)).width();
+    super::plot::area(inner, 4, u16::try_from(first_x).unwrap_or(u16::MAX))
 }
 
 /// The y axis of a percentage chart.
@@ -419,26 +430,23 @@ pub fn percent_axis(theme: &Theme) -> Axis<'static> {
 
 /// Marks each finding's span on the plot: the x-axis line below it turns into '▀' in the
 /// finding's style (readable without colour), and with colour the plot behind it is tinted.
-/// The plot starts after the y labels ("100%") and the axis line.
 fn mark_axis(
     frame: &mut Frame,
     area: Rect,
     spans: &[(f64, f64, &Finding)],
-    secs: f64,
+    window_ms: u64,
     theme: &Theme,
 ) {
-    let inner = Rect {
-        x: area.x + 1,
-        y: area.y + 1,
-        width: area.width.saturating_sub(2),
-        height: area.height.saturating_sub(2),
+    let secs = window_ms as f64 / 1000.0;
+    let Some(plot) = plot_area(area, window_ms) else {
+        return;
     };
-    let label_w = 5; // "100%" plus the axis line
-    if inner.height < 3 || inner.width <= label_w || secs <= 0.0 {
+    if secs <= 0.0 {
         return;
     }
-    let (x0, w) = (inner.x + label_w, inner.width - label_w);
-    let axis_row = inner.y + inner.height - 2;
+    let (x0, w) = (plot.x, plot.width);
+    let axis_row = plot.bottom();
+    let inner_top = plot.y;
     for (a, b, f) in spans {
         let col = |t: f64| {
             x0 + (((t + secs) / secs) * f64::from(w)).clamp(0.0, f64::from(w) - 1.0) as u16
@@ -449,7 +457,7 @@ fn mark_axis(
                 cell.set_symbol("▀").set_style(theme.severity(f.severity));
             }
             if let Some(bg) = theme.tint(f.severity) {
-                for y in inner.y..axis_row {
+                for y in inner_top..axis_row {
                     if let Some(cell) = buf.cell_mut((x, y)) {
                         cell.set_bg(bg);
                     }

@@ -8,6 +8,7 @@ mod format;
 mod header;
 mod help;
 mod overview;
+mod plot;
 mod process_view;
 mod processes;
 mod scroll;

@@ -5,9 +5,7 @@
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{
-    Block, Borders, Chart, Dataset, GraphType, LegendPosition, Paragraph, Wrap,
-};
+use ratatui::widgets::{Block, Borders, Chart, Dataset, LegendPosition, Paragraph, Wrap};
 use ratatui::Frame;
 
 use super::format::{clip, gib};
@@ -283,23 +281,6 @@ fn curves_chart(
         p.cpu_pct
             .map(|c| f64::from(c).min(cpu_top) / cpu_top * 100.0)
     });
-    let datasets = vec![
-        Dataset::default()
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Line)
-            .style(theme.sm())
-            .data(&sm),
-        Dataset::default()
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Line)
-            .style(theme.mem())
-            .data(&mem),
-        Dataset::default()
-            .marker(Marker::Braille)
-            .graph_type(GraphType::Line)
-            .style(theme.power())
-            .data(&cpu),
-    ];
     let title = Line::from(vec![
         Span::styled(" this process · ", theme.title()),
         Span::styled("━ kernel time % ", theme.sm()),
@@ -314,7 +295,8 @@ fn curves_chart(
             theme.power(),
         ),
     ]);
-    let chart = Chart::new(datasets)
+    // The frame and axes from `Chart`, the series drawn into its plot (ui/plot.rs says why).
+    let chart = Chart::new(Vec::<Dataset>::new())
         .block(
             Block::default()
                 .borders(Borders::ALL)
@@ -325,4 +307,17 @@ fn curves_chart(
         .x_axis(super::chart::time_axis(state.window_ms(), theme))
         .y_axis(super::chart::percent_axis(theme));
     frame.render_widget(chart, area);
+    let window = state.window_ms();
+    if let Some(plot_area) = super::chart::plot_area(area, window) {
+        let secs = window as f64 / 1000.0;
+        let mut plot = super::plot::Plot::new(plot_area, [-secs, 0.0], [0.0, 100.0]);
+        for (points, style) in [
+            (&sm, theme.sm()),
+            (&mem, theme.mem()),
+            (&cpu, theme.power()),
+        ] {
+            let color = style.fg.unwrap_or(ratatui::style::Color::Reset);
+            plot.series(frame.buffer_mut(), points, color, Marker::Braille);
+        }
+    }
 }

@@ -1,0 +1,317 @@
+//! Line plots written straight into the frame's buffer, dot for dot what ratatui's `Chart`
+//! draws. `Chart` paints each dataset on a canvas layer of its own: a grid allocated for the
+//! whole plot, saved as a second copy of every cell, then merged into the buffer cell by cell,
+//! per dataset and per frame. With four series that was a quarter of the monitor's CPU at
+//! `--interval 100ms` (perf, docs/performance.md). This keeps `Chart` for the frame, the axes
+//! and their labels, and draws the series itself, touching only the cells a line crosses:
+//! the same mapping of values to dots, the same clipping (the same `line-clipping` crate), the
+//! same line algorithm, and the same overlay (a later series owns a cell it crosses).
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Color;
+use ratatui::symbols::braille::BRAILLE;
+use ratatui::symbols::Marker;
+
+/// How a series is marked: braille dots (2×4 a cell) or one symbol per cell.
+#[derive(Clone, Copy)]
+enum Grid {
+    Braille,
+    /// The symbol, and whether the colour fills the cell's background too (a block).
+    Symbol(char, bool),
+}
+
+impl Grid {
+    fn of(marker: Marker) -> Self {
+        match marker {
+            Marker::Braille => Grid::Braille,
+            Marker::Block => Grid::Symbol('█', true),
+            Marker::Bar => Grid::Symbol('▄', false),
+            _ => Grid::Symbol('•', false),
+        }
+    }
+
+    /// Dots across and down a cell.
+    fn dots(self) -> (usize, usize) {
+        match self {
+            Grid::Braille => (2, 4),
+            Grid::Symbol(..) => (1, 1),
+        }
+    }
+}
+
+/// Where `Chart` puts its plot inside `inner` (its block's inner area) when both axes have
+/// labels aligned as ours are: left of the y axis the widest y label or the first x label
+/// less one column (at most a third of the width), then the axis line; the x axis line and
+/// its labels take the two bottom rows. `ratatui_widgets::chart::Chart::layout`, restated
+/// because it is private; the screen snapshots would show any disagreement.
+pub fn area(inner: Rect, y_label_width: u16, first_x_label_width: u16) -> Option<Rect> {
+    if inner.is_empty() {
+        return None;
+    }
+    let left = y_label_width
+        .max(first_x_label_width.saturating_sub(1))
+        .min(inner.width / 3);
+    let mut x = inner.left() + left;
+    let mut y = inner.bottom() - 1;
+    for _ in 0..2 {
+        // The x labels' row, then the x axis's.
+        if y > inner.top() {
+            y -= 1;
+        }
+    }
+    if x + 1 < inner.right() {
+        x += 1; // the y axis line
+    }
+    let width = inner.right().saturating_sub(x);
+    let height = y.saturating_sub(inner.top()) + 1;
+    (width > 0).then(|| Rect::new(x, inner.top(), width, height))
+}
+
+/// One plot: its cells, its bounds, and the dots of the series being drawn.
+pub struct Plot {
+    area: Rect,
+    x_bounds: [f64; 2],
+    y_bounds: [f64; 2],
+    /// The dots set in each cell by the series being drawn (a bit per dot).
+    dots: Vec<u8>,
+    /// The cells that series touched, to write and clear without a pass over every cell.
+    touched: Vec<u32>,
+}
+
+impl Plot {
+    #[must_use]
+    pub fn new(area: Rect, x_bounds: [f64; 2], y_bounds: [f64; 2]) -> Self {
+        Plot {
+            area,
+            x_bounds,
+            y_bounds,
+            dots: vec![0; usize::from(area.width) * usize::from(area.height)],
+            touched: Vec::with_capacity(usize::from(area.width) * 2),
+        }
+    }
+
+    /// Draws `points` joined by lines in `color`, over whatever an earlier series drew in the
+    /// cells it crosses.
+    pub fn series(&mut self, buf: &mut Buffer, points: &[(f64, f64)], color: Color, mark: Marker) {
+        let grid = Grid::of(mark);
+        for &(x, y) in points {
+            if let Some((dx, dy)) = self.dot(grid, x, y) {
+                self.paint(grid, dx, dy);
+            }
+        }
+        for pair in points.windows(2) {
+            self.line(grid, pair[0], pair[1]);
+        }
+        self.write(buf, grid, color);
+    }
+
+    /// The dot a value lands on, `None` outside the bounds (as `Painter::get_point`).
+    fn dot(&self, grid: Grid, x: f64, y: f64) -> Option<(usize, usize)> {
+        let ([left, right], [bottom, top]) = (self.x_bounds, self.y_bounds);
+        if x < left || x > right || y < bottom || y > top {
+            return None;
+        }
+        let (width, height) = (right - left, top - bottom);
+        if width <= 0.0 || height <= 0.0 {
+            return None;
+        }
+        let (per_x, per_y) = grid.dots();
+        let res_x = f64::from(self.area.width) * per_x as f64;
+        let res_y = f64::from(self.area.height) * per_y as f64;
+        let dx = ((x - left) * (res_x - 1.0) / width).round() as usize;
+        let dy = ((top - y) * (res_y - 1.0) / height).round() as usize;
+        Some((dx, dy))
+    }
+
+    fn paint(&mut self, grid: Grid, x: usize, y: usize) {
+        let (per_x, per_y) = grid.dots();
+        let cell = (y / per_y) * usize::from(self.area.width) + x / per_x;
+        let Some(dots) = self.dots.get_mut(cell) else {
+            return;
+        };
+        if *dots == 0 {
+            self.touched.push(cell as u32);
+        }
+        *dots |= 1u8 << ((x % per_x) + per_x * (y % per_y));
+    }
+
+    /// The segment clipped to the bounds, then its dots (as canvas's `Line`).
+    fn line(&mut self, grid: Grid, (x1, y1): (f64, f64), (x2, y2): (f64, f64)) {
+        use line_clipping::{cohen_sutherland, LineSegment, Point, Window};
+        let ([xmin, xmax], [ymin, ymax]) = (self.x_bounds, self.y_bounds);
+        let Some(seg) = cohen_sutherland::clip_line(
+            LineSegment::new(Point::new(x1, y1), Point::new(x2, y2)),
+            Window::new(xmin, xmax, ymin, ymax),
+        ) else {
+            return;
+        };
+        let (Some(a), Some(b)) = (
+            self.dot(grid, seg.p1.x, seg.p1.y),
+            self.dot(grid, seg.p2.x, seg.p2.y),
+        ) else {
+            return;
+        };
+        line_dots(a, b, |x, y| self.paint(grid, x, y));
+    }
+
+    /// Writes the touched cells into the buffer and clears them for the next series.
+    fn write(&mut self, buf: &mut Buffer, grid: Grid, color: Color) {
+        let width = usize::from(self.area.width);
+        for &cell in &self.touched {
+            let i = cell as usize;
+            let pattern = std::mem::take(&mut self.dots[i]);
+            let x = self.area.x + (i % width) as u16;
+            let y = self.area.y + (i / width) as u16;
+            let Some(c) = buf.cell_mut((x, y)) else {
+                continue;
+            };
+            match grid {
+                Grid::Braille => {
+                    c.set_char(BRAILLE[usize::from(pattern)]);
+                }
+                Grid::Symbol(symbol, on_bg) => {
+                    c.set_char(symbol);
+                    if on_bg {
+                        c.set_bg(color);
+                    }
+                }
+            }
+            c.set_fg(color);
+        }
+        self.touched.clear();
+    }
+}
+
+/// The dots of a line between two dots: Bresenham's, as ratatui's canvas walks it (from the
+/// lower x, or the lower y when steep), so the same dots are set.
+fn line_dots(
+    (x1, y1): (usize, usize),
+    (x2, y2): (usize, usize),
+    mut paint: impl FnMut(usize, usize),
+) {
+    let (dx, dy) = (x2.abs_diff(x1), y2.abs_diff(y1));
+    if dx == 0 {
+        (y1.min(y2)..=y1.max(y2)).for_each(|y| paint(x1, y));
+    } else if dy == 0 {
+        (x1.min(x2)..=x1.max(x2)).for_each(|x| paint(x, y1));
+    } else if dy < dx {
+        let ((xa, ya), (xb, yb)) = if x1 > x2 {
+            ((x2, y2), (x1, y1))
+        } else {
+            ((x1, y1), (x2, y2))
+        };
+        walk(xa, xb, ya, yb, &mut paint);
+    } else {
+        let ((xa, ya), (xb, yb)) = if y1 > y2 {
+            ((x2, y2), (x1, y1))
+        } else {
+            ((x1, y1), (x2, y2))
+        };
+        walk(ya, yb, xa, xb, |major, minor| paint(minor, major));
+    }
+}
+
+/// Steps along the major axis from `a0` to `a1`, moving the minor one from `b0` towards `b1`.
+fn walk(a0: usize, a1: usize, b0: usize, b1: usize, mut f: impl FnMut(usize, usize)) {
+    let da = (a1 - a0) as isize;
+    let db = b1.abs_diff(b0) as isize;
+    let mut d = 2 * db - da;
+    let mut b = b0;
+    for a in a0..=a1 {
+        f(a, b);
+        if d > 0 {
+            b = if b0 > b1 {
+                b.saturating_sub(1)
+            } else {
+                b.saturating_add(1)
+            };
+            d -= 2 * da;
+        }
+        d += 2 * db;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::style::Style;
+    use ratatui::text::Span;
+    use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Widget};
+
+    /// Series that cross each other, leave the bounds (power over TDP, a negative value),
+    /// jump, and sit on the edges.
+    fn series(seed: u64, n: usize) -> Vec<(f64, f64)> {
+        let mut x = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        (0..n)
+            .map(|i| {
+                x = x
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                let v = (x >> 33) as f64 / f64::from(1u32 << 31) * 130.0 - 10.0;
+                (-60.0 + 60.0 * i as f64 / (n - 1) as f64, v)
+            })
+            .collect()
+    }
+
+    fn axes<'a>(chart: Chart<'a>, first_x: &'static str) -> Chart<'a> {
+        chart
+            .block(Block::default().borders(Borders::ALL))
+            .x_axis(Axis::default().bounds([-60.0, 0.0]).labels(vec![
+                Span::raw(first_x),
+                Span::raw("-30s"),
+                Span::raw("now"),
+            ]))
+            .y_axis(Axis::default().bounds([0.0, 100.0]).labels(vec![
+                Span::raw("0%"),
+                Span::raw("50%"),
+                Span::raw("100%"),
+            ]))
+    }
+
+    #[test]
+    fn draws_what_ratatuis_chart_draws_dot_for_dot() {
+        let colors = [Color::Blue, Color::Magenta, Color::Green, Color::Yellow];
+        let markers = [
+            [Marker::Braille; 4],
+            [Marker::Braille, Marker::Dot, Marker::Bar, Marker::Block],
+        ];
+        for (w, h) in [(200, 30), (80, 12), (23, 9), (7, 8)] {
+            for first_x in ["-1m", "-10m", "-1h30m"] {
+                for (m, marks) in markers.iter().enumerate() {
+                    let data: Vec<Vec<(f64, f64)>> = (0..4)
+                        .map(|i| series(u64::from(w * 31 + h) + i + m as u64, 3 + usize::from(w)))
+                        .collect();
+                    let area = Rect::new(2, 1, w, h);
+                    let mut theirs = Buffer::empty(Rect::new(0, 0, w + 4, h + 2));
+                    let datasets: Vec<Dataset> = data
+                        .iter()
+                        .zip(colors)
+                        .zip(marks)
+                        .map(|((d, c), mk)| {
+                            Dataset::default()
+                                .marker(*mk)
+                                .graph_type(GraphType::Line)
+                                .style(Style::new().fg(c))
+                                .data(d)
+                        })
+                        .collect();
+                    axes(Chart::new(datasets), first_x).render(area, &mut theirs);
+
+                    let mut ours = Buffer::empty(theirs.area);
+                    axes(Chart::new(Vec::new()), first_x).render(area, &mut ours);
+                    let inner = Block::default().borders(Borders::ALL).inner(area);
+                    let Some(plot_area) = super::area(inner, 4, first_x.len() as u16) else {
+                        assert_eq!(ours, theirs, "{w}x{h}: nothing plotted");
+                        continue;
+                    };
+                    let mut plot = Plot::new(plot_area, [-60.0, 0.0], [0.0, 100.0]);
+                    for ((d, c), mk) in data.iter().zip(colors).zip(marks) {
+                        plot.series(&mut ours, d, c, *mk);
+                    }
+                    assert_eq!(ours, theirs, "{w}x{h}, first label {first_x}, marks {m}");
+                }
+            }
+        }
+    }
+}
