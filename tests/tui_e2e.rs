@@ -450,3 +450,42 @@ fn no_mouse_leaves_the_mouse_to_the_terminal_and_color_flags_win_over_no_color()
         t.keys(&["q"]);
     }
 }
+
+#[test]
+#[ignore = "needs tmux: .ci/run installs it"]
+fn the_screen_follows_the_terminal_when_it_is_resized() {
+    common::require("tmux");
+    let bin = env!("CARGO_BIN_EXE_gpuwatch");
+    let t = Tmux::start("resize", &format!("{bin} --demo; sleep 30"), 80, 24);
+    t.wait_for("GPU 0");
+    // The widest line drawn, in cells: the panes' borders run from edge to edge.
+    let widest = |s: &str| s.lines().map(|l| l.chars().count()).max().unwrap_or(0);
+    let resized = |w: u16, h: u16| {
+        let ok = Command::new("tmux")
+            .args(["resize-window", "-t", &t.session, "-x", &w.to_string()])
+            .args(["-y", &h.to_string()])
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let start = Instant::now();
+        loop {
+            let s = t.screen();
+            if (widest(&s) == usize::from(w) && s.lines().count() >= usize::from(h))
+                || start.elapsed() > Duration::from_secs(10)
+            {
+                return s;
+            }
+            sleep(Duration::from_millis(100));
+        }
+    };
+    let big = resized(160, 48);
+    assert_eq!(widest(&big), 160, "drawn at 160×48:\n{big}");
+    assert!(
+        big.lines().nth(47).is_some_and(|l| !l.trim().is_empty()),
+        "{big}"
+    );
+    let small = resized(80, 24);
+    assert_eq!(widest(&small), 80, "drawn again at 80×24:\n{small}");
+    assert!(small.contains("GPU 0"), "{small}");
+    t.keys(&["q"]);
+}

@@ -22,7 +22,8 @@ use ratatui::crossterm::execute;
 use ratatui::crossterm::terminal::{
     disable_raw_mode, enable_raw_mode, EnterAlternateScreen, LeaveAlternateScreen,
 };
-use ratatui::Terminal;
+use ratatui::layout::Rect;
+use ratatui::{Terminal, TerminalOptions, Viewport};
 use tokio::sync::mpsc;
 
 use crate::app::{Action, AppState, Effect, Key};
@@ -56,8 +57,17 @@ impl TerminalGuard {
             restore_terminal();
             previous(info);
         }));
-        let terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))
-            .context("opening the terminal")?;
+        // A fixed viewport, moved by the terminal's resize events: a full-screen one asks the
+        // terminal its size before every frame, and crossterm opens /dev/tty to ask (three
+        // system calls a frame, 5 % of the monitor's CPU at 100 ms).
+        let (w, h) = ratatui::crossterm::terminal::size().context("reading the terminal's size")?;
+        let terminal = Terminal::with_options(
+            CrosstermBackend::new(std::io::stdout()),
+            TerminalOptions {
+                viewport: Viewport::Fixed(Rect::new(0, 0, w, h)),
+            },
+        )
+        .context("opening the terminal")?;
         std::mem::forget(guard_on_error);
         Ok(TerminalGuard { terminal })
     }
@@ -260,6 +270,10 @@ where
             }
             () = tokio::time::sleep_until(next_frame), if data_pending => { dirty = true; continue; }
             msg = input.recv() => match msg {
+                Some(Msg::Input(Event::Resize(w, h))) => {
+                    terminal.resize(Rect::new(0, 0, w, h))?;
+                    None
+                }
                 Some(Msg::Input(ev)) => to_action(ev),
                 None => return Ok(()),
             },
@@ -284,7 +298,7 @@ where
             // The screen was the shell's meanwhile: clear it and draw all of it. (`clear()`
             // would ask the terminal where its cursor is, an answer the input thread eats.)
             let size = terminal.size()?;
-            terminal.resize(ratatui::layout::Rect::new(0, 0, size.width, size.height))?;
+            terminal.resize(Rect::new(0, 0, size.width, size.height))?;
             dirty = true;
             continue;
         }
