@@ -670,8 +670,10 @@ struct SlowDevice {
 }
 
 /// Rounds between reads of the energy counter: 3.5 ms of CPU per call on an H200 (a busy wait
-/// in the driver), for a value that only cross-checks `power_usage`.
-const ENERGY_EVERY: u64 = 15;
+/// in the driver), for a value that only cross-checks `power_usage` (the joules shown are the
+/// counter's steps with the power integral between them, whatever the spacing). Every 15 s it
+/// was a fifth of the slow thread's CPU (run 27: 16-18 ms per 20 s); once a minute.
+const ENERGY_EVERY: u64 = 60;
 /// Rounds between reads of the health counters (ECC, remapped rows, `PCIe` replays, `NVLink`):
 /// they change rarely, and the replay counter costs 180 µs of CPU a read on an H200.
 const HEALTH_EVERY: u64 = 5;
