@@ -579,3 +579,134 @@ fn a_64_gpu_snapshot_fits_an_issue_attachment_and_replays() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(&std::fs::read(&named).unwrap()[..2], &[0x1f, 0x8b]);
 }
+
+/// Every property name in `v`, at any depth.
+fn keys_of(v: &serde_json::Value, out: &mut std::collections::BTreeSet<String>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                out.insert(k.clone());
+                keys_of(x, out);
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| keys_of(x, out)),
+        _ => {}
+    }
+}
+
+/// Every property name the schema declares, at any depth.
+fn declared_properties() -> std::collections::BTreeSet<String> {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/snapshot.schema.json"
+    ))
+    .unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut declared = std::collections::BTreeSet::new();
+    let mut walk = vec![&schema];
+    while let Some(node) = walk.pop() {
+        match node {
+            serde_json::Value::Object(m) => {
+                if let Some(serde_json::Value::Object(props)) = m.get("properties") {
+                    declared.extend(props.keys().cloned());
+                }
+                walk.extend(m.values());
+            }
+            serde_json::Value::Array(a) => walk.extend(a.iter()),
+            _ => {}
+        }
+    }
+    declared
+}
+
+/// Snapshots taken along a real H200 run with Python stacks and what its process ran with:
+/// the last that has stacks, and the last with a process's host side.
+fn along_the_h200_run(
+    written: &mut std::collections::BTreeSet<String>,
+) -> (snapshot::Snapshot, snapshot::Snapshot) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/h200-health/run23-matmul-spin.jsonl.gz");
+    let mut src = ReplaySource::open(&path, f64::INFINITY).unwrap();
+    let ticks = src.read_all().unwrap();
+    let mut store = Store::new(
+        &src,
+        std::time::Duration::from_secs(900),
+        Thresholds::default(),
+    )
+    .unwrap();
+    let (mut stacked, mut hosted) = (None, None);
+    for (i, t) in ticks.iter().enumerate() {
+        store.absorb(t, gpuwatch::model::SelfCost::default());
+        // Processes come and go: a snapshot every 200 ticks.
+        if i % 200 == 199 {
+            let snap = snapshot::take(&store, &Options::default());
+            keys_of(&serde_json::to_value(&snap).unwrap(), written);
+            let procs = || snap.devices.iter().flat_map(|d| &d.processes);
+            if procs().any(|p| p.host.is_some()) {
+                hosted = Some(snap.clone());
+            }
+            if !snap.stacks.is_empty() {
+                stacked = Some(snap);
+            }
+        }
+    }
+    (
+        stacked.expect("the recording has stacks"),
+        hosted.expect("the recording has processes with their host side"),
+    )
+}
+
+/// The other direction of `produced_snapshots_validate_against_the_schema` (whose
+/// `additionalProperties: false` catches a field the code writes and the schema lacks): every
+/// property the hand-kept schema declares is written by some snapshot, so a field renamed or
+/// dropped in the code cannot linger in the schema.
+#[test]
+fn every_property_the_schema_declares_is_written_by_some_snapshot() {
+    let mut written = std::collections::BTreeSet::new();
+    for (sc, gpus) in [
+        (Scenario::Mixed, 8),
+        (Scenario::Lost, 2),
+        (Scenario::Mig, 2),
+        (Scenario::Health, 4),
+    ] {
+        let snap = snapshot::take(&observed(sc, gpus, 60), &Options::default());
+        keys_of(&serde_json::to_value(&snap).unwrap(), &mut written);
+    }
+    let (mut stacked, mut hosted) = along_the_h200_run(&mut written);
+    // What only rarer runs write (a runner-up cause, a container, a failed or crowded stack
+    // read), set on real snapshots so the names come from the code's own serialisation.
+    let mut finding = snapshot::take(&observed(Scenario::Mixed, 8, 60), &Options::default())
+        .findings
+        .active
+        .swap_remove(0);
+    finding.alternative = Some(gpuwatch::rules::RuleId::Sync.to_string());
+    stacked.findings.active.push(finding);
+    let burst = &mut stacked.stacks[0];
+    (burst.message, burst.threads_left_out) = (Some("a message".into()), 1);
+    burst.threads[0].second = Some((gpuwatch::model::stack::StackClass::HostSync, 1));
+    let host = hosted
+        .devices
+        .iter_mut()
+        .flat_map(|d| &mut d.processes)
+        .find_map(|p| p.host.as_mut())
+        .expect("a process with its host side");
+    host.container = gpuwatch::container::parse_cgroup(
+        "0::/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod1d2e3f40_aaaa_bbbb_cccc_123456789abc.slice/cri-containerd-0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.scope",
+    )
+    .map(std::sync::Arc::new);
+    host.software = Some(std::sync::Arc::new(gpuwatch::software::Software {
+        unreadable: Some("permission denied".into()),
+        ..gpuwatch::software::Software::default()
+    }));
+    for snap in [&stacked, &hosted] {
+        keys_of(&serde_json::to_value(snap).unwrap(), &mut written);
+    }
+    let missing: Vec<String> = declared_properties()
+        .difference(&written)
+        .cloned()
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "declared in docs/snapshot.schema.json but written by no snapshot: {missing:?}"
+    );
+}
