@@ -1,0 +1,162 @@
+//! What a rule reads: one device's history, the box's, the thresholds and the learned floor,
+//! with window statistics computed once per evaluation.
+
+use super::{Floor, Stats};
+use crate::config::Thresholds;
+use crate::history::{DeviceHistory, History};
+
+/// Everything a rule may read about one device.
+pub struct Ctx<'a> {
+    pub dev: &'a DeviceHistory,
+    pub all: &'a History,
+    pub thresholds: &'a Thresholds,
+    /// This GPU's idle floor in watts (learned, or the documented fallback).
+    pub floor_w: f32,
+    pub floor: Floor,
+    pub now_ms: u64,
+    /// Samples before this (ms) are not judged by rules that wait out start-up: the newest
+    /// process on the GPU was still starting.
+    pub judged_from_ms: u64,
+    /// True when this rule's finding is open on this device: a rule may hold it with looser
+    /// thresholds than it opened with (hysteresis), so a finding does not flap.
+    pub open: bool,
+    /// The rule's window, ms: the history covers it whenever the rule is asked.
+    pub window_ms: u64,
+    /// Statistics already computed for this GPU in this evaluation: several rules read the
+    /// same metric over the same span (util over 10 s by four of them), and computing a
+    /// window's statistics was most of what judging cost.
+    pub(super) memo: Memo,
+}
+
+/// (span ms, which part of it, the metric's function) → its statistics.
+type Memo = std::cell::RefCell<Vec<(u64, u8, usize, Stats)>>;
+
+/// A metric of a sample, as the statistics of a window read it.
+pub type Metric = fn(&crate::model::DeviceSample) -> Option<f32>;
+
+impl Ctx<'_> {
+    #[must_use]
+    pub fn tdp_w(&self) -> Option<f32> {
+        self.dev.info.tdp_w()
+    }
+    /// The power below which a GPU counts as "near its idle floor".
+    #[must_use]
+    pub fn near_floor_w(&self) -> f32 {
+        let margin = self.tdp_w().map_or(0.0, |tdp| {
+            tdp * self.thresholds.floor_margin_pct_of_tdp / 100.0
+        });
+        self.floor_w + margin.max(self.thresholds.floor_margin_min_w)
+    }
+    /// True when GPU memory held steady over the last `span_ms` (within 512 MiB or 2 %): a
+    /// process still laying out its memory — loading a model, cuDNN autotune trying
+    /// workspaces, the allocator warming up — is starting, whatever its util looks like. A
+    /// steady training loop reuses its cached blocks. Unknown memory counts as steady.
+    #[must_use]
+    pub fn memory_settled(&self, span_ms: u64) -> bool {
+        let used = self.stats(span_ms, |s| s.mem_used_bytes.map(|b| b as f32));
+        used.n == 0 || used.max - used.min <= (512.0 * 1024.0 * 1024.0f32).max(used.max * 0.02)
+    }
+
+    /// True when the history reaches back at least `span_ms` from now, past start-up.
+    #[must_use]
+    pub fn covers(&self, span_ms: u64) -> bool {
+        self.dev
+            .samples
+            .iter()
+            .next()
+            .is_some_and(|s| s.t_ms.max(self.judged_from_ms) + span_ms <= self.now_ms)
+    }
+    /// Statistics of `metric` over the last `span_ms`, computed once per evaluation.
+    pub fn stats(&self, span_ms: u64, metric: Metric) -> Stats {
+        self.memoized(span_ms, 0, metric, || {
+            Stats::of(self.dev.samples.last(span_ms).filter_map(metric))
+        })
+    }
+    /// `stats` of a metric that needs more than the sample (a share of this GPU's TDP): not
+    /// kept for other rules.
+    pub fn stats_of(
+        &self,
+        span_ms: u64,
+        metric: impl Fn(&crate::model::DeviceSample) -> Option<f32>,
+    ) -> Stats {
+        Stats::of(self.dev.samples.last(span_ms).filter_map(metric))
+    }
+    /// Stats of the older and the newer half of the window. A symptom must show in both, so a
+    /// window that straddles two different workloads does not pass for a third.
+    pub fn halves(&self, span_ms: u64, metric: Metric) -> (Stats, Stats) {
+        let half = span_ms / 2;
+        let older = self.memoized(span_ms, 1, metric, || {
+            Stats::of(
+                self.dev
+                    .samples
+                    .window(
+                        self.now_ms.saturating_sub(span_ms),
+                        self.now_ms.saturating_sub(half),
+                    )
+                    .filter_map(metric),
+            )
+        });
+        (older, self.stats(half, metric))
+    }
+    fn memoized(
+        &self,
+        span_ms: u64,
+        part: u8,
+        metric: Metric,
+        compute: impl FnOnce() -> Stats,
+    ) -> Stats {
+        let key = metric as usize;
+        let known = self
+            .memo
+            .borrow()
+            .iter()
+            .find(|(s, p, k, _)| *s == span_ms && *p == part && *k == key)
+            .map(|e| e.3);
+        known.unwrap_or_else(|| {
+            let stats = compute();
+            self.memo.borrow_mut().push((span_ms, part, key, stats));
+            stats
+        })
+    }
+    #[must_use]
+    pub fn floor_text(&self) -> String {
+        if self.floor.context.is_some() {
+            format!(
+                "this GPU's idle floor with a CUDA context ({:.0} W)",
+                self.floor_w
+            )
+        } else if let Some(bare) = self.floor.bare {
+            format!(
+                "this GPU's idle floor with a context, estimated ({:.0} W: {bare:.0} W seen with no process, plus {:.0} % of TDP for a context)",
+                self.floor_w, self.thresholds.context_floor_extra_pct_of_tdp
+            )
+        } else {
+            format!(
+                "the assumed idle floor ({:.0} W, {:.0} % of TDP; no idle seen yet)",
+                self.floor_w, self.thresholds.floor_fallback_pct_of_tdp
+            )
+        }
+    }
+    /// "power 121 W = 17 % of the 700 W TDP, +2 W from this GPU's idle floor (…)".
+    #[must_use]
+    pub fn power_evidence(&self, w: f32) -> String {
+        // Rounded first, so a reading a fraction below the floor does not print "-0 W".
+        let above = (w - self.floor_w).round();
+        format!(
+            "power {}, {:+.0} W from {}",
+            self.pct_of_tdp(w),
+            above + 0.0,
+            self.floor_text()
+        )
+    }
+
+    #[must_use]
+    pub fn pct_of_tdp(&self, w: f32) -> String {
+        match self.tdp_w() {
+            Some(tdp) if tdp > 0.0 => {
+                format!("{w:.0} W = {:.0} % of the {tdp:.0} W TDP", w / tdp * 100.0)
+            }
+            _ => format!("{w:.0} W"),
+        }
+    }
+}

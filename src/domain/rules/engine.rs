@@ -1,0 +1,513 @@
+//! The engine's state and its evaluation: per device and rule a slot (the open finding, the
+//! symptom being timed), the learned idle floors, process arrivals, and the cadence.
+
+use serde::{Deserialize, Serialize};
+
+use super::slots::{
+    close_other_causes, needs_watched_windows, not_from_another_causes_window, one_cause,
+    under_used, update_slot, watch_rules,
+};
+use super::{
+    all_rules, ms, Conclusions, Ctx, Finding, Rule, RuleId, Severity, Stats, Verdict, Watching,
+};
+use crate::config::Thresholds;
+use crate::history::{DeviceHistory, History};
+
+/// Per device and rule: the open finding, if any.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Slot {
+    pub(super) open: Option<Finding>,
+    /// The best fit the open finding's verdicts had: its evidence is the one seen then.
+    pub(super) best_fit: f32,
+    /// Findings this rule has opened on this device since the start.
+    pub(super) opened: u64,
+    /// A cause rule whose symptom holds over `WATCH_MS` but not yet its window: since when.
+    pub(super) watch_since_ms: Option<u64>,
+    /// The GPU's energy meter at the open finding's `since_ms`, J.
+    pub(super) energy_base_j: f64,
+    /// Joules used while this rule's earlier findings on this device were open.
+    pub(super) energy_closed_j: f64,
+}
+
+/// What a GPU is still being judged for: until the rules' windows are covered past its
+/// processes' start-up, "nothing found" does not mean "all clear".
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Judging {
+    pub device: u32,
+    /// Judged from here (ms): the first sample, or the end of the newest process's start-up.
+    pub from_ms: u64,
+    /// How much has been judged and how much the causes' windows need, ms.
+    pub covered_ms: u64,
+    pub needed_ms: u64,
+    /// Processes still in their start-up.
+    pub starting_pids: Vec<u32>,
+}
+
+impl Judging {
+    /// True while the windows are not covered yet.
+    #[must_use]
+    pub fn pending(&self) -> bool {
+        self.covered_ms < self.needed_ms
+    }
+}
+
+/// A busy-but-idle symptom present now whose finding has not opened yet: it is being timed.
+/// "ok" is not what such a GPU is (issue 25), and its processes' stacks are read as evidence
+/// while it is timed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Watch {
+    pub device: u32,
+    /// The cause rule whose symptom holds over the watch span.
+    pub rule: String,
+    pub title: String,
+    /// Since when it has held (ms), and how long its window is (ms).
+    pub since_ms: u64,
+    pub window_ms: u64,
+}
+
+/// How long a cause's symptom must hold to be "watched": long enough that one odd sample is
+/// not a symptom, short enough to be said in the first seconds of a hang.
+pub const WATCH_MS: u64 = 3_000;
+
+/// When each process was first seen on a device, to tell start-up from steady state.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Arrivals {
+    /// (pid, when it arrived), sorted by pid.
+    seen: Vec<(u32, u64)>,
+    /// The pids of the latest evaluation, sorted (kept to be reused, not reallocated).
+    present: Vec<u32>,
+}
+
+/// Evaluates every rule on every device, with hysteresis and one cause per GPU.
+#[derive(Clone)]
+pub struct Engine {
+    pub(super) rules: Vec<Rule>,
+    pub thresholds: Thresholds,
+    pub(super) slots: Vec<Vec<Slot>>,
+    pub(super) floors: Vec<Floor>,
+    pub(super) arrivals: Vec<Arrivals>,
+    pub(super) verdicts: Vec<Option<Verdict>>,
+    /// The statistics buffer each GPU's `Ctx` borrows (kept: nothing allocated per evaluation).
+    pub(super) memo: Vec<(u64, u8, usize, Stats)>,
+    /// Per device: the cause that held last and when (rule position, ms).
+    pub(super) last_cause: Vec<Option<(usize, u64)>>,
+    /// The devices as of the last evaluation, in history order (for their floors).
+    pub(super) infos: Vec<crate::model::DeviceInfo>,
+    /// Per device: the sample time it was last judged at.
+    pub(super) judged_ms: Vec<Option<u64>>,
+    /// What readers read: the findings and the rest, as of the last evaluation. The only
+    /// place they are queried.
+    pub(super) out: Conclusions,
+}
+
+pub(super) const KEEP_CLEARED: usize = 256;
+/// The idle power a GPU has shown: with no process at all, and with a process holding a CUDA
+/// context but running no kernel (higher: ~80 W against ~121 W on an H200). A hung kernel sits
+/// at the second, so that is the floor the rules judge against once it has been seen.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Floor {
+    pub bare: Option<f32>,
+    pub context: Option<f32>,
+}
+
+impl Floor {
+    #[must_use]
+    pub fn best(&self) -> Option<f32> {
+        self.context.or(self.bare)
+    }
+}
+
+/// At most how long a quiet GPU goes unjudged, and how often the store judges while something
+/// is being timed (`store::EVALUATE_QUIET_EVERY_MS`, `store::EVALUATE_EVERY_MS`).
+const QUIET_JUDGE_MS: u64 = 500;
+const BUSY_JUDGE_MS: u64 = 200;
+
+/// A stretch of no activity this long teaches the engine the GPU's idle floor.
+const FLOOR_SPAN_MS: u64 = 5_000;
+
+impl Engine {
+    #[must_use]
+    pub fn new(thresholds: Thresholds) -> Self {
+        Engine {
+            rules: all_rules(),
+            thresholds,
+            slots: Vec::new(),
+            floors: Vec::new(),
+            arrivals: Vec::new(),
+            verdicts: Vec::new(),
+            memo: Vec::new(),
+            last_cause: Vec::new(),
+            infos: Vec::new(),
+            judged_ms: Vec::new(),
+            out: Conclusions::default(),
+        }
+    }
+
+    #[must_use]
+    pub fn rules(&self) -> &[Rule] {
+        &self.rules
+    }
+
+    /// What the rules concluded at the last evaluation: what every reader reads.
+    #[must_use]
+    pub fn conclusions(&self) -> &Conclusions {
+        &self.out
+    }
+
+    /// The position in the history of the GPU with NVML index `device`. Every per-device
+    /// query takes the NVML index, as `Finding::device` does: a recording whose indices are
+    /// not 0, 1, 2… (a subset of a node's GPUs) must not show one GPU's finding on another.
+    fn position(&self, device: u32) -> Option<usize> {
+        self.out.indices.iter().position(|&i| i == device)
+    }
+
+    /// The causes being timed on each GPU (history order), longest-held first per GPU.
+    pub(super) fn timed(&self) -> impl Iterator<Item = Watch> + '_ {
+        self.slots.iter().enumerate().flat_map(move |(p, slots)| {
+            slots
+                .iter()
+                .zip(&self.rules)
+                .filter_map(move |(slot, rule)| {
+                    slot.watch_since_ms.map(|since_ms| Watch {
+                        device: self.out.indices.get(p).copied().unwrap_or(p as u32),
+                        rule: rule.id.into(),
+                        title: rule.title.into(),
+                        since_ms,
+                        // What it takes at most: a slow leak's longer window, not the
+                        // fast one ("41 s of the 10 s it needs").
+                        window_ms: match rule.watch {
+                            Watching::With { needs, .. } => ms(needs(&self.thresholds)),
+                            _ => 0,
+                        }
+                        .max(ms((rule.window)(&self.thresholds))),
+                    })
+                })
+        })
+    }
+
+    /// The processes whose Python stacks the rules want, and how soon: as evidence (urgent)
+    /// for those on GPUs where a cause is open or being timed and, for a hang, every rank of
+    /// the same job wherever it runs (the culprit is on a GPU that looks idle); now and then
+    /// (not urgent) for those on a GPU that draws less than half its TDP, where counters alone
+    /// cannot tell a starved loop from one idle by demand. Written into `out`, sorted by pid,
+    /// one entry a pid.
+    pub fn stack_wants(&self, history: &History, out: &mut Vec<(u32, bool)>) {
+        out.clear();
+        let mut jobs: Vec<&str> = Vec::new();
+        for (p, dev) in history.devices.iter().enumerate() {
+            let Some(slots) = self.slots.get(p) else {
+                continue;
+            };
+            let mut urgent = false;
+            for (slot, rule) in slots.iter().zip(&self.rules) {
+                let judged = slot.open.is_some() || slot.watch_since_ms.is_some();
+                if !(rule.cause && judged) {
+                    continue;
+                }
+                urgent = true;
+                if rule.id == RuleId::Hang {
+                    jobs.extend(
+                        dev.processes
+                            .iter()
+                            .filter_map(|pr| pr.host.as_ref()?.job.as_ref())
+                            .map(|j| j.key.as_str()),
+                    );
+                }
+            }
+            // Now and then: past their start-up only (what a process does while it imports and
+            // loads says nothing of its steady state).
+            let starting = self
+                .out
+                .judging
+                .get(p)
+                .map_or(&[][..], |j| &j.starting_pids[..]);
+            if urgent {
+                out.extend(dev.processes.iter().map(|pr| (pr.pid, true)));
+            } else if under_used(dev) {
+                out.extend(
+                    dev.processes
+                        .iter()
+                        .filter(|pr| !starting.contains(&pr.pid))
+                        .map(|pr| (pr.pid, false)),
+                );
+            }
+        }
+        if !jobs.is_empty() {
+            for dev in &history.devices {
+                out.extend(dev.processes.iter().filter_map(|pr| {
+                    let key = pr.host.as_ref()?.job.as_ref()?.key.as_str();
+                    jobs.contains(&key).then_some((pr.pid, true))
+                }));
+            }
+        }
+        // Urgent first within a pid, so that dedup keeps it.
+        out.sort_unstable_by_key(|(pid, urgent)| (*pid, !*urgent));
+        out.dedup_by_key(|(pid, _)| *pid);
+    }
+
+    /// The longest window a cause needs: how long a GPU is "judging" after a start.
+    #[must_use]
+    pub fn cause_window_ms(&self) -> u64 {
+        self.rules
+            .iter()
+            .filter(|r| r.cause)
+            .map(|r| ms((r.window)(&self.thresholds)))
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The learned idle floors of a device (NVML index; none until it has been idle a while).
+    #[must_use]
+    pub fn floors(&self, device: u32) -> Floor {
+        self.position(device)
+            .and_then(|p| self.floors.get(p))
+            .copied()
+            .unwrap_or_default()
+    }
+
+    /// The idle floor the rules judge a device against, in watts: the floor seen with a
+    /// context; else the bare floor plus what a context adds; else a share of TDP.
+    #[must_use]
+    pub fn floor_w(&self, info: &crate::model::DeviceInfo) -> f32 {
+        let t = &self.thresholds;
+        let f = self.floors(info.index);
+        let tdp = info.tdp_w().unwrap_or(0.0);
+        f.context
+            .or(f
+                .bare
+                .map(|b| b + tdp * t.context_floor_extra_pct_of_tdp / 100.0))
+            .unwrap_or(tdp * t.floor_fallback_pct_of_tdp / 100.0)
+    }
+
+    pub fn evaluate(&mut self, history: &History) {
+        let n = history.devices.len();
+        self.slots
+            .resize_with(n, || vec![Slot::default(); self.rules.len()]);
+        self.floors.resize(n, Floor::default());
+        self.arrivals.resize_with(n, Arrivals::default);
+        self.out.judging.resize_with(n, Judging::default);
+        self.last_cause.resize(n, None);
+        self.out.indices.clear();
+        self.out
+            .indices
+            .extend(history.devices.iter().map(|d| d.info.index));
+        if self.infos.len() != n {
+            self.infos = history.devices.iter().map(|d| d.info.clone()).collect();
+        }
+        self.judged_ms.resize(n, None);
+        for (i, dev) in history.devices.iter().enumerate() {
+            let now_ms = dev.samples.latest().map(|s| s.t_ms);
+            if self.rests(i, now_ms) {
+                continue;
+            }
+            self.judged_ms[i] = now_ms;
+            self.evaluate_device(i, dev, history);
+        }
+        self.conclude();
+    }
+
+    /// When device `position` (history order) was last judged, sample time.
+    #[must_use]
+    pub fn judged_at_ms(&self, position: usize) -> Option<u64> {
+        self.judged_ms.get(position).copied().flatten()
+    }
+
+    /// Device `i` is quiet (nothing being timed, nothing of warning or worse open) and was
+    /// judged recently enough to wait for a later evaluation: it waits its turn
+    /// while another GPU's symptom is judged every 200 ms. Judging every GPU of a box at that
+    /// rate because one of them is in trouble was most of what the rules cost with many GPUs.
+    fn rests(&self, i: usize, now_ms: Option<u64>) -> bool {
+        let (Some(now), Some(Some(last))) = (now_ms, self.judged_ms.get(i)) else {
+            return false;
+        };
+        let quiet = self.slots[i].iter().all(|s| {
+            s.watch_since_ms.is_none()
+                && s.open
+                    .as_ref()
+                    .is_none_or(|f| f.severity < Severity::Warning)
+        });
+        // Judged again when waiting for the next evaluation (200 ms on) would leave it more
+        // than `QUIET_JUDGE_MS` unjudged: every 400 ms while others are judged every 200.
+        quiet && now >= *last && now - last + BUSY_JUDGE_MS <= QUIET_JUDGE_MS
+    }
+
+    /// Every rule on device `i`: the verdicts, which are being timed, one cause, the slots.
+    fn evaluate_device(&mut self, i: usize, dev: &DeviceHistory, history: &History) {
+        self.learn_floor(i, dev);
+        let Some(now_ms) = dev.samples.latest().map(|s| s.t_ms) else {
+            return;
+        };
+        let judged_from_ms = self.note_arrivals(i, dev, now_ms);
+        let mut ctx = Ctx {
+            dev,
+            all: history,
+            thresholds: &self.thresholds,
+            floor_w: self.floor_w(&dev.info),
+            floor: self.floors[i],
+            now_ms,
+            judged_from_ms: 0,
+            open: false,
+            window_ms: 0,
+            memo: std::cell::RefCell::new(std::mem::take(&mut self.memo)),
+        };
+        ctx.memo.get_mut().clear();
+        // A buffer kept between evaluations: judging healthy GPUs allocates nothing.
+        let verdicts = &mut self.verdicts;
+        verdicts.clear();
+        for (rule, slot) in self.rules.iter().zip(&self.slots[i]) {
+            ctx.judged_from_ms = if rule.after_startup {
+                judged_from_ms
+            } else {
+                0
+            };
+            ctx.open = slot.open.is_some();
+            ctx.window_ms = ms((rule.window)(&self.thresholds));
+            // Coverage is checked here, once, for every rule: a rule reads its window.
+            let covered = ctx.window_ms == 0 || ctx.covers(ctx.window_ms);
+            let judged = covered && rule.mig.judges(&dev.info);
+            verdicts.push(judged.then(|| (rule.check)(&ctx)).flatten());
+        }
+        watch_rules(
+            &self.rules,
+            &mut self.slots[i],
+            verdicts,
+            &mut ctx,
+            judged_from_ms,
+        );
+        needs_watched_windows(
+            &self.rules,
+            &self.slots[i],
+            &mut self.out.judging[i],
+            &self.thresholds,
+        );
+        one_cause(&self.rules, &self.slots[i], verdicts);
+        not_from_another_causes_window(
+            &self.rules,
+            &mut self.last_cause[i],
+            verdicts,
+            now_ms,
+            &self.thresholds,
+        );
+        ctx.judged_from_ms = judged_from_ms;
+        for (r, verdict) in self.verdicts.drain(..).enumerate() {
+            let rule = &self.rules[r];
+            let opening = verdict.is_some() && self.slots[i][r].open.is_none();
+            if rule.cause && opening {
+                // A new cause replaces the one still waiting out its hysteresis.
+                close_other_causes(
+                    &self.rules,
+                    &mut self.slots[i],
+                    r,
+                    now_ms,
+                    &mut self.out.cleared,
+                );
+            }
+            if let Some(closed) = update_slot(&mut self.slots[i][r], rule, &ctx, verdict) {
+                self.out.cleared.push(closed);
+            }
+        }
+        self.memo = ctx.memo.into_inner();
+    }
+
+    /// Tracks when each process arrived on device `i`; returns the time from which the
+    /// after-start-up rules may judge it, and updates its `Judging`.
+    fn note_arrivals(&mut self, i: usize, dev: &DeviceHistory, now_ms: u64) -> u64 {
+        let grace = ms(self.thresholds.startup_grace);
+        let needed_ms = self.cause_window_ms();
+        let first_ms = dev.samples.iter().next().map_or(now_ms, |s| s.t_ms);
+        let Arrivals { seen, present } = &mut self.arrivals[i];
+        // By binary search on sorted pids: with thousands of processes a scan of each list
+        // for each process was most of a replay's time.
+        present.clear();
+        present.extend(dev.processes.iter().map(|p| p.pid));
+        present.sort_unstable();
+        seen.retain(|(pid, _)| present.binary_search(pid).is_ok());
+        for p in &dev.processes {
+            let Err(at) = seen.binary_search_by_key(&p.pid, |(pid, _)| *pid) else {
+                continue;
+            };
+            // A process already running when watching began, and started long enough before,
+            // is past its start-up: attaching to a running job judges it at once.
+            let started = p.host.as_ref().and_then(|h| h.started_ms);
+            let at_start = now_ms == first_ms && started.is_some_and(|s| s + grace <= first_ms);
+            seen.insert(
+                at,
+                (
+                    p.pid,
+                    if at_start {
+                        first_ms.saturating_sub(grace)
+                    } else {
+                        now_ms
+                    },
+                ),
+            );
+        }
+        // Windows never reach back before the newest process arrived: what the GPU did before
+        // (idle, another job) says nothing about it. Its first `startup_grace` is "starting";
+        // no cause window is shorter, so nothing opens on a start-up alone.
+        let judged_from = seen
+            .iter()
+            .map(|(_, t)| *t)
+            .max()
+            .unwrap_or(0)
+            .max(first_ms);
+        let j = &mut self.out.judging[i];
+        j.device = dev.info.index;
+        j.from_ms = judged_from;
+        j.covered_ms = now_ms.saturating_sub(judged_from);
+        j.needed_ms = needed_ms;
+        j.starting_pids.clear();
+        j.starting_pids.extend(
+            seen.iter()
+                .filter(|(_, t)| t + grace > now_ms)
+                .map(|(pid, _)| *pid),
+        );
+        judged_from
+    }
+
+    /// The floor is the lowest power held through a stretch with no kernels running.
+    fn learn_floor(&mut self, i: usize, dev: &DeviceHistory) {
+        let Some(latest) = dev.samples.latest() else {
+            return;
+        };
+        if dev
+            .samples
+            .iter()
+            .next()
+            .is_none_or(|s| s.t_ms + FLOOR_SPAN_MS > latest.t_ms)
+        {
+            return;
+        }
+        let util = Stats::of(
+            dev.samples
+                .last(FLOOR_SPAN_MS)
+                .filter_map(|s| s.util_gpu_pct),
+        );
+        let sm = Stats::of(
+            dev.samples
+                .last(FLOOR_SPAN_MS)
+                .filter_map(|s| s.gpm.sm_active_pct),
+        );
+        let idle = util.n > 0 && util.max <= 0.0 && (sm.n == 0 || sm.max <= 1.0);
+        if !idle {
+            return;
+        }
+        let power = Stats::of(dev.samples.last(FLOOR_SPAN_MS).filter_map(|s| s.power_w));
+        // NVML sets the GpuIdle clock-event bit while no context is resident (the GPU parks its
+        // clocks): that is the bare floor, whatever the process list says in the same second.
+        let parked = Stats::of(dev.samples.last(FLOOR_SPAN_MS).filter_map(|s| {
+            s.clock_events
+                .map(|e| f32::from(u8::from(e & crate::model::clock_event::GPU_IDLE != 0)))
+        }));
+        if power.n > 0 {
+            let f = &mut self.floors[i];
+            let with_context = !dev.processes.is_empty() && parked.max == 0.0;
+            let slot = if with_context {
+                &mut f.context
+            } else {
+                &mut f.bare
+            };
+            *slot = Some(slot.map_or(power.median, |old: f32| old.min(power.median)));
+        }
+    }
+}
