@@ -134,38 +134,59 @@ struct Open {
 }
 
 /// When a connection last moved a byte, and since when it has been waiting on its client
-/// (ms since the server started; `NOT_WAITING` while it has work of its own).
+/// (µs since the server started; `NOT_WAITING` while it has work of its own).
 struct Activity {
-    last_ms: AtomicU64,
-    waiting_since_ms: AtomicU64,
+    last_us: AtomicU64,
+    waiting_since_us: AtomicU64,
+    /// When it was accepted, and whether its client has sent a byte since.
+    accepted_us: u64,
+    heard: AtomicBool,
     epoch: Instant,
 }
 
 const NOT_WAITING: u64 = u64::MAX;
 
+/// How long a new connection may wait for its client's first byte before it is closed ahead of
+/// connections that sent part of a request and stalled: a scrape's request follows its connect
+/// at once, unless its process is not scheduled (a loaded machine: one such scrape was closed
+/// under a flood of stalled requests while the whole test suite ran on two cores).
+const FIRST_BYTE_GRACE: Duration = Duration::from_millis(50);
+
 impl Activity {
     fn new(epoch: Instant) -> Activity {
+        let accepted_us = u64::try_from(epoch.elapsed().as_micros()).unwrap_or(u64::MAX - 1);
         let a = Activity {
-            last_ms: AtomicU64::new(0),
-            waiting_since_ms: AtomicU64::new(NOT_WAITING),
+            last_us: AtomicU64::new(0),
+            waiting_since_us: AtomicU64::new(NOT_WAITING),
+            accepted_us,
+            heard: AtomicBool::new(false),
             epoch,
         };
         a.touch();
         a
     }
-    fn now_ms(&self) -> u64 {
-        u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX - 1)
+    /// Microseconds, not milliseconds: a flood accepts tens of connections a millisecond,
+    /// and at a coarser clock a just-accepted scrape tied with the flood's sockets for "waited
+    /// longest" and could be the one closed.
+    fn now_us(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_micros()).unwrap_or(u64::MAX - 1)
+    }
+    /// Still within its grace for a first byte: closed only after those that had theirs.
+    fn new_and_unheard(&self) -> bool {
+        !self.heard.load(Ordering::Relaxed)
+            && self.now_us().saturating_sub(self.accepted_us)
+                < u64::try_from(FIRST_BYTE_GRACE.as_micros()).unwrap_or(u64::MAX)
     }
     /// A byte moved: not waiting.
     fn touch(&self) {
-        self.last_ms.store(self.now_ms(), Ordering::Relaxed);
-        self.waiting_since_ms.store(NOT_WAITING, Ordering::Relaxed);
+        self.last_us.store(self.now_us(), Ordering::Relaxed);
+        self.waiting_since_us.store(NOT_WAITING, Ordering::Relaxed);
     }
     /// The socket had nothing to read or no room to write: waiting on the client, from now
     /// unless it already was.
     fn wait(&self) {
-        let now = self.now_ms();
-        let _ = self.waiting_since_ms.compare_exchange(
+        let now = self.now_us();
+        let _ = self.waiting_since_us.compare_exchange(
             NOT_WAITING,
             now,
             Ordering::Relaxed,
@@ -173,17 +194,17 @@ impl Activity {
         );
     }
     fn idle(&self) -> Duration {
-        Duration::from_millis(
-            self.now_ms()
-                .saturating_sub(self.last_ms.load(Ordering::Relaxed)),
+        Duration::from_micros(
+            self.now_us()
+                .saturating_sub(self.last_us.load(Ordering::Relaxed)),
         )
     }
     /// How long it has waited on its client; zero while it has work (a request not yet read
     /// by its task is work: the server, not the client, is behind).
     fn waiting(&self) -> Duration {
-        match self.waiting_since_ms.load(Ordering::Relaxed) {
+        match self.waiting_since_us.load(Ordering::Relaxed) {
             NOT_WAITING => Duration::ZERO,
-            since => Duration::from_millis(self.now_ms().saturating_sub(since)),
+            since => Duration::from_micros(self.now_us().saturating_sub(since)),
         }
     }
 }
@@ -203,7 +224,10 @@ impl AsyncRead for Tracked {
         let before = buf.filled().len();
         let r = Pin::new(&mut self.inner).poll_read(cx, buf);
         match r {
-            Poll::Ready(Ok(())) if buf.filled().len() > before => self.activity.touch(),
+            Poll::Ready(Ok(())) if buf.filled().len() > before => {
+                self.activity.heard.store(true, Ordering::Relaxed);
+                self.activity.touch();
+            }
             Poll::Pending => self.activity.wait(),
             Poll::Ready(_) => {}
         }
@@ -319,7 +343,8 @@ fn transient(e: &io::Error) -> bool {
 }
 
 /// Below the cap, or made so by closing the connection that has waited on its client longest
-/// (for a request, or for room to write its answer): true when one more may be accepted.
+/// (for a request, or for room to write its answer; one accepted under `FIRST_BYTE_GRACE` ago
+/// that has sent nothing yet goes after all others): true when one more may be accepted.
 /// When none waits on its client, every open one has work of its own: new connections wait in
 /// the kernel's backlog, so a crowd of real scrapes is served, not closed.
 fn make_room(open: &Mutex<Open>, cap: usize) -> bool {
@@ -332,10 +357,12 @@ fn make_room(open: &Mutex<Open>, cap: usize) -> bool {
     let victim = o
         .conns
         .iter()
-        .map(|(id, (a, _))| (a.waiting(), *id))
+        // A new connection still in its grace for a first byte goes last; of equal waits, the
+        // older connection goes.
+        .map(|(id, (a, _))| (!a.new_and_unheard(), a.waiting(), std::cmp::Reverse(*id)))
         .max()
-        .filter(|(waited, _)| *waited > Duration::ZERO);
-    match victim.and_then(|(_, id)| o.conns.remove(&id)) {
+        .filter(|(_, waited, _)| *waited > Duration::ZERO);
+    match victim.and_then(|(_, _, std::cmp::Reverse(id))| o.conns.remove(&id)) {
         Some((_, close)) => {
             close.notify_one();
             true
@@ -476,4 +503,46 @@ fn answer(handler: &dyn Handler, req: &Request<Incoming>) -> Response<Full<Bytes
         hyper::header::HeaderValue::from_static(reply.content_type),
     );
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn admitted(open: &Mutex<Open>, epoch: Instant) -> (u64, Arc<Activity>) {
+        let a = Arc::new(Activity::new(epoch));
+        (admit(open, &a, &Arc::new(Notify::new())), a)
+    }
+
+    fn is_open(open: &Mutex<Open>, id: u64) -> bool {
+        open.lock().unwrap().conns.contains_key(&id)
+    }
+
+    /// At the cap, a stalled request is closed before a scrape that was accepted a moment ago
+    /// and has not been heard from yet, even when that one has waited longer; past its grace,
+    /// the longest wait goes first again.
+    #[test]
+    fn a_new_connection_keeps_its_grace_for_a_first_byte() {
+        let (open, epoch) = (Mutex::new(Open::default()), Instant::now());
+        let (stalled, s) = admitted(&open, epoch);
+        s.heard.store(true, Ordering::Relaxed);
+        let (fresh, f) = admitted(&open, epoch);
+        f.wait(); // its task found nothing to read yet
+        std::thread::sleep(Duration::from_millis(2));
+        s.wait();
+        std::thread::sleep(Duration::from_millis(2));
+        assert!(f.waiting() > s.waiting());
+        assert!(make_room(&open, 2));
+        assert!(!is_open(&open, stalled) && is_open(&open, fresh));
+
+        let (later, l) = admitted(&open, epoch);
+        l.heard.store(true, Ordering::Relaxed);
+        std::thread::sleep(FIRST_BYTE_GRACE);
+        l.wait();
+        assert!(make_room(&open, 2));
+        assert!(
+            !is_open(&open, fresh) && is_open(&open, later),
+            "longest wait, grace over"
+        );
+    }
 }
