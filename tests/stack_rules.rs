@@ -279,3 +279,29 @@ fn a_hang_names_the_rank_outside_the_collective_from_the_ranks_stacks() {
         f.causes
     );
 }
+
+/// Stacks that say nothing (a `python3 -c` loop sleeping between small GPU steps: no source
+/// line, no library frame) leave the counters' verdict as it was, and say they were read.
+#[test]
+fn stacks_that_tell_nothing_leave_starved_as_it_was_and_say_so() {
+    let (infos, ticks) = sim_ticks(Scenario::Starved, 1, 60, START_MS);
+    let pid = ticks[0].devices[0].processes[0].pid;
+    let script = [("<module>", "<string>", 4, "")];
+    let mut ticks = ticks;
+    for t in [5_000u64, 20_000, 35_000, 50_000] {
+        ticks = with_burst(
+            ticks,
+            burst(pid, START_MS + t, StackClass::Unknown, 20, 20, &script),
+        );
+    }
+    let r = run(&infos, &ticks, Thresholds::default());
+    let f = last(&r, "starved").expect("starved");
+    assert_eq!(f.severity, Severity::Warning);
+    assert!(
+        f.evidence.iter().any(|e| e.starts_with(&format!(
+            "pid {pid}'s main thread: in a native call (no Python frame says what) in 20 of 20 stack samples"
+        )) && e.ends_with("nothing there tells waiting for input from waiting for requests")),
+        "{:#?}",
+        f.evidence
+    );
+}

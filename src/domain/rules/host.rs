@@ -201,9 +201,16 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
             causes.insert(0, cause);
             actions.insert(0, action);
         }
-        None => {
-            evidence.extend(stacks::unreadable(c).map(|m| format!("Python stacks not read: {m}")));
-        }
+        None => match seen.as_ref() {
+            // Read, but no frame tells input from requests: said, so the reader knows the
+            // stacks were looked at (a `python -c` loop has no source lines to go by).
+            Some(s) => evidence.push(format!(
+                "{}: not in data loading, and nothing there tells waiting for input from waiting for requests",
+                s.line()
+            )),
+            None => evidence
+                .extend(stacks::unreadable(c).map(|m| format!("Python stacks not read: {m}"))),
+        },
     }
     Some(Verdict {
         evidence,
