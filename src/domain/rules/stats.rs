@@ -60,11 +60,22 @@ impl Stats {
     fn summarise(vals: &mut [f32]) -> Stats {
         let n = vals.len();
         let by = f32::total_cmp;
-        let min = vals.iter().copied().min_by(by).unwrap_or(0.0);
-        let max = vals.iter().copied().max_by(by).unwrap_or(0.0);
-        let mean = vals.iter().sum::<f32>() / n as f32;
+        // Extremes, sum and the share above zero in one pass (they were four): the same
+        // values, the sum in the same order from the same start as `Iterator::sum`.
+        let (mut min, mut max, mut sum, mut above) = (vals[0], vals[0], -0.0f32, 0usize);
+        for &v in vals.iter() {
+            if by(&v, &min).is_lt() {
+                min = v;
+            }
+            if by(&v, &max).is_gt() {
+                max = v;
+            }
+            sum += v;
+            above += usize::from(v > 0.0);
+        }
+        let mean = sum / n as f32;
         let var = vals.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n as f32;
-        let nonzero_share = vals.iter().filter(|v| **v > 0.0).count() as f32 / n as f32;
+        let nonzero_share = above as f32 / n as f32;
         // The upper middle value; what is below it stays below, what is above, above.
         let m = n / 2;
         let (lower, upper_mid, upper) = vals.select_nth_unstable_by(m, by);
@@ -147,6 +158,15 @@ mod tests {
                 })
                 .collect();
             let s = Stats::of(vals.iter().copied());
+            let mean = vals.iter().sum::<f32>() / n as f32;
+            assert_eq!(
+                (s.mean.to_bits(), s.nonzero_share),
+                (
+                    mean.to_bits(),
+                    vals.iter().filter(|v| **v > 0.0).count() as f32 / n as f32
+                ),
+                "n = {n}"
+            );
             let mut sorted = vals.clone();
             sorted.sort_unstable_by(f32::total_cmp);
             let median = if n % 2 == 1 {
