@@ -20,20 +20,38 @@ use crate::store::Store;
 /// A metric's name, style and points (split at gaps).
 type Metric = (&'static str, Style, Vec<Vec<(f64, f64)>>);
 
-/// Points of one metric, split where it has gaps, averaged down to about `max_points`.
+/// Points of one metric, split where it has gaps (a value missing, or no sample for longer
+/// than `gap_ms`: sampling stopped, the program was suspended, a recording has a hole), averaged
+/// down to about `max_points`.
 pub fn series(
     dev: &DeviceHistory,
-    from_ms: u64,
-    to_ms: u64,
+    (from_ms, to_ms): (u64, u64),
     max_points: usize,
+    gap_ms: u64,
     metric: impl Fn(&DeviceSample) -> Option<f32>,
 ) -> Vec<Vec<(f64, f64)>> {
     let n = dev.samples.window(from_ms, to_ms).count();
     let per = n.div_ceil(max_points.max(1)).max(1);
     let mut segments: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
     let (mut sum, mut count, mut t_sum, mut in_bucket) = (0.0f64, 0usize, 0.0f64, 0usize);
+    let mut last_ms: Option<u64> = None;
     for s in dev.samples.window(from_ms, to_ms) {
         let x = (s.t_ms as f64 - to_ms as f64) / 1000.0;
+        if last_ms.is_some_and(|t| s.t_ms.saturating_sub(t) > gap_ms) {
+            // No sample for a while: what was averaged so far ends its line, and the next
+            // line starts after the hole instead of bridging it.
+            if count > 0 {
+                segments
+                    .last_mut()
+                    .expect("never empty")
+                    .push((t_sum / count as f64, sum / count as f64));
+            }
+            if segments.last().is_some_and(|l| !l.is_empty()) {
+                segments.push(Vec::new());
+            }
+            (sum, count, t_sum, in_bucket) = (0.0, 0, 0.0, 0);
+        }
+        last_ms = Some(s.t_ms);
         if let Some(v) = metric(s) {
             sum += f64::from(v);
             t_sum += x;
@@ -113,30 +131,33 @@ pub fn render(
     let window = state.window_ms();
     let from = to.saturating_sub(window);
     let width = area.width.saturating_sub(10) as usize * 2;
+    let span = (from, to);
+    // Longer than this without a sample is a hole, not a line.
+    let gap = (store.interval().as_millis() as u64 * 5).max(2_000);
     let tdp = dev.info.tdp_w();
     let total = dev.info.memory_total_bytes;
     let metrics: [Metric; 4] = [
         (
             "util",
             theme.util(),
-            series(dev, from, to, width, |s| s.util_gpu_pct),
+            series(dev, span, width, gap, |s| s.util_gpu_pct),
         ),
         (
             "power %TDP",
             theme.power(),
-            series(dev, from, to, width, |s| {
+            series(dev, span, width, gap, |s| {
                 s.power_w.zip(tdp).map(|(p, t)| p / t * 100.0)
             }),
         ),
         (
             "SM active",
             theme.sm(),
-            series(dev, from, to, width, |s| s.gpm.sm_active_pct),
+            series(dev, span, width, gap, |s| s.gpm.sm_active_pct),
         ),
         (
             "memory",
             theme.mem(),
-            series(dev, from, to, width, |s| {
+            series(dev, span, width, gap, |s| {
                 s.mem_used_bytes
                     .zip(total)
                     .map(|(u, t)| u as f32 / t as f32 * 100.0)
@@ -464,5 +485,44 @@ fn mark_axis(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::History;
+    use crate::model::{DeviceInfo, DeviceReading, Tick};
+
+    /// A GPU sampled every 250 ms at 40 % util, except for the seconds in `hole`.
+    fn sampled(secs: u64, hole: std::ops::Range<u64>) -> History {
+        let mut h = History::new(&[DeviceInfo::default()], 1_000);
+        for t_ms in (0..secs * 1000).step_by(250) {
+            if hole.contains(&(t_ms / 1000)) {
+                continue;
+            }
+            let mut reading = DeviceReading::default();
+            reading.sample.t_ms = t_ms;
+            reading.sample.util_gpu_pct = Some(40.0);
+            h.push(&Tick {
+                t_ms,
+                devices: vec![reading],
+                ..Tick::default()
+            });
+        }
+        h
+    }
+
+    /// A stretch without samples is a hole in the line, not a straight bridge over it; a
+    /// tick late by less than the gap is not.
+    #[test]
+    fn a_stretch_without_samples_breaks_the_line() {
+        let util = |h: &History| series(&h.devices[0], (0, 30_000), 120, 2_000, |s| s.util_gpu_pct);
+        let whole = util(&sampled(30, 0..0));
+        assert_eq!(whole.len(), 1);
+        let holed = util(&sampled(30, 10..20));
+        assert_eq!(holed.len(), 2, "{holed:?}");
+        assert!(holed[0].last().unwrap().0 < -20.0 && holed[1][0].0 > -10.5);
+        assert_eq!(util(&sampled(30, 10..11)).len(), 1, "a one-second hole");
     }
 }

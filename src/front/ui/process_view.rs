@@ -237,6 +237,32 @@ pub fn render(
     )
 }
 
+/// One series of a process's trail as lines (x in seconds before `to_ms`), split where a value
+/// is missing or no point came for longer than `gap_ms`.
+fn trail_lines<'p>(
+    points: impl Iterator<Item = &'p crate::history::ProcessPoint>,
+    to_ms: u64,
+    gap_ms: u64,
+    f: &dyn Fn(&crate::history::ProcessPoint) -> Option<f64>,
+) -> Vec<Vec<(f64, f64)>> {
+    let mut lines: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
+    let mut last: Option<u64> = None;
+    for p in points {
+        let value = f(p);
+        let hole = last.is_some_and(|t| p.t_ms.saturating_sub(t) > gap_ms);
+        if (value.is_none() || hole) && lines.last().is_some_and(|l| !l.is_empty()) {
+            lines.push(Vec::new());
+        }
+        if let Some(v) = value {
+            let x = (p.t_ms as f64 - to_ms as f64) / 1000.0;
+            lines.last_mut().expect("never empty").push((x, v));
+        }
+        last = Some(p.t_ms);
+    }
+    lines.retain(|l| !l.is_empty());
+    lines
+}
+
 fn curves_chart(
     frame: &mut Frame,
     area: Rect,
@@ -257,14 +283,10 @@ fn curves_chart(
         .iter()
         .find(|d| d.info.index == device)
         .and_then(|d| d.info.memory_total_bytes);
-    let x = |t: u64| (t as f64 - to as f64) / 1000.0;
-    let pts = |f: &dyn Fn(&crate::history::ProcessPoint) -> Option<f64>| -> Vec<(f64, f64)> {
-        trail
-            .points
-            .iter()
-            .filter(|p| p.t_ms >= from)
-            .filter_map(|p| Some((x(p.t_ms), f(p)?)))
-            .collect()
+    // Longer than this without a point is a hole, as on the GPU's chart.
+    let gap = (store.interval().as_millis() as u64 * 5).max(2_000);
+    let pts = |f: &dyn Fn(&crate::history::ProcessPoint) -> Option<f64>| {
+        trail_lines(trail.points.iter().filter(|p| p.t_ms >= from), to, gap, f)
     };
     let sm = pts(&|p| p.sm_pct.map(f64::from));
     let mem = pts(&|p| Some(p.gpu_mem_bytes? as f64 / total? as f64 * 100.0));
@@ -317,7 +339,41 @@ fn curves_chart(
             (&cpu, theme.power()),
         ] {
             let color = style.fg.unwrap_or(ratatui::style::Color::Reset);
-            plot.series(frame.buffer_mut(), points, color, Marker::Braille);
+            for line in points {
+                plot.series(frame.buffer_mut(), line, color, Marker::Braille);
+            }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::ProcessPoint;
+
+    /// A trail (a point a second) breaks where a value is missing and where no point came
+    /// for longer than the gap; otherwise it is one line.
+    #[test]
+    fn a_trail_breaks_at_missing_values_and_holes() {
+        let point = |s: u64, sm: Option<f32>| ProcessPoint {
+            t_ms: s * 1000,
+            sm_pct: sm,
+            ..ProcessPoint::default()
+        };
+        let sm = |p: &ProcessPoint| p.sm_pct.map(f64::from);
+        let lines = |pts: &[ProcessPoint]| trail_lines(pts.iter(), 30_000, 2_000, &sm);
+        let steady: Vec<ProcessPoint> = (0..30).map(|s| point(s, Some(50.0))).collect();
+        assert_eq!(lines(&steady).len(), 1);
+        let holed: Vec<ProcessPoint> = steady
+            .iter()
+            .copied()
+            .filter(|p| !(10_000..20_000).contains(&p.t_ms))
+            .collect();
+        assert_eq!(lines(&holed).len(), 2);
+        let mut missing = steady.clone();
+        missing[15].sm_pct = None;
+        let split = lines(&missing);
+        assert_eq!(split.len(), 2);
+        assert_eq!((split[0].len(), split[1].len()), (15, 14));
     }
 }
