@@ -214,7 +214,7 @@ pub fn render(
 
 /// Under this many rows a braille chart has one or two lines of plot where four series
 /// collapse into one; each series gets a row of bars of its own instead.
-const STRIPS_BELOW_ROWS: u16 = 8;
+pub(super) const STRIPS_BELOW_ROWS: u16 = 8;
 
 /// The series as rows of bars (▁ to █, a column per slice of the window, blank where there is
 /// no data), power first, each named with its latest value; finding spans tint the columns.
@@ -284,18 +284,31 @@ fn strips(
 }
 
 /// One series as `width` bars over the last `secs` seconds: each the mean of its points.
-fn bar_row(segments: &[Vec<(f64, f64)>], secs: f64, width: usize) -> String {
+pub(super) fn bar_row(segments: &[Vec<(f64, f64)>], secs: f64, width: usize) -> String {
     const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
     let mut sums = vec![(0.0f64, 0u32); width];
-    for &(x, y) in segments.iter().flatten() {
+    // The column of a point; the newest sits exactly at "now", the right edge.
+    let column = |x: f64| {
         let col = ((x + secs) / secs * width as f64).floor();
-        if col >= 0.0 && (col as usize) < width {
-            let c = &mut sums[col as usize];
+        (col >= 0.0 && col as usize <= width && width > 0).then(|| (col as usize).min(width - 1))
+    };
+    for &(x, y) in segments.iter().flatten() {
+        if let Some(col) = column(x) {
+            let c = &mut sums[col];
             *c = (c.0 + y, c.1 + 1);
-        } else if col as usize == width && width > 0 {
-            // The newest point sits exactly at "now", the right edge.
-            let c = &mut sums[width - 1];
-            *c = (c.0 + y, c.1 + 1);
+        }
+    }
+    // Points sparser than columns (a process's trail, a point a second) leave columns empty
+    // inside a line: they carry the point before them, so only real gaps stay blank.
+    for seg in segments {
+        for pair in seg.windows(2) {
+            if let (Some(a), Some(b)) = (column(pair[0].0), column(pair[1].0)) {
+                for c in sums.iter_mut().take(b).skip(a + 1) {
+                    if c.1 == 0 {
+                        *c = (pair[0].1, 1);
+                    }
+                }
+            }
         }
     }
     sums.iter()

@@ -237,6 +237,50 @@ pub fn render(
     )
 }
 
+/// A series' name, style, lines and the scale from the axis's percent to its own unit.
+type BarRow<'a> = (
+    &'a str,
+    ratatui::style::Style,
+    &'a Vec<Vec<(f64, f64)>>,
+    f64,
+);
+
+/// A process's series as one row of bars each (▁ to █ over the window), named, with the
+/// latest value (`scale` turns the axis's percent back into the series' own: CPU in % of a
+/// core).
+fn bars(
+    frame: &mut Frame,
+    area: Rect,
+    title: Line,
+    rows: &[BarRow],
+    window_ms: u64,
+    theme: &Theme,
+) {
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(title)
+        .border_style(theme.border());
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let (label_w, value_w) = (7u16, 6u16);
+    let width = usize::from(inner.width.saturating_sub(label_w + value_w));
+    let secs = window_ms as f64 / 1000.0;
+    let lines: Vec<Line> = rows
+        .iter()
+        .take(usize::from(inner.height))
+        .map(|(name, style, lines, scale)| {
+            let latest = lines.last().and_then(|l| l.last()).map(|p| p.1 * scale);
+            let value = latest.map_or_else(|| "  n/a".to_string(), |v| format!("{v:>5.0}%"));
+            Line::from(vec![
+                Span::styled(format!("{name:<6} "), *style),
+                Span::styled(super::chart::bar_row(lines, secs, width), *style),
+                Span::styled(value, *style),
+            ])
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
 /// One series of a process's trail as lines (x in seconds before `to_ms`), split where a value
 /// is missing or no point came for longer than `gap_ms`.
 fn trail_lines<'p>(
@@ -317,6 +361,18 @@ fn curves_chart(
             theme.power(),
         ),
     ]);
+    let window = state.window_ms();
+    if area.height < super::chart::STRIPS_BELOW_ROWS {
+        // One or two rows of plot would let the series drawn last hide the others: a row of
+        // bars each, as the GPU's chart does.
+        let rows = [
+            ("kernel", theme.sm(), &sm, 1.0),
+            ("memory", theme.mem(), &mem, 1.0),
+            ("CPU", theme.power(), &cpu, cpu_top / 100.0),
+        ];
+        bars(frame, area, title, &rows, window, theme);
+        return;
+    }
     // The frame and axes from `Chart`, the series drawn into its plot (ui/plot.rs says why).
     let chart = Chart::new(Vec::<Dataset>::new())
         .block(
@@ -329,7 +385,6 @@ fn curves_chart(
         .x_axis(super::chart::time_axis(state.window_ms(), theme))
         .y_axis(super::chart::percent_axis(theme));
     frame.render_widget(chart, area);
-    let window = state.window_ms();
     if let Some(plot_area) = super::chart::plot_area(area, window) {
         let secs = window as f64 / 1000.0;
         let mut plot = super::plot::Plot::new(plot_area, [-secs, 0.0], [0.0, 100.0]);
