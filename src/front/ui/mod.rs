@@ -13,6 +13,7 @@ mod process_view;
 mod processes;
 mod scroll;
 mod stacks;
+mod strips;
 pub mod theme;
 
 use ratatui::layout::{Constraint, Layout, Rect};

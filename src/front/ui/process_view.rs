@@ -273,7 +273,7 @@ fn bars(
             let value = latest.map_or_else(|| "  n/a".to_string(), |v| format!("{v:>5.0}%"));
             Line::from(vec![
                 Span::styled(format!("{name:<6} "), *style),
-                Span::styled(super::chart::bar_row(lines, secs, width), *style),
+                Span::styled(super::strips::bar_row(lines, secs, width), *style),
                 Span::styled(value, *style),
             ])
         })
@@ -362,7 +362,7 @@ fn curves_chart(
         ),
     ]);
     let window = state.window_ms();
-    if area.height < super::chart::STRIPS_BELOW_ROWS {
+    if area.height < super::strips::STRIPS_BELOW_ROWS {
         // One or two rows of plot would let the series drawn last hide the others: a row of
         // bars each, as the GPU's chart does.
         let rows = [
