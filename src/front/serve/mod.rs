@@ -19,6 +19,7 @@ use crate::store::Store;
 /// The default port: not Prometheus (9090), `node_exporter` (9100) or dcgm-exporter (9400).
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:9947";
 
+mod activity;
 mod exposition;
 mod http;
 mod metrics;

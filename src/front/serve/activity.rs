@@ -1,0 +1,81 @@
+//! What a connection of the exporter is doing, for the cap to choose whom to close: when it
+//! last moved a byte, since when it has waited on its client, whether it has been heard from.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// When a connection last moved a byte, and since when it has been waiting on its client
+/// (µs since the server started; `NOT_WAITING` while it has work of its own).
+pub(super) struct Activity {
+    pub(super) last_us: AtomicU64,
+    pub(super) waiting_since_us: AtomicU64,
+    /// When it was accepted, and whether its client has sent a byte since.
+    pub(super) accepted_us: u64,
+    pub(super) heard: AtomicBool,
+    pub(super) epoch: Instant,
+}
+
+const NOT_WAITING: u64 = u64::MAX;
+
+/// How long a new connection may wait for its client's first byte before it is closed ahead of
+/// connections that sent part of a request and stalled: a scrape's request follows its connect
+/// at once, unless its process is not scheduled (a loaded machine: one such scrape was closed
+/// under a flood of stalled requests while the whole test suite ran on two cores).
+pub(super) const FIRST_BYTE_GRACE: Duration = Duration::from_millis(50);
+
+impl Activity {
+    pub(super) fn new(epoch: Instant) -> Activity {
+        let accepted_us = u64::try_from(epoch.elapsed().as_micros()).unwrap_or(u64::MAX - 1);
+        let a = Activity {
+            last_us: AtomicU64::new(0),
+            waiting_since_us: AtomicU64::new(NOT_WAITING),
+            accepted_us,
+            heard: AtomicBool::new(false),
+            epoch,
+        };
+        a.touch();
+        a
+    }
+    /// Microseconds, not milliseconds: a flood accepts tens of connections a millisecond,
+    /// and at a coarser clock a just-accepted scrape tied with the flood's sockets for "waited
+    /// longest" and could be the one closed.
+    pub(super) fn now_us(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_micros()).unwrap_or(u64::MAX - 1)
+    }
+    /// Still within its grace for a first byte: closed only after those that had theirs.
+    pub(super) fn new_and_unheard(&self) -> bool {
+        !self.heard.load(Ordering::Relaxed)
+            && self.now_us().saturating_sub(self.accepted_us)
+                < u64::try_from(FIRST_BYTE_GRACE.as_micros()).unwrap_or(u64::MAX)
+    }
+    /// A byte moved: not waiting.
+    pub(super) fn touch(&self) {
+        self.last_us.store(self.now_us(), Ordering::Relaxed);
+        self.waiting_since_us.store(NOT_WAITING, Ordering::Relaxed);
+    }
+    /// The socket had nothing to read or no room to write: waiting on the client, from now
+    /// unless it already was.
+    pub(super) fn wait(&self) {
+        let now = self.now_us();
+        let _ = self.waiting_since_us.compare_exchange(
+            NOT_WAITING,
+            now,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
+    }
+    pub(super) fn idle(&self) -> Duration {
+        Duration::from_micros(
+            self.now_us()
+                .saturating_sub(self.last_us.load(Ordering::Relaxed)),
+        )
+    }
+    /// How long it has waited on its client; zero while it has work (a request not yet read
+    /// by its task is work: the server, not the client, is behind).
+    pub(super) fn waiting(&self) -> Duration {
+        match self.waiting_since_us.load(Ordering::Relaxed) {
+            NOT_WAITING => Duration::ZERO,
+            since => Duration::from_micros(self.now_us().saturating_sub(since)),
+        }
+    }
+}
