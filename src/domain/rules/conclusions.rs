@@ -3,7 +3,9 @@
 //! floors. The engine keeps one, brought up to date at the end of each evaluation; it is the
 //! only place these are queried.
 
-use super::{Engine, Finding, Judging, Watch, KEEP_CLEARED};
+use serde::{Deserialize, Serialize};
+
+use super::{Engine, Finding, KEEP_CLEARED};
 use crate::config::Thresholds;
 
 #[derive(Debug, Clone, Default)]
@@ -158,4 +160,40 @@ impl Engine {
             }));
         }
     }
+}
+
+/// What a GPU is still being judged for: until the rules' windows are covered past its
+/// processes' start-up, "nothing found" does not mean "all clear".
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Judging {
+    pub device: u32,
+    /// Judged from here (ms): the first sample, or the end of the newest process's start-up.
+    pub from_ms: u64,
+    /// How much has been judged and how much the causes' windows need, ms.
+    pub covered_ms: u64,
+    pub needed_ms: u64,
+    /// Processes still in their start-up.
+    pub starting_pids: Vec<u32>,
+}
+
+impl Judging {
+    /// True while the windows are not covered yet.
+    #[must_use]
+    pub fn pending(&self) -> bool {
+        self.covered_ms < self.needed_ms
+    }
+}
+
+/// A busy-but-idle symptom present now whose finding has not opened yet: it is being timed.
+/// "ok" is not what such a GPU is (issue 25), and its processes' stacks are read as evidence
+/// while it is timed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Watch {
+    pub device: u32,
+    /// The cause rule whose symptom holds over the watch span.
+    pub rule: String,
+    pub title: String,
+    /// Since when it has held (ms), and how long its window is (ms).
+    pub since_ms: u64,
+    pub window_ms: u64,
 }

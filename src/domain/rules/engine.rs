@@ -1,14 +1,13 @@
 //! The engine's state and its evaluation: per device and rule a slot (the open finding, the
 //! symptom being timed), the learned idle floors, process arrivals, and the cadence.
 
-use serde::{Deserialize, Serialize};
-
 use super::slots::{
     close_other_causes, needs_watched_windows, not_from_another_causes_window, one_cause,
     under_used, update_slot, watch_rules,
 };
 use super::{
-    all_rules, ms, Conclusions, Ctx, Finding, Rule, RuleId, Severity, Stats, Verdict, Watching,
+    all_rules, ms, Conclusions, Ctx, Finding, Judging, Rule, RuleId, Severity, Stats, Verdict,
+    Watch, Watching,
 };
 use crate::config::Thresholds;
 use crate::history::{DeviceHistory, History};
@@ -27,42 +26,6 @@ pub(super) struct Slot {
     pub(super) energy_base_j: f64,
     /// Joules used while this rule's earlier findings on this device were open.
     pub(super) energy_closed_j: f64,
-}
-
-/// What a GPU is still being judged for: until the rules' windows are covered past its
-/// processes' start-up, "nothing found" does not mean "all clear".
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Judging {
-    pub device: u32,
-    /// Judged from here (ms): the first sample, or the end of the newest process's start-up.
-    pub from_ms: u64,
-    /// How much has been judged and how much the causes' windows need, ms.
-    pub covered_ms: u64,
-    pub needed_ms: u64,
-    /// Processes still in their start-up.
-    pub starting_pids: Vec<u32>,
-}
-
-impl Judging {
-    /// True while the windows are not covered yet.
-    #[must_use]
-    pub fn pending(&self) -> bool {
-        self.covered_ms < self.needed_ms
-    }
-}
-
-/// A busy-but-idle symptom present now whose finding has not opened yet: it is being timed.
-/// "ok" is not what such a GPU is (issue 25), and its processes' stacks are read as evidence
-/// while it is timed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Watch {
-    pub device: u32,
-    /// The cause rule whose symptom holds over the watch span.
-    pub rule: String,
-    pub title: String,
-    /// Since when it has held (ms), and how long its window is (ms).
-    pub since_ms: u64,
-    pub window_ms: u64,
 }
 
 /// How long a cause's symptom must hold to be "watched": long enough that one odd sample is

@@ -24,10 +24,10 @@ mod transfer;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Thresholds;
-pub use conclusions::Conclusions;
+pub use conclusions::{Conclusions, Judging, Watch};
 pub use ctx::{Ctx, Metric};
 use engine::KEEP_CLEARED;
-pub use engine::{Engine, Floor, Judging, Watch, WATCH_MS};
+pub use engine::{Engine, Floor, WATCH_MS};
 pub use id::RuleId;
 pub use stats::Stats;
 
