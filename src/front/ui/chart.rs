@@ -84,6 +84,12 @@ pub fn series(
     segments
 }
 
+/// Longer than this without a sample is a hole in a chart's line, not part of it: five
+/// intervals, and at least 2 s (a process's trail has a point a second).
+pub fn hole_ms(store: &Store) -> u64 {
+    (store.interval().as_millis() as u64 * 5).max(2_000)
+}
+
 /// The visible part of each busy-but-idle finding on this GPU: (start s, end s, finding).
 pub fn finding_spans(
     store: &Store,
@@ -132,8 +138,7 @@ pub fn render(
     let from = to.saturating_sub(window);
     let width = area.width.saturating_sub(10) as usize * 2;
     let span = (from, to);
-    // Longer than this without a sample is a hole, not a line.
-    let gap = (store.interval().as_millis() as u64 * 5).max(2_000);
+    let gap = hole_ms(store);
     let tdp = dev.info.tdp_w();
     let total = dev.info.memory_total_bytes;
     let metrics: [Metric; 4] = [

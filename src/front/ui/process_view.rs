@@ -327,8 +327,7 @@ fn curves_chart(
         .iter()
         .find(|d| d.info.index == device)
         .and_then(|d| d.info.memory_total_bytes);
-    // Longer than this without a point is a hole, as on the GPU's chart.
-    let gap = (store.interval().as_millis() as u64 * 5).max(2_000);
+    let gap = super::chart::hole_ms(store);
     let pts = |f: &dyn Fn(&crate::history::ProcessPoint) -> Option<f64>| {
         trail_lines(trail.points.iter().filter(|p| p.t_ms >= from), to, gap, f)
     };
