@@ -6,10 +6,10 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, LegendPosition};
+use ratatui::widgets::{Block, Borders};
 use ratatui::Frame;
 
-use super::plot::Plot;
+use super::plot::{Layout, Plot};
 use super::theme::Theme;
 use crate::app::AppState;
 use crate::history::DeviceHistory;
@@ -188,32 +188,25 @@ pub fn render(
     };
     let title = chart_title(dev.info.index, window, &metrics, &marks, &spans, theme);
     let secs = window as f64 / 1000.0;
-    // The frame, axes and labels; the series are drawn into its plot below (`plot.rs` says why).
-    let chart = Chart::new(Vec::<Dataset>::new())
-        .block(
-            Block::default()
-                .borders(Borders::ALL)
-                .title(title)
-                .title_bottom(health_line(dev, area.width, theme))
-                .border_style(theme.border()),
-        )
-        .legend_position(None::<LegendPosition>)
-        .x_axis(time_axis(window, theme))
-        .y_axis(percent_axis(theme));
-    frame.render_widget(chart, area);
-    if let Some(plot_area) = plot_area(area, window) {
-        let mut plot = Plot::new(plot_area, [-secs, 0.0], [0.0, 100.0]);
-        // Drawn memory, SM, util, power: where two share a cell the later wins, and power, the
-        // signal this tool reads, must never be hidden (the legend says it is on top).
-        for i in [3, 2, 0, 1] {
-            let ((_, style, segments), (marker, _)) = (&metrics[i], marks[i]);
-            let color = style.fg.unwrap_or(ratatui::style::Color::Reset);
-            for seg in segments {
-                plot.series(frame.buffer_mut(), seg, color, marker);
-            }
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(title)
+        .title_bottom(health_line(dev, area.width, theme))
+        .border_style(theme.border());
+    let Some(plot_area) = axes(frame, area, block, window, theme) else {
+        return points;
+    };
+    let mut plot = Plot::new(plot_area, [-secs, 0.0], [0.0, 100.0]);
+    // Drawn memory, SM, util, power: where two share a cell the later wins, and power, the
+    // signal this tool reads, must never be hidden (the legend says it is on top).
+    for i in [3, 2, 0, 1] {
+        let ((_, style, segments), (marker, _)) = (&metrics[i], marks[i]);
+        let color = style.fg.unwrap_or(ratatui::style::Color::Reset);
+        for seg in segments {
+            plot.series(frame.buffer_mut(), seg, color, marker);
         }
     }
-    mark_axis(frame, area, &spans, window, theme);
+    mark_axis(frame, plot_area, &spans, window, theme);
     points
 }
 
@@ -326,53 +319,46 @@ fn chart_title<'a>(
     Line::from(title)
 }
 
-/// The x axis of a time chart: the last `window_ms`, labelled in seconds before now.
-pub fn time_axis(window_ms: u64, theme: &Theme) -> Axis<'static> {
-    let d = super::format::duration;
-    Axis::default()
-        .bounds([-(window_ms as f64) / 1000.0, 0.0])
-        .labels(vec![
-            Span::raw(oldest_label(window_ms)),
-            Span::raw(format!("-{}", d(window_ms / 2))),
-            Span::raw("now"),
-        ])
-        .style(theme.label())
+/// Draws a time chart's `block` and its axes as `Chart` would: the last `window_ms` across,
+/// labelled in time before now, and 0–100 % up. Returns where the series go (`ui/plot.rs`
+/// says why they are not a `Chart`'s datasets).
+pub fn axes(
+    frame: &mut Frame,
+    area: Rect,
+    block: Block<'_>,
+    window_ms: u64,
+    theme: &Theme,
+) -> Option<Rect> {
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let oldest = format!("-{}", super::format::duration(window_ms));
+    let first_width =
+        u16::try_from(unicode_width::UnicodeWidthStr::width(oldest.as_str())).unwrap_or(u16::MAX);
+    let layout = Layout::of(inner, PERCENTS_WIDTH, first_width)?;
+    let middle = format!("-{}", super::format::duration(window_ms / 2));
+    layout.draw_axes(
+        frame.buffer_mut(),
+        [&oldest, &middle, "now"],
+        PERCENTS,
+        theme.label(),
+    );
+    Some(layout.plot)
 }
 
-/// The time axis's first label: how far back the window reaches.
-fn oldest_label(window_ms: u64) -> String {
-    format!("-{}", super::format::duration(window_ms))
-}
-
-/// Where a time chart of `area` (with its border) plots: right of the percent labels and the
-/// y axis, above the x axis and its labels.
-pub fn plot_area(area: Rect, window_ms: u64) -> Option<Rect> {
-    let inner = Block::default().borders(Borders::ALL).inner(area);
-    let first_x = ratatui::text::Line::raw(oldest_label(window_ms)).width();
-    super::plot::area(inner, 4, u16::try_from(first_x).unwrap_or(u16::MAX))
-}
-
-/// The y axis of a percentage chart.
-pub fn percent_axis(theme: &Theme) -> Axis<'static> {
-    Axis::default()
-        .bounds([0.0, 100.0])
-        .labels(vec![Span::raw("0%"), Span::raw("50%"), Span::raw("100%")])
-        .style(theme.label())
-}
+/// The percent axis's labels, and the widest of them.
+const PERCENTS: [&str; 3] = ["0%", "50%", "100%"];
+const PERCENTS_WIDTH: u16 = 4;
 
 /// Marks each finding's span on the plot: the x-axis line below it turns into '▀' in the
 /// finding's style (readable without colour), and with colour the plot behind it is tinted.
 fn mark_axis(
     frame: &mut Frame,
-    area: Rect,
+    plot: Rect,
     spans: &[(f64, f64, &Finding)],
     window_ms: u64,
     theme: &Theme,
 ) {
     let secs = window_ms as f64 / 1000.0;
-    let Some(plot) = plot_area(area, window_ms) else {
-        return;
-    };
     if secs <= 0.0 {
         return;
     }

@@ -1,17 +1,21 @@
-//! Line plots written straight into the frame's buffer, dot for dot what ratatui's `Chart`
-//! draws. `Chart` paints each dataset on a canvas layer of its own: a grid allocated for the
-//! whole plot, saved as a second copy of every cell, then merged into the buffer cell by cell,
-//! per dataset and per frame. With four series that was a quarter of the monitor's CPU at
-//! `--interval 100ms` (perf, docs/performance.md). This keeps `Chart` for the frame, the axes
-//! and their labels, and draws the series itself, touching only the cells a line crosses:
-//! the same mapping of values to dots, the same clipping (the same `line-clipping` crate), the
-//! same line algorithm, and the same overlay (a later series owns a cell it crosses).
+//! Line plots and their axes written straight into the frame's buffer, dot for dot and cell
+//! for cell what ratatui's `Chart` draws. `Chart` paints each dataset on a canvas layer of its
+//! own: a grid allocated for the whole plot, saved as a second copy of every cell, then merged
+//! into the buffer cell by cell, per dataset and per frame. With four series that was a quarter
+//! of the monitor's CPU at `--interval 100ms` (perf, docs/performance.md). Even with no series
+//! it paints an empty canvas and styles every cell of its area. This draws the axes and their
+//! labels where `Chart` puts them, and the series touching only the cells a line crosses: the
+//! same mapping of values to dots, the same clipping (the same `line-clipping` crate), the same
+//! line algorithm, and the same overlay (a later series owns a cell it crosses).
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::Rect;
-use ratatui::style::Color;
+use ratatui::layout::{Alignment, Rect};
+use ratatui::style::{Color, Style};
 use ratatui::symbols::braille::BRAILLE;
+use ratatui::symbols::line::{BOTTOM_LEFT, HORIZONTAL, VERTICAL};
 use ratatui::symbols::Marker;
+use ratatui::text::Line;
+use ratatui::widgets::Widget;
 
 /// How a series is marked: braille dots (2×4 a cell) or one symbol per cell.
 #[derive(Clone, Copy)]
@@ -40,32 +44,104 @@ impl Grid {
     }
 }
 
-/// Where `Chart` puts its plot inside `inner` (its block's inner area) when both axes have
-/// labels aligned as ours are: left of the y axis the widest y label or the first x label
-/// less one column (at most a third of the width), then the axis line; the x axis line and
-/// its labels take the two bottom rows. `ratatui_widgets::chart::Chart::layout`, restated
-/// because it is private; the screen snapshots would show any disagreement.
-pub fn area(inner: Rect, y_label_width: u16, first_x_label_width: u16) -> Option<Rect> {
-    if inner.is_empty() {
-        return None;
-    }
-    let left = y_label_width
-        .max(first_x_label_width.saturating_sub(1))
-        .min(inner.width / 3);
-    let mut x = inner.left() + left;
-    let mut y = inner.bottom() - 1;
-    for _ in 0..2 {
+/// Where `Chart` puts its plot and axes inside `inner` (its block's inner area) when both
+/// axes have three labels aligned as ours are: left of the y axis the widest y label or the
+/// first x label less one column (at most a third of the width), then the axis line; the x
+/// axis line and its labels take the two bottom rows. `ratatui_widgets::chart::Chart::layout`,
+/// restated because it is private; `draws_what_ratatuis_chart_draws_dot_for_dot` holds the two
+/// together.
+#[derive(Debug, Clone, Copy)]
+pub struct Layout {
+    inner: Rect,
+    /// Where the series are plotted.
+    pub plot: Rect,
+    label_row: Option<u16>,
+    axis_row: Option<u16>,
+    axis_column: Option<u16>,
+}
+
+impl Layout {
+    #[must_use]
+    pub fn of(inner: Rect, y_label_width: u16, first_x_label_width: u16) -> Option<Layout> {
+        if inner.is_empty() {
+            return None;
+        }
+        let left = y_label_width
+            .max(first_x_label_width.saturating_sub(1))
+            .min(inner.width / 3);
+        let mut x = inner.left() + left;
+        let mut y = inner.bottom() - 1;
         // The x labels' row, then the x axis's.
-        if y > inner.top() {
-            y -= 1;
+        let mut row = || {
+            (y > inner.top()).then(|| {
+                y -= 1;
+                y + 1
+            })
+        };
+        let (label_row, axis_row) = (row(), row());
+        let axis_column = (x + 1 < inner.right()).then(|| {
+            x += 1;
+            x - 1
+        });
+        let width = inner.right().saturating_sub(x);
+        let height = y.saturating_sub(inner.top()) + 1;
+        (width > 0).then(|| Layout {
+            inner,
+            plot: Rect::new(x, inner.top(), width, height),
+            label_row,
+            axis_row,
+            axis_column,
+        })
+    }
+
+    /// Draws the axes and their labels as `Chart` does (axis lines in `style`, labels
+    /// unstyled), without its canvas: `Chart` paints a canvas over the whole plot even with no
+    /// series, and styles every cell of its area, a third of a frame's instructions together.
+    pub fn draw_axes(
+        &self,
+        buf: &mut Buffer,
+        x_labels: [&str; 3],
+        y_labels: [&str; 3],
+        style: Style,
+    ) {
+        let plot = self.plot;
+        if let Some(y) = self.label_row {
+            let between = plot.width / 3;
+            let first = Rect::new(self.inner.left(), y, plot.left() - self.inner.left(), 1);
+            label(buf, x_labels[0], first, Alignment::Right);
+            let middle = Rect::new(plot.left() + between + 1, y, between.saturating_sub(1), 1);
+            label(buf, x_labels[1], middle, Alignment::Center);
+            let last = Rect::new(plot.right() - between, y, between, 1);
+            label(buf, x_labels[2], last, Alignment::Right);
+        }
+        let width = (plot.left() - self.inner.left()).saturating_sub(1);
+        for (i, text) in (0u16..).zip(y_labels) {
+            let dy = i * (plot.height - 1) / 2;
+            if dy < plot.bottom() {
+                let at = Rect::new(self.inner.left(), plot.bottom() - 1 - dy, width, 1);
+                label(buf, text, at, Alignment::Left);
+            }
+        }
+        let mut line = |x: u16, y: u16, symbol: &str| {
+            if let Some(cell) = buf.cell_mut((x, y)) {
+                cell.set_symbol(symbol).set_style(style);
+            }
+        };
+        if let Some(y) = self.axis_row {
+            (plot.left()..plot.right()).for_each(|x| line(x, y, HORIZONTAL));
+        }
+        if let Some(x) = self.axis_column {
+            (plot.top()..plot.bottom()).for_each(|y| line(x, y, VERTICAL));
+        }
+        if let (Some(y), Some(x)) = (self.axis_row, self.axis_column) {
+            line(x, y, BOTTOM_LEFT);
         }
     }
-    if x + 1 < inner.right() {
-        x += 1; // the y axis line
-    }
-    let width = inner.right().saturating_sub(x);
-    let height = y.saturating_sub(inner.top()) + 1;
-    (width > 0).then(|| Rect::new(x, inner.top(), width, height))
+}
+
+/// One axis label, as `Chart` renders it: a raw line aligned in its area.
+fn label(buf: &mut Buffer, text: &str, area: Rect, alignment: Alignment) {
+    Line::raw(text).alignment(alignment).render(area, buf);
 }
 
 /// One plot: its cells, its bounds, and the dots of the series being drawn.
@@ -254,19 +330,27 @@ mod tests {
             .collect()
     }
 
-    fn axes<'a>(chart: Chart<'a>, first_x: &'static str) -> Chart<'a> {
+    /// The axes' lines are styled, their labels not (as the screens' charts).
+    fn axes<'a>(chart: Chart<'a>, first_x: &'static str, style: Style) -> Chart<'a> {
         chart
             .block(Block::default().borders(Borders::ALL))
-            .x_axis(Axis::default().bounds([-60.0, 0.0]).labels(vec![
-                Span::raw(first_x),
-                Span::raw("-30s"),
-                Span::raw("now"),
-            ]))
-            .y_axis(Axis::default().bounds([0.0, 100.0]).labels(vec![
-                Span::raw("0%"),
-                Span::raw("50%"),
-                Span::raw("100%"),
-            ]))
+            .legend_position(None)
+            .x_axis(
+                Axis::default()
+                    .bounds([-60.0, 0.0])
+                    .labels(vec![
+                        Span::raw(first_x),
+                        Span::raw("-30s"),
+                        Span::raw("now"),
+                    ])
+                    .style(style),
+            )
+            .y_axis(
+                Axis::default()
+                    .bounds([0.0, 100.0])
+                    .labels(vec![Span::raw("0%"), Span::raw("50%"), Span::raw("100%")])
+                    .style(style),
+            )
     }
 
     #[test]
@@ -276,7 +360,16 @@ mod tests {
             [Marker::Braille; 4],
             [Marker::Braille, Marker::Dot, Marker::Bar, Marker::Block],
         ];
-        for (w, h) in [(200, 30), (80, 12), (23, 9), (7, 8)] {
+        let axis_style = Style::new().fg(Color::DarkGray);
+        for (w, h) in [
+            (200, 30),
+            (80, 12),
+            (23, 9),
+            (7, 8),
+            (4, 5),
+            (3, 3),
+            (12, 4),
+        ] {
             for first_x in ["-1m", "-10m", "-1h30m"] {
                 for (m, marks) in markers.iter().enumerate() {
                     let data: Vec<Vec<(f64, f64)>> = (0..4)
@@ -296,16 +389,20 @@ mod tests {
                                 .data(d)
                         })
                         .collect();
-                    axes(Chart::new(datasets), first_x).render(area, &mut theirs);
+                    axes(Chart::new(datasets), first_x, axis_style).render(area, &mut theirs);
 
                     let mut ours = Buffer::empty(theirs.area);
-                    axes(Chart::new(Vec::new()), first_x).render(area, &mut ours);
+                    Block::default()
+                        .borders(Borders::ALL)
+                        .render(area, &mut ours);
                     let inner = Block::default().borders(Borders::ALL).inner(area);
-                    let Some(plot_area) = super::area(inner, 4, first_x.len() as u16) else {
+                    let Some(layout) = Layout::of(inner, 4, first_x.len() as u16) else {
                         assert_eq!(ours, theirs, "{w}x{h}: nothing plotted");
                         continue;
                     };
-                    let mut plot = Plot::new(plot_area, [-60.0, 0.0], [0.0, 100.0]);
+                    let labels = [first_x, "-30s", "now"];
+                    layout.draw_axes(&mut ours, labels, ["0%", "50%", "100%"], axis_style);
+                    let mut plot = Plot::new(layout.plot, [-60.0, 0.0], [0.0, 100.0]);
                     for ((d, c), mk) in data.iter().zip(colors).zip(marks) {
                         plot.series(&mut ours, d, c, *mk);
                     }

@@ -5,7 +5,7 @@
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Chart, Dataset, LegendPosition, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use ratatui::Frame;
 
 use super::format::{clip, gib};
@@ -372,19 +372,11 @@ fn curves_chart(
         bars(frame, area, title, &rows, window, theme);
         return;
     }
-    // The frame and axes from `Chart`, the series drawn into its plot (ui/plot.rs says why).
-    let chart = Chart::new(Vec::<Dataset>::new())
-        .block(
-            Block::default()
-                .borders(Borders::ALL)
-                .title(title)
-                .border_style(theme.border()),
-        )
-        .legend_position(None::<LegendPosition>)
-        .x_axis(super::chart::time_axis(state.window_ms(), theme))
-        .y_axis(super::chart::percent_axis(theme));
-    frame.render_widget(chart, area);
-    if let Some(plot_area) = super::chart::plot_area(area, window) {
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(title)
+        .border_style(theme.border());
+    if let Some(plot_area) = super::chart::axes(frame, area, block, window, theme) {
         let secs = window as f64 / 1000.0;
         let mut plot = super::plot::Plot::new(plot_area, [-secs, 0.0], [0.0, 100.0]);
         for (points, style) in [
