@@ -726,10 +726,10 @@ fn the_screen_never_reads_ok_while_a_symptom_is_present() {
             }
             for (info, d) in src.devices().iter().zip(&tick.devices) {
                 let index = info.index;
-                let hang_open = view
-                    .findings()
+                let found = view.findings();
+                let hang_open = found
                     .active_on(index)
-                    .any(|f| f.rule == "hang" && f.ended_ago_ms(tick.t_ms).is_none());
+                    .any(|f| f.rule == "hang" && found.ended_ago_ms(f, tick.t_ms).is_none());
                 let idle_row = d.sample.util_gpu_pct.is_some_and(|u| u < 50.0);
                 let n = stale_hang.entry(index).or_default();
                 *n = if hang_open && idle_row { *n + 1 } else { 0 };

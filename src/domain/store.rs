@@ -127,14 +127,16 @@ impl Store {
         self.cost = cost;
     }
 
-    /// A symptom is being timed, or a warning or worse is open: the rules are judged often.
+    /// A symptom is being timed (its finding opens when its window is full) or something
+    /// critical is open (a hang's end is shown at once): the rules are judged often. An open
+    /// warning alone waits for the quiet cadence, as `Engine::rests` says why.
     fn judging_something(&self) -> bool {
         let found = self.engine.conclusions();
         !found.watching().is_empty()
             || found
                 .active()
                 .iter()
-                .any(|f| f.severity >= crate::rules::Severity::Warning)
+                .any(|f| f.severity >= crate::rules::Severity::Critical)
     }
 
     /// Brings the findings up to the last tick taken in: at the end of a replay or a run, so
@@ -264,6 +266,7 @@ impl Store {
 mod tests {
     use super::*;
 
+    use crate::rules::Severity;
     use crate::source::sim::{Scenario, SimSource};
 
     fn store(src: &SimSource, span_s: u64) -> Store {
@@ -287,33 +290,45 @@ mod tests {
         (st, judged)
     }
 
-    /// In one box, a GPU in trouble is judged every 200 ms and the quiet ones beside it every
-    /// 400 ms (at most 500), not at the troubled one's rate (with 64 GPUs that was most of the rules' cost).
+    /// In one box, a GPU whose symptom is being timed or whose hang is open is judged every
+    /// 200 ms and the others beside it every 400 ms (at most 500), not at the troubled one's
+    /// rate (with 64 GPUs that was most of the rules' cost), a GPU whose warning is already
+    /// open among them.
     #[test]
-    fn a_quiet_gpu_beside_a_hung_one_keeps_its_own_cadence() {
-        // The mixed demo's GPU 0 trains healthily; GPU 4 hangs.
+    fn an_open_warning_waits_its_turn_like_a_quiet_gpu() {
+        // The mixed demo's GPU 0 trains healthily, GPU 2 is starved (a warning open by 30 s),
+        // GPU 4 hangs (critical from 25 s).
         let mut src = SimSource::new(Scenario::Mixed, 8, 7, 0, 50);
         let mut st = store(&src, 60);
         let mut tick = Tick::default();
-        let (mut healthy, mut hung) = (Vec::new(), Vec::new());
-        for _ in 0..600 {
+        let mut judged = [Vec::new(), Vec::new(), Vec::new()];
+        for _ in 0..800 {
             src.sample(&mut tick).unwrap();
             st.absorb(&tick, SelfCost::default());
-            for (at, list) in [(0, &mut healthy), (4, &mut hung)] {
+            for (at, list) in [0, 2, 4].into_iter().zip(judged.iter_mut()) {
                 let t = st.engine.judged_at_ms(at).unwrap();
-                if list.last() != Some(&t) && t >= 20_000 {
+                if list.last() != Some(&t) && t >= 30_000 {
                     list.push(t);
                 }
             }
+            // Between its judgments the warning still holds: never read as ended.
+            let found = st.findings();
+            for f in found.active_on(2).filter(|_| tick.t_ms >= 30_000) {
+                assert_eq!(found.ended_ago_ms(f, tick.t_ms), None, "at {}", tick.t_ms);
+            }
         }
-        assert!(st.findings().active_on(4).any(|f| f.rule == "hang"));
+        let found = st.findings();
+        assert!(found.active_on(2).any(|f| f.severity == Severity::Warning));
+        assert!(found.active_on(4).any(|f| f.rule == "hang"));
         let gaps = |l: &[u64]| l.windows(2).map(|w| w[1] - w[0]).collect::<Vec<_>>();
-        assert!(gaps(&hung).iter().all(|g| *g == 200), "{:?}", gaps(&hung));
-        assert!(
-            gaps(&healthy).iter().all(|g| *g == 400),
-            "{:?}",
-            gaps(&healthy)
-        );
+        for (list, every) in judged.iter().zip([400, 400, 200]) {
+            assert!(list.len() > 20, "{list:?}");
+            assert!(
+                gaps(list).iter().all(|g| *g == every),
+                "{every}: {:?} {list:?}",
+                gaps(list)
+            );
+        }
     }
 
     #[test]
@@ -337,6 +352,21 @@ mod tests {
         let late: Vec<u64> = judged.iter().copied().filter(|t| *t >= 4_000).collect();
         assert!(late.len() > 5, "{judged:?}");
         assert!(late.windows(2).all(|w| w[1] - w[0] == 200), "{judged:?}");
+    }
+
+    /// Once a warning is open and nothing else is timed, the one GPU is judged at the quiet
+    /// cadence: a warning that stays open costs what a healthy GPU costs.
+    #[test]
+    fn an_open_warning_alone_is_judged_every_500_ms() {
+        let (st, judged) = judged_at(Scenario::Starved, 40 * 20);
+        assert!(st
+            .findings()
+            .active()
+            .iter()
+            .any(|f| f.rule == "starved" && f.severity == Severity::Warning));
+        assert!(st.findings().watching().is_empty());
+        let late = &judged[judged.len() - 10..];
+        assert!(late.windows(2).all(|w| w[1] - w[0] == 500), "{judged:?}");
     }
 
     #[test]

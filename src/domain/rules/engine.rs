@@ -56,8 +56,6 @@ pub struct Engine {
     pub(super) last_cause: Vec<Option<(usize, u64)>>,
     /// The devices as of the last evaluation, in history order (for their floors).
     pub(super) infos: Vec<crate::model::DeviceInfo>,
-    /// Per device: the sample time it was last judged at.
-    pub(super) judged_ms: Vec<Option<u64>>,
     /// What readers read: the findings and the rest, as of the last evaluation. The only
     /// place they are queried.
     pub(super) out: Conclusions,
@@ -101,7 +99,6 @@ impl Engine {
             memo: Vec::new(),
             last_cause: Vec::new(),
             infos: Vec::new(),
-            judged_ms: Vec::new(),
             out: Conclusions::default(),
         }
     }
@@ -257,13 +254,13 @@ impl Engine {
         if self.infos.len() != n {
             self.infos = history.devices.iter().map(|d| d.info.clone()).collect();
         }
-        self.judged_ms.resize(n, None);
+        self.out.judged_ms.resize(n, None);
         for (i, dev) in history.devices.iter().enumerate() {
             let now_ms = dev.samples.latest().map(|s| s.t_ms);
             if self.rests(i, now_ms) {
                 continue;
             }
-            self.judged_ms[i] = now_ms;
+            self.out.judged_ms[i] = now_ms;
             self.evaluate_device(i, dev, history);
         }
         self.conclude();
@@ -272,22 +269,26 @@ impl Engine {
     /// When device `position` (history order) was last judged, sample time.
     #[must_use]
     pub fn judged_at_ms(&self, position: usize) -> Option<u64> {
-        self.judged_ms.get(position).copied().flatten()
+        self.out.judged_ms.get(position).copied().flatten()
     }
 
-    /// Device `i` is quiet (nothing being timed, nothing of warning or worse open) and was
-    /// judged recently enough to wait for a later evaluation: it waits its turn
-    /// while another GPU's symptom is judged every 200 ms. Judging every GPU of a box at that
-    /// rate because one of them is in trouble was most of what the rules cost with many GPUs.
+    /// Device `i` is quiet (no symptom being timed, nothing critical open) and was judged
+    /// recently enough to wait for a later evaluation: it waits its turn while another GPU's
+    /// symptom is judged every 200 ms. Judging every GPU of a box at that rate because one of
+    /// them is in trouble was most of what the rules cost with many GPUs. An open warning does
+    /// not keep a GPU busy: what it waits for (escalating, ending) is not timed, so judging it
+    /// 300 ms later delays no finding's start, and a new symptom on that GPU is timed, and
+    /// judged at the busy rate, from the next evaluation on. A critical one (a hang) does:
+    /// whoever watches a hang waits for the moment it ends.
     fn rests(&self, i: usize, now_ms: Option<u64>) -> bool {
-        let (Some(now), Some(Some(last))) = (now_ms, self.judged_ms.get(i)) else {
+        let (Some(now), Some(Some(last))) = (now_ms, self.out.judged_ms.get(i)) else {
             return false;
         };
         let quiet = self.slots[i].iter().all(|s| {
             s.watch_since_ms.is_none()
                 && s.open
                     .as_ref()
-                    .is_none_or(|f| f.severity < Severity::Warning)
+                    .is_none_or(|f| f.severity < Severity::Critical)
         });
         // Judged again when waiting for the next evaluation (200 ms on) would leave it more
         // than `QUIET_JUDGE_MS` unjudged: every 400 ms while others are judged every 200.

@@ -101,21 +101,6 @@ pub struct Finding {
     pub energy_j: Option<f64>,
 }
 
-/// A finding whose rule did not hold at the last evaluation has ended: the rules evaluate at
-/// least every 200 ms of sample time, so a `last_ms` older than this says so within one tick.
-const ENDED_AFTER_MS: u64 = 200;
-
-impl Finding {
-    /// How long ago its symptom ended, at sample time `now_ms`; `None` while it still holds.
-    /// An ended finding stays open for `clear_after` (so it does not flap), kept for the
-    /// culprit it names and for snapshots, and says that it ended.
-    #[must_use]
-    pub fn ended_ago_ms(&self, now_ms: u64) -> Option<u64> {
-        let ago = now_ms.saturating_sub(self.last_ms);
-        (self.cleared_ms.is_none() && ago > ENDED_AFTER_MS).then_some(ago)
-    }
-}
-
 /// One figure a finding was judged on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measure {

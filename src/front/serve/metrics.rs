@@ -483,7 +483,7 @@ pub fn gpu_state(store: &Store, d: &DeviceHistory) -> &'static str {
     let hang = |rule: &str| *rule == crate::rules::RuleId::Hang;
     if f.active_on(i).any(|x| {
         hang(&x.rule)
-            && x.ended_ago_ms(d.samples.latest().map_or(0, |s| s.t_ms))
+            && f.ended_ago_ms(x, d.samples.latest().map_or(0, |s| s.t_ms))
                 .is_none()
     }) || f.watching_on(i).is_some_and(|w| hang(&w.rule))
     {

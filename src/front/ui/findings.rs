@@ -24,7 +24,7 @@ pub fn render(
     // An ended finding is kept (dimmed) until it clears, but is not counted as open.
     let ended = active
         .iter()
-        .filter(|f| f.ended_ago_ms(now).is_some())
+        .filter(|f| store.findings().ended_ago_ms(f, now).is_some())
         .count();
     let watching = store.findings().watching();
     // A GPU whose symptom is being timed says so once: its "judging" line (how much data the
@@ -50,7 +50,7 @@ pub fn render(
         .iter()
         .partition(|f| f.severity >= crate::rules::Severity::Warning);
     for f in alarms {
-        finding_lines(f, now, theme, &mut lines);
+        finding_lines(f, store.findings(), now, theme, &mut lines);
     }
     for w in watching {
         lines.push(Line::styled(
@@ -83,7 +83,7 @@ pub fn render(
         ));
     }
     for f in infos {
-        finding_lines(f, now, theme, &mut lines);
+        finding_lines(f, store.findings(), now, theme, &mut lines);
     }
     for f in store.findings().cleared().iter().rev().take(5) {
         let ago = duration(now.saturating_sub(f.cleared_ms.unwrap_or(now)));
@@ -104,11 +104,12 @@ pub fn render(
 /// has ended.
 fn finding_lines(
     f: &crate::rules::Finding,
+    found: &crate::rules::Conclusions,
     now: u64,
     theme: &Theme,
     lines: &mut Vec<Line<'static>>,
 ) {
-    let ended = f.ended_ago_ms(now);
+    let ended = found.ended_ago_ms(f, now);
     let when = match ended {
         Some(ago) => format!("ended {} ago", duration(ago)),
         None => duration(now.saturating_sub(f.since_ms)),

@@ -355,7 +355,7 @@ fn badge<'a>(dev: &DeviceHistory, store: &Store, wide: bool, theme: &Theme) -> S
             String::new()
         };
         // A finding whose symptom ended (kept open a while so it does not flap) says so, dim.
-        if f.ended_ago_ms(now).is_some() {
+        if store.findings().ended_ago_ms(f, now).is_some() {
             let text = named("", &f.rule, " ended");
             return Span::styled(text.trim_start().to_string(), theme.dim());
         }
@@ -364,9 +364,10 @@ fn badge<'a>(dev: &DeviceHistory, store: &Store, wide: bool, theme: &Theme) -> S
             theme.severity(f.severity),
         )
     };
-    if let Some(f) = worst
-        .filter(|f| f.severity >= crate::rules::Severity::Warning && f.ended_ago_ms(now).is_none())
-    {
+    if let Some(f) = worst.filter(|f| {
+        f.severity >= crate::rules::Severity::Warning
+            && store.findings().ended_ago_ms(f, now).is_none()
+    }) {
         return finding(f);
     }
     // The straggler another GPU's hang waits for looks idle and fine on its own: say so, for
