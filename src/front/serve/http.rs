@@ -207,7 +207,9 @@ pub async fn run(
     let open = Arc::new(Mutex::new(Open::default()));
     let epoch = Instant::now();
     let mut last_complaint: Option<Instant> = None;
-    let mut ticker = tokio::time::interval(Duration::from_millis(200));
+    // How often a quiet listener looks at `stop` (set by a signal): within a second is soon
+    // enough for a service manager, and an idle exporter wakes once a second, not five times.
+    let mut ticker = tokio::time::interval(Duration::from_secs(1));
     loop {
         if !make_room(&open, cap) {
             tokio::time::sleep(Duration::from_millis(20)).await;
