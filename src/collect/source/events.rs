@@ -38,8 +38,10 @@ pub trait EventWait: Send {
     fn wait(&mut self, timeout_ms: u32) -> Waited;
 }
 
-/// How long one wait sleeps in the driver: how late a stop is seen.
-pub const WAIT_MS: u32 = 500;
+/// How long one wait sleeps in the driver: how late a stop is seen (the thread is not joined,
+/// so nothing waits for it), and how often a quiet thread wakes: once a second, as the
+/// sampling loop does (`driver::STOP_NOTICED_WITHIN`).
+pub const WAIT_MS: u32 = 1_000;
 /// After a failed wait: a lost GPU fails every wait at once, which must not spin a core.
 const AFTER_FAILURE: Duration = Duration::from_secs(1);
 /// Events held for the source at most: a storm while no tick takes them loses the oldest.
