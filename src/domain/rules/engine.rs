@@ -319,17 +319,7 @@ impl Engine {
         let verdicts = &mut self.verdicts;
         verdicts.clear();
         for (rule, slot) in self.rules.iter().zip(&self.slots[i]) {
-            ctx.judged_from_ms = if rule.after_startup {
-                judged_from_ms
-            } else {
-                0
-            };
-            ctx.open = slot.open.is_some();
-            ctx.window_ms = ms((rule.window)(&self.thresholds));
-            // Coverage is checked here, once, for every rule: a rule reads its window.
-            let covered = ctx.window_ms == 0 || ctx.covers(ctx.window_ms);
-            let judged = covered && rule.mig.judges(&dev.info);
-            verdicts.push(judged.then(|| (rule.check)(&ctx)).flatten());
+            verdicts.push(check(rule, slot, &mut ctx, judged_from_ms));
         }
         watch_rules(
             &self.rules,
@@ -353,23 +343,13 @@ impl Engine {
             &self.thresholds,
         );
         ctx.judged_from_ms = judged_from_ms;
-        for (r, verdict) in self.verdicts.drain(..).enumerate() {
-            let rule = &self.rules[r];
-            let opening = verdict.is_some() && self.slots[i][r].open.is_none();
-            if rule.cause && opening {
-                // A new cause replaces the one still waiting out its hysteresis.
-                close_other_causes(
-                    &self.rules,
-                    &mut self.slots[i],
-                    r,
-                    now_ms,
-                    &mut self.out.cleared,
-                );
-            }
-            if let Some(closed) = update_slot(&mut self.slots[i][r], rule, &ctx, verdict) {
-                self.out.cleared.push(closed);
-            }
-        }
+        update_slots(
+            &self.rules,
+            &mut self.slots[i],
+            &mut self.verdicts,
+            &mut self.out.cleared,
+            &ctx,
+        );
         self.memo = ctx.memo.into_inner();
     }
 
@@ -472,6 +452,44 @@ impl Engine {
                 &mut f.bare
             };
             *slot = Some(slot.map_or(power.median, |old: f32| old.min(power.median)));
+        }
+    }
+}
+
+/// One rule's verdict on the device `ctx` reads: `None` when it does not hold, when its
+/// window is not covered yet, or when it does not judge this kind of device (a MIG instance).
+fn check(rule: &Rule, slot: &Slot, ctx: &mut Ctx, judged_from_ms: u64) -> Option<Verdict> {
+    ctx.judged_from_ms = if rule.after_startup {
+        judged_from_ms
+    } else {
+        0
+    };
+    ctx.open = slot.open.is_some();
+    ctx.window_ms = ms((rule.window)(ctx.thresholds));
+    // Coverage is checked here, once, for every rule: a rule reads its window.
+    let covered = ctx.window_ms == 0 || ctx.covers(ctx.window_ms);
+    let judged = covered && rule.mig.judges(&ctx.dev.info);
+    judged.then(|| (rule.check)(ctx)).flatten()
+}
+
+/// Opens, holds, escalates or closes each of a device's findings (`slots`) from this
+/// evaluation's verdicts, taken out of `verdicts`; a finding closed goes to `cleared`.
+fn update_slots(
+    rules: &[Rule],
+    slots: &mut [Slot],
+    verdicts: &mut Vec<Option<Verdict>>,
+    cleared: &mut Vec<Finding>,
+    ctx: &Ctx,
+) {
+    for (r, verdict) in verdicts.drain(..).enumerate() {
+        let rule = &rules[r];
+        let opening = verdict.is_some() && slots[r].open.is_none();
+        if rule.cause && opening {
+            // A new cause replaces the one still waiting out its hysteresis.
+            close_other_causes(rules, slots, r, ctx.now_ms, cleared);
+        }
+        if let Some(closed) = update_slot(&mut slots[r], rule, ctx, verdict) {
+            cleared.push(closed);
         }
     }
 }

@@ -18,40 +18,77 @@ pub fn render(
     store: &Store,
     theme: &Theme,
 ) -> usize {
-    let active = store.findings().active();
+    let found = store.findings();
     let now = store.history().latest_ms().unwrap_or(0);
-    let focused = state.focus == Pane::Findings;
-    // An ended finding is kept (dimmed) until it clears, but is not counted as open.
-    let ended = active
-        .iter()
-        .filter(|f| store.findings().ended_ago_ms(f, now).is_some())
-        .count();
-    let watching = store.findings().watching();
     // A GPU whose symptom is being timed says so once: its "judging" line (how much data the
     // rules have) beside "5s of the 10s" read as a second, different count.
-    let judging: Vec<_> = store
-        .findings()
+    let judging: Vec<_> = found
         .pending()
-        .filter(|j| !watching.iter().any(|w| w.device == j.device))
+        .filter(|j| !found.watching().iter().any(|w| w.device == j.device))
         .collect();
+    let block = theme.pane(title(found, now), state.focus == Pane::Findings);
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    // What matters first: warnings and criticals, then what is being timed and not yet judged,
+    // then the infos.
+    let (alarms, infos): (Vec<_>, Vec<_>) = found
+        .active()
+        .iter()
+        .partition(|f| f.severity >= crate::rules::Severity::Warning);
+    for f in alarms {
+        finding_lines(f, found, now, theme, &mut lines);
+    }
+    pending_lines(found.watching(), &judging, now, theme, &mut lines);
+    // "Nothing wrong" is earned: no finding, nothing being timed, every GPU judged.
+    if found.active().is_empty() && judging.is_empty() && found.watching().is_empty() {
+        lines.push(Line::styled(
+            "✓ nothing wrong seen: every GPU that looks busy is doing work",
+            theme.dim(),
+        ));
+    }
+    for f in infos {
+        finding_lines(f, found, now, theme, &mut lines);
+    }
+    for f in found.cleared().iter().rev().take(5) {
+        let ago = duration(now.saturating_sub(f.cleared_ms.unwrap_or(now)));
+        lines.push(Line::styled(
+            format!(
+                "✓ GPU {} {} cleared {ago} ago (lasted {})",
+                crate::model::gpu_label(f.device),
+                f.rule,
+                duration(f.cleared_ms.unwrap_or(now).saturating_sub(f.since_ms))
+            ),
+            theme.dim(),
+        ));
+    }
+    super::scroll::render(frame, area, block, lines, state.findings_scroll, theme)
+}
+
+/// " Findings (2 open, 1 ended, 1 being timed) ": an ended finding is kept (dimmed) until it
+/// clears, but is not counted as open.
+fn title(found: &crate::rules::Conclusions, now: u64) -> String {
+    let active = found.active();
+    let ended = active
+        .iter()
+        .filter(|f| found.ended_ago_ms(f, now).is_some())
+        .count();
     let mut counts = vec![format!("{} open", active.len() - ended)];
     if ended > 0 {
         counts.push(format!("{ended} ended"));
     }
-    if !watching.is_empty() {
-        counts.push(format!("{} being timed", watching.len()));
+    if !found.watching().is_empty() {
+        counts.push(format!("{} being timed", found.watching().len()));
     }
-    let title = format!(" Findings ({}) ", counts.join(", "));
-    let block = theme.pane(title, focused);
-    let mut lines: Vec<Line<'static>> = Vec::new();
-    // What matters first: warnings and criticals, then what is being timed and not yet judged,
-    // then the infos.
-    let (alarms, infos): (Vec<_>, Vec<_>) = active
-        .iter()
-        .partition(|f| f.severity >= crate::rules::Severity::Warning);
-    for f in alarms {
-        finding_lines(f, store.findings(), now, theme, &mut lines);
-    }
+    format!(" Findings ({}) ", counts.join(", "))
+}
+
+/// What is being timed, then the GPUs still without a verdict.
+fn pending_lines(
+    watching: &[crate::rules::Watch],
+    judging: &[&crate::rules::Judging],
+    now: u64,
+    theme: &Theme,
+    lines: &mut Vec<Line<'static>>,
+) {
     for w in watching {
         lines.push(Line::styled(
             format!(
@@ -65,7 +102,7 @@ pub fn render(
             theme.severity(crate::rules::Severity::Warning),
         ));
     }
-    for j in &judging {
+    for j in judging {
         lines.push(Line::styled(
             format!(
                 "… GPU {} {}: no verdict yet",
@@ -75,29 +112,6 @@ pub fn render(
             theme.dim(),
         ));
     }
-    // "Nothing wrong" is earned: no finding, nothing being timed, every GPU judged.
-    if active.is_empty() && judging.is_empty() && watching.is_empty() {
-        lines.push(Line::styled(
-            "✓ nothing wrong seen: every GPU that looks busy is doing work",
-            theme.dim(),
-        ));
-    }
-    for f in infos {
-        finding_lines(f, store.findings(), now, theme, &mut lines);
-    }
-    for f in store.findings().cleared().iter().rev().take(5) {
-        let ago = duration(now.saturating_sub(f.cleared_ms.unwrap_or(now)));
-        lines.push(Line::styled(
-            format!(
-                "✓ GPU {} {} cleared {ago} ago (lasted {})",
-                crate::model::gpu_label(f.device),
-                f.rule,
-                duration(f.cleared_ms.unwrap_or(now).saturating_sub(f.since_ms))
-            ),
-            theme.dim(),
-        ));
-    }
-    super::scroll::render(frame, area, block, lines, state.findings_scroll, theme)
 }
 
 /// A finding's head, evidence and first action; dimmed, with when it ended, once its symptom
