@@ -677,6 +677,11 @@ const ENERGY_EVERY: u64 = 60;
 /// Rounds between reads of the health counters (ECC, remapped rows, `PCIe` replays, `NVLink`):
 /// they change rarely, and the replay counter costs 180 µs of CPU a read on an H200.
 const HEALTH_EVERY: u64 = 5;
+/// Rounds between reads of the `PCIe` link's width: 90 µs a read on an H200 (median, timed by
+/// `devices --timings` in run 31; the generation, which drops whenever the GPU idles, takes 3
+/// µs and is read every round), a sixth of the slow round, for a width that changes only when
+/// a link retrains.
+const LINK_WIDTH_EVERY: u64 = 5;
 /// Rounds between reads of per-process utilization: 1.4 ms of CPU per call on an H200. It is
 /// not read at all while a GPU has one process (see `device_util_to_process`).
 const PROC_UTIL_EVERY: u64 = 2;
@@ -762,9 +767,11 @@ impl SlowDevice {
         r.pcie_gen = read(t, "current_pcie_link_gen", &mut lost, || {
             d.current_pcie_link_gen()
         });
-        r.pcie_width = read(t, "current_pcie_link_width", &mut lost, || {
-            d.current_pcie_link_width()
-        });
+        if round.is_multiple_of(LINK_WIDTH_EVERY) {
+            r.pcie_width = read(t, "current_pcie_link_width", &mut lost, || {
+                d.current_pcie_link_width()
+            });
+        }
         if round.is_multiple_of(ENERGY_EVERY) {
             if let Some(mj) = read(t, "total_energy_consumption", &mut lost, || {
                 d.total_energy_consumption()
