@@ -268,6 +268,8 @@ pub struct History {
     /// Every event since the start, counted by GPU and kind (not bounded by `events`).
     pub event_counts: Vec<EventCount>,
     ticks: u64,
+    /// Time of the first tick pushed since the start (or the last restart).
+    first_ms: Option<u64>,
 }
 
 impl History {
@@ -295,6 +297,7 @@ impl History {
             events: Vec::new(),
             event_counts: Vec::new(),
             ticks: 0,
+            first_ms: None,
         }
     }
 
@@ -316,6 +319,7 @@ impl History {
         self.events.clear();
         self.event_counts.clear();
         self.ticks = 0;
+        self.first_ms = None;
     }
 
     /// The trail of `pid` on `device`, if it has been seen.
@@ -411,6 +415,7 @@ impl History {
 
     pub fn push(&mut self, tick: &Tick) {
         self.ticks += 1;
+        self.first_ms.get_or_insert(tick.t_ms);
         for (dev, reading) in self.devices.iter_mut().zip(&tick.devices) {
             note_departures(dev, reading, tick.t_ms, &mut self.departures);
             dev.push(reading, tick.t_ms);
@@ -484,6 +489,16 @@ impl History {
     #[must_use]
     pub fn ticks(&self) -> u64 {
         self.ticks
+    }
+
+    /// Seconds from the first tick pushed to the newest sample: what the ticks span, though
+    /// the ring buffers keep only the last of them.
+    #[must_use]
+    pub fn span_s(&self) -> f64 {
+        match (self.first_ms, self.latest_ms()) {
+            (Some(a), Some(b)) => b.saturating_sub(a) as f64 / 1000.0,
+            _ => 0.0,
+        }
     }
 
     /// Time of the newest sample of any device.

@@ -232,7 +232,7 @@ pub fn findings_json(view: &Store) -> String {
         system: view.system(),
         devices: view.history().devices.iter().map(|d| &d.info).collect(),
         samples: view.history().ticks(),
-        seconds: 0.0,
+        seconds: view.history().span_s(),
         worst: findings.iter().map(|f| f.severity).max(),
         findings,
         judging: found.pending().cloned().collect(),
@@ -290,6 +290,15 @@ mod tests {
         assert!(!text.contains("# EOF"));
         let om = metrics_text(&mixed(5), "node1", true).unwrap();
         assert!(om.ends_with("# EOF\n"), "{om}");
+    }
+
+    /// `/findings.json` says what `diagnose --json` says: the ticks and the time they span
+    /// (it said 0 seconds whatever had been sampled).
+    #[test]
+    fn findings_json_says_how_long_was_sampled() {
+        let json: serde_json::Value = serde_json::from_str(&findings_json(&mixed(45))).unwrap();
+        assert_eq!(json["samples"], 180);
+        assert_eq!(json["seconds"], 44.75);
     }
 
     #[test]
