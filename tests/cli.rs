@@ -761,3 +761,25 @@ fn a_short_recording_asks_for_a_longer_recording_not_for() {
     assert_eq!(code, 3, "{out}");
     assert!(out.contains("run longer (`--for`)"), "{out}");
 }
+
+/// A finding still open at the end of a run but whose symptom ended says so: the held-out
+/// recording ends after its hang stopped, and the monitor shows "HANG ended" there.
+/// `diagnose` said "since 06:12:10 UTC", as if it still held.
+#[test]
+fn diagnose_says_when_an_open_findings_symptom_ended() {
+    let (code, out, _) = gpuwatch(&["diagnose", "--replay", "tests/corpus/holdout3.jsonl.gz"]);
+    assert_eq!(code, 1, "{out}");
+    let hang = out.lines().find(|l| l.contains("[hang]")).expect("a hang");
+    assert!(
+        hang.contains("(since 06:12:10 UTC; ended: not seen since 06:12:40 UTC)"),
+        "{hang}"
+    );
+    let starved = out
+        .lines()
+        .find(|l| l.contains("[starved]"))
+        .expect("starved");
+    assert!(
+        starved.contains("(from 06:10:00 to 06:10:40 UTC)"),
+        "{starved}"
+    );
+}

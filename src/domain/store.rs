@@ -139,14 +139,21 @@ impl Store {
                 .any(|f| f.severity >= crate::rules::Severity::Critical)
     }
 
-    /// Brings the findings up to the last tick taken in: at the end of a replay or a run, so
-    /// that what is reported judged every sample.
+    /// Brings the findings up to the last tick taken in, every GPU judged on its newest
+    /// sample (one resting at the quiet cadence included): at the end of a replay or a run,
+    /// so that what is reported judged every sample.
     pub fn settle(&mut self) {
-        if let Some(t) = self
-            .history
-            .latest_ms()
-            .filter(|t| self.evaluated_ms != Some(*t))
-        {
+        let Some(t) = self.history.latest_ms() else {
+            return;
+        };
+        let engine = &self.engine;
+        let behind = self.history.devices.iter().enumerate().any(|(p, d)| {
+            d.samples
+                .latest()
+                .is_some_and(|s| engine.judged_at_ms(p) != Some(s.t_ms))
+        });
+        if behind || self.evaluated_ms != Some(t) {
+            self.engine.judge_every_device_next();
             self.evaluate(t);
         }
     }
@@ -367,6 +374,26 @@ mod tests {
         assert!(st.findings().watching().is_empty());
         let late = &judged[judged.len() - 10..];
         assert!(late.windows(2).all(|w| w[1] - w[0] == 500), "{judged:?}");
+    }
+
+    /// The end of a run judges every GPU on its newest sample, those resting included.
+    #[test]
+    fn settling_judges_every_gpu_on_its_last_sample() {
+        let mut src = SimSource::new(Scenario::Mixed, 8, 7, 0, 50);
+        let mut st = store(&src, 60);
+        let mut tick = Tick::default();
+        for _ in 0..601 {
+            src.sample(&mut tick).unwrap();
+            st.absorb(&tick, SelfCost::default());
+        }
+        let behind = |st: &Store| {
+            (0..8)
+                .filter(|&p| st.engine.judged_at_ms(p) != Some(tick.t_ms))
+                .count()
+        };
+        assert!(behind(&st) > 0, "some GPUs rest at the last tick");
+        st.settle();
+        assert_eq!(behind(&st), 0);
     }
 
     #[test]

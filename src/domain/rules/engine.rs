@@ -266,6 +266,12 @@ impl Engine {
         self.conclude();
     }
 
+    /// The next evaluation judges every device, none resting: the end of a run reports what
+    /// the newest samples say.
+    pub fn judge_every_device_next(&mut self) {
+        self.out.judged_ms.iter_mut().for_each(|j| *j = None);
+    }
+
     /// When device `position` (history order) was last judged, sample time.
     #[must_use]
     pub fn judged_at_ms(&self, position: usize) -> Option<u64> {
