@@ -109,3 +109,53 @@ async fn a_key_redraws_at_once_even_right_after_a_frame() {
         "the first frame and one per key, frame cap or not"
     );
 }
+
+/// A seek's answer is drawn when the replay's data moves, not held back by the frame cap: the
+/// key redraws at once (the old position), and the data the seek brings right after it
+/// redraws too (it waited up to half a second at `--fps 2`). Later data keeps the cap.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn the_data_a_seek_brings_is_drawn_at_once() {
+    let mut store = common::store_with(Scenario::Healthy, 1, 30, |_| {});
+    let first_ms = store.history().devices[0]
+        .samples
+        .iter()
+        .next()
+        .unwrap()
+        .t_ms;
+    store.set_position(gpuwatch::store::Position {
+        first_ms,
+        end_ms: None,
+        can_rewind: true,
+    });
+    let session = Session {
+        monitor: Monitor::over(store),
+        frame: Duration::from_secs(10),
+        export: Box::new(|_, _| Ok(String::new())),
+        suspend: None,
+    };
+    let (tx, rx) = mpsc::unbounded_channel();
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    let drive = async |data: &Monitor, tx: mpsc::UnboundedSender<Msg>| {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        let key = KeyEvent::new(KeyCode::Char('['), KeyModifiers::NONE);
+        tx.send(Msg::Input(Event::Key(key))).unwrap();
+        for _ in 0..2 {
+            tokio::time::sleep(Duration::from_millis(60)).await;
+            data.notify();
+        }
+        // Long after the seek: held back by the 10 s cap, as any data is.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        data.notify();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    let (looped, ()) = tokio::join!(
+        event_loop(&mut terminal, rx, &session, AppState::new(false)),
+        drive(&session.monitor, tx)
+    );
+    looped.unwrap();
+    assert_eq!(
+        terminal.get_frame().count(),
+        4,
+        "the first frame, the key's, and the two ticks the seek brought"
+    );
+}

@@ -248,6 +248,11 @@ where
     let mut pace = session.frame;
     let mut last_draw = tokio::time::Instant::now();
     let mut data_pending = false;
+    // After a seek the data that moved is the key's answer: it is drawn at the seek's pace,
+    // not held back by the frame cap (it was, up to half a second at `--fps 2`).
+    let mut seeking_until: Option<tokio::time::Instant> = None;
+    // When a held-back data redraw is due.
+    let mut next_frame = last_draw;
     loop {
         if dirty {
             reading(monitor, frozen.as_ref(), |store| -> Result<()> {
@@ -259,10 +264,12 @@ where
             data_pending = false;
             pace = data_pace(session.frame, &state);
         }
-        let next_frame = last_draw + pace;
         let action = tokio::select! {
             () = monitor.changed(), if !data_pending => {
-                let due = tokio::time::Instant::now() >= next_frame;
+                let now = tokio::time::Instant::now();
+                let seeking = seeking_until.is_some_and(|until| now < until);
+                next_frame = last_draw + if seeking { SEEK_FRAME } else { pace };
+                let due = now >= next_frame;
                 let still = frozen.is_some();
                 data_pending = !still && !due;
                 dirty = !still && due;
@@ -306,11 +313,19 @@ where
         let effect = reading(monitor, frozen.as_ref(), |store| {
             state.update(action, store)
         })?;
+        if matches!(effect, Effect::Seek(_)) {
+            seeking_until = Some(tokio::time::Instant::now() + SEEK_FOLLOW);
+        }
         if !apply(&effect, session, &mut state, &mut frozen)? {
             return Ok(());
         }
     }
 }
+
+/// For this long after a seek, the replay's data is drawn as it moves, at most every
+/// `SEEK_FRAME`: a seek far into a recording plays its ticks through in a moment.
+const SEEK_FOLLOW: Duration = Duration::from_millis(500);
+const SEEK_FRAME: Duration = Duration::from_millis(40);
 
 /// How often new data is worth a frame: at most `--fps` a second, and no more often than the
 /// chart moves by one of its points (a minute across 188 braille dots: one every 0.32 s; the
