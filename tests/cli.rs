@@ -782,4 +782,23 @@ fn diagnose_says_when_an_open_findings_symptom_ended() {
         starved.contains("(from 06:10:00 to 06:10:40 UTC)"),
         "{starved}"
     );
+    // Scripts read the same: the open hang's symptom ended, the cleared finding carries no flag.
+    let (_, json, _) = gpuwatch(&[
+        "diagnose",
+        "--replay",
+        "tests/corpus/holdout3.jsonl.gz",
+        "--json",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&json).expect("json");
+    let flag = |rule: &str| {
+        let f = v["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .find(|f| f["rule"] == rule)
+            .unwrap_or_else(|| panic!("{rule} in {json}"));
+        f.get("symptom_ended").cloned()
+    };
+    assert_eq!(flag("hang"), Some(serde_json::Value::Bool(true)));
+    assert_eq!(flag("starved"), None);
 }

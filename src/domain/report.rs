@@ -112,14 +112,13 @@ fn energy_of(dev: &crate::history::DeviceHistory) -> Option<String> {
     })
 }
 
-/// One finding, indented, for a terminal or a bug report. `latest_ms` is its GPU's newest
-/// sample: an open finding whose rule last held before it (the run ends judging every GPU) has
-/// ended, and is kept open only to see whether it comes back.
-pub fn finding_text(f: &Finding, latest_ms: Option<u64>, out: &mut String) {
+/// One finding, indented, for a terminal or a bug report. An open finding whose symptom ended
+/// (the run ends judging every GPU) says so: it is kept open only to see whether it comes back.
+pub fn finding_text(f: &Finding, out: &mut String) {
     use std::fmt::Write;
     let state = match f.cleared_ms {
         Some(c) => format!("from {} to {} UTC", clock(f.since_ms), clock(c)),
-        None if latest_ms.is_some_and(|t| f.last_ms < t) => format!(
+        None if f.symptom_ended => format!(
             "since {} UTC; ended: not seen since {} UTC",
             clock(f.since_ms),
             clock(f.last_ms)
@@ -229,9 +228,8 @@ fn diagnosis_text_raw(d: &Diagnosis, history: &History) -> String {
             }
             (false, None) => {}
         }
-        let latest_ms = dev.samples.latest().map(|s| s.t_ms);
         for f in mine {
-            finding_text(f, latest_ms, &mut out);
+            finding_text(f, &mut out);
         }
     }
     if d.show_stacks {

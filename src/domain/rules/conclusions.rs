@@ -26,9 +26,6 @@ pub struct Conclusions {
     opened: Vec<Vec<u64>>,
     /// …and the joules used while they were open.
     energy_j: Vec<Vec<f64>>,
-    /// Per device (history order): the sample time it was last judged at (the engine's
-    /// cadence, `Engine::rests`). A finding whose rule last held before then has ended.
-    pub(super) judged_ms: Vec<Option<u64>>,
 }
 
 impl Conclusions {
@@ -49,16 +46,12 @@ impl Conclusions {
     }
 
     /// How long ago an open finding's symptom ended, at sample time `now_ms`; `None` while it
-    /// still holds: its rule did not hold when its GPU was last judged. An ended finding stays
-    /// open for `clear_after` (so it does not flap), kept for the culprit it names and for
-    /// snapshots, and says that it ended. (Read from the judging itself, not from the age of
-    /// `last_ms`: a GPU whose finding is open is judged every 400–500 ms, not every tick.)
+    /// still holds (see `Finding::symptom_ended`). An ended finding stays open for
+    /// `clear_after` (so it does not flap), kept for the culprit it names and for snapshots,
+    /// and says that it ended.
     #[must_use]
     pub fn ended_ago_ms(&self, f: &Finding, now_ms: u64) -> Option<u64> {
-        let judged = self
-            .position(f.device)
-            .and_then(|p| self.judged_ms.get(p).copied().flatten())?;
-        (f.cleared_ms.is_none() && f.last_ms < judged).then(|| now_ms.saturating_sub(f.last_ms))
+        (f.cleared_ms.is_none() && f.symptom_ended).then(|| now_ms.saturating_sub(f.last_ms))
     }
 
     /// The most severe open finding of a GPU, for its badge.

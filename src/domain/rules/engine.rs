@@ -52,6 +52,8 @@ pub struct Engine {
     pub(super) verdicts: Vec<Option<Verdict>>,
     /// The statistics buffer each GPU's `Ctx` borrows (kept: nothing allocated per evaluation).
     pub(super) memo: Vec<(u64, u8, usize, Stats)>,
+    /// Per device (history order): the sample time it was last judged at (`rests`).
+    pub(super) judged_ms: Vec<Option<u64>>,
     /// Per device: the cause that held last and when (rule position, ms).
     pub(super) last_cause: Vec<Option<(usize, u64)>>,
     /// The devices as of the last evaluation, in history order (for their floors).
@@ -97,6 +99,7 @@ impl Engine {
             arrivals: Vec::new(),
             verdicts: Vec::new(),
             memo: Vec::new(),
+            judged_ms: Vec::new(),
             last_cause: Vec::new(),
             infos: Vec::new(),
             out: Conclusions::default(),
@@ -254,13 +257,13 @@ impl Engine {
         if self.infos.len() != n {
             self.infos = history.devices.iter().map(|d| d.info.clone()).collect();
         }
-        self.out.judged_ms.resize(n, None);
+        self.judged_ms.resize(n, None);
         for (i, dev) in history.devices.iter().enumerate() {
             let now_ms = dev.samples.latest().map(|s| s.t_ms);
             if self.rests(i, now_ms) {
                 continue;
             }
-            self.out.judged_ms[i] = now_ms;
+            self.judged_ms[i] = now_ms;
             self.evaluate_device(i, dev, history);
         }
         self.conclude();
@@ -269,13 +272,13 @@ impl Engine {
     /// The next evaluation judges every device, none resting: the end of a run reports what
     /// the newest samples say.
     pub fn judge_every_device_next(&mut self) {
-        self.out.judged_ms.iter_mut().for_each(|j| *j = None);
+        self.judged_ms.iter_mut().for_each(|j| *j = None);
     }
 
     /// When device `position` (history order) was last judged, sample time.
     #[must_use]
     pub fn judged_at_ms(&self, position: usize) -> Option<u64> {
-        self.out.judged_ms.get(position).copied().flatten()
+        self.judged_ms.get(position).copied().flatten()
     }
 
     /// Device `i` is quiet (no symptom being timed, nothing critical open) and was judged
@@ -287,7 +290,7 @@ impl Engine {
     /// judged at the busy rate, from the next evaluation on. A critical one (a hang) does:
     /// whoever watches a hang waits for the moment it ends.
     fn rests(&self, i: usize, now_ms: Option<u64>) -> bool {
-        let (Some(now), Some(Some(last))) = (now_ms, self.out.judged_ms.get(i)) else {
+        let (Some(now), Some(Some(last))) = (now_ms, self.judged_ms.get(i)) else {
             return false;
         };
         let quiet = self.slots[i].iter().all(|s| {

@@ -74,6 +74,12 @@ pub struct Finding {
     pub opened_ms: u64,
     /// When the finding was closed (ms), for recently cleared findings.
     pub cleared_ms: Option<u64>,
+    /// The rule did not hold the last time its GPU was judged: the symptom ended at `last_ms`,
+    /// and the finding stays open for `clear_after` (so it does not flap) to see whether it
+    /// comes back. Absent (false) while it holds, once it is closed, and in files from before
+    /// it was kept.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub symptom_ended: bool,
     pub evidence: Vec<String>,
     /// Probable causes, most likely first.
     pub causes: Vec<String>,

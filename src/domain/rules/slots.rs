@@ -175,6 +175,7 @@ pub(super) fn close_other_causes(
         if r != keep && rules[r].cause {
             if let Some(mut f) = slot.open.take() {
                 f.cleared_ms = Some(now_ms);
+                f.symptom_ended = false;
                 cleared.push(f);
             }
         }
@@ -196,6 +197,7 @@ pub(super) fn update_slot(
     match (verdict, slot.open.as_mut()) {
         (Some(v), Some(f)) => {
             f.last_ms = ctx.now_ms;
+            f.symptom_ended = false;
             // A GPU that stopped answering used what it used: unknown, not more.
             f.energy_j = match ctx.dev.status {
                 crate::model::DeviceStatus::Ok => energy_since(ctx, slot.energy_base_j),
@@ -268,6 +270,7 @@ pub(super) fn update_slot(
                 opened_ms: ctx.now_ms,
                 last_ms: ctx.now_ms,
                 cleared_ms: None,
+                symptom_ended: false,
                 evidence: v.evidence,
                 causes: v.causes,
                 actions: v.actions,
@@ -286,10 +289,16 @@ pub(super) fn update_slot(
         {
             let mut closed = slot.open.take()?;
             closed.cleared_ms = Some(ctx.now_ms);
+            // Closed says it all: the flag is for open findings.
+            closed.symptom_ended = false;
             slot.energy_closed_j += closed.energy_j.unwrap_or(0.0);
             Some(closed)
         }
-        _ => None,
+        (None, Some(f)) => {
+            f.symptom_ended = true;
+            None
+        }
+        (None, None) => None,
     }
 }
 

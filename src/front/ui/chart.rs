@@ -107,7 +107,9 @@ pub fn finding_spans(
         // Spans are marked for the rules where util says busy but the GPU is not working.
         .filter(|f| crate::rules::is_busy_but_idle(&f.rule))
         .filter_map(|f| {
-            let end = f.cleared_ms.unwrap_or(to_ms).min(to_ms);
+            // An open finding whose symptom ended is marked up to its end, not up to now.
+            let ended = f.symptom_ended.then_some(f.last_ms);
+            let end = f.cleared_ms.or(ended).unwrap_or(to_ms).min(to_ms);
             let start = f.since_ms.max(from_ms);
             (start < end).then(|| {
                 (

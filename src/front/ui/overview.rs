@@ -356,8 +356,7 @@ fn badge<'a>(dev: &DeviceHistory, store: &Store, wide: bool, theme: &Theme) -> S
         };
         // A finding whose symptom ended (kept open a while so it does not flap) says so, dim.
         if store.findings().ended_ago_ms(f, now).is_some() {
-            let text = named("", &f.rule, " ended");
-            return Span::styled(text.trim_start().to_string(), theme.dim());
+            return Span::styled(ended_badge(&f.rule, width), theme.dim());
         }
         Span::styled(
             named(f.severity.marker(), &f.rule, &extra),
@@ -413,6 +412,16 @@ fn badge<'a>(dev: &DeviceHistory, store: &Store, wide: bool, theme: &Theme) -> S
     }
 }
 
+/// An open finding whose symptom ended, in `width` cells: "STARVED ended" where it fits, else
+/// "STARV ended", else "○ STARV" (the help's legend says what ○ is).
+fn ended_badge(rule: &str, width: usize) -> String {
+    let (full, short) = (rule.to_uppercase(), short(rule));
+    [format!("{full} ended"), format!("{short} ended")]
+        .into_iter()
+        .find(|t| t.chars().count() <= width)
+        .unwrap_or_else(|| format!("○ {short}"))
+}
+
 /// What GPU `index`'s DIAGNOSIS cell reads on a wide screen: for checks of the screen against
 /// what happened (tests/corpus.rs reads it at every moment of the real recordings).
 #[must_use]
@@ -437,4 +446,25 @@ fn hang_waiting_on(index: u32, store: &Store) -> Option<&crate::rules::Finding> 
         .iter()
         .filter(|f| f.device != index)
         .find(|f| f.culprit.as_ref().is_some_and(|c| c.device == index))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ended_badge_fits_its_cell_and_still_names_the_rule() {
+        assert_eq!(ended_badge("starved", WIDE_BADGE), "STARVED ended");
+        assert_eq!(ended_badge("mem-growth", WIDE_BADGE), "MEM-GROWTH ended");
+        assert_eq!(ended_badge("pcie-replay", WIDE_BADGE), "REPLAY ended");
+        assert_eq!(ended_badge("hang", NARROW_BADGE), "HANG ended");
+        // "STARV ended" is 11 cells: at 80 columns it was cut to "STARV ende".
+        assert_eq!(ended_badge("starved", NARROW_BADGE), "○ STARV");
+        for id in RuleId::ALL {
+            for width in [NARROW_BADGE, WIDE_BADGE] {
+                let text = ended_badge(id.as_str(), width);
+                assert!(text.chars().count() <= width, "{text} in {width}");
+            }
+        }
+    }
 }
