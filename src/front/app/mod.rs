@@ -4,7 +4,7 @@
 
 mod processes;
 
-pub use processes::{find_process, process_rows, short_command, ProcessRow};
+pub use processes::{find_process, process_rows, short_command, write_short_command, ProcessRow};
 
 use crate::store::Store;
 

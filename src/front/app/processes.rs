@@ -98,22 +98,30 @@ fn compare(a: &ProcessRow, b: &ProcessRow, key: SortKey) -> std::cmp::Ordering {
 /// A command line shortened for a table: interpreters and scripts without their directories.
 #[must_use]
 pub fn short_command(h: &HostProcess) -> String {
+    let mut out = String::new();
+    write_short_command(h, &mut out);
+    out
+}
+
+/// `short_command` written onto `out`: the table draws it each frame without a new string.
+pub fn write_short_command(h: &HostProcess, out: &mut String) {
     if h.cmdline.is_empty() {
-        return format!("[{}]", h.name);
+        out.push('[');
+        out.push_str(&h.name);
+        out.push(']');
+        return;
     }
-    h.cmdline
-        .split(' ')
-        .enumerate()
-        .map(|(i, arg)| {
-            let script = std::path::Path::new(arg)
-                .extension()
-                .is_some_and(|e| e.eq_ignore_ascii_case("py") || e.eq_ignore_ascii_case("sh"));
-            if (i == 0 || script) && arg.contains('/') {
-                arg.rsplit('/').next().unwrap_or(arg)
-            } else {
-                arg
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+    for (i, arg) in h.cmdline.split(' ').enumerate() {
+        let script = std::path::Path::new(arg)
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("py") || e.eq_ignore_ascii_case("sh"));
+        if i > 0 {
+            out.push(' ');
+        }
+        if (i == 0 || script) && arg.contains('/') {
+            out.push_str(arg.rsplit('/').next().unwrap_or(arg));
+        } else {
+            out.push_str(arg);
+        }
+    }
 }

@@ -4,34 +4,44 @@ use crate::model::GIB;
 
 pub use crate::text::{clip, span_compact as duration};
 
-pub fn opt_pct(v: Option<f32>) -> String {
-    v.map_or("  –".into(), |v| format!("{v:3.0}"))
+pub fn gib(b: Option<u64>) -> String {
+    let mut out = String::new();
+    write_gib(b, &mut out);
+    out
 }
 
-pub fn gib(b: Option<u64>) -> String {
-    b.map_or("–".into(), |b| {
-        if b >= GIB {
-            format!("{:.1}G", b as f64 / GIB as f64)
-        } else {
-            format!("{}M", b / (1024 * 1024))
-        }
-    })
+/// `gib` written onto `out` (the process table, without a string per cell).
+pub fn write_gib(b: Option<u64>, out: &mut String) {
+    use std::fmt::Write;
+    let _ = match b {
+        None => write!(out, "–"),
+        Some(b) if b >= GIB => write!(out, "{:.1}G", b as f64 / GIB as f64),
+        Some(b) => write!(out, "{}M", b / (1024 * 1024)),
+    };
 }
 
 /// A horizontal bar of `width` cells for `pct` (0–100), with eighth-block precision.
-pub fn bar(pct: Option<f32>, width: usize) -> String {
+#[cfg(test)]
+fn bar(pct: Option<f32>, width: usize) -> String {
+    let mut s = String::new();
+    write_bar(&mut s, pct, width);
+    s
+}
+
+/// `bar` written onto `out` (a GPU row, without a string per bar).
+pub fn write_bar(out: &mut String, pct: Option<f32>, width: usize) {
     let Some(p) = pct else {
-        return "·".repeat(width);
+        out.extend(std::iter::repeat_n('·', width));
+        return;
     };
     let eighths = ((p.clamp(0.0, 100.0) / 100.0) * (width * 8) as f32).round() as usize;
     let full = eighths / 8;
-    let part = [" ", "▏", "▎", "▍", "▌", "▋", "▊", "▉"][eighths % 8];
-    let mut s = "█".repeat(full.min(width));
+    let part = [' ', '▏', '▎', '▍', '▌', '▋', '▊', '▉'][eighths % 8];
+    out.extend(std::iter::repeat_n('█', full.min(width)));
     if full < width {
-        s.push_str(part);
-        s.push_str(&" ".repeat(width - full - 1));
+        out.push(part);
+        out.extend(std::iter::repeat_n(' ', width - full - 1));
     }
-    s
 }
 
 #[cfg(test)]

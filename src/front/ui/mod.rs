@@ -2,12 +2,14 @@
 //! app state and what was observed. Nothing here changes state except the hit areas a click
 //! needs, which `render` returns.
 
+mod badge;
 mod chart;
 mod findings;
 mod format;
 mod header;
 mod help;
 mod overview;
+mod pen;
 mod plot;
 mod process_view;
 mod processes;
@@ -25,7 +27,7 @@ use crate::app::{AppState, HitAreas, View, SIGNALS};
 use crate::store::Store;
 use theme::Theme;
 
-pub use overview::diagnosis_text;
+pub use badge::diagnosis_text;
 
 /// Every key and what it does, as the help overlay lists them.
 pub fn help_keys() -> impl Iterator<Item = &'static str> {

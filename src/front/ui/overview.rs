@@ -2,17 +2,20 @@
 //! A GPU whose util says busy while a busy-but-idle finding is open gets a badge that survives
 //! without colour (symbol, bold, reverse).
 
+use std::fmt::Write;
+
 use ratatui::layout::Rect;
+use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 
-use super::format::{bar, clip};
+use super::badge::{badge, NARROW_BADGE, WIDE_BADGE};
+use super::format::write_bar;
+use super::pen::{push_fit, Pen};
 use super::theme::Theme;
 use crate::app::{AppState, Pane};
 use crate::history::DeviceHistory;
-use crate::model::DeviceStatus;
-use crate::rules::RuleId;
 use crate::store::Store;
 
 /// Where the overview's GPU rows landed.
@@ -83,16 +86,19 @@ pub fn render(
     let header_rows = lines.len();
     let rows = usize::from(inner.height).saturating_sub(header_rows);
     let first = scroll_start(state.selected_gpu, rows, n);
-    for (i, dev) in devices.iter().enumerate().skip(first).take(rows) {
-        lines.push(row(
-            dev,
-            i == state.selected_gpu,
-            (wide, links, events),
-            store,
-            theme,
-        ));
-    }
     frame.render_widget(Paragraph::new(lines), inner);
+    let mut pen = Pen::new(frame.buffer_mut(), inner);
+    let picked = theme
+        .selected()
+        .remove_modifier(ratatui::style::Modifier::REVERSED)
+        .add_modifier(ratatui::style::Modifier::BOLD);
+    for (y, (i, dev)) in
+        (inner.y + header_rows as u16..).zip(devices.iter().enumerate().skip(first).take(rows))
+    {
+        let selected = i == state.selected_gpu;
+        pen.row(y, selected.then_some(picked));
+        row(&mut pen, dev, selected, (wide, links, events), store, theme);
+    }
     Drawn {
         top: inner.y + header_rows as u16,
         rows: rows.min(n - first) as u16,
@@ -164,32 +170,17 @@ fn header_line((wide, links, events): (bool, bool, bool), theme: &Theme) -> Line
     Line::styled(text, theme.label())
 }
 
-/// Width of the diagnosis column, which comes before the bars so that it is the last thing a
-/// narrow terminal clips.
-const NARROW_BADGE: usize = 10;
-const WIDE_BADGE: usize = 16;
-
-/// A rule's short name, for where its name does not fit: "? STARV 5s" in ten cells. A rule
-/// this build does not know (a newer recording's) is shown by its id.
-fn short(rule: &str) -> String {
-    RuleId::parse(rule).map_or_else(|| rule.to_uppercase(), |id| id.short().into())
-}
-
-fn row<'a>(
+/// Writes GPU `dev`'s row where the pen is.
+fn row(
+    pen: &mut Pen,
     dev: &DeviceHistory,
     selected: bool,
     (wide, links, events): (bool, bool, bool),
     store: &Store,
     theme: &Theme,
-) -> Line<'a> {
+) {
     let s = dev.samples.latest().copied().unwrap_or_default();
     let i = dev.info.index;
-    // `*` marks a simulated GPU (the demo), as the header says.
-    let name = dev
-        .info
-        .name
-        .trim_start_matches("NVIDIA ")
-        .replace(" (simulated)", "*");
     let tdp = dev.info.tdp_w();
     let power_pct = s.power_w.zip(tdp).map(|(p, t)| p / t * 100.0);
     let total = dev.info.memory_total_bytes;
@@ -197,101 +188,148 @@ fn row<'a>(
         .mem_used_bytes
         .zip(total)
         .map(|(u, t)| u as f32 / t as f32 * 100.0);
-    let gib = |b: u64| b as f64 / crate::model::GIB as f64;
-    let mem_gib = s
-        .mem_used_bytes
-        .zip(total)
-        .map_or("     –  ".into(), |(u, t)| {
-            format!("{:>3.0}/{:<3.0}G", gib(u), gib(t))
-        });
     let (bw, name_w) = if wide { (12, 12) } else { (6, 5) };
-    let pct = |v: Option<f32>| v.map_or("  –%".into(), |v| format!("{v:3.0}%"));
-    let badge = badge(dev, store, wide, theme);
     // A GPU that looks busy and is not: its util bar takes the finding's colour.
     let util_style = store
         .findings()
         .worst_on(i)
         .filter(|f| crate::rules::is_busy_but_idle(&f.rule))
         .map_or(theme.util(), |f| theme.severity(f.severity));
-    let mig = dev.info.mig.as_ref();
-    let ident = ident(dev, &name, wide, name_w);
-    // Room for every span of the widest row at once: growing it cost an allocation a row.
-    let mut spans = Vec::with_capacity(16);
-    spans.extend([
-        Span::styled(if selected { "▶" } else { " " }, theme.title()),
-        Span::raw(ident),
-    ]);
+    pen.put(if selected { "▶" } else { " " }, theme.title());
+    ident(pen, dev, wide, name_w);
     // The diagnosis comes right after the name: the last thing a narrow terminal clips.
     let badge_w = if wide { WIDE_BADGE } else { NARROW_BADGE };
-    let text = clip(&badge.content, badge_w);
-    let pad = badge_w.saturating_sub(text.chars().count()) + 1;
-    spans.push(Span::styled(text, badge.style));
-    spans.push(Span::raw(" ".repeat(pad)));
-    match mig {
-        Some(m) => spans.extend(instance_activity(
-            &s,
-            m.parent,
-            (wide, bw),
-            util_style,
-            theme,
-        )),
-        None => spans.extend([
-            Span::styled(bar(s.util_gpu_pct, bw), util_style),
-            Span::raw(format!(" {} ", pct(s.util_gpu_pct))),
-            Span::styled(bar(power_pct, bw), theme.power()),
-            Span::raw(format!(
-                " {}{} ",
-                pct(power_pct),
-                s.power_w.map_or("     ".into(), |w| format!(" {w:>3.0}W"))
-            )),
-        ]),
-    }
-    spans.extend([
-        Span::styled(bar(mem_pct, if wide { 8 } else { 4 }), theme.mem()),
-        Span::raw(format!(" {} {mem_gib} ", pct(mem_pct))),
-        Span::raw(s.temp_c.map_or(" –°C".into(), |t| format!("{t:>3.0}°C"))),
-    ]);
-    if links {
-        link_spans(&s, events, &mut spans);
-    }
-    let line = Line::from(spans);
-    if selected {
-        line.patch_style(
-            theme
-                .selected()
-                .remove_modifier(ratatui::style::Modifier::REVERSED)
-                .add_modifier(ratatui::style::Modifier::BOLD),
-        )
+    let style = badge(dev, store, wide, theme, &mut pen.text);
+    fit_in_place(&mut pen.text, badge_w);
+    let used = pen.text.chars().count();
+    pen.put_text(style);
+    pen.put(&SPACES[..=badge_w.saturating_sub(used)], Style::default());
+    if let Some(m) = dev.info.mig.as_ref() {
+        instance_activity(pen, &s, m.parent, (wide, bw), util_style, theme);
     } else {
-        line
+        util_and_power(pen, &s, power_pct, (bw, util_style), theme);
+    }
+    write_bar(&mut pen.text, mem_pct, if wide { 8 } else { 4 });
+    pen.put_text(theme.mem());
+    let gib = |b: u64| b as f64 / crate::model::GIB as f64;
+    match s.mem_used_bytes.zip(total) {
+        Some((u, t)) => pen.fmt(
+            format_args!(" {} {:>3.0}/{:<3.0}G ", Pct(mem_pct), gib(u), gib(t)),
+            Style::default(),
+        ),
+        None => pen.fmt(
+            format_args!(" {}      –   ", Pct(mem_pct)),
+            Style::default(),
+        ),
+    }
+    match s.temp_c {
+        Some(t) => pen.fmt(format_args!("{t:>3.0}°C"), Style::default()),
+        None => pen.put(" –°C", Style::default()),
+    }
+    if links {
+        link_cells(pen, &s, events);
+    }
+}
+
+/// The util and power bars, each with its figure.
+fn util_and_power(
+    pen: &mut Pen,
+    s: &crate::model::DeviceSample,
+    power_pct: Option<f32>,
+    (bw, util_style): (usize, Style),
+    theme: &Theme,
+) {
+    write_bar(&mut pen.text, s.util_gpu_pct, bw);
+    pen.put_text(util_style);
+    pen.fmt(format_args!(" {} ", Pct(s.util_gpu_pct)), Style::default());
+    write_bar(&mut pen.text, power_pct, bw);
+    pen.put_text(theme.power());
+    match s.power_w {
+        Some(w) => pen.fmt(
+            format_args!(" {} {w:>3.0}W ", Pct(power_pct)),
+            Style::default(),
+        ),
+        None => pen.fmt(format_args!(" {}      ", Pct(power_pct)), Style::default()),
+    }
+}
+
+/// Spaces to pad with (wider than any badge cell).
+const SPACES: &str = "                                ";
+
+/// `text` cut in place to `n` characters, with an ellipsis (`clip` without a new string).
+fn fit_in_place(text: &mut String, n: usize) {
+    if text.chars().count() > n {
+        let cut = text
+            .char_indices()
+            .nth(n.saturating_sub(1))
+            .map_or(text.len(), |(at, _)| at);
+        text.truncate(cut);
+        text.push('…');
+    }
+}
+
+/// "  42%" for a percentage, "  –%" for a gap.
+struct Pct(Option<f32>);
+
+impl std::fmt::Display for Pct {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(v) => write!(f, "{v:3.0}%"),
+            None => f.write_str("  –%"),
+        }
     }
 }
 
 /// The SM clock, the `PCIe` link and, with `events`, the clock-event reasons.
-fn link_spans(s: &crate::model::DeviceSample, events: bool, out: &mut Vec<Span<'_>>) {
-    out.push(Span::raw(
-        s.sm_clock_mhz
-            .map_or("        –".into(), |c| format!(" {c:>4}MHz")),
-    ));
-    let link = s
-        .pcie_gen
-        .zip(s.pcie_width)
-        .map_or("  –    ".into(), |(g, w)| format!(" G{g}x{w:<3}"));
-    out.push(Span::raw(link));
+fn link_cells(pen: &mut Pen, s: &crate::model::DeviceSample, events: bool) {
+    match s.sm_clock_mhz {
+        Some(c) => pen.fmt(format_args!(" {c:>4}MHz"), Style::default()),
+        None => pen.put("        –", Style::default()),
+    }
+    match s.pcie_gen.zip(s.pcie_width) {
+        Some((g, w)) => pen.fmt(format_args!(" G{g}x{w:<3}"), Style::default()),
+        None => pen.put("  –    ", Style::default()),
+    }
     if events {
         // The reasons clocks are held down (power cap, thermal…), which nvidia-smi hides in -q.
-        let names = s.clock_events.map_or("–".into(), |e| {
-            crate::model::clock_event::names(e).join(",")
-        });
-        out.push(Span::raw(format!(" {}", clip(&names, 20))));
+        pen.text.clear();
+        match s.clock_events {
+            Some(e) => {
+                let mut names = String::new();
+                for (k, name) in crate::model::clock_event::names(e).iter().enumerate() {
+                    if k > 0 {
+                        names.push(',');
+                    }
+                    names.push_str(name);
+                }
+                pen.text.push(' ');
+                push_fit(&mut pen.text, &names, 20, 0);
+            }
+            None => pen.text.push_str(" –"),
+        }
+        pen.put_text(Style::default());
     }
 }
 
 /// The row's number and name; a MIG instance's GPU instance id and profile under its GPU, as
 /// nvidia-smi lists them ("└9 1g.18gb"; at 80 columns "└9 1g.18").
-fn ident(dev: &DeviceHistory, name: &str, wide: bool, name_w: usize) -> String {
+fn ident(pen: &mut Pen, dev: &DeviceHistory, wide: bool, name_w: usize) {
     let Some(m) = &dev.info.mig else {
-        return format!("{:>2} {:<name_w$} ", dev.info.index, clip(name, name_w));
+        // `*` marks a simulated GPU (the demo), as the header says.
+        let name = dev.info.name.trim_start_matches("NVIDIA ");
+        let mut marked = String::new();
+        let name = match name.strip_suffix(" (simulated)") {
+            Some(stem) => {
+                marked.push_str(stem);
+                marked.push('*');
+                marked.as_str()
+            }
+            None => name,
+        };
+        let _ = write!(pen.text, "{:>2} ", dev.info.index);
+        push_fit(&mut pen.text, name, name_w, name_w);
+        pen.text.push(' ');
+        return pen.put_text(Style::default());
     };
     let profile = if wide {
         m.profile.as_str()
@@ -299,172 +337,31 @@ fn ident(dev: &DeviceHistory, name: &str, wide: bool, name_w: usize) -> String {
         m.profile.trim_end_matches("gb")
     };
     let text = format!("└{} {profile}", m.gpu_instance);
-    format!("{:<w$} ", clip(&text, name_w + 3), w = name_w + 3)
+    push_fit(&mut pen.text, &text, name_w + 3, name_w + 3);
+    pen.text.push(' ');
+    pen.put_text(Style::default());
 }
 
 /// NVML has no utilization or power for a MIG instance: its own SM activity (GPM) stands
 /// where util would, and the power columns say whose power it is.
-fn instance_activity<'a>(
+fn instance_activity(
+    pen: &mut Pen,
     s: &crate::model::DeviceSample,
     parent: u32,
     (wide, bw): (bool, usize),
-    util_style: ratatui::style::Style,
+    util_style: Style,
     theme: &Theme,
-) -> [Span<'a>; 3] {
+) {
     let sm = s.gpm.sm_active_pct;
     let whose = if wide {
         format!("SM active · W: GPU {parent}")
     } else {
         format!("SM act · W: GPU {parent}")
     };
-    [
-        Span::styled(bar(sm, bw), util_style),
-        Span::raw(format!(
-            " {} ",
-            sm.map_or("  –%".into(), |v| format!("{v:3.0}%"))
-        )),
-        Span::styled(
-            format!("{:<w$} ", clip(&whose, bw + 10), w = bw + 10),
-            theme.dim(),
-        ),
-    ]
-}
-
-fn badge<'a>(dev: &DeviceHistory, store: &Store, wide: bool, theme: &Theme) -> Span<'a> {
-    if let DeviceStatus::Lost { .. } = dev.status {
-        return Span::styled("‼ LOST", theme.severity(crate::rules::Severity::Critical));
-    }
-    let index = dev.info.index;
-    let now = dev.samples.latest().map_or(0, |s| s.t_ms);
-    let worst = store.findings().worst_on(index);
-    let width = if wide { WIDE_BADGE } else { NARROW_BADGE };
-    // The rule's own name where it fits ("! STARVED" in ten cells), else its short one.
-    let named = |marker: &str, rule: &str, extra: &str| {
-        let full = format!("{marker} {}{extra}", rule.to_uppercase());
-        if full.chars().count() <= width {
-            full
-        } else {
-            format!("{marker} {}{extra}", short(rule))
-        }
-    };
-    let finding = |f: &crate::rules::Finding| {
-        let more = store.findings().active_on(index).count().saturating_sub(1);
-        let extra = if more > 0 {
-            format!(" +{more}")
-        } else {
-            String::new()
-        };
-        // A finding whose symptom ended (kept open a while so it does not flap) says so, dim.
-        if store.findings().ended_ago_ms(f, now).is_some() {
-            return Span::styled(ended_badge(&f.rule, width), theme.dim());
-        }
-        Span::styled(
-            named(f.severity.marker(), &f.rule, &extra),
-            theme.severity(f.severity),
-        )
-    };
-    if let Some(f) = worst.filter(|f| {
-        f.severity >= crate::rules::Severity::Warning
-            && store.findings().ended_ago_ms(f, now).is_none()
-    }) {
-        return finding(f);
-    }
-    // The straggler another GPU's hang waits for looks idle and fine on its own: say so, for
-    // as long as the hang it explains.
-    if let Some(f) = hang_waiting_on(index, store) {
-        return Span::styled("◀ CULPRIT", theme.severity(f.severity));
-    }
-    // A symptom present whose window has not run out is being timed, not fine.
-    if let Some(w) = store.findings().watching_on(index) {
-        let held = now.saturating_sub(w.since_ms) / 1000;
-        let (need, full, short) = (w.window_ms / 1000, w.rule.to_uppercase(), short(&w.rule));
-        // The seconds go before the name does, the name's short form before the seconds.
-        let text = [
-            format!("? {full}? {held}/{need}s"),
-            format!("? {short} {held}/{need}s"),
-            format!("? {short} {held}s"),
-            format!("?{short} {held}s"),
-            format!("? {full}?"),
-            format!("? {short}"),
-        ]
-        .into_iter()
-        .find(|t| t.chars().count() <= width)
-        .unwrap_or_else(|| format!("?{short}"));
-        return Span::styled(
-            text,
-            theme
-                .severity(crate::rules::Severity::Warning)
-                .remove_modifier(
-                    ratatui::style::Modifier::BOLD | ratatui::style::Modifier::REVERSED,
-                ),
-        );
-    }
-    if let Some(f) = worst {
-        return finding(f);
-    }
-    // Not "ok" before the rules could judge: a hang looks fine for its first seconds.
-    match store.findings().judging(index).filter(|j| j.pending()) {
-        Some(j) => Span::styled(
-            format!("… {}/{}s", j.covered_ms / 1000, j.needed_ms / 1000),
-            theme.dim(),
-        ),
-        None => Span::styled("✓ ok", theme.dim()),
-    }
-}
-
-/// An open finding whose symptom ended, in `width` cells: "STARVED ended" where it fits, else
-/// "STARV ended", else "○ STARV" (the help's legend says what ○ is).
-fn ended_badge(rule: &str, width: usize) -> String {
-    let (full, short) = (rule.to_uppercase(), short(rule));
-    [format!("{full} ended"), format!("{short} ended")]
-        .into_iter()
-        .find(|t| t.chars().count() <= width)
-        .unwrap_or_else(|| format!("○ {short}"))
-}
-
-/// What GPU `index`'s DIAGNOSIS cell reads on a wide screen: for checks of the screen against
-/// what happened (tests/corpus.rs reads it at every moment of the real recordings).
-#[must_use]
-pub fn diagnosis_text(store: &Store, index: u32) -> Option<String> {
-    let dev = store
-        .history()
-        .devices
-        .iter()
-        .find(|d| d.info.index == index)?;
-    Some(
-        badge(dev, store, true, &Theme { color: false })
-            .content
-            .into_owned(),
-    )
-}
-
-/// An open finding on another GPU that names this one as its culprit.
-fn hang_waiting_on(index: u32, store: &Store) -> Option<&crate::rules::Finding> {
-    store
-        .findings()
-        .active()
-        .iter()
-        .filter(|f| f.device != index)
-        .find(|f| f.culprit.as_ref().is_some_and(|c| c.device == index))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_ended_badge_fits_its_cell_and_still_names_the_rule() {
-        assert_eq!(ended_badge("starved", WIDE_BADGE), "STARVED ended");
-        assert_eq!(ended_badge("mem-growth", WIDE_BADGE), "MEM-GROWTH ended");
-        assert_eq!(ended_badge("pcie-replay", WIDE_BADGE), "REPLAY ended");
-        assert_eq!(ended_badge("hang", NARROW_BADGE), "HANG ended");
-        // "STARV ended" is 11 cells: at 80 columns it was cut to "STARV ende".
-        assert_eq!(ended_badge("starved", NARROW_BADGE), "○ STARV");
-        for id in RuleId::ALL {
-            for width in [NARROW_BADGE, WIDE_BADGE] {
-                let text = ended_badge(id.as_str(), width);
-                assert!(text.chars().count() <= width, "{text} in {width}");
-            }
-        }
-    }
+    write_bar(&mut pen.text, sm, bw);
+    pen.put_text(util_style);
+    pen.fmt(format_args!(" {} ", Pct(sm)), Style::default());
+    push_fit(&mut pen.text, &whose, bw + 10, bw + 10);
+    pen.text.push(' ');
+    pen.put_text(theme.dim());
 }

@@ -1,28 +1,53 @@
 //! The process table: every GPU process with its GPU use and its host side.
 
-use ratatui::layout::{Constraint, Rect};
+use std::fmt::Write;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Constraint, Flex, Layout, Rect};
+use ratatui::style::Style;
 use ratatui::text::Span;
-use ratatui::widgets::{Cell, Paragraph, Row, Table};
+use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use super::format::{clip, gib, opt_pct};
+use super::format::write_gib;
 use super::theme::Theme;
-use crate::app::{process_rows, short_command, AppState, Pane, ProcessRow, SortKey};
+use crate::app::{process_rows, write_short_command, AppState, Pane, ProcessRow, SortKey};
 use crate::store::Store;
 
-const COLUMNS: [(&str, Option<SortKey>, u16); 12] = [
-    ("GPU", Some(SortKey::Gpu), 3),
-    ("PID", Some(SortKey::Pid), 7),
-    ("USER", Some(SortKey::User), 8),
-    ("GPU MEM", Some(SortKey::GpuMem), 7),
-    ("KERN%", Some(SortKey::Sm), 5),
-    ("MEM%", Some(SortKey::MemPct), 4),
-    ("CPU%", Some(SortKey::Cpu), 5),
-    ("RSS", Some(SortKey::Rss), 6),
-    ("THR", Some(SortKey::Threads), 4),
-    ("WRK", Some(SortKey::Workers), 3),
-    ("S", Some(SortKey::State), 1),
-    ("COMMAND", Some(SortKey::Command), 0),
+/// What a column shows.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Col {
+    Gpu,
+    Pid,
+    User,
+    GpuMem,
+    Kern,
+    MemPct,
+    Cpu,
+    Rss,
+    Threads,
+    Workers,
+    State,
+    Container,
+    Command,
+}
+
+/// Name, content, the sort key it stands for, width (0: the rest of the row, at least 10).
+type Column = (&'static str, Col, Option<SortKey>, u16);
+
+const COLUMNS: [Column; 12] = [
+    ("GPU", Col::Gpu, Some(SortKey::Gpu), 3),
+    ("PID", Col::Pid, Some(SortKey::Pid), 7),
+    ("USER", Col::User, Some(SortKey::User), 8),
+    ("GPU MEM", Col::GpuMem, Some(SortKey::GpuMem), 7),
+    ("KERN%", Col::Kern, Some(SortKey::Sm), 5),
+    ("MEM%", Col::MemPct, Some(SortKey::MemPct), 4),
+    ("CPU%", Col::Cpu, Some(SortKey::Cpu), 5),
+    ("RSS", Col::Rss, Some(SortKey::Rss), 6),
+    ("THR", Col::Threads, Some(SortKey::Threads), 4),
+    ("WRK", Col::Workers, Some(SortKey::Workers), 3),
+    ("S", Col::State, Some(SortKey::State), 1),
+    ("COMMAND", Col::Command, Some(SortKey::Command), 0),
 ];
 
 /// Why there is no table to draw: no process, none matching the filter, or none whose host
@@ -45,22 +70,6 @@ fn nothing_to_list(rows: &[ProcessRow], state: &AppState, store: &Store) -> Opti
         });
     }
     None
-}
-
-/// The column names, the sorted one marked with its direction.
-fn header_row(
-    columns: &[(&'static str, Option<SortKey>, u16)],
-    state: &AppState,
-    arrow: &str,
-) -> Row<'static> {
-    Row::new(columns.iter().map(|(name, key, _)| {
-        let marked = if *key == Some(state.sort) {
-            format!("{name}{arrow}")
-        } else {
-            (*name).to_string()
-        };
-        Cell::from(marked)
-    }))
 }
 
 /// Draws the table; returns how many process rows are visible.
@@ -115,43 +124,169 @@ pub fn render(
         .map(|r| crate::model::gpu_label(r.gpu).width())
         .max()
         .unwrap_or(0);
-    columns[0].2 = columns[0].2.max(widest as u16);
+    columns[0].3 = columns[0].3.max(widest as u16);
     if containers {
-        columns.insert(columns.len() - 1, ("CONTAINER", None, 12));
+        columns.insert(columns.len() - 1, ("CONTAINER", Col::Container, None, 12));
     }
-    let header = header_row(&columns, state, arrow).style(theme.label());
-    let body: Vec<Row> = rows
-        .iter()
-        .enumerate()
-        .skip(first)
-        .take(visible)
-        .map(|(i, r)| {
-            let row = table_row(r, containers);
-            if i == selected && focused {
-                row.style(theme.selected())
-            } else {
-                row
-            }
-        })
-        .collect();
-    let widths: Vec<Constraint> = columns
-        .iter()
-        .map(|(_, _, w)| {
-            if *w == 0 {
-                Constraint::Min(10)
-            } else {
-                Constraint::Length(*w)
-            }
-        })
-        .collect();
-    frame.render_widget(
-        Table::new(body, widths)
-            .header(header)
-            .block(block)
-            .column_spacing(1),
-        area,
-    );
+    frame.render_widget(block, area);
+    let table = Table {
+        area: inner,
+        columns: &columns,
+        scratch: (String::with_capacity(64), String::with_capacity(16)),
+    };
+    let buf = frame.buffer_mut();
+    table.draw(buf, state, arrow, theme, |i| {
+        let r = rows.get(first + i)?;
+        let style = (first + i == selected && focused).then(|| theme.selected());
+        Some((r, style))
+    });
     visible.min(rows.len() - first) as u16
+}
+
+/// The table drawn straight into the buffer, as ratatui's `Table` laid it out (the same
+/// constraints, spacing and clipping): that widget took a `String`, a `Text` and a `Vec` of
+/// spans for every cell of every frame, most of what a frame allocated with 8 GPUs.
+struct Table<'c> {
+    area: Rect,
+    columns: &'c [Column],
+    /// A cell's text, and a value before it is padded: kept for the whole table.
+    scratch: (String, String),
+}
+
+impl Table<'_> {
+    /// Header, then the rows `row(0)`, `row(1)`… while they fit and exist, each with its style.
+    fn draw<'r>(
+        mut self,
+        buf: &mut Buffer,
+        state: &AppState,
+        arrow: &str,
+        theme: &Theme,
+        row: impl Fn(usize) -> Option<(&'r ProcessRow<'r>, Option<Style>)>,
+    ) {
+        let rects = Layout::horizontal(self.columns.iter().map(|c| match c.3 {
+            0 => Constraint::Min(10),
+            w => Constraint::Length(w),
+        }))
+        .flex(Flex::Start)
+        .spacing(1)
+        .split(Rect::new(0, 0, self.area.width, 1));
+        let line = |y: u16| Rect::new(self.area.x, y, self.area.width, 1);
+        if self.area.height == 0 {
+            return;
+        }
+        buf.set_style(line(self.area.y), theme.label());
+        for (c, rect) in self.columns.iter().zip(rects.iter()) {
+            self.scratch.0.clear();
+            self.scratch.0.push_str(c.0);
+            if c.2 == Some(state.sort) {
+                self.scratch.0.push_str(arrow);
+            }
+            self.put(buf, *rect, self.area.y);
+        }
+        for (i, y) in (self.area.y + 1..self.area.bottom()).enumerate() {
+            let Some((r, style)) = row(i) else { break };
+            if let Some(style) = style {
+                buf.set_style(line(y), style);
+            }
+            for (c, rect) in self.columns.iter().zip(rects.iter()) {
+                let _ = cell_text(r, c.1, &mut self.scratch);
+                self.put(buf, *rect, y);
+            }
+        }
+    }
+
+    /// The cell's text at column `rect` (x from the table's left) of row `y`, clipped to it.
+    fn put(&self, buf: &mut Buffer, rect: Rect, y: u16) {
+        let x = self.area.x + rect.x;
+        let room = rect.width.min(self.area.right().saturating_sub(x));
+        buf.set_stringn(x, y, &self.scratch.0, room.into(), Style::default());
+    }
+}
+
+/// What row `r` shows in column `col`, written into `scratch.0` (`scratch.1` holds a value
+/// before it is padded to its column, as the table always padded it). Writing to a `String`
+/// cannot fail: the `Result` is only for `?`.
+fn cell_text(r: &ProcessRow, col: Col, scratch: &mut (String, String)) -> std::fmt::Result {
+    let (text, part) = scratch;
+    text.clear();
+    part.clear();
+    let p = r.process;
+    let h = r.host();
+    let dash = |part: &mut String| part.push('–');
+    match col {
+        Col::Gpu => write!(text, "{:>3}", crate::model::gpu_label(r.gpu)),
+        Col::Pid => write!(text, "{:>7}", p.pid),
+        Col::User => {
+            push_clipped(text, h.and_then(|h| h.user.as_deref()).unwrap_or("?"), 8);
+            Ok(())
+        }
+        Col::GpuMem => {
+            write_gib(p.gpu_mem_bytes, part);
+            write!(text, "{part:>7}")
+        }
+        Col::Kern | Col::MemPct => {
+            let v = if col == Col::Kern {
+                p.sm_pct
+            } else {
+                p.mem_pct
+            };
+            match v {
+                Some(v) => write!(part, "{v:3.0}")?,
+                None => part.push_str("  –"),
+            }
+            write!(text, "{part:>4}")
+        }
+        Col::Cpu => {
+            match h.and_then(|h| h.cpu_pct) {
+                Some(c) => write!(part, "{c:.0}")?,
+                None => dash(part),
+            }
+            write!(text, "{part:>5}")
+        }
+        Col::Rss => {
+            write_gib(h.and_then(|h| h.rss_bytes), part);
+            write!(text, "{part:>6}")
+        }
+        Col::Threads => {
+            match h.and_then(|h| h.threads) {
+                Some(t) => write!(part, "{t}")?,
+                None => dash(part),
+            }
+            write!(text, "{part:>4}")
+        }
+        Col::Workers => {
+            match h {
+                Some(h) => write!(part, "{}", h.children.len())?,
+                None => dash(part),
+            }
+            write!(text, "{part:>3}")
+        }
+        Col::State => write!(text, "{}", h.and_then(|h| h.state).unwrap_or('?')),
+        Col::Container => {
+            match h.and_then(|h| h.container.as_deref()) {
+                Some(c) => text.push_str(c.short_id()),
+                None => dash(text),
+            }
+            Ok(())
+        }
+        Col::Command => {
+            match h {
+                Some(h) => write_short_command(h, text),
+                None => text.push_str("(pid not visible here)"),
+            }
+            Ok(())
+        }
+    }
+}
+
+/// `s` onto `out`, cut to `n` characters with an ellipsis (`text::clip` without a new string).
+fn push_clipped(out: &mut String, s: &str, n: usize) {
+    if s.chars().count() <= n {
+        out.push_str(s);
+    } else {
+        out.extend(s.chars().take(n.saturating_sub(1)));
+        out.push('…');
+    }
 }
 
 /// Rows out of sight said on the border, as the findings pane says its lines: at 80x24 the
@@ -168,42 +303,4 @@ fn scroll_mark(
         _ => return block,
     };
     block.title_bottom(ratatui::text::Line::styled(mark, theme.title()).right_aligned())
-}
-
-fn table_row(r: &ProcessRow, containers: bool) -> Row<'static> {
-    let p = r.process;
-    let h = r.host();
-    let mut cells = vec![
-        format!("{:>3}", crate::model::gpu_label(r.gpu)),
-        format!("{:>7}", p.pid),
-        clip(h.and_then(|h| h.user.as_deref()).unwrap_or("?"), 8),
-        format!("{:>7}", gib(p.gpu_mem_bytes)),
-        format!("{:>4}", opt_pct(p.sm_pct)),
-        format!("{:>4}", opt_pct(p.mem_pct)),
-        format!(
-            "{:>5}",
-            h.and_then(|h| h.cpu_pct)
-                .map_or("–".into(), |c| format!("{c:.0}"))
-        ),
-        format!("{:>6}", gib(h.and_then(|h| h.rss_bytes))),
-        format!(
-            "{:>4}",
-            h.and_then(|h| h.threads)
-                .map_or("–".into(), |t| t.to_string())
-        ),
-        format!(
-            "{:>3}",
-            h.map_or("–".into(), |h| h.children.len().to_string())
-        ),
-        h.and_then(|h| h.state)
-            .map_or("?".into(), |c| c.to_string()),
-        h.map_or("(pid not visible here)".into(), short_command),
-    ];
-    if containers {
-        let id = h
-            .and_then(|h| h.container.as_deref())
-            .map_or("–".into(), |c| c.short_id().to_string());
-        cells.insert(cells.len() - 1, id);
-    }
-    Row::new(cells)
 }
