@@ -99,3 +99,32 @@ fn history_push_keeps_latest_processes_and_counts_ticks() {
     assert_eq!(h.latest_ms(), Some(1000));
     assert_eq!(h.devices[0].processes[0].pid, 42);
 }
+
+/// What the rules skip work on: when memory used last changed, and whether link error
+/// counters were ever read. Wrong, a leak or a PCIe replay storm would go unseen.
+#[test]
+fn the_history_knows_when_memory_last_changed_and_whether_link_counters_exist() {
+    use gpuwatch::model::{DeviceInfo, DeviceReading};
+    let mut h = History::new(&[DeviceInfo::default()], 100);
+    let mut push = |t_ms: u64, mem: Option<u64>, replays: Option<u32>| {
+        let mut sample = sample(t_ms);
+        sample.mem_used_bytes = mem;
+        sample.health.pcie_replays = replays;
+        h.push(&Tick {
+            t_ms,
+            devices: vec![DeviceReading {
+                sample,
+                ..DeviceReading::default()
+            }],
+            ..Tick::default()
+        });
+        (h.devices[0].mem_changed_ms, h.devices[0].link_counters_seen)
+    };
+    assert_eq!(push(1000, Some(5), None), (1000, false));
+    assert_eq!(push(2000, Some(5), None), (1000, false));
+    assert_eq!(push(3000, Some(6), None), (3000, false));
+    // A gap is a change too, and so is the value coming back.
+    assert_eq!(push(4000, None, None), (4000, false));
+    assert_eq!(push(5000, Some(6), Some(0)), (5000, true));
+    assert_eq!(push(6000, Some(6), None), (5000, true));
+}

@@ -156,6 +156,13 @@ pub struct DeviceHistory {
     /// The most `NVLink` links seen up at once: a link down is one fewer, however long ago
     /// it went (ports never connected are never counted).
     pub nvlink_most_active: Option<u8>,
+    /// Whether a `PCIe` replay or `NVLink` error counter was ever read: a GPU without them
+    /// (most simulated ones, older drivers) needs no pass over its window to find none.
+    pub link_counters_seen: bool,
+    /// The time of the newest sample whose memory used differs from the sample before it (the
+    /// first sample's, at first): memory unchanged over a window has no trend to fit, and a
+    /// steady job's memory is flat for hours.
+    pub mem_changed_ms: u64,
     /// The meter's total when it was last shared out among the processes' trails.
     energy_shared_j: f64,
 }
@@ -286,6 +293,8 @@ impl History {
                 lost_since_ms: None,
                 energy: crate::energy::EnergyMeter::default(),
                 nvlink_most_active: None,
+                link_counters_seen: false,
+                mem_changed_ms: 0,
                 energy_shared_j: 0.0,
             })
             .collect();
@@ -552,12 +561,14 @@ fn note_departures(
 
 impl DeviceHistory {
     fn push(&mut self, reading: &DeviceReading, t_ms: u64) {
+        let mem_before = self.samples.latest().map(|s| s.mem_used_bytes);
         match &reading.status {
             DeviceStatus::Ok => {
                 self.lost_since_ms = None;
                 self.samples.push(reading.sample);
                 self.energy.push(&reading.sample);
                 let h = reading.sample.health;
+                self.link_counters_seen |= h.pcie_replays.is_some() || h.nvlink_errors.is_some();
                 // No more links up than the GPU says it has.
                 if let Some(n) = h
                     .nvlink_active
@@ -576,6 +587,10 @@ impl DeviceHistory {
                 self.samples.push(gap);
                 self.energy.push(&gap);
             }
+        }
+        let newest = self.samples.latest();
+        if let Some(s) = newest.filter(|s| Some(s.mem_used_bytes) != mem_before) {
+            self.mem_changed_ms = s.t_ms;
         }
         self.status.clone_from(&reading.status);
         if !reading.same_processes {

@@ -275,6 +275,9 @@ fn check_remap(c: &Ctx) -> Option<Verdict> {
 /// How much `counter` rose over the last `link_errors_window` (or what the history has of it):
 /// its last value less its first, where both exist; and its last.
 fn rise(c: &Ctx, counter: fn(&Health) -> Option<u32>) -> Option<(u32, u32)> {
+    if !c.dev.link_counters_seen {
+        return None;
+    }
     let window = ms(c.thresholds.link_errors_window);
     let mut values = c
         .dev

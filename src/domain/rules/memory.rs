@@ -66,6 +66,12 @@ fn check_full(c: &Ctx) -> Option<Verdict> {
 
 /// Least-squares slope of memory over time, bytes per second, with the fit's R².
 fn trend(c: &Ctx, w: u64) -> Option<(f32, f32)> {
+    // Memory that did not change over the window has no trend (every value the same, or
+    // none): said without two passes over it, for each GPU at every evaluation.
+    let first = c.dev.samples.last(w).next()?;
+    if c.dev.mem_changed_ms <= first.t_ms {
+        return None;
+    }
     // Two passes over the window instead of a collected Vec: no allocation per evaluation.
     let pts = || {
         c.dev
