@@ -101,7 +101,7 @@ fn history_push_keeps_latest_processes_and_counts_ticks() {
 }
 
 /// What the rules skip work on: when memory used last changed, and whether link error
-/// counters were ever read. Wrong, a leak or a PCIe replay storm would go unseen.
+/// counters were ever read. Wrong, a leak or a `PCIe` replay storm would go unseen.
 #[test]
 fn the_history_knows_when_memory_last_changed_and_whether_link_counters_exist() {
     use gpuwatch::model::{DeviceInfo, DeviceReading};

@@ -49,23 +49,7 @@ pub fn render(
     let inner = if compact {
         area
     } else {
-        // Bordered: the title names the flagged GPUs when not every row fits.
-        let title = if fits {
-            Line::styled(format!(" GPUs ({n}) "), theme.title())
-        } else {
-            band(store, n, focused, theme)
-        };
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .title(title)
-            .border_style(if focused {
-                theme.focus_border()
-            } else {
-                theme.border()
-            });
-        let inner = block.inner(area);
-        frame.render_widget(block, area);
-        inner
+        bordered(frame, area, (store, n, fits, focused), theme)
     };
     let wide = inner.width >= 118;
     // Narrow rows take 75 columns: from 93 the SM clock and PCIe link fit after them.
@@ -104,6 +88,32 @@ pub fn render(
         rows: rows.min(n - first) as u16,
         first,
     }
+}
+
+/// The overview's border; returns what is inside it. The title names the flagged GPUs when
+/// not every row `fits`.
+fn bordered(
+    frame: &mut Frame,
+    area: Rect,
+    (store, n, fits, focused): (&Store, usize, bool, bool),
+    theme: &Theme,
+) -> Rect {
+    let title = if fits {
+        Line::styled(format!(" GPUs ({n}) "), theme.title())
+    } else {
+        band(store, n, focused, theme)
+    };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .title(title)
+        .border_style(if focused {
+            theme.focus_border()
+        } else {
+            theme.border()
+        });
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    inner
 }
 
 /// "GPUs (64) · findings on 3 17 42 · ↑↓ scrolls": the line over a table that does not fit.

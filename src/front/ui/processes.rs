@@ -203,78 +203,99 @@ impl Table<'_> {
     }
 }
 
-/// What row `r` shows in column `col`, written into `scratch.0` (`scratch.1` holds a value
-/// before it is padded to its column, as the table always padded it). Writing to a `String`
-/// cannot fail: the `Result` is only for `?`.
+/// What row `r` shows in column `col`, written into `scratch.0` (`scratch.1` holds a number
+/// before it is right-aligned in its column, as the table always padded it). Writing to a
+/// `String` cannot fail: the `Result` is only for `?`.
 fn cell_text(r: &ProcessRow, col: Col, scratch: &mut (String, String)) -> std::fmt::Result {
     let (text, part) = scratch;
     text.clear();
     part.clear();
-    let p = r.process;
-    let h = r.host();
+    if let Some(pad) = number(r, col, part)? {
+        return write!(text, "{part:>pad$}");
+    }
+    words(r, col, text);
+    Ok(())
+}
+
+/// A numeric column's value onto `part` ("–" for a gap), and the width it is aligned to;
+/// `None` for the columns of words.
+fn number(r: &ProcessRow, col: Col, part: &mut String) -> Result<Option<usize>, std::fmt::Error> {
+    let (p, h) = (r.process, r.host());
     let dash = |part: &mut String| part.push('–');
-    match col {
-        Col::Gpu => write!(text, "{:>3}", crate::model::gpu_label(r.gpu)),
-        Col::Pid => write!(text, "{:>7}", p.pid),
-        Col::User => {
-            push_clipped(text, h.and_then(|h| h.user.as_deref()).unwrap_or("?"), 8);
-            Ok(())
+    let pad = match col {
+        Col::Gpu => {
+            write!(part, "{}", crate::model::gpu_label(r.gpu))?;
+            3
+        }
+        Col::Pid => {
+            write!(part, "{}", p.pid)?;
+            7
         }
         Col::GpuMem => {
             write_gib(p.gpu_mem_bytes, part);
-            write!(text, "{part:>7}")
+            7
         }
         Col::Kern | Col::MemPct => {
-            let v = if col == Col::Kern {
+            match if col == Col::Kern {
                 p.sm_pct
             } else {
                 p.mem_pct
-            };
-            match v {
+            } {
                 Some(v) => write!(part, "{v:3.0}")?,
                 None => part.push_str("  –"),
             }
-            write!(text, "{part:>4}")
+            4
         }
         Col::Cpu => {
             match h.and_then(|h| h.cpu_pct) {
                 Some(c) => write!(part, "{c:.0}")?,
                 None => dash(part),
             }
-            write!(text, "{part:>5}")
+            5
         }
         Col::Rss => {
             write_gib(h.and_then(|h| h.rss_bytes), part);
-            write!(text, "{part:>6}")
+            6
         }
         Col::Threads => {
             match h.and_then(|h| h.threads) {
                 Some(t) => write!(part, "{t}")?,
                 None => dash(part),
             }
-            write!(text, "{part:>4}")
+            4
         }
         Col::Workers => {
             match h {
                 Some(h) => write!(part, "{}", h.children.len())?,
                 None => dash(part),
             }
-            write!(text, "{part:>3}")
+            3
         }
-        Col::State => write!(text, "{}", h.and_then(|h| h.state).unwrap_or('?')),
-        Col::Container => {
-            match h.and_then(|h| h.container.as_deref()) {
-                Some(c) => text.push_str(c.short_id()),
-                None => dash(text),
-            }
-            Ok(())
-        }
-        Col::Command => {
+        Col::User | Col::State | Col::Container | Col::Command => return Ok(None),
+    };
+    Ok(Some(pad))
+}
+
+/// A column of words: the user, the state letter, the container, the command.
+fn words(r: &ProcessRow, col: Col, text: &mut String) {
+    let h = r.host();
+    match col {
+        Col::User => push_clipped(text, h.and_then(|h| h.user.as_deref()).unwrap_or("?"), 8),
+        Col::State => text.push(h.and_then(|h| h.state).unwrap_or('?')),
+        Col::Container => match h.and_then(|h| h.container.as_deref()) {
+            Some(c) => text.push_str(c.short_id()),
+            None => text.push('–'),
+        },
+        _ => {
             match h {
                 Some(h) => write_short_command(h, text),
                 None => text.push_str("(pid not visible here)"),
             }
-            Ok(())
+            // A `python -c` script's lines read as one line (the buffer would drop the
+            // newlines and join "time" to "a=…"); a string only in that rare case.
+            if text.contains(char::is_control) {
+                *text = text.replace(char::is_control, " ");
+            }
         }
     }
 }
@@ -303,4 +324,74 @@ fn scroll_mark(
         _ => return block,
     };
     block.title_bottom(ratatui::text::Line::styled(mark, theme.title()).right_aligned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{HostProcess, ProcessSample};
+
+    fn cells(p: &ProcessSample) -> Vec<String> {
+        let r = ProcessRow { gpu: 3, process: p };
+        let mut scratch = (String::new(), String::new());
+        COLUMNS
+            .iter()
+            .map(|c| {
+                let _ = cell_text(&r, c.1, &mut scratch);
+                scratch.0.clone()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn cells_read_as_the_table_always_wrote_them() {
+        let p = ProcessSample {
+            pid: 4411,
+            gpu_mem_bytes: Some(3 << 30),
+            sm_pct: Some(87.4),
+            mem_pct: None,
+            host: Some(HostProcess {
+                user: Some("someone-long".into()),
+                cpu_pct: Some(101.6),
+                rss_bytes: Some(900 << 20),
+                threads: Some(12),
+                state: Some('S'),
+                cmdline: "/usr/bin/python3 -c import torch,time\na=torch.randn(8)".into(),
+                ..HostProcess::default()
+            }),
+        };
+        assert_eq!(
+            cells(&p),
+            [
+                "  3",
+                "   4411",
+                "someone…",
+                "   3.0G",
+                "  87",
+                "   –",
+                "  102",
+                "  900M",
+                "  12",
+                "  0",
+                "S",
+                // The script's second line is not glued to the first.
+                "python3 -c import torch,time a=torch.randn(8)",
+            ]
+        );
+        let unknown = ProcessSample {
+            pid: 7,
+            ..ProcessSample::default()
+        };
+        assert_eq!(
+            cells(&unknown)[6..],
+            [
+                "    –",
+                "     –",
+                "   –",
+                "  –",
+                "?",
+                "(pid not visible here)"
+            ]
+        );
+    }
 }
