@@ -27,7 +27,7 @@ pub fn render(
         .filter(|j| !found.watching().iter().any(|w| w.device == j.device))
         .collect();
     let block = theme.pane(title(found, now), state.focus == Pane::Findings);
-    let mut lines: Vec<Line<'static>> = Vec::new();
+    let mut lines: Vec<Line<'_>> = Vec::new();
     // What matters first: warnings and criticals, then what is being timed and not yet judged,
     // then the infos.
     let (alarms, infos): (Vec<_>, Vec<_>) = found
@@ -87,7 +87,7 @@ fn pending_lines(
     judging: &[&crate::rules::Judging],
     now: u64,
     theme: &Theme,
-    lines: &mut Vec<Line<'static>>,
+    lines: &mut Vec<Line<'_>>,
 ) {
     for w in watching {
         lines.push(Line::styled(
@@ -116,12 +116,12 @@ fn pending_lines(
 
 /// A finding's head, evidence and first action; dimmed, with when it ended, once its symptom
 /// has ended.
-fn finding_lines(
-    f: &crate::rules::Finding,
+fn finding_lines<'a>(
+    f: &'a crate::rules::Finding,
     found: &crate::rules::Conclusions,
     now: u64,
     theme: &Theme,
-    lines: &mut Vec<Line<'static>>,
+    lines: &mut Vec<Line<'a>>,
 ) {
     let ended = found.ended_ago_ms(f, now);
     let when = match ended {
@@ -142,7 +142,8 @@ fn finding_lines(
     };
     lines.push(Line::styled(head, style));
     for e in &f.evidence {
-        let e = Span::raw(e.clone());
+        // Borrowed from the store for the frame: no copy of every piece of evidence.
+        let e = Span::raw(e.as_str());
         lines.push(Line::from(vec![
             Span::raw("   "),
             if ended.is_some() {
@@ -158,7 +159,7 @@ fn finding_lines(
     if let Some(a) = f.actions.first() {
         lines.push(Line::from(vec![
             Span::styled("   → ", theme.title()),
-            Span::raw(a.clone()),
+            Span::raw(a.as_str()),
         ]));
     }
 }

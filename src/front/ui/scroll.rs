@@ -17,7 +17,7 @@ pub fn render(
     frame: &mut Frame,
     area: Rect,
     block: Block<'static>,
-    lines: Vec<Line<'static>>,
+    lines: Vec<Line<'_>>,
     offset: usize,
     theme: &Theme,
 ) -> usize {
@@ -71,7 +71,7 @@ fn cell_width(c: char) -> usize {
 
 /// `hang`, adding to `out`. A line that fits is moved as it is, without looking at its
 /// characters one by one.
-pub fn hang_into(line: Line<'static>, width: usize, out: &mut Vec<Line<'static>>) {
+pub fn hang_into<'a>(line: Line<'a>, width: usize, out: &mut Vec<Line<'a>>) {
     let fits = line
         .spans
         .iter()
