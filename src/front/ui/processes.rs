@@ -125,7 +125,7 @@ pub fn render(
         .max()
         .unwrap_or(0);
     columns[0].3 = columns[0].3.max(widest as u16);
-    if containers {
+    if containers && fits_container(&columns, inner.width) {
         columns.insert(columns.len() - 1, ("CONTAINER", Col::Container, None, 12));
     }
     frame.render_widget(block, area);
@@ -141,6 +141,14 @@ pub fn render(
         Some((r, style))
     });
     visible.min(rows.len() - first) as u16
+}
+
+/// Whether the CONTAINER column fits beside `columns` in `width` cells with the command's ten:
+/// squeezed in, it had the layout cut the numbers ("429496" for PID 4294967 at 80 columns).
+fn fits_container(columns: &[Column], width: u16) -> bool {
+    let fixed: u16 = columns.iter().map(|c| c.3).sum();
+    // Its 12 cells, one space before each column but the first, the command's 10.
+    fixed + 12 + columns.len() as u16 + 10 <= width
 }
 
 /// The table drawn straight into the buffer, as ratatui's `Table` laid it out (the same
@@ -341,6 +349,15 @@ mod tests {
                 scratch.0.clone()
             })
             .collect()
+    }
+
+    #[test]
+    fn the_container_column_comes_only_where_the_numbers_keep_their_width() {
+        // 53 cells of fixed columns, 12 spaces, 12 for the container, 10 for the command.
+        assert!(fits_container(&COLUMNS, 87));
+        assert!(!fits_container(&COLUMNS, 86));
+        // An 80-column terminal's table is 78 wide.
+        assert!(!fits_container(&COLUMNS, 78));
     }
 
     #[test]
