@@ -14,40 +14,23 @@ use super::theme::Theme;
 use crate::app::{process_rows, write_short_command, AppState, Pane, ProcessRow, SortKey};
 use crate::store::Store;
 
-/// What a column shows.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Col {
-    Gpu,
-    Pid,
-    User,
-    GpuMem,
-    Kern,
-    MemPct,
-    Cpu,
-    Rss,
-    Threads,
-    Workers,
-    State,
-    Container,
-    Command,
-}
-
-/// Name, content, the sort key it stands for, width (0: the rest of the row, at least 10).
-type Column = (&'static str, Col, Option<SortKey>, u16);
+/// Name, what it shows (by its sort key; `None`: the container, which sorts nothing), width
+/// (0: the rest of the row, at least 10).
+type Column = (&'static str, Option<SortKey>, u16);
 
 const COLUMNS: [Column; 12] = [
-    ("GPU", Col::Gpu, Some(SortKey::Gpu), 3),
-    ("PID", Col::Pid, Some(SortKey::Pid), 7),
-    ("USER", Col::User, Some(SortKey::User), 8),
-    ("GPU MEM", Col::GpuMem, Some(SortKey::GpuMem), 7),
-    ("KERN%", Col::Kern, Some(SortKey::Sm), 5),
-    ("MEM%", Col::MemPct, Some(SortKey::MemPct), 4),
-    ("CPU%", Col::Cpu, Some(SortKey::Cpu), 5),
-    ("RSS", Col::Rss, Some(SortKey::Rss), 6),
-    ("THR", Col::Threads, Some(SortKey::Threads), 4),
-    ("WRK", Col::Workers, Some(SortKey::Workers), 3),
-    ("S", Col::State, Some(SortKey::State), 1),
-    ("COMMAND", Col::Command, Some(SortKey::Command), 0),
+    ("GPU", Some(SortKey::Gpu), 3),
+    ("PID", Some(SortKey::Pid), 7),
+    ("USER", Some(SortKey::User), 8),
+    ("GPU MEM", Some(SortKey::GpuMem), 7),
+    ("KERN%", Some(SortKey::Sm), 5),
+    ("MEM%", Some(SortKey::MemPct), 4),
+    ("CPU%", Some(SortKey::Cpu), 5),
+    ("RSS", Some(SortKey::Rss), 6),
+    ("THR", Some(SortKey::Threads), 4),
+    ("WRK", Some(SortKey::Workers), 3),
+    ("S", Some(SortKey::State), 1),
+    ("COMMAND", Some(SortKey::Command), 0),
 ];
 
 /// Why there is no table to draw: no process, none matching the filter, or none whose host
@@ -124,9 +107,9 @@ pub fn render(
         .map(|r| crate::model::gpu_label(r.gpu).width())
         .max()
         .unwrap_or(0);
-    columns[0].3 = columns[0].3.max(widest as u16);
+    columns[0].2 = columns[0].2.max(widest as u16);
     if containers && fits_container(&columns, inner.width) {
-        columns.insert(columns.len() - 1, ("CONTAINER", Col::Container, None, 12));
+        columns.insert(columns.len() - 1, ("CONTAINER", None, 12));
     }
     frame.render_widget(block, area);
     let table = Table {
@@ -146,7 +129,7 @@ pub fn render(
 /// Whether the CONTAINER column fits beside `columns` in `width` cells with the command's ten:
 /// squeezed in, it had the layout cut the numbers ("429496" for PID 4294967 at 80 columns).
 fn fits_container(columns: &[Column], width: u16) -> bool {
-    let fixed: u16 = columns.iter().map(|c| c.3).sum();
+    let fixed: u16 = columns.iter().map(|c| c.2).sum();
     // Its 12 cells, one space before each column but the first, the command's 10.
     fixed + 12 + columns.len() as u16 + 10 <= width
 }
@@ -171,7 +154,7 @@ impl Table<'_> {
         theme: &Theme,
         row: impl Fn(usize) -> Option<(&'r ProcessRow<'r>, Option<Style>)>,
     ) {
-        let rects = Layout::horizontal(self.columns.iter().map(|c| match c.3 {
+        let rects = Layout::horizontal(self.columns.iter().map(|c| match c.2 {
             0 => Constraint::Min(10),
             w => Constraint::Length(w),
         }))
@@ -186,7 +169,7 @@ impl Table<'_> {
         for (c, rect) in self.columns.iter().zip(rects.iter()) {
             self.scratch.0.clear();
             self.scratch.0.push_str(c.0);
-            if c.2 == Some(state.sort) {
+            if c.1 == Some(state.sort) {
                 self.scratch.0.push_str(arrow);
             }
             self.put(buf, *rect, self.area.y);
@@ -214,7 +197,11 @@ impl Table<'_> {
 /// What row `r` shows in column `col`, written into `scratch.0` (`scratch.1` holds a number
 /// before it is right-aligned in its column, as the table always padded it). Writing to a
 /// `String` cannot fail: the `Result` is only for `?`.
-fn cell_text(r: &ProcessRow, col: Col, scratch: &mut (String, String)) -> std::fmt::Result {
+fn cell_text(
+    r: &ProcessRow,
+    col: Option<SortKey>,
+    scratch: &mut (String, String),
+) -> std::fmt::Result {
     let (text, part) = scratch;
     text.clear();
     part.clear();
@@ -227,24 +214,28 @@ fn cell_text(r: &ProcessRow, col: Col, scratch: &mut (String, String)) -> std::f
 
 /// A numeric column's value onto `part` ("–" for a gap), and the width it is aligned to;
 /// `None` for the columns of words.
-fn number(r: &ProcessRow, col: Col, part: &mut String) -> Result<Option<usize>, std::fmt::Error> {
+fn number(
+    r: &ProcessRow,
+    col: Option<SortKey>,
+    part: &mut String,
+) -> Result<Option<usize>, std::fmt::Error> {
     let (p, h) = (r.process, r.host());
     let dash = |part: &mut String| part.push('–');
     let pad = match col {
-        Col::Gpu => {
+        Some(SortKey::Gpu) => {
             write!(part, "{}", crate::model::gpu_label(r.gpu))?;
             3
         }
-        Col::Pid => {
+        Some(SortKey::Pid) => {
             write!(part, "{}", p.pid)?;
             7
         }
-        Col::GpuMem => {
+        Some(SortKey::GpuMem) => {
             write_gib(p.gpu_mem_bytes, part);
             7
         }
-        Col::Kern | Col::MemPct => {
-            match if col == Col::Kern {
+        Some(SortKey::Sm | SortKey::MemPct) => {
+            match if col == Some(SortKey::Sm) {
                 p.sm_pct
             } else {
                 p.mem_pct
@@ -254,43 +245,45 @@ fn number(r: &ProcessRow, col: Col, part: &mut String) -> Result<Option<usize>, 
             }
             4
         }
-        Col::Cpu => {
+        Some(SortKey::Cpu) => {
             match h.and_then(|h| h.cpu_pct) {
                 Some(c) => write!(part, "{c:.0}")?,
                 None => dash(part),
             }
             5
         }
-        Col::Rss => {
+        Some(SortKey::Rss) => {
             write_gib(h.and_then(|h| h.rss_bytes), part);
             6
         }
-        Col::Threads => {
+        Some(SortKey::Threads) => {
             match h.and_then(|h| h.threads) {
                 Some(t) => write!(part, "{t}")?,
                 None => dash(part),
             }
             4
         }
-        Col::Workers => {
+        Some(SortKey::Workers) => {
             match h {
                 Some(h) => write!(part, "{}", h.children.len())?,
                 None => dash(part),
             }
             3
         }
-        Col::User | Col::State | Col::Container | Col::Command => return Ok(None),
+        Some(SortKey::User | SortKey::State | SortKey::Command) | None => return Ok(None),
     };
     Ok(Some(pad))
 }
 
 /// A column of words: the user, the state letter, the container, the command.
-fn words(r: &ProcessRow, col: Col, text: &mut String) {
+fn words(r: &ProcessRow, col: Option<SortKey>, text: &mut String) {
     let h = r.host();
     match col {
-        Col::User => push_clipped(text, h.and_then(|h| h.user.as_deref()).unwrap_or("?"), 8),
-        Col::State => text.push(h.and_then(|h| h.state).unwrap_or('?')),
-        Col::Container => match h.and_then(|h| h.container.as_deref()) {
+        Some(SortKey::User) => {
+            push_clipped(text, h.and_then(|h| h.user.as_deref()).unwrap_or("?"), 8);
+        }
+        Some(SortKey::State) => text.push(h.and_then(|h| h.state).unwrap_or('?')),
+        None => match h.and_then(|h| h.container.as_deref()) {
             Some(c) => text.push_str(c.short_id()),
             None => text.push('–'),
         },
