@@ -14,6 +14,9 @@ pub struct Ring<T> {
     capacity: usize,
     /// Index of the oldest element once the ring is full.
     head: usize,
+    /// Elements pushed since the ring was made (a clear keeps counting): the `position` of
+    /// each, by which a reader that kept its place knows what arrived since.
+    pushed: u64,
 }
 
 impl<T: Copy> Clone for Ring<T> {
@@ -22,6 +25,7 @@ impl<T: Copy> Clone for Ring<T> {
             buf: self.buf.clone(),
             capacity: self.capacity,
             head: self.head,
+            pushed: self.pushed,
         }
     }
     /// Copies into the buffer already there: a copy kept up to date allocates once.
@@ -29,6 +33,7 @@ impl<T: Copy> Clone for Ring<T> {
         self.buf.clone_from(&other.buf);
         self.capacity = other.capacity;
         self.head = other.head;
+        self.pushed = other.pushed;
     }
 }
 
@@ -40,6 +45,7 @@ impl<T: Copy> Ring<T> {
             buf: Vec::with_capacity(capacity),
             capacity,
             head: 0,
+            pushed: 0,
         }
     }
 
@@ -51,6 +57,7 @@ impl<T: Copy> Ring<T> {
 
     /// Appends `item`, overwriting the oldest once full. Never allocates after construction.
     pub fn push(&mut self, item: T) {
+        self.pushed += 1;
         if self.buf.len() < self.capacity {
             self.buf.push(item);
         } else {
@@ -78,7 +85,28 @@ impl<T: Copy> Ring<T> {
         if i >= self.buf.len() {
             return None;
         }
-        Some(&self.buf[(self.head + i) % self.buf.len()])
+        // head and i are both below the length: one subtraction instead of a division, which
+        // every binary search over the ring pays at each step.
+        let at = self.head + i;
+        Some(&self.buf[at.checked_sub(self.buf.len()).unwrap_or(at)])
+    }
+
+    /// The position of the oldest element held: elements are numbered in the order pushed,
+    /// from 0, and the ring holds positions `first_position()..end_position()`.
+    #[must_use]
+    pub fn first_position(&self) -> u64 {
+        self.pushed - self.buf.len() as u64
+    }
+    /// The position the next element pushed will have.
+    #[must_use]
+    pub fn end_position(&self) -> u64 {
+        self.pushed
+    }
+    /// The element at `position`, if the ring still holds it.
+    #[must_use]
+    pub fn at_position(&self, position: u64) -> Option<&T> {
+        let i = position.checked_sub(self.first_position())?;
+        self.get(usize::try_from(i).ok()?)
     }
 
     #[must_use]
@@ -128,6 +156,12 @@ impl Ring<DeviceSample> {
         (start..end.max(start)).filter_map(move |i| self.get(i))
     }
 
+    /// The position of the first sample at or after `from_ms` (samples in time order).
+    #[must_use]
+    pub fn position_from(&self, from_ms: u64) -> u64 {
+        self.first_position() + self.partition_point(|s| s.t_ms < from_ms) as u64
+    }
+
     /// The last `span_ms` before the latest sample (inclusive).
     #[must_use]
     pub fn last(&self, span_ms: u64) -> impl DoubleEndedIterator<Item = &DeviceSample> + '_ {
@@ -163,6 +197,10 @@ pub struct DeviceHistory {
     /// first sample's, at first): memory unchanged over a window has no trend to fit, and a
     /// steady job's memory is flat for hours.
     pub mem_changed_ms: u64,
+    /// The ring position of the newest sample older than the one before it (a clock set
+    /// back): while the ring holds it, its samples are not in time order, and windows are
+    /// found by search only (`samples_in_order`).
+    disorder_at: Option<u64>,
     /// The meter's total when it was last shared out among the processes' trails.
     energy_shared_j: f64,
 }
@@ -295,6 +333,7 @@ impl History {
                 nvlink_most_active: None,
                 link_counters_seen: false,
                 mem_changed_ms: 0,
+                disorder_at: None,
                 energy_shared_j: 0.0,
             })
             .collect();
@@ -560,12 +599,27 @@ fn note_departures(
 }
 
 impl DeviceHistory {
+    fn push_sample(&mut self, sample: &DeviceSample) {
+        if self.samples.latest().is_some_and(|l| sample.t_ms < l.t_ms) {
+            self.disorder_at = Some(self.samples.end_position());
+        }
+        self.samples.push(*sample);
+    }
+
+    /// True when every sample held is at or after the one before it, as they are unless the
+    /// clock was set back: a window is then a run of consecutive positions.
+    #[must_use]
+    pub fn samples_in_order(&self) -> bool {
+        self.disorder_at
+            .is_none_or(|p| p <= self.samples.first_position())
+    }
+
     fn push(&mut self, reading: &DeviceReading, t_ms: u64) {
         let mem_before = self.samples.latest().map(|s| s.mem_used_bytes);
         match &reading.status {
             DeviceStatus::Ok => {
                 self.lost_since_ms = None;
-                self.samples.push(reading.sample);
+                self.push_sample(&reading.sample);
                 self.energy.push(&reading.sample);
                 let h = reading.sample.health;
                 self.link_counters_seen |= h.pcie_replays.is_some() || h.nvlink_errors.is_some();
@@ -584,7 +638,7 @@ impl DeviceHistory {
                     t_ms,
                     ..DeviceSample::default()
                 };
-                self.samples.push(gap);
+                self.push_sample(&gap);
                 self.energy.push(&gap);
             }
         }

@@ -26,6 +26,8 @@ pub struct Ctx<'a> {
     /// same metric over the same span (util over 10 s by four of them), and computing a
     /// window's statistics was most of what judging cost.
     pub(super) memo: Memo,
+    /// This GPU's windows as kept between evaluations.
+    pub(super) windows: std::cell::RefCell<super::window::Windows>,
 }
 
 /// (span ms, which part of it, the metric's function) → its statistics.
@@ -68,9 +70,8 @@ impl Ctx<'_> {
     }
     /// Statistics of `metric` over the last `span_ms`, computed once per evaluation.
     pub fn stats(&self, span_ms: u64, metric: Metric) -> Stats {
-        self.memoized(span_ms, 0, metric, || {
-            Stats::of(self.dev.samples.last(span_ms).filter_map(metric))
-        })
+        let to = self.dev.samples.latest().map_or(0, |s| s.t_ms);
+        self.window_stats(span_ms, 0, metric, (to.saturating_sub(span_ms), to))
     }
     /// `stats` of a metric that needs more than the sample (a share of this GPU's TDP): not
     /// kept for other rules.
@@ -85,36 +86,38 @@ impl Ctx<'_> {
     /// window that straddles two different workloads does not pass for a third.
     pub fn halves(&self, span_ms: u64, metric: Metric) -> (Stats, Stats) {
         let half = span_ms / 2;
-        let older = self.memoized(span_ms, 1, metric, || {
-            Stats::of(
-                self.dev
-                    .samples
-                    .window(
-                        self.now_ms.saturating_sub(span_ms),
-                        self.now_ms.saturating_sub(half),
-                    )
-                    .filter_map(metric),
-            )
-        });
+        let older = (
+            self.now_ms.saturating_sub(span_ms),
+            self.now_ms.saturating_sub(half),
+        );
+        let older = self.window_stats(span_ms, 1, metric, older);
         (older, self.stats(half, metric))
     }
-    fn memoized(
-        &self,
-        span_ms: u64,
-        part: u8,
-        metric: Metric,
-        compute: impl FnOnce() -> Stats,
-    ) -> Stats {
-        let key = metric as usize;
+    /// The statistics of `metric` over the samples with `from_ms <= t_ms <= to_ms`: from this
+    /// evaluation's memo, else from the window kept since the last (`Windows`), else (samples
+    /// out of time order) from a search of the ring.
+    fn window_stats(&self, span_ms: u64, part: u8, metric: Metric, bounds: (u64, u64)) -> Stats {
+        let key = (span_ms, part, metric as usize);
         let known = self
             .memo
             .borrow()
             .iter()
-            .find(|(s, p, k, _)| *s == span_ms && *p == part && *k == key)
+            .find(|(s, p, k, _)| (*s, *p, *k) == key)
             .map(|e| e.3);
         known.unwrap_or_else(|| {
-            let stats = compute();
-            self.memo.borrow_mut().push((span_ms, part, key, stats));
+            let kept = self
+                .windows
+                .borrow_mut()
+                .stats(self.dev, key, metric, bounds);
+            let stats = kept.unwrap_or_else(|| {
+                Stats::of(
+                    self.dev
+                        .samples
+                        .window(bounds.0, bounds.1)
+                        .filter_map(metric),
+                )
+            });
+            self.memo.borrow_mut().push((span_ms, part, key.2, stats));
             stats
         })
     }

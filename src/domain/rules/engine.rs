@@ -52,6 +52,8 @@ pub struct Engine {
     pub(super) verdicts: Vec<Option<Verdict>>,
     /// The statistics buffer each GPU's `Ctx` borrows (kept: nothing allocated per evaluation).
     pub(super) memo: Vec<(u64, u8, usize, Stats)>,
+    /// Per device (history order): its windows' values, kept sorted between evaluations.
+    pub(super) windows: Vec<super::window::Windows>,
     /// Per device (history order): the sample time it was last judged at (`rests`).
     pub(super) judged_ms: Vec<Option<u64>>,
     /// Per device: the cause that held last and when (rule position, ms).
@@ -99,6 +101,7 @@ impl Engine {
             arrivals: Vec::new(),
             verdicts: Vec::new(),
             memo: Vec::new(),
+            windows: Vec::new(),
             judged_ms: Vec::new(),
             last_cause: Vec::new(),
             infos: Vec::new(),
@@ -258,6 +261,7 @@ impl Engine {
             self.infos = history.devices.iter().map(|d| d.info.clone()).collect();
         }
         self.judged_ms.resize(n, None);
+        self.windows.resize_with(n, Default::default);
         for (i, dev) in history.devices.iter().enumerate() {
             let now_ms = dev.samples.latest().map(|s| s.t_ms);
             if self.rests(i, now_ms) {
@@ -322,6 +326,7 @@ impl Engine {
             open: false,
             window_ms: 0,
             memo: std::cell::RefCell::new(std::mem::take(&mut self.memo)),
+            windows: std::cell::RefCell::new(std::mem::take(&mut self.windows[i])),
         };
         ctx.memo.get_mut().clear();
         // A buffer kept between evaluations: judging healthy GPUs allocates nothing.
@@ -360,6 +365,7 @@ impl Engine {
             &ctx,
         );
         self.memo = ctx.memo.into_inner();
+        self.windows[i] = ctx.windows.into_inner();
     }
 
     /// Tracks when each process arrived on device `i`; returns the time from which the

@@ -20,6 +20,7 @@ mod stacks;
 mod stats;
 mod sync;
 mod transfer;
+mod window;
 
 use serde::{Deserialize, Serialize};
 

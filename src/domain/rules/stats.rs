@@ -17,7 +17,7 @@ pub struct Stats {
 }
 
 /// Windows hold at most a few thousand samples: beyond that a uniform subsample is kept.
-const MAX: usize = 4096;
+pub(super) const MAX: usize = 4096;
 
 thread_local! {
     /// The values being summarised, kept between calls: a window's statistics allocate nothing

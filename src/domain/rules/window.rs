@@ -1,0 +1,384 @@
+//! A metric over a moving window of one GPU's samples, kept between evaluations: the window
+//! moves by a sample or two from one judging to the next, so its values are kept sorted, with
+//! running sums, and updated by those few instead of selected and summed anew from all of them
+//! each time. Selecting the median and percentiles of every window, and finding its extremes,
+//! was two thirds of what judging 64 GPUs cost. The order statistics are the same values, to
+//! the bit, as `Stats::of` over the window; the mean and spread come from sums in f64, equal to
+//! within f32 rounding (a test walks windows at random and compares both).
+
+use super::ctx::Metric;
+use super::Stats;
+use crate::history::{DeviceHistory, Ring};
+use crate::model::DeviceSample;
+
+/// How many values may leave or enter a window one at a time; past that, the sorted copy is
+/// sorted again whole (a window that jumped, or one not asked for a while).
+const ONE_BY_ONE: usize = 8;
+/// The running sums are made whole again after this many values came and went.
+const RESUM_EVERY: u32 = 1024;
+
+/// One metric's values over one window of one GPU, as of the last time it was asked. The
+/// window is the ring positions `start..next`: the values that leave it are read from the
+/// ring as they leave, so none is copied but into the sorted list.
+#[derive(Debug)]
+struct Kept {
+    /// (span ms, which part of it, the metric's function), as `Ctx` keys its statistics.
+    key: (u64, u8, usize),
+    /// The window's values (gaps skipped) in `f32::total_cmp` order.
+    sorted: Vec<f32>,
+    /// Running sums of the values less `base` (a value of the window when they were last
+    /// summed whole, so that a spread small beside the values keeps its precision), and the
+    /// count above zero: the mean and spread without a pass over the window.
+    base: f64,
+    sum: f64,
+    sum_sq: f64,
+    above: usize,
+    /// Values added or dropped since the sums were last made whole (their rounding drifts).
+    updates: u32,
+    from_ms: u64,
+    to_ms: u64,
+    /// The ring position of the window's first sample.
+    start: u64,
+    /// The ring position of the first sample not yet looked at.
+    next: u64,
+    /// False until the first fill.
+    filled: bool,
+}
+
+/// Every window kept for one GPU.
+#[derive(Debug, Default)]
+pub struct Windows {
+    /// The GPU these belong to: a history whose devices moved starts them again.
+    device: Option<u32>,
+    kept: Vec<Kept>,
+}
+
+/// A copy starts empty: what is kept is a cache, and the first window asked fills it again.
+impl Clone for Windows {
+    fn clone(&self) -> Self {
+        Windows::default()
+    }
+}
+
+impl Windows {
+    /// The statistics of `metric` over the samples of `dev` with `from_ms <= t_ms <= to_ms`.
+    /// `None` when the samples are not in time order (a clock set back), where only a search
+    /// of the ring says which samples a window holds.
+    pub fn stats(
+        &mut self,
+        dev: &DeviceHistory,
+        key: (u64, u8, usize),
+        metric: Metric,
+        (from_ms, to_ms): (u64, u64),
+    ) -> Option<Stats> {
+        if !dev.samples_in_order() {
+            return None;
+        }
+        if self.device != Some(dev.info.index) {
+            self.device = Some(dev.info.index);
+            self.kept.clear();
+        }
+        let at = if let Some(at) = self.kept.iter().position(|k| k.key == key) {
+            at
+        } else {
+            self.kept.push(Kept::new(key));
+            self.kept.len() - 1
+        };
+        let kept = &mut self.kept[at];
+        kept.move_to(&dev.samples, metric, from_ms, to_ms);
+        Some(kept.stats(&dev.samples, metric))
+    }
+}
+
+impl Kept {
+    fn new(key: (u64, u8, usize)) -> Self {
+        Kept {
+            key,
+            sorted: Vec::new(),
+            base: 0.0,
+            sum: 0.0,
+            sum_sq: 0.0,
+            above: 0,
+            updates: 0,
+            from_ms: 0,
+            to_ms: 0,
+            start: 0,
+            next: 0,
+            filled: false,
+        }
+    }
+
+    /// Makes the window `[from_ms, to_ms]`: takes out the samples now before it and takes in
+    /// those that arrived since, one at a time while they are few.
+    fn move_to(&mut self, ring: &Ring<DeviceSample>, metric: Metric, from_ms: u64, to_ms: u64) {
+        // A window that moved back, or whose first sample the ring no longer holds (it was
+        // not asked for longer than the history), starts again.
+        let restart = !self.filled
+            || from_ms < self.from_ms
+            || to_ms < self.to_ms
+            || self.start < ring.first_position();
+        let mut resort = restart;
+        if restart {
+            self.sorted.clear();
+            self.start = ring.position_from(from_ms);
+            self.next = self.start;
+            self.filled = true;
+        }
+        let mut changed = 0;
+        while self.start < self.next {
+            let Some(s) = ring.at_position(self.start).filter(|s| s.t_ms < from_ms) else {
+                break;
+            };
+            if let Some(v) = metric(s) {
+                changed += 1;
+                resort |= changed > ONE_BY_ONE;
+                resort |= !self.take(v, !resort);
+            }
+            self.start += 1;
+        }
+        let end = ring.end_position();
+        while self.next < end {
+            let Some(s) = ring.at_position(self.next).filter(|s| s.t_ms <= to_ms) else {
+                break;
+            };
+            self.next += 1;
+            if s.t_ms < from_ms {
+                // Before the window (it jumped past the samples that came since).
+                self.start = self.next;
+                continue;
+            }
+            if let Some(v) = metric(s) {
+                changed += 1;
+                resort |= changed > ONE_BY_ONE;
+                self.put(v, !resort);
+            }
+        }
+        self.from_ms = from_ms;
+        self.to_ms = to_ms;
+        if resort {
+            self.sorted.clear();
+            self.sorted.extend(self.values(ring, metric));
+            self.sorted.sort_unstable_by(f32::total_cmp);
+        }
+        if resort || self.updates >= RESUM_EVERY {
+            self.resum(ring, metric);
+        }
+    }
+
+    /// The window's values in sample order, from the ring.
+    fn values<'a>(
+        &self,
+        ring: &'a Ring<DeviceSample>,
+        metric: Metric,
+    ) -> impl Iterator<Item = f32> + 'a {
+        (self.start..self.next)
+            .filter_map(|p| ring.at_position(p))
+            .filter_map(metric)
+    }
+
+    /// One value into the window: its sums, and its sorted list when `sorted` (else that is
+    /// sorted whole afterwards).
+    fn put(&mut self, v: f32, sorted: bool) {
+        self.count(v, true);
+        if sorted {
+            let i = self.sorted.partition_point(|x| x.total_cmp(&v).is_le());
+            self.sorted.insert(i, v);
+        }
+    }
+
+    /// One value out of the window, as `put`. False when the sorted list did not hold it (it
+    /// no longer says the window: it must be sorted whole again).
+    fn take(&mut self, v: f32, sorted: bool) -> bool {
+        self.count(v, false);
+        if !sorted {
+            return true;
+        }
+        let i = self.sorted.partition_point(|x| x.total_cmp(&v).is_lt());
+        let there = self
+            .sorted
+            .get(i)
+            .is_some_and(|x| x.to_bits() == v.to_bits());
+        if there {
+            self.sorted.remove(i);
+        }
+        there
+    }
+
+    /// Adds one value to the running sums, or takes it away.
+    fn count(&mut self, v: f32, add: bool) {
+        let d = f64::from(v) - self.base;
+        let positive = usize::from(v > 0.0);
+        if !d.is_finite() {
+            // An infinity would leave NaN in the sums after it left: summed whole at once.
+            self.updates = RESUM_EVERY;
+        }
+        if add {
+            self.sum += d;
+            self.sum_sq += d * d;
+            self.above += positive;
+        } else {
+            self.sum -= d;
+            self.sum_sq -= d * d;
+            self.above -= positive;
+        }
+        self.updates += 1;
+    }
+
+    /// The running sums made whole from the window's values, about the first of them.
+    fn resum(&mut self, ring: &Ring<DeviceSample>, metric: Metric) {
+        self.base = self.values(ring, metric).next().map_or(0.0, f64::from);
+        let (mut sum, mut sum_sq, mut above) = (0.0, 0.0, 0);
+        for v in self.values(ring, metric) {
+            let d = f64::from(v) - self.base;
+            sum += d;
+            sum_sq += d * d;
+            above += usize::from(v > 0.0);
+        }
+        (self.sum, self.sum_sq, self.above, self.updates) = (sum, sum_sq, above, 0);
+    }
+
+    /// The statistics of the kept values: order statistics read from the sorted copy, mean
+    /// and spread from the running sums.
+    fn stats(&self, ring: &Ring<DeviceSample>, metric: Metric) -> Stats {
+        let n = self.sorted.len();
+        if n == 0 {
+            return Stats::default();
+        }
+        if n > super::stats::MAX {
+            // `Stats::of` summarises a subsample of a window this long.
+            return Stats::of(self.values(ring, metric));
+        }
+        let shift = self.sum / n as f64;
+        let mean = (self.base + shift) as f32;
+        // Never below zero, whatever the rounding of a flat window's sums.
+        let var = (self.sum_sq / n as f64 - shift * shift).max(0.0) as f32;
+        let above = self.above;
+        let s = &self.sorted;
+        let m = n / 2;
+        let median = if n % 2 == 1 {
+            s[m]
+        } else {
+            f32::midpoint(s[m - 1], s[m])
+        };
+        let i10 = (n - 1) / 10;
+        Stats {
+            n,
+            min: s[0],
+            max: s[n - 1],
+            mean,
+            median,
+            sd: var.sqrt(),
+            nonzero_share: above as f32 / n as f32,
+            p10: s[i10],
+            p90: s[(n - 1) - i10],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::history::History;
+    use crate::model::{DeviceInfo, Tick};
+
+    /// The order statistics and the share above zero, to the bit.
+    fn bits(s: &Stats) -> [u32; 6] {
+        [s.min, s.max, s.median, s.nonzero_share, s.p10, s.p90].map(f32::to_bits)
+    }
+
+    /// Mean and spread from running sums in f64 against `Stats::of`'s f32 passes: equal to
+    /// within f32 rounding at the values' size (the f32 passes are the less exact).
+    fn moments_agree(a: &Stats, b: &Stats) -> bool {
+        let size = b.mean.abs().max(b.max.abs()).max(1.0);
+        let close = |x: f32, y: f32| (x - y).abs() <= 1e-5 * size;
+        close(a.mean, b.mean) && close(a.sd, b.sd)
+    }
+
+    /// Windows walked at random over samples with gaps, repeated times, signed zeros, a clock
+    /// now and then set back and a ring that forgets: what is kept gives `Stats::of`'s order
+    /// statistics over the same samples, to the bit, and its mean and spread, or declines while
+    /// the samples are out of order.
+    #[test]
+    fn kept_windows_give_what_a_fresh_summary_gives() {
+        let mut h = History::new(&[DeviceInfo::default()], 64);
+        let mut windows = Windows::default();
+        let mut x = 12_345u32;
+        let mut rnd = |m: u32| {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            u64::from((x >> 8) % m)
+        };
+        let power: Metric = |s| s.power_w;
+        let memory: Metric = |s| s.mem_used_bytes.map(|b| b as f32);
+        let (mut t, mut tick) = (100_000u64, Tick::for_devices(1));
+        let (mut kept, mut declined) = (0, 0);
+        for _ in 0..6000 {
+            t = if rnd(400) == 0 {
+                t - rnd(5000)
+            } else {
+                t + rnd(300)
+            };
+            tick.t_ms = t;
+            tick.devices[0].sample.t_ms = t;
+            tick.devices[0].sample.power_w = match rnd(10) {
+                0 => None,
+                1 => Some(-0.0),
+                2 => Some(0.0),
+                3 => Some(rnd(50) as f32 / 4.0),
+                _ => Some(80.0 + rnd(100_000) as f32 / 7.0),
+            };
+            // Memory in bytes: values far larger than their spread.
+            tick.devices[0].sample.mem_used_bytes =
+                (rnd(12) > 0).then(|| 80_000_000_000 + rnd(1_000_000) * 4096);
+            h.push(&tick);
+            let dev = &h.devices[0];
+            let far = rnd(20_000);
+            let walks = [
+                (0u8, 2_000u64, (t - 2_000, t)),
+                (0, 10_000, (t - 10_000, t)),
+                (1, 6_000, (t - 6_000, t - 3_000)),
+                (2, far, (t - far, t - far / 3)),
+            ];
+            for ((part, span, (from, to)), metric) in
+                walks.into_iter().flat_map(|w| [(w, power), (w, memory)])
+            {
+                let key = (span, part, metric as usize);
+                let Some(s) = windows.stats(dev, key, metric, (from, to)) else {
+                    assert!(!dev.samples_in_order());
+                    declined += 1;
+                    continue;
+                };
+                let fresh = Stats::of(dev.samples.window(from, to).filter_map(metric));
+                assert_eq!(s.n, fresh.n);
+                assert_eq!(bits(&s), bits(&fresh), "{from}..={to}");
+                assert!(moments_agree(&s, &fresh), "{s:?} against {fresh:?}");
+                kept += 1;
+            }
+        }
+        assert!(
+            kept > 30_000 && declined > 0,
+            "{kept} kept, {declined} declined"
+        );
+    }
+
+    /// A window longer than `Stats::of` summarises whole gives its subsample's statistics.
+    #[test]
+    fn a_window_past_the_summary_limit_is_subsampled_alike() {
+        let n = super::super::stats::MAX + 500;
+        let mut h = History::new(&[DeviceInfo::default()], n);
+        let mut tick = Tick::for_devices(1);
+        for i in 0..n as u64 {
+            tick.t_ms = 1_000 + i * 100;
+            tick.devices[0].sample.t_ms = tick.t_ms;
+            tick.devices[0].sample.power_w = Some((i * 7919 % 1000) as f32);
+            h.push(&tick);
+        }
+        let dev = &h.devices[0];
+        let metric: Metric = |s| s.power_w;
+        let bounds = (0, tick.t_ms);
+        let kept = Windows::default()
+            .stats(dev, (0, 0, 0), metric, bounds)
+            .unwrap();
+        let fresh = Stats::of(dev.samples.window(bounds.0, bounds.1).filter_map(metric));
+        assert_eq!((kept.n, bits(&kept)), (fresh.n, bits(&fresh)));
+    }
+}
