@@ -71,26 +71,46 @@ pub fn judging_text(j: &Judging) -> String {
     )
 }
 
-/// What the GPU used while the finding's symptom held: "0.61 kWh while hung (2.2 MJ over
-/// 52 min, 705 W mean)". `None` where no power was read.
+/// What the GPU used while the finding's symptom held: "4.8 kJ over 41 s while it held,
+/// 117 W mean". `None` where no power was read.
 #[must_use]
 pub fn energy_line(f: &Finding) -> Option<String> {
+    finding_energy(f).map(|e| e.to_string())
+}
+
+/// `energy_line` as a value that formats without a `String` of its own (the screen).
+#[must_use]
+pub fn finding_energy(f: &Finding) -> Option<FindingEnergy> {
     let j = f.energy_j?;
     let span_ms = f
         .cleared_ms
         .unwrap_or(f.last_ms)
         .min(f.last_ms)
         .saturating_sub(f.since_ms);
-    let mean = if span_ms >= 1000 {
-        format!(", {:.0} W mean", j / (span_ms as f64 / 1000.0))
-    } else {
-        String::new()
-    };
-    Some(format!(
-        "{} over {} while it held{mean}",
-        crate::text::energy_words(j),
-        crate::text::span_words(span_ms)
-    ))
+    Some(FindingEnergy { j, span_ms })
+}
+
+/// A finding's energy and the span it was used over.
+#[derive(Debug, Clone, Copy)]
+pub struct FindingEnergy {
+    j: f64,
+    span_ms: u64,
+}
+
+impl std::fmt::Display for FindingEnergy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::text::{EnergyWords, SpanWords};
+        write!(
+            f,
+            "{} over {} while it held",
+            EnergyWords(self.j),
+            SpanWords(self.span_ms)
+        )?;
+        if self.span_ms >= 1000 {
+            write!(f, ", {:.0} W mean", self.j / (self.span_ms as f64 / 1000.0))?;
+        }
+        Ok(())
+    }
 }
 
 /// "used 41.2 kJ over 70 s (energy counter)": what the GPU used over what was watched.

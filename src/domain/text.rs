@@ -160,34 +160,79 @@ pub fn clip_middle(s: &str, n: usize) -> String {
 /// A span of time in little room: "42s", "3m05s" or "1h02m" (the screen).
 #[must_use]
 pub fn span_compact(ms: u64) -> String {
-    let s = ms / 1000;
-    match s {
-        0..=119 => format!("{s}s"),
-        120..=3599 => format!("{}m{:02}s", s / 60, s % 60),
-        _ => format!("{}h{:02}m", s / 3600, (s / 60) % 60),
+    Compact(ms).to_string()
+}
+
+/// `span_compact` as a value that formats without a `String` of its own.
+#[derive(Debug, Clone, Copy)]
+pub struct Compact(pub u64);
+
+impl std::fmt::Display for Compact {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.0 / 1000;
+        match s {
+            0..=119 => write!(f, "{s}s"),
+            120..=3599 => write!(f, "{}m{:02}s", s / 60, s % 60),
+            _ => write!(f, "{}h{:02}m", s / 3600, (s / 60) % 60),
+        }
+    }
+}
+
+/// A word in capitals as it is written (`str::to_uppercase` without its `String`).
+#[derive(Debug, Clone, Copy)]
+pub struct Upper<'a>(pub &'a str);
+
+impl std::fmt::Display for Upper<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use std::fmt::Write;
+        self.0
+            .chars()
+            .flat_map(char::to_uppercase)
+            .try_for_each(|c| f.write_char(c))
     }
 }
 
 /// Energy in the unit that reads best: "850 J", "41.2 kJ", "3.6 MJ (1.00 kWh)".
 #[must_use]
 pub fn energy_words(j: f64) -> String {
-    if j < 1e3 {
-        format!("{j:.0} J")
-    } else if j < 1e6 {
-        format!("{:.1} kJ", j / 1e3)
-    } else {
-        format!("{:.1} MJ ({:.2} kWh)", j / 1e6, j / 3.6e6)
+    EnergyWords(j).to_string()
+}
+
+/// `energy_words` as a value that formats without a `String` of its own.
+#[derive(Debug, Clone, Copy)]
+pub struct EnergyWords(pub f64);
+
+impl std::fmt::Display for EnergyWords {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let j = self.0;
+        if j < 1e3 {
+            write!(f, "{j:.0} J")
+        } else if j < 1e6 {
+            write!(f, "{:.1} kJ", j / 1e3)
+        } else {
+            write!(f, "{:.1} MJ ({:.2} kWh)", j / 1e6, j / 3.6e6)
+        }
     }
 }
 
 /// A span of time in words: "42 s" or "3 min" (evidence, reports).
 #[must_use]
 pub fn span_words(ms: u64) -> String {
-    let s = ms / 1000;
-    if s >= 120 {
-        format!("{} min", s / 60)
-    } else {
-        format!("{s} s")
+    SpanWords(ms).to_string()
+}
+
+/// `span_words` as a value that formats without a `String` of its own.
+#[derive(Debug, Clone, Copy)]
+pub struct SpanWords(pub u64);
+
+impl std::fmt::Display for SpanWords {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = self.0 / 1000;
+        if s >= 120 {
+            write!(f, "{} min", s / 60)
+        } else {
+            write!(f, "{s} s")
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 //! all come from `KEYS`, next to the handler in `app::AppState::key`.
 
 use ratatui::layout::Rect;
-use ratatui::text::Line;
+use ratatui::style::Style;
 use ratatui::widgets::{Block, Borders, Clear};
 use ratatui::Frame;
 
@@ -171,23 +171,24 @@ pub fn render(frame: &mut Frame, area: Rect, offset: usize, theme: &Theme) -> us
         width: w,
         height: h,
     };
-    let plain = |s: &str| s.replace('`', "");
-    let mut lines: Vec<Line<'static>> = KEYS
-        .iter()
-        .map(|k| Line::raw(format!(" {:<20} {}", k.keys, plain(k.does))))
-        .collect();
-    lines.push(Line::raw(""));
-    lines.extend(
-        LEGEND
-            .iter()
-            .map(|(k, what)| Line::styled(format!(" {k:<20} {what}"), theme.dim())),
-    );
+    let mut doc = super::scroll::Doc::default();
+    for k in KEYS {
+        doc.line(Style::default());
+        doc.fmt(format_args!(" {:<20} ", k.keys), Style::default());
+        for part in k.does.split('`') {
+            doc.push(part, Style::default());
+        }
+    }
+    doc.styled("", Style::default());
+    for (k, what) in LEGEND {
+        doc.styled_fmt(format_args!(" {k:<20} {what}"), theme.dim());
+    }
     frame.render_widget(Clear, r);
     let block = Block::default()
         .borders(Borders::ALL)
         .title(" keys (Esc closes, ↑↓ scroll) ")
         .border_style(theme.focus_border());
-    super::scroll::render(frame, r, block, lines, offset, theme)
+    super::scroll::render(frame, r, block, &mut doc, offset, theme)
 }
 
 #[cfg(test)]

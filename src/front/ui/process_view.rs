@@ -153,7 +153,7 @@ pub fn render(
     frame.render_widget(
         Paragraph::new(head)
             .wrap(Wrap { trim: false })
-            .block(theme.pane(" process (Esc back, K signal) ".into(), true)),
+            .block(theme.pane(" process (Esc back, K signal) ", true)),
         info,
     );
     curves_chart(frame, curves, state, store, device, pid, theme);
@@ -190,21 +190,21 @@ pub fn render(
     let mut thread_lines = super::stacks::lines(burst, now, store.pids_are_local(), theme);
     thread_lines.append(&mut child_lines);
     frame.render_widget(
-        Paragraph::new(thread_lines)
-            .block(theme.pane(" threads · children (p: stacks) ".into(), false)),
+        Paragraph::new(thread_lines).block(theme.pane(" threads · children (p: stacks) ", false)),
         kids,
     );
-    let mut lines: Vec<Line<'static>> = Vec::new();
+    let plain = ratatui::style::Style::default();
+    let mut doc = super::scroll::Doc::default();
     for f in store
         .findings()
         .active()
         .iter()
         .filter(|f| f.pids.contains(&pid))
     {
-        lines.push(Line::styled(
-            // The GPU the finding is on: a straggler's own GPU may be fine while it is named
-            // the culprit of another's hang.
-            format!(
+        // The GPU the finding is on: a straggler's own GPU may be fine while it is named the
+        // culprit of another's hang.
+        doc.styled_fmt(
+            format_args!(
                 "{} GPU {} {} · {}",
                 f.severity.marker(),
                 crate::model::gpu_label(f.device),
@@ -212,26 +212,22 @@ pub fn render(
                 f.title
             ),
             theme.severity(f.severity),
-        ));
-        lines.extend(f.evidence.iter().map(|e| Line::raw(format!("  {e}"))));
-        lines.extend(
-            f.actions
-                .iter()
-                .take(2)
-                .map(|a| Line::raw(format!("  → {a}"))),
         );
+        for e in &f.evidence {
+            doc.styled_fmt(format_args!("  {e}"), plain);
+        }
+        for a in f.actions.iter().take(2) {
+            doc.styled_fmt(format_args!("  → {a}"), plain);
+        }
     }
-    if lines.is_empty() {
-        lines.push(Line::styled(
-            "no open finding involves this process",
-            theme.dim(),
-        ));
+    if doc.is_empty() {
+        doc.styled("no open finding involves this process", theme.dim());
     }
     super::scroll::render(
         frame,
         finds,
-        theme.pane(" findings (↑↓ scroll) ".into(), false),
-        lines,
+        theme.pane(" findings (↑↓ scroll) ", false),
+        &mut doc,
         state.process_scroll,
         theme,
     )

@@ -1,191 +1,492 @@
 //! Text longer than its pane, scrolled by lines: the pane draws from the offset the app state
 //! holds, says on its bottom border that there is more, and reports how far it can scroll so
 //! that `update` (the state's one writer) can keep the offset in range.
+//!
+//! The text is a `Doc`: its characters in one `String` and its styled pieces and lines as
+//! ranges of it, kept by its pane from frame to frame, so that drawing the findings allocates
+//! nothing once the document has grown to its size (a `Vec` of `Line`s of `Span`s, wrapped
+//! into new ones, was a third of what a frame allocated). Pieces are drawn as ratatui's
+//! `Span`s borrowing the document, cell for cell what a `Paragraph` of `Line`s drew.
 
+use std::fmt::Write;
+
+use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Block;
+use ratatui::widgets::{Block, Widget};
 use ratatui::Frame;
-use unicode_width::UnicodeWidthChar;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use super::theme::Theme;
 
-/// Draws `lines` wrapped inside `block` from line `offset`; returns the largest useful offset
+/// Lines of styled text for a scrolled pane.
+#[derive(Debug, Default)]
+pub struct Doc {
+    text: String,
+    /// Where each piece ends in `text`, and its style.
+    pieces: Vec<(usize, Style)>,
+    /// The first piece of each line, and the line's own style (laid under its pieces).
+    lines: Vec<(usize, Style)>,
+    /// The bottom border's "▼ 3 more lines", kept with the text.
+    mark: String,
+}
+
+impl Doc {
+    /// Empties the document, keeping its buffers.
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.pieces.clear();
+        self.lines.clear();
+    }
+    /// Starts a line whose `style` lies under its pieces, as a `Line::styled`'s does.
+    pub fn line(&mut self, style: Style) {
+        self.lines.push((self.pieces.len(), style));
+    }
+    /// Adds `s` in `style` to the current line.
+    pub fn push(&mut self, s: &str, style: Style) {
+        self.text.push_str(s);
+        self.pieces.push((self.text.len(), style));
+    }
+    /// Adds formatted text in `style` to the current line.
+    pub fn fmt(&mut self, args: std::fmt::Arguments<'_>, style: Style) {
+        let _ = self.text.write_fmt(args);
+        self.pieces.push((self.text.len(), style));
+    }
+    /// A line of one piece in `style`: `Line::styled`.
+    pub fn styled(&mut self, s: &str, style: Style) {
+        self.line(style);
+        self.push(s, Style::default());
+    }
+    /// A line of formatted text in `style`.
+    pub fn styled_fmt(&mut self, args: std::fmt::Arguments<'_>, style: Style) {
+        self.line(style);
+        self.fmt(args, Style::default());
+    }
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    /// Line `i`: its style, its pieces' range in `pieces`, and its text's range in `text`.
+    fn line_at(&self, i: usize) -> (Style, std::ops::Range<usize>, std::ops::Range<usize>) {
+        let (first, style) = self.lines[i];
+        let last = self.lines.get(i + 1).map_or(self.pieces.len(), |l| l.0);
+        let start = first.checked_sub(1).map_or(0, |p| self.pieces[p].0);
+        let end = last
+            .checked_sub(1)
+            .map_or(start, |p| self.pieces[p].0.max(start));
+        (style, first..last, start..end)
+    }
+    /// Where piece `p` starts in `text`.
+    fn piece_start(&self, p: usize) -> usize {
+        p.checked_sub(1).map_or(0, |q| self.pieces[q].0)
+    }
+}
+
+/// Draws `doc` wrapped inside `block` from line `offset`; returns the largest useful offset
 /// (0 when everything fits).
 pub fn render(
     frame: &mut Frame,
     area: Rect,
-    block: Block<'static>,
-    lines: Vec<Line<'_>>,
+    block: Block<'_>,
+    doc: &mut Doc,
     offset: usize,
     theme: &Theme,
 ) -> usize {
     let inner = block.inner(area);
     let width = usize::from(inner.width).max(1);
-    // Wrapped here, once: every line then fits, so the pane draws only the lines it shows. (A
-    // `Paragraph` with wrapping segmented all of the text into graphemes twice a frame, once to
-    // count its lines and once to draw: half of a frame's instructions.)
-    let mut wrapped = Vec::with_capacity(lines.len());
-    for line in lines {
-        hang_into(line, width, &mut wrapped);
-    }
-    let total = wrapped.len();
+    // Rows counted without being built: only the visible ones are drawn.
+    let total: usize = (0..doc.lines.len())
+        .map(|i| rows(&doc.text[doc.line_at(i).2], width).count())
+        .sum();
     let visible = inner.height as usize;
     let max = total.saturating_sub(visible);
     let offset = offset.min(max);
-    let mut block = block;
+    doc.mark.clear();
     if max > 0 {
         let below = total - visible - offset;
-        let mark = match (offset > 0, below > 0) {
-            (_, true) => format!(
+        if below > 0 {
+            let _ = write!(
+                doc.mark,
                 " ▼ {below} more line{} (↓) ",
                 if below == 1 { "" } else { "s" }
-            ),
-            (true, false) => " ▲ end (↑) ".to_string(),
-            (false, false) => String::new(),
-        };
-        block = block.title_bottom(Line::styled(mark, theme.title()).right_aligned());
+            );
+        } else {
+            doc.mark.push_str(" ▲ end (↑) ");
+        }
+    }
+    let doc = &*doc;
+    let mut block = block;
+    if !doc.mark.is_empty() {
+        block = block.title_bottom(Line::styled(doc.mark.as_str(), theme.title()).right_aligned());
     }
     frame.render_widget(block, area);
-    for (row, line) in (inner.y..inner.bottom()).zip(wrapped.iter().skip(offset)) {
-        frame.render_widget(line, Rect::new(inner.x, row, inner.width, 1));
+    let buf = frame.buffer_mut();
+    let mut y = inner.y;
+    let mut skip = offset;
+    'lines: for i in 0..doc.lines.len() {
+        let (style, pieces, range) = doc.line_at(i);
+        let line = &doc.text[range.clone()];
+        for row in rows(line, width) {
+            if skip > 0 {
+                skip -= 1;
+                continue;
+            }
+            if y >= inner.bottom() {
+                break 'lines;
+            }
+            let area = Rect::new(inner.x, y, inner.width, 1);
+            let at = |r: std::ops::Range<usize>| (range.start + r.start)..(range.start + r.end);
+            let part = (at(row.text), row.indent, row.whole);
+            draw_row(buf, area, doc, (style, pieces.clone()), part);
+            y += 1;
+        }
     }
     max
 }
 
-/// `line` wrapped to `width` cells at spaces, each continuation indented past the line's own
-/// leading spaces and marker ("   → ", "  - "), so that a wrapped piece of evidence still reads
-/// as part of the item above it. Styles stay with their characters.
-#[cfg(test)]
-#[must_use]
-pub fn hang(line: Line<'static>, width: usize) -> Vec<Line<'static>> {
-    let mut out = Vec::new();
-    hang_into(line, width, &mut out);
-    out
+/// One screen row of a line: its part of the text (byte range within the line), the indent
+/// it starts with (a continuation), and whether it is the whole line (which ratatui drew as
+/// the `Line` itself, its style over the whole row).
+struct Row {
+    text: std::ops::Range<usize>,
+    indent: Option<usize>,
+    whole: bool,
 }
+
+/// What a continuation's indent is drawn from.
+const SPACES: &str = "                                ";
 
 fn cell_width(c: char) -> usize {
     c.width().unwrap_or(0)
 }
 
-/// `hang`, adding to `out`. A line that fits is moved as it is, without looking at its
-/// characters one by one.
-pub fn hang_into<'a>(line: Line<'a>, width: usize, out: &mut Vec<Line<'a>>) {
-    let fits = line
-        .spans
-        .iter()
-        .map(|s| s.content.chars().map(cell_width).sum::<usize>())
-        .sum::<usize>()
-        <= width;
-    if fits {
-        out.push(line);
-        return;
-    }
-    let cells: Vec<(char, Style)> = line
-        .spans
-        .iter()
-        .flat_map(|s| {
-            s.content
-                .chars()
-                .map(move |c| (c, line.style.patch(s.style)))
-        })
-        .collect();
-    let w = cell_width;
+/// `line` wrapped to `width` cells at spaces, each continuation indented past the line's own
+/// leading spaces and marker ("   → ", "  - "), so that a wrapped piece of evidence still reads
+/// as part of the item above it. A line that fits is one row.
+fn rows(line: &str, width: usize) -> impl Iterator<Item = Row> + '_ {
+    let fits = line.chars().map(cell_width).sum::<usize>() <= width;
     // Indent: the leading spaces, and a marker after them ("→", "-", "‼": one or two cells,
     // no letter or digit).
-    let lead = cells.iter().take_while(|(c, _)| *c == ' ').count();
-    let marker = cells[lead..]
-        .iter()
-        .position(|(c, _)| *c == ' ')
-        .filter(|&m| {
-            m <= 2
-                && cells[lead..lead + m]
-                    .iter()
-                    .all(|(c, _)| !c.is_alphanumeric())
-        })
+    let lead = line.chars().take_while(|c| *c == ' ').count();
+    let after = line.trim_start_matches(' ');
+    let marker = after
+        .chars()
+        .position(|c| c == ' ')
+        .filter(|&m| m <= 2 && after.chars().take(m).all(|c| !c.is_alphanumeric()))
         .map_or(0, |m| m + 1);
     let indent = (lead + marker + 2).min(width / 3);
     let mut start = 0;
     let mut first = true;
-    while start < cells.len() {
-        let room = if first { width } else { width - indent };
-        // The longest run that fits, cut at its last space (or mid-word if it has none).
-        let mut used = 0;
-        let mut end = start;
-        let mut last_space = None;
-        while end < cells.len() && used + w(cells[end].0) <= room {
-            if cells[end].0 == ' ' {
-                last_space = Some(end);
-            }
-            used += w(cells[end].0);
-            end += 1;
+    std::iter::from_fn(move || {
+        if fits {
+            let whole = first.then_some(Row {
+                text: 0..line.len(),
+                indent: None,
+                whole: true,
+            });
+            first = false;
+            return whole;
         }
-        if end < cells.len() {
+        if start >= line.len() {
+            return None;
+        }
+        let room = if first { width } else { width - indent };
+        // The longest run that fits, cut after its last space (or mid-word if it has none).
+        let (mut used, mut end, mut last_space) = (0, start, None);
+        for (i, c) in line[start..].char_indices() {
+            if used + cell_width(c) > room {
+                break;
+            }
+            if c == ' ' {
+                last_space = Some(start + i);
+            }
+            used += cell_width(c);
+            end = start + i + c.len_utf8();
+        }
+        if end < line.len() {
             if let Some(sp) = last_space.filter(|&sp| sp > start) {
                 end = sp + 1;
             }
         }
         // A character wider than the whole room still moves on (never an endless loop).
         if end == start {
-            end = start + 1;
+            end = start + line[start..].chars().next().map_or(1, char::len_utf8);
         }
-        let mut spans = Vec::new();
-        if !first {
-            spans.push(Span::raw(" ".repeat(indent)));
-        }
-        spans.extend(runs(&cells[start..end]));
-        out.push(Line::from(spans));
-        start = end;
-        // The spaces a break fell on are not carried to the next line.
-        while start < cells.len() && cells[start].0 == ' ' {
-            start += 1;
-        }
+        let row = Row {
+            text: start..end,
+            indent: (!first).then_some(indent),
+            whole: false,
+        };
+        // The spaces a break fell on are not carried to the next row.
+        start = end + line[end..].len() - line[end..].trim_start_matches(' ').len();
         first = false;
-    }
+        Some(row)
+    })
 }
 
-/// Consecutive characters of one style, as spans.
-fn runs(cells: &[(char, Style)]) -> Vec<Span<'static>> {
-    let mut spans: Vec<Span<'static>> = Vec::new();
-    for (c, st) in cells {
-        match spans.last_mut() {
-            Some(last) if last.style == *st => last.content.to_mut().push(*c),
-            _ => spans.push(Span::styled(c.to_string(), *st)),
+/// Draws one row: a whole line as ratatui draws a `Line` (its style over the row, then its
+/// pieces), a wrapped row as the `Line` of runs it was wrapped into (its indent, then its
+/// characters in runs of one style, the line's style under each).
+fn draw_row(
+    buf: &mut Buffer,
+    area: Rect,
+    doc: &Doc,
+    (style, pieces): (Style, std::ops::Range<usize>),
+    (text, indent, whole): (std::ops::Range<usize>, Option<usize>, bool),
+) {
+    // The pieces of the row as (text range, style): the line's own pieces when whole, else
+    // runs of one style (the line's under the piece's).
+    let parts = pieces.filter_map(|p| {
+        let (a, b) = (
+            doc.piece_start(p).max(text.start),
+            doc.pieces[p].0.min(text.end),
+        );
+        let st = doc.pieces[p].1;
+        (a < b || whole).then_some((a..b.max(a), if whole { st } else { style.patch(st) }))
+    });
+    let width = |r: &std::ops::Range<usize>| doc.text[r.clone()].width();
+    let indent = indent.unwrap_or(0);
+    // A `Line` without width draws nothing, not even its style.
+    if indent + parts.clone().map(|(r, _)| width(&r)).sum::<usize>() == 0 {
+        return;
+    }
+    if whole {
+        buf.set_style(area, style);
+    }
+    let mut x = area.x;
+    let mut put = |buf: &mut Buffer, s: &str, st: Style| {
+        let w = s.width();
+        // A `Line` skips pieces without width, and stops at its area's edge.
+        if w == 0 || x >= area.right() {
+            return;
+        }
+        Span::styled(s, st).render(Rect::new(x, area.y, area.right() - x, 1), buf);
+        x = x.saturating_add(u16::try_from(w).unwrap_or(u16::MAX));
+    };
+    let mut left = indent;
+    while left > 0 {
+        let n = left.min(SPACES.len());
+        put(buf, &SPACES[..n], Style::default());
+        left -= n;
+    }
+    if whole {
+        for (r, st) in parts {
+            put(buf, &doc.text[r], st);
+        }
+        return;
+    }
+    // Consecutive pieces of one style are one run, as the wrapped `Line` had them.
+    let mut run: Option<(std::ops::Range<usize>, Style)> = None;
+    for (r, st) in parts {
+        match &mut run {
+            Some((r0, s0)) if *s0 == st => r0.end = r.end,
+            _ => {
+                if let Some((r0, s0)) = run.replace((r, st)) {
+                    put(buf, &doc.text[r0], s0);
+                }
+            }
         }
     }
-    spans
+    if let Some((r0, s0)) = run {
+        put(buf, &doc.text[r0], s0);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ratatui::backend::TestBackend;
+    use ratatui::style::{Color, Modifier};
+    use ratatui::Terminal;
 
-    fn text(lines: &[Line]) -> Vec<String> {
-        lines.iter().map(ToString::to_string).collect()
+    /// `s` as one plain line, wrapped: each row's text as drawn.
+    fn wrapped(s: &str, width: usize) -> Vec<String> {
+        rows(s, width)
+            .map(|r| " ".repeat(r.indent.unwrap_or(0)) + &s[r.text])
+            .collect()
     }
 
     #[test]
     fn wrapped_evidence_keeps_its_indent_and_advice_hangs_past_its_arrow() {
-        let l = Line::raw("   power 121 W = 17 % of the 700 W TDP, +2 W from the idle floor");
+        let l = "   power 121 W = 17 % of the 700 W TDP, +2 W from the idle floor";
         assert_eq!(
-            text(&hang(l, 30)),
+            wrapped(l, 30),
             [
                 "   power 121 W = 17 % of the ",
                 "     700 W TDP, +2 W from the ",
                 "     idle floor"
             ]
         );
-        let l = Line::raw("   → Make hangs fail loudly: TORCH_NCCL_ASYNC_ERROR_HANDLING=1");
+        let l = "   → Make hangs fail loudly: TORCH_NCCL_ASYNC_ERROR_HANDLING=1";
         assert_eq!(
-            text(&hang(l, 32)),
+            wrapped(l, 32),
             [
                 "   → Make hangs fail loudly: ",
                 "       TORCH_NCCL_ASYNC_ERROR_HA",
                 "       NDLING=1"
             ]
         );
-        let short = Line::raw("fits");
-        assert_eq!(text(&hang(short, 10)), ["fits"]);
+        assert_eq!(wrapped("fits", 10), ["fits"]);
+    }
+
+    /// What the pane drew before it kept a `Doc`: `Line`s wrapped into new `Line`s of runs of
+    /// one style, each drawn by ratatui. The reference the `Doc` is held to, cell by cell.
+    fn hang_into<'a>(line: Line<'a>, width: usize, out: &mut Vec<Line<'a>>) {
+        let fits = line
+            .spans
+            .iter()
+            .map(|s| s.content.chars().map(cell_width).sum::<usize>())
+            .sum::<usize>()
+            <= width;
+        if fits {
+            out.push(line);
+            return;
+        }
+        let cells: Vec<(char, Style)> = line
+            .spans
+            .iter()
+            .flat_map(|s| {
+                s.content
+                    .chars()
+                    .map(move |c| (c, line.style.patch(s.style)))
+            })
+            .collect();
+        let lead = cells.iter().take_while(|(c, _)| *c == ' ').count();
+        let marker = cells[lead..]
+            .iter()
+            .position(|(c, _)| *c == ' ')
+            .filter(|&m| {
+                m <= 2
+                    && cells[lead..lead + m]
+                        .iter()
+                        .all(|(c, _)| !c.is_alphanumeric())
+            })
+            .map_or(0, |m| m + 1);
+        let indent = (lead + marker + 2).min(width / 3);
+        let (mut start, mut first) = (0, true);
+        while start < cells.len() {
+            let room = if first { width } else { width - indent };
+            let (mut used, mut end, mut last_space) = (0, start, None);
+            while end < cells.len() && used + cell_width(cells[end].0) <= room {
+                if cells[end].0 == ' ' {
+                    last_space = Some(end);
+                }
+                used += cell_width(cells[end].0);
+                end += 1;
+            }
+            if end < cells.len() {
+                if let Some(sp) = last_space.filter(|&sp| sp > start) {
+                    end = sp + 1;
+                }
+            }
+            if end == start {
+                end = start + 1;
+            }
+            let mut spans = Vec::new();
+            if !first {
+                spans.push(Span::raw(" ".repeat(indent)));
+            }
+            let mut runs: Vec<Span<'static>> = Vec::new();
+            for (c, st) in &cells[start..end] {
+                match runs.last_mut() {
+                    Some(last) if last.style == *st => last.content.to_mut().push(*c),
+                    _ => runs.push(Span::styled(c.to_string(), *st)),
+                }
+            }
+            spans.extend(runs);
+            out.push(Line::from(spans));
+            start = end;
+            while start < cells.len() && cells[start].0 == ' ' {
+                start += 1;
+            }
+            first = false;
+        }
+    }
+
+    /// Lines of every kind a pane shows, and the text that has tripped panes before: a styled
+    /// head, evidence in pieces of several styles, advice behind an arrow, CJK, emoji, a
+    /// zero-width joiner, a combining mark, control characters, spaces only, nothing at all.
+    fn samples() -> Vec<Vec<(&'static str, Style, Style)>> {
+        let red = Style::default().fg(Color::Red).add_modifier(Modifier::BOLD);
+        let dim = Style::default().fg(Color::DarkGray);
+        let blue = Style::default().fg(Color::Blue);
+        let n = Style::default();
+        vec![
+            vec![("‼ GPU 3 HANG · Busy but idle: GPU hung · 41s", red, n)],
+            vec![("   ", n, n), ("util 100 % for 25 s while power sat at 121 W = 17 % of the 700 W TDP, +2 W from this GPU's idle floor", n, dim)],
+            vec![("   → ", n, blue), ("Make hangs fail loudly: TORCH_NCCL_ASYNC_ERROR_HANDLING=1 and a NCCL timeout", n, n)],
+            vec![("   ", dim, n), ("python train.py --config 訓練設定.yaml 🚀🚀 family 👨‍👩‍👧 café", dim, blue)],
+            vec![("  - ", n, n), ("tab\there, escape \u{1b}[31m and bell \u{7}, then a very long word: ", n, n), ("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", red, blue)],
+            vec![("", n, n)],
+            vec![("      ", red, n)],
+            vec![("✓ nothing wrong seen: every GPU that looks busy is doing work", dim, n)],
+            vec![("x", n, n), ("", red, n), ("\u{200b}", n, red), ("y z", n, dim)],
+        ]
+    }
+
+    fn draw(width: u16, height: u16, f: impl FnOnce(&mut Frame)) -> ratatui::buffer::Buffer {
+        let mut term = Terminal::new(TestBackend::new(width, height)).unwrap();
+        term.draw(f).unwrap();
+        term.backend().buffer().clone()
+    }
+
+    /// Every cell and style the `Doc` draws equals what the wrapped `Line`s drew, at widths
+    /// from 1 to 60 and every offset, and the scroll limit is the same.
+    #[test]
+    fn a_doc_draws_what_the_wrapped_lines_drew() {
+        let theme = Theme { color: true };
+        let lines = samples();
+        for width in 3..=62u16 {
+            for offset in [0, 1, 3, 7, 40] {
+                let area = Rect::new(0, 0, width, 12);
+                let mut old_max = 0;
+                let old = draw(width, 12, |f| {
+                    let block = Block::bordered();
+                    let inner = block.inner(area);
+                    let w = usize::from(inner.width).max(1);
+                    let mut wrapped = Vec::new();
+                    for l in &lines {
+                        let line = Line::from(
+                            l.iter()
+                                .map(|(t, _, st)| Span::styled(*t, *st))
+                                .collect::<Vec<_>>(),
+                        )
+                        .style(l[0].1);
+                        hang_into(line, w, &mut wrapped);
+                    }
+                    let total = wrapped.len();
+                    old_max = total.saturating_sub(inner.height as usize);
+                    let offset = offset.min(old_max);
+                    f.render_widget(block, area);
+                    for (row, line) in (inner.y..inner.bottom()).zip(wrapped.iter().skip(offset)) {
+                        f.render_widget(line, Rect::new(inner.x, row, inner.width, 1));
+                    }
+                });
+                let mut new_max = 0;
+                let new = draw(width, 12, |f| {
+                    let mut doc = Doc::default();
+                    for l in &lines {
+                        doc.line(l[0].1);
+                        for (t, _, st) in l {
+                            doc.push(t, *st);
+                        }
+                    }
+                    new_max = render(f, area, Block::bordered(), &mut doc, offset, &theme);
+                });
+                assert_eq!(new_max, old_max, "width {width}");
+                // Inside the border (the reference drew no "more lines" mark on it).
+                for y in 1..11 {
+                    for x in 1..width - 1 {
+                        assert_eq!(
+                            new[(x, y)],
+                            old[(x, y)],
+                            "width {width}, offset {offset}, cell {x},{y}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }

@@ -62,10 +62,14 @@ impl Theme {
     }
     /// A bordered pane with its title; the border is highlighted when the pane has the focus.
     #[must_use]
-    pub fn pane(&self, title: String, focused: bool) -> Block<'static> {
+    pub fn pane<'a>(
+        &self,
+        title: impl Into<std::borrow::Cow<'a, str>>,
+        focused: bool,
+    ) -> Block<'a> {
         Block::default()
             .borders(Borders::ALL)
-            .title(Span::styled(title, self.title()))
+            .title(Span::styled(title.into(), self.title()))
             .border_style(if focused {
                 self.focus_border()
             } else {
