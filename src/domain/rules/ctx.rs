@@ -22,16 +22,11 @@ pub struct Ctx<'a> {
     pub open: bool,
     /// The rule's window, ms: the history covers it whenever the rule is asked.
     pub window_ms: u64,
-    /// Statistics already computed for this GPU in this evaluation: several rules read the
-    /// same metric over the same span (util over 10 s by four of them), and computing a
-    /// window's statistics was most of what judging cost.
-    pub(super) memo: Memo,
-    /// This GPU's windows as kept between evaluations.
+    /// This GPU's windows as kept between evaluations, with their statistics: several rules
+    /// read the same metric over the same span (util over 10 s by four of them), and
+    /// computing a window's statistics was most of what judging cost.
     pub(super) windows: std::cell::RefCell<super::window::Windows>,
 }
-
-/// (span ms, which part of it, the metric's function) → its statistics.
-type Memo = std::cell::RefCell<Vec<(u64, u8, usize, Stats)>>;
 
 /// A metric of a sample, as the statistics of a window read it.
 pub type Metric = fn(&crate::model::DeviceSample) -> Option<f32>;
@@ -93,33 +88,13 @@ impl Ctx<'_> {
         let older = self.window_stats(span_ms, 1, metric, older);
         (older, self.stats(half, metric))
     }
-    /// The statistics of `metric` over the samples with `from_ms <= t_ms <= to_ms`: from this
-    /// evaluation's memo, else from the window kept since the last (`Windows`), else (samples
-    /// out of time order) from a search of the ring.
+    /// The statistics of `metric` over the samples with `from_ms <= t_ms <= to_ms`, from the
+    /// window kept since the last evaluation (`Windows`).
     fn window_stats(&self, span_ms: u64, part: u8, metric: Metric, bounds: (u64, u64)) -> Stats {
         let key = (span_ms, part, metric as usize);
-        let known = self
-            .memo
-            .borrow()
-            .iter()
-            .find(|(s, p, k, _)| (*s, *p, *k) == key)
-            .map(|e| e.3);
-        known.unwrap_or_else(|| {
-            let kept = self
-                .windows
-                .borrow_mut()
-                .stats(self.dev, key, metric, bounds);
-            let stats = kept.unwrap_or_else(|| {
-                Stats::of(
-                    self.dev
-                        .samples
-                        .window(bounds.0, bounds.1)
-                        .filter_map(metric),
-                )
-            });
-            self.memo.borrow_mut().push((span_ms, part, key.2, stats));
-            stats
-        })
+        self.windows
+            .borrow_mut()
+            .stats(self.dev, key, metric, bounds)
     }
     #[must_use]
     pub fn floor_text(&self) -> String {

@@ -50,8 +50,6 @@ pub struct Engine {
     pub(super) floors: Vec<Floor>,
     pub(super) arrivals: Vec<Arrivals>,
     pub(super) verdicts: Vec<Option<Verdict>>,
-    /// The statistics buffer each GPU's `Ctx` borrows (kept: nothing allocated per evaluation).
-    pub(super) memo: Vec<(u64, u8, usize, Stats)>,
     /// Per device (history order): its windows' values, kept sorted between evaluations.
     pub(super) windows: Vec<super::window::Windows>,
     /// Per device (history order): the sample time it was last judged at (`rests`).
@@ -100,7 +98,6 @@ impl Engine {
             floors: Vec::new(),
             arrivals: Vec::new(),
             verdicts: Vec::new(),
-            memo: Vec::new(),
             windows: Vec::new(),
             judged_ms: Vec::new(),
             last_cause: Vec::new(),
@@ -325,10 +322,8 @@ impl Engine {
             judged_from_ms: 0,
             open: false,
             window_ms: 0,
-            memo: std::cell::RefCell::new(std::mem::take(&mut self.memo)),
             windows: std::cell::RefCell::new(std::mem::take(&mut self.windows[i])),
         };
-        ctx.memo.get_mut().clear();
         // A buffer kept between evaluations: judging healthy GPUs allocates nothing.
         let verdicts = &mut self.verdicts;
         verdicts.clear();
@@ -364,7 +359,6 @@ impl Engine {
             &mut self.out.cleared,
             &ctx,
         );
-        self.memo = ctx.memo.into_inner();
         self.windows[i] = ctx.windows.into_inner();
     }
 
