@@ -1,8 +1,9 @@
 //! Rules about the GPU itself: lost from the bus, power capped below TDP, thermal or hardware
 //! slowdown, a `PCIe` link below its maximum, persistence mode off.
 
+use super::ctx::Metric;
 use super::{Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
-use crate::model::{clock_event, DeviceStatus};
+use crate::model::{clock_event, DeviceSample, DeviceStatus};
 use crate::text::span_words;
 
 pub const LOST: Rule = Rule {
@@ -127,13 +128,31 @@ pub(super) fn preceding_xid(c: &Ctx, at_ms: u64) -> Option<(Option<u64>, String)
     ))
 }
 
-/// Share of samples in the window with any of `bits` set.
-fn share_with(c: &Ctx, w: u64, bits: u64) -> Option<f32> {
-    let s = c.stats_of(w, |s| {
-        s.clock_events
-            .map(|e| if e & bits != 0 { 1.0 } else { 0.0 })
-    });
+/// Share of samples in the window where `metric` (a clock event's) is 1.
+fn share_with(c: &Ctx, w: u64, metric: Metric) -> Option<f32> {
+    let s = c.stats(w, metric);
     (s.n > 0).then_some(s.mean)
+}
+
+/// 1 while any of `bits` is among the sample's clock events, 0 while none is.
+fn event_in(s: &DeviceSample, bits: u64) -> Option<f32> {
+    s.clock_events
+        .map(|e| if e & bits != 0 { 1.0 } else { 0.0 })
+}
+
+// The clock events the rules time, each a plain metric so that its window is kept between
+// judgings like the others' (a closure over the bits was summarised anew at each one).
+fn thermal_event(s: &DeviceSample) -> Option<f32> {
+    event_in(
+        s,
+        clock_event::SW_THERMAL | clock_event::HW_THERMAL | clock_event::HW_SLOWDOWN,
+    )
+}
+fn power_brake_event(s: &DeviceSample) -> Option<f32> {
+    event_in(s, clock_event::HW_POWER_BRAKE)
+}
+fn power_cap_event(s: &DeviceSample) -> Option<f32> {
+    event_in(s, clock_event::SW_POWER_CAP)
 }
 
 fn check_powercap(c: &Ctx) -> Option<Verdict> {
@@ -147,7 +166,7 @@ fn check_powercap(c: &Ctx) -> Option<Verdict> {
         return None;
     }
     let power = c.stats(w, |s| s.power_w);
-    let capped = share_with(c, w, clock_event::SW_POWER_CAP).unwrap_or(0.0);
+    let capped = share_with(c, w, power_cap_event).unwrap_or(0.0);
     if power.median < limit * 0.9 && capped < 0.5 {
         return None;
     }
@@ -179,13 +198,8 @@ fn check_powercap(c: &Ctx) -> Option<Verdict> {
 
 fn check_thermal(c: &Ctx) -> Option<Verdict> {
     let w = c.window_ms;
-    let thermal = share_with(
-        c,
-        w,
-        clock_event::SW_THERMAL | clock_event::HW_THERMAL | clock_event::HW_SLOWDOWN,
-    )
-    .unwrap_or(0.0);
-    let brake = share_with(c, w, clock_event::HW_POWER_BRAKE).unwrap_or(0.0);
+    let thermal = share_with(c, w, thermal_event).unwrap_or(0.0);
+    let brake = share_with(c, w, power_brake_event).unwrap_or(0.0);
     let temp = c.stats(w, |s| s.temp_c);
     let hot = match (c.dev.info.temp_slowdown_c, temp.n) {
         (Some(limit), n) if n > 0 => temp.median >= limit as f32 - 2.0,
