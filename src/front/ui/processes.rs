@@ -280,7 +280,7 @@ fn words(r: &ProcessRow, col: Option<SortKey>, text: &mut String) {
     let h = r.host();
     match col {
         Some(SortKey::User) => {
-            push_clipped(text, h.and_then(|h| h.user.as_deref()).unwrap_or("?"), 8);
+            super::pen::push_fit(text, h.and_then(|h| h.user.as_deref()).unwrap_or("?"), 8, 0);
         }
         Some(SortKey::State) => text.push(h.and_then(|h| h.state).unwrap_or('?')),
         None => match h.and_then(|h| h.container.as_deref()) {
@@ -298,16 +298,6 @@ fn words(r: &ProcessRow, col: Option<SortKey>, text: &mut String) {
                 *text = text.replace(char::is_control, " ");
             }
         }
-    }
-}
-
-/// `s` onto `out`, cut to `n` characters with an ellipsis (`text::clip` without a new string).
-fn push_clipped(out: &mut String, s: &str, n: usize) {
-    if s.chars().count() <= n {
-        out.push_str(s);
-    } else {
-        out.extend(s.chars().take(n.saturating_sub(1)));
-        out.push('…');
     }
 }
 

@@ -1,0 +1,49 @@
+# The side-by-side harness of the H200 overhead runs (#28), sourced by run36.sh and later, so
+# that every run measures beside the same load in the same way (runs 27-35 each repeated it).
+#
+#   . docs/workloads/bench.sh      # in the repository root on the device, with $OUT set
+#   start_load                     # the steady bf16 load: an 8192² matmul every 50 ms
+#   M LABEL CMD ARGS...            # CMD's steady CPU over 20 s in a 200x50 pty (5 s warm-up)
+#   nvtop_path                     # nvtop unpacked from .device/bench/peers, its path printed
+#   stop_load; summary             # one line per measurement into $OUT/summary.txt
+#
+# Each measurement is one JSON line in $OUT/threads.jsonl (written as it ends: a run stopped at
+# its time limit keeps what it measured); errors go to $OUT/log.txt.
+
+R=$OUT
+date -u >> "$R/log.txt"
+
+start_load() {
+  python3 -c "
+import torch,time
+a=torch.randn(8192,8192,device='cuda',dtype=torch.bfloat16);t=time.time()
+while time.time()-t<3600:
+  c=a@a; torch.cuda.synchronize(); time.sleep(0.05)
+" &
+  LOAD=$!
+  sleep 6
+}
+
+stop_load() {
+  kill "$LOAD"
+  wait "$LOAD" 2>/dev/null
+}
+
+M() {
+  timeout 60 python3 docs/workloads/steady_overhead.py 5 20 "$1" -- "${@:2}" \
+    >> "$R/threads.jsonl" 2>> "$R/log.txt"
+}
+
+nvtop_path() {
+  mkdir -p /tmp/nvtop && dpkg -x .device/bench/peers/nvtop_*.deb /tmp/nvtop 2>> "$R/log.txt"
+  echo /tmp/nvtop/usr/bin/nvtop
+}
+
+summary() {
+  python3 - "$R/threads.jsonl" <<'PY' | tee "$R/summary.txt"
+import json, sys
+for d in map(json.loads, open(sys.argv[1])):
+    print(f"{d['label']:18} {d['cpu_pct']:6.3f} %  rss {d['peak_rss_mib']:5.1f} MiB  "
+          f"tty {d['tty_bytes_per_s']:6} B/s  {d['threads_ms']}")
+PY
+}
