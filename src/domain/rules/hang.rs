@@ -133,18 +133,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
     v.culprit = lost
         .or_else(|| outside_the_collective(c, &ranks))
         .or_else(|| straggler(c, w));
-    if let Some(cul) = &v.culprit {
-        v.evidence.push(cul.text.clone());
-        v.pids.push(cul.pid);
-        v.causes.push(match cul.reason.as_str() {
-            "exited" => "A rank of this job exited (crashed or was killed): the others wait for it in a collective that can never complete".into(),
-            "stacks" => match cul.rank {
-                Some(r) => format!("Rank {r} (pid {}) never reached the collective the others wait in: where it is instead is said above", cul.pid),
-                None => format!("pid {} never reached the collective the others wait in: where it is instead is said above", cul.pid),
-            },
-            _ => "A rank of this job never reached the collective: the GPU named above is the likely straggler".into(),
-        });
-    }
+    say_culprit(&mut v);
     let is_critical = confirmed || v.culprit.as_ref().is_some_and(|k| k.reason == "exited");
     if is_critical {
         v.severity = Some(Severity::Critical);
@@ -170,6 +159,22 @@ fn check(c: &Ctx) -> Option<Verdict> {
         "If collectives are slow rather than stuck (it clears by itself): fewer, larger all-reduces overlapped with backward, `DDP(model, bucket_cap_mb=100, gradient_as_bucket_view=True)` (small batches: `bucket_cap_mb=25`, or `dist.all_reduce(t, async_op=True)` and `.wait()` later)".into(),
     ];
     Some(v)
+}
+
+/// The culprit, when one was named: its line of evidence, its process, and why it is the cause.
+fn say_culprit(v: &mut Verdict) {
+    if let Some(cul) = &v.culprit {
+        v.evidence.push(cul.text.clone());
+        v.pids.push(cul.pid);
+        v.causes.push(match cul.reason.as_str() {
+            "exited" => "A rank of this job exited (crashed or was killed): the others wait for it in a collective that can never complete".into(),
+            "stacks" => match cul.rank {
+                Some(r) => format!("Rank {r} (pid {}) never reached the collective the others wait in: where it is instead is said above", cul.pid),
+                None => format!("pid {} never reached the collective the others wait in: where it is instead is said above", cul.pid),
+            },
+            _ => "A rank of this job never reached the collective: the GPU named above is the likely straggler".into(),
+        });
+    }
 }
 
 /// What the counters show, and which decided: util and power against the floor with GPM where

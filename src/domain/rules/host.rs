@@ -183,34 +183,13 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
     let (title, mut causes) = starved_causes(host.kind, host.workers);
     let mut actions = starved_actions(host.kind);
     let mut signals = n.signals.to_string();
-    match seen.as_ref().filter(|_| loading) {
-        Some(s) => {
-            fit += 0.3;
-            signals.push_str(", Python stacks");
-            evidence.push(format!(
-                "{}: {}",
-                s.line(),
-                if s.loads_in_process() {
-                    "it makes its own input (the dataset's code, in the training process) while the GPU waits"
-                } else {
-                    "it waits on its workers for input, not on the GPU"
-                }
-            ));
-            evidence.extend(s.workers_line());
-            let (cause, action) = loading_cause(s);
-            causes.insert(0, cause);
-            actions.insert(0, action);
-        }
-        None => match seen.as_ref() {
-            // Read, but no frame tells input from requests: said, so the reader knows the
-            // stacks were looked at (a `python -c` loop has no source lines to go by).
-            Some(s) => evidence.push(format!(
-                "{}: not in data loading, and nothing there tells waiting for input from waiting for requests",
-                s.line()
-            )),
-            None => evidence
-                .extend(stacks::unreadable(c).map(|m| format!("Python stacks not read: {m}"))),
-        },
+    let read = from_stacks(c, seen.as_ref(), loading);
+    evidence.extend(read.lines);
+    if let Some((cause, action)) = read.first {
+        fit += 0.3;
+        signals.push_str(", Python stacks");
+        causes.insert(0, cause);
+        actions.insert(0, action);
     }
     Some(Verdict {
         evidence,
@@ -220,22 +199,71 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
         signals,
         title: Some(title.into()),
         fit: fit.min(1.0),
-        summary: format!(
-            "{}, host {}{}",
-            if c.dev.info.mig.is_some() {
-                format!("SM {:.1} % (MIG, no util)", n.sm.median)
-            } else {
-                format!("util {:.0} %, SM tracks it", n.util.median)
-            },
-            host.kind.word(),
-            if loading {
-                ", stacks in data loading"
-            } else {
-                ""
-            }
-        ),
+        summary: starved_summary(c, &n, host.kind, loading),
         ..Verdict::default()
     })
+}
+
+/// What the stacks add to a starved reading: lines of evidence, and when they show data
+/// loading, the cause and action they name first.
+struct FromStacks {
+    lines: Vec<String>,
+    first: Option<(String, String)>,
+}
+
+fn from_stacks(c: &Ctx, seen: Option<&stacks::Seen>, loading: bool) -> FromStacks {
+    match seen {
+        Some(s) if loading => {
+            let mut lines = vec![format!(
+                "{}: {}",
+                s.line(),
+                if s.loads_in_process() {
+                    "it makes its own input (the dataset's code, in the training process) while the GPU waits"
+                } else {
+                    "it waits on its workers for input, not on the GPU"
+                }
+            )];
+            lines.extend(s.workers_line());
+            FromStacks {
+                lines,
+                first: Some(loading_cause(s)),
+            }
+        }
+        // Read, but no frame tells input from requests: said, so the reader knows the stacks
+        // were looked at (a `python -c` loop has no source lines to go by).
+        Some(s) => FromStacks {
+            lines: vec![format!(
+                "{}: not in data loading, and nothing there tells waiting for input from waiting for requests",
+                s.line()
+            )],
+            first: None,
+        },
+        None => FromStacks {
+            lines: stacks::unreadable(c)
+                .map(|m| format!("Python stacks not read: {m}"))
+                .into_iter()
+                .collect(),
+            first: None,
+        },
+    }
+}
+
+/// Why starved, in one line, for a runner-up's mention.
+fn starved_summary(c: &Ctx, n: &Counters, host: Kind, loading: bool) -> String {
+    format!(
+        "{}, host {}{}",
+        if c.dev.info.mig.is_some() {
+            format!("SM {:.1} % (MIG, no util)", n.sm.median)
+        } else {
+            format!("util {:.0} %, SM tracks it", n.util.median)
+        },
+        host.word(),
+        if loading {
+            ", stacks in data loading"
+        } else {
+            ""
+        }
+    )
 }
 
 /// The main thread is busy with the GPU, not waiting for input: launching its work, waiting
@@ -442,35 +470,12 @@ fn host_evidence(procs: &[ProcessSample], busy_pct: f32) -> HostEvidence {
             .iter()
             .filter(|k| k.cpu_pct.unwrap_or(0.0) >= busy_pct || k.state == Some('D'))
             .count();
-        let reads = h.io_read_bytes_s.unwrap_or(0.0);
         computing |= cpu >= busy_pct || busy_workers > 0;
         waiting |= (cpu < WAITING_CPU_MAX_PCT
             && matches!(h.state, Some('S' | 'D'))
             && h.cpu_pct.is_some())
             || io_wait;
-        let workers = match h.children.len() {
-            0 => "no worker processes (DataLoader num_workers=0?)".to_string(),
-            1 if busy_workers == 1 => "1 worker process, busy".to_string(),
-            1 => "1 worker process, not busy".to_string(),
-            n => format!("{n} worker processes, {busy_workers} of them busy"),
-        };
-        let state = match h.state {
-            Some('D') => ", in I/O wait (state D)".to_string(),
-            Some('S') if cpu < WAITING_CPU_MAX_PCT => ", sleeping (state S)".to_string(),
-            _ => String::new(),
-        };
-        let io = if reads >= 1024.0 * 1024.0 {
-            format!(
-                ", reading {:.0} MiB/s from storage",
-                reads / (1024.0 * 1024.0)
-            )
-        } else {
-            String::new()
-        };
-        lines.push(format!(
-            "pid {} ({}) at {cpu:.0} % CPU{state}{io}; {workers}",
-            p.pid, h.name
-        ));
+        lines.push(process_line(p.pid, h, busy_workers));
     }
     let kind = match (computing, waiting) {
         (true, _) => Kind::Computing,
@@ -488,6 +493,35 @@ fn host_evidence(procs: &[ProcessSample], busy_pct: f32) -> HostEvidence {
         lines,
         pids,
     }
+}
+
+/// One process's host side in words: its CPU, its state, its reads, its workers.
+fn process_line(pid: u32, h: &crate::model::HostProcess, busy_workers: usize) -> String {
+    let cpu = h.cpu_pct.unwrap_or(0.0);
+    let reads = h.io_read_bytes_s.unwrap_or(0.0);
+    let workers = match h.children.len() {
+        0 => "no worker processes (DataLoader num_workers=0?)".to_string(),
+        1 if busy_workers == 1 => "1 worker process, busy".to_string(),
+        1 => "1 worker process, not busy".to_string(),
+        n => format!("{n} worker processes, {busy_workers} of them busy"),
+    };
+    let state = match h.state {
+        Some('D') => ", in I/O wait (state D)",
+        Some('S') if cpu < WAITING_CPU_MAX_PCT => ", sleeping (state S)",
+        _ => "",
+    };
+    let io = if reads >= 1024.0 * 1024.0 {
+        format!(
+            ", reading {:.0} MiB/s from storage",
+            reads / (1024.0 * 1024.0)
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "pid {pid} ({}) at {cpu:.0} % CPU{state}{io}; {workers}",
+        h.name
+    )
 }
 
 /// GPU memory held with no kernel run over the window, by processes none of which is busy on

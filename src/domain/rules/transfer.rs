@@ -4,7 +4,7 @@
 //! Fires wrongly on: a job that streams data on purpose with little compute per byte (a
 //! checkpoint load, a data-movement benchmark), which is still "the GPU waits on the link".
 
-use super::{Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
+use super::{Ctx, OnMig, Rule, RuleId, Severity, Stats, Verdict, Watching};
 use crate::model::GIB;
 use crate::text::span_words;
 
@@ -62,26 +62,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
             ),
         )
     };
-    let mut evidence = vec![
-        format!(
-            "host-to-device {:.1} GiB/s over {} (PCIe receive, median)",
-            rx.median / KIB_PER_GIB,
-            span_words(w)
-        ),
-        work,
-    ];
-    if power.n > 0 {
-        evidence.push(c.power_evidence(power.median));
-    }
-    if let (Some(gen), Some(width)) = c
-        .dev
-        .samples
-        .latest()
-        .map(|s| (s.pcie_gen, s.pcie_width))
-        .unwrap_or_default()
-    {
-        evidence.push(format!("link Gen{gen} x{width}"));
-    }
+    let evidence = evidence(c, rx.median, work, power);
     Some(Verdict {
         evidence,
         causes: vec![
@@ -100,4 +81,29 @@ fn check(c: &Ctx) -> Option<Verdict> {
         summary: format!("{:.1} GiB/s of host-to-device copies", rx.median / KIB_PER_GIB),
         ..Verdict::default()
     })
+}
+
+/// The copies' rate, what the kernels do meanwhile, the power and the link.
+fn evidence(c: &Ctx, rx_kib_s: f32, work: String, power: Stats) -> Vec<String> {
+    let mut evidence = vec![
+        format!(
+            "host-to-device {:.1} GiB/s over {} (PCIe receive, median)",
+            rx_kib_s / KIB_PER_GIB,
+            span_words(c.window_ms)
+        ),
+        work,
+    ];
+    if power.n > 0 {
+        evidence.push(c.power_evidence(power.median));
+    }
+    if let (Some(gen), Some(width)) = c
+        .dev
+        .samples
+        .latest()
+        .map(|s| (s.pcie_gen, s.pcie_width))
+        .unwrap_or_default()
+    {
+        evidence.push(format!("link Gen{gen} x{width}"));
+    }
+    evidence
 }
