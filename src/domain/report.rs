@@ -296,42 +296,7 @@ pub fn burst_text(b: &crate::model::stack::StackBurst, indent: &str) -> String {
         b.t_ms.saturating_sub(b.started_ms) as f64 / 1000.0
     );
     for t in &b.threads {
-        let name = match (t.main, t.name.as_deref()) {
-            (true, _) => "main thread".to_string(),
-            (false, Some(n)) => format!("thread {}", printable(n)),
-            (false, None) => format!("thread {:#x}", t.id),
-        };
-        let second = t
-            .second
-            .map_or(String::new(), |(c, n)| format!("; {} {n}", c.words()));
-        let what = if t.frames.is_empty() {
-            "no Python frames read".to_string()
-        } else {
-            t.class.words().to_string()
-        };
-        let _ = writeln!(
-            out,
-            "{indent}{name}: {what} in {} of {} samples{second}",
-            t.class_samples, t.samples
-        );
-        for f in t.frames.iter().take(if t.main { 12 } else { 3 }) {
-            let mark = if crate::model::stack::is_user_file(&f.file) {
-                "▸"
-            } else {
-                " "
-            };
-            let code = f
-                .code
-                .as_deref()
-                .map_or(String::new(), |c| format!("  {}", printable(c)));
-            let _ = writeln!(
-                out,
-                "{indent}  {mark} {} ({}:{}){code}",
-                printable(&f.function),
-                printable(&f.file),
-                f.line
-            );
-        }
+        thread_text(&mut out, t, indent);
     }
     if b.threads_left_out > 0 {
         let _ = writeln!(
@@ -349,4 +314,46 @@ pub fn burst_text(b: &crate::model::stack::StackBurst, indent: &str) -> String {
         let _ = writeln!(out, "{indent}({})", printable(m));
     }
     out
+}
+
+/// One thread of a burst: its class and share, then its frames, innermost first (the
+/// program's own marked; the main thread's 12, another's 3).
+fn thread_text(out: &mut String, t: &crate::model::stack::ThreadStack, indent: &str) {
+    use std::fmt::Write;
+    let name = match (t.main, t.name.as_deref()) {
+        (true, _) => "main thread".to_string(),
+        (false, Some(n)) => format!("thread {}", printable(n)),
+        (false, None) => format!("thread {:#x}", t.id),
+    };
+    let second = t
+        .second
+        .map_or(String::new(), |(c, n)| format!("; {} {n}", c.words()));
+    let what = if t.frames.is_empty() {
+        "no Python frames read".to_string()
+    } else {
+        t.class.words().to_string()
+    };
+    let _ = writeln!(
+        out,
+        "{indent}{name}: {what} in {} of {} samples{second}",
+        t.class_samples, t.samples
+    );
+    for f in t.frames.iter().take(if t.main { 12 } else { 3 }) {
+        let mark = if crate::model::stack::is_user_file(&f.file) {
+            "▸"
+        } else {
+            " "
+        };
+        let code = f
+            .code
+            .as_deref()
+            .map_or(String::new(), |c| format!("  {}", printable(c)));
+        let _ = writeln!(
+            out,
+            "{indent}  {mark} {} ({}:{}){code}",
+            printable(&f.function),
+            printable(&f.file),
+            f.line
+        );
+    }
 }
