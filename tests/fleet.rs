@@ -300,6 +300,7 @@ fn prometheus_for(
 
 #[test]
 #[ignore = "needs Debian's prometheus package and tmux: .ci/run installs them"]
+#[allow(clippy::too_many_lines)] // one end-to-end story (four exporters, Prometheus, the fleet view in tmux), kept in the order it happens
 fn four_hosts_of_one_job_and_prometheus_name_the_rank_it_waits_for() {
     let prometheus = require("prometheus");
     require("tmux");

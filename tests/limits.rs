@@ -201,6 +201,7 @@ fn impossible_times_and_values_are_refused_with_the_line_named() {
 /// replaces the link and leaves its target alone, `snapshot -o DIR` writes into DIR, and a
 /// name holding ESC is echoed as `�`.
 #[test]
+#[allow(clippy::too_many_lines)] // four small cases that share one directory and binary run, told in turn
 fn a_bom_a_link_a_directory_and_an_escape_in_a_name() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

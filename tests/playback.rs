@@ -100,6 +100,7 @@ fn a_plain_recording_knows_its_end_and_a_gzip_one_does_not() {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // one session of seeks and pauses against a running driver, each step checked before the next
 fn seeking_back_at_the_end_plays_again_to_that_moment_and_waits_there_when_paused() {
     let dir = tempfile::tempdir().unwrap();
     let path = plain_recording(dir.path());

@@ -487,6 +487,7 @@ fn certificates(dir: &Path) {
 /// give `node_exporter`; a job with the wrong password is refused (`up` 0).
 #[test]
 #[ignore = "needs Debian's prometheus package and openssl: .ci/run installs them"]
+#[allow(clippy::too_many_lines)] // one end-to-end story (certificates, web config, exporter, Prometheus, two jobs, the answer), kept in the order it happens
 fn a_real_prometheus_scrapes_over_tls_with_basic_auth() {
     let prometheus = require("prometheus");
     let dir = tempfile::tempdir().unwrap();
@@ -554,4 +555,98 @@ fn a_real_prometheus_scrapes_over_tls_with_basic_auth() {
         Some("8"),
         "the 8 demo GPUs' power, scraped over TLS"
     );
+}
+
+/// A client certificate signed by `ca.crt` (from `certificates`), as `client.crt` and
+/// `client.key`.
+fn client_certificate(dir: &Path) {
+    let openssl = require("openssl");
+    let run = |args: &[&str]| {
+        let out = Command::new(&openssl)
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    std::fs::write(dir.join("client.ext"), "extendedKeyUsage=clientAuth\n").unwrap();
+    run(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "client.key",
+        "-out",
+        "client.csr",
+        "-subj",
+        "/CN=scraper",
+    ]);
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        "client.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "client.crt",
+        "-days",
+        "1",
+        "-extfile",
+        "client.ext",
+    ]);
+}
+
+/// `client_auth_type` as the exporter toolkit has it: `RequireAndVerifyClientCert` lets in
+/// only a client whose certificate `client_ca_file` signed; `VerifyClientCertIfGiven` lets
+/// in one without a certificate too.
+#[test]
+#[ignore = "needs openssl and curl: .ci/run installs them"]
+fn client_certificates_are_checked_against_the_client_ca() {
+    let curl = require("curl");
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    certificates(d);
+    client_certificate(d);
+    for (auth, without_cert_let_in) in [
+        ("RequireAndVerifyClientCert", false),
+        ("VerifyClientCertIfGiven", true),
+    ] {
+        let web = d.join(format!("{auth}.yml"));
+        std::fs::write(
+            &web,
+            format!("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: {auth}\n  client_ca_file: ca.crt\n"),
+        )
+        .unwrap();
+        let (_g, target) = serve(&["--demo=mixed", "--web.config.file", web.to_str().unwrap()]);
+        let scrape = |cert: bool| {
+            let mut c = Command::new(&curl);
+            c.current_dir(d)
+                .args(["-sS", "--max-time", "5", "--cacert", "ca.crt"]);
+            if cert {
+                c.args(["--cert", "client.crt", "--key", "client.key"]);
+            }
+            let out = c.arg(format!("https://{target}/metrics")).output().unwrap();
+            out.status.success()
+                && String::from_utf8_lossy(&out.stdout).contains("gpuwatch_power_watts")
+        };
+        let with = wait_until(10, || scrape(true).then_some(()));
+        assert!(
+            with.is_some(),
+            "{auth}: a client with a certificate the CA signed gets metrics"
+        );
+        assert_eq!(
+            scrape(false),
+            without_cert_let_in,
+            "{auth}: a client without a certificate"
+        );
+    }
 }

@@ -396,8 +396,8 @@ fn sorting_by_cpu_orders_the_table() {
 }
 
 #[test]
+#[allow(clippy::too_many_lines)] // one session of keys (open, choose, cancel, confirm) with the screen checked after each. A source whose PIDs are this machine's (the sampler would read their /proc)
 fn signal_prompt_asks_first_and_offers_term_int_kill() {
-    // A source whose PIDs are this machine's (the sampler would read their /proc).
     struct Local(SimSource);
     impl Source for Local {
         fn system(&self) -> &gpuwatch::model::SystemInfo {

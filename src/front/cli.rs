@@ -609,6 +609,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::too_many_lines)] // a table of command lines, one row for each flag a command refuses
     fn flags_a_command_does_not_use_are_refused() {
         let refused = [
             &["gpuwatch", "replay", "f.jsonl", "--gpus", "4"][..],

@@ -353,7 +353,7 @@ pub struct SnapshotArgs<'a> {
 /// Samples (live: `sample_for`, at least 3 s so GPM has two readings; a demo: the window;
 /// a recording: all of it) and writes a snapshot of the last `window`.
 pub fn snapshot(source: Box<dyn Source>, config: &Config, args: &SnapshotArgs) -> Result<()> {
-    use crate::snapshot::{take, to_json, to_markdown, write_new};
+    use crate::snapshot::{take, to_json, to_markdown};
     let duration = if source.virtual_time() {
         args.window
     } else {
@@ -370,14 +370,27 @@ pub fn snapshot(source: Box<dyn Source>, config: &Config, args: &SnapshotArgs) -
         print!("{text}");
         return Ok(());
     }
+    let written = write_snapshot(&text, args, snap.taken_at_ms)?;
+    let found = snap.findings.active.len() + snap.findings.recent.len();
+    eprintln!(
+        "snapshot of {} GPU(s), {} s, {found} finding(s) written to {written}",
+        snap.devices.len(),
+        snap.window_ms / 1000,
+    );
+    Ok(())
+}
+
+/// Writes `text` where `args` say (gzipped for a `.gz` name), never over a file that is
+/// there, and says where, ready to print: a name that changed says why.
+fn write_snapshot(text: &str, args: &SnapshotArgs, taken_at_ms: u64) -> Result<String> {
     let ext = if args.markdown {
         "md"
     } else {
-        crate::snapshot::json_extension(&text)
+        crate::snapshot::json_extension(text)
     };
     let default = std::path::PathBuf::from(format!(
         "gpuwatch-snapshot-{}.{ext}",
-        crate::text::stamp(snap.taken_at_ms)
+        crate::text::stamp(taken_at_ms)
     ));
     // `-o DIR`: the default name inside it (it once wrote DIR-1 beside it).
     let inside;
@@ -390,9 +403,9 @@ pub fn snapshot(source: Box<dyn Source>, config: &Config, args: &SnapshotArgs) -
         None => &default,
     };
     let bytes = if args.markdown {
-        text.into_bytes()
+        text.as_bytes().to_vec()
     } else {
-        crate::snapshot::json_for(path, &text)
+        crate::snapshot::json_for(path, text)
     };
     if bytes.len() > crate::snapshot::COMPRESS_OVER_BYTES {
         eprintln!(
@@ -401,8 +414,7 @@ pub fn snapshot(source: Box<dyn Source>, config: &Config, args: &SnapshotArgs) -
             bytes.len() as f64 / 1e6
         );
     }
-    let written = write_new(path, &bytes)?;
-    let found = snap.findings.active.len() + snap.findings.recent.len();
+    let written = crate::snapshot::write_new(path, &bytes)?;
     // Snapshots never overwrite (record asks for --force instead): say why the name changed.
     let renamed = if written == path {
         String::new()
@@ -412,14 +424,11 @@ pub fn snapshot(source: Box<dyn Source>, config: &Config, args: &SnapshotArgs) -
             crate::text::printable(&path.display().to_string())
         )
     };
-    eprintln!(
-        "snapshot of {} GPU(s), {} s, {found} finding(s) written to {}{renamed}",
-        snap.devices.len(),
-        snap.window_ms / 1000,
-        // A name holding ESC is shown, not obeyed by the terminal.
+    // A name holding ESC is shown, not obeyed by the terminal.
+    Ok(format!(
+        "{}{renamed}",
         crate::text::printable(&written.display().to_string())
-    );
-    Ok(())
+    ))
 }
 
 /// For every command but `serve`: a closed pipe on standard output (`gpuwatch query | head`)

@@ -235,47 +235,22 @@ where
     let mut hup = signal(SignalKind::hangup())?;
     let mut int = signal(SignalKind::interrupt())?;
     let tstp = stop_signals(session)?;
-    let monitor = &session.monitor;
     // A screen paused on live GPUs draws from a copy taken when it paused (sampling goes on);
     // a replay stops playing instead, and its screen follows the seeks made while paused.
     let mut frozen: Option<Store> = None;
     let mut dirty = true;
-    // New data redraws at most `pace` apart (sampling goes on at its own rate); input redraws
-    // at once. `data_pending` is a data redraw held back until that time has passed; while
-    // one is pending the loop does not listen for more ticks (a tick that comes then leaves a
-    // permit in the `Notify`, taken without sleeping once the frame has been drawn). At 10
-    // ticks a second and 5 frames that halved the loop's context switches (19 -> 10/s).
-    let mut pace = session.frame;
-    let mut last_draw = tokio::time::Instant::now();
-    let mut data_pending = false;
-    // After a seek the data that moved is the key's answer: it is drawn at the seek's pace,
-    // not held back by the frame cap (it was, up to half a second at `--fps 2`).
-    let mut seeking_until: Option<tokio::time::Instant> = None;
-    // When a held-back data redraw is due.
-    let mut next_frame = last_draw;
+    let mut pacer = Pacer::new(session.frame);
     loop {
         if dirty {
-            reading(monitor, frozen.as_ref(), |store| -> Result<()> {
-                let hits = draw(terminal, &state, store)?;
-                state.update(Action::Drawn(hits), store);
-                Ok(())
-            })??;
-            last_draw = tokio::time::Instant::now();
-            data_pending = false;
-            pace = data_pace(session.frame, &state);
+            redraw(terminal, &session.monitor, frozen.as_ref(), &mut state)?;
+            pacer.drawn(session.frame, &state);
         }
         let action = tokio::select! {
-            () = monitor.changed(), if !data_pending => {
-                let now = tokio::time::Instant::now();
-                let seeking = seeking_until.is_some_and(|until| now < until);
-                next_frame = last_draw + if seeking { SEEK_FRAME } else { pace };
-                let due = now >= next_frame;
-                let still = frozen.is_some();
-                data_pending = !still && !due;
-                dirty = !still && due;
+            () = session.monitor.changed(), if !pacer.pending => {
+                dirty = pacer.data_came(frozen.is_some());
                 continue;
             }
-            () = tokio::time::sleep_until(next_frame), if data_pending => { dirty = true; continue; }
+            () = tokio::time::sleep_until(pacer.next_frame), if pacer.pending => { dirty = true; continue; }
             msg = input.recv() => match msg {
                 Some(Msg::Input(Event::Resize(w, h))) => {
                     terminal.resize(Rect::new(0, 0, w, h))?;
@@ -301,24 +276,100 @@ where
             continue;
         };
         if let (Action::Key(Key::Ctrl('z')), Some(suspend)) = (&action, session.suspend) {
-            suspend()?;
-            // The screen was the shell's meanwhile: clear it and draw all of it. (`clear()`
-            // would ask the terminal where its cursor is, an answer the input thread eats.)
-            let size = terminal.size()?;
-            terminal.resize(Rect::new(0, 0, size.width, size.height))?;
+            suspend_and_resume(terminal, suspend)?;
             dirty = true;
             continue;
         }
         dirty = true;
-        let effect = reading(monitor, frozen.as_ref(), |store| {
+        let effect = reading(&session.monitor, frozen.as_ref(), |store| {
             state.update(action, store)
         })?;
         if matches!(effect, Effect::Seek(_)) {
-            seeking_until = Some(tokio::time::Instant::now() + SEEK_FOLLOW);
+            pacer.seeking_until = Some(tokio::time::Instant::now() + SEEK_FOLLOW);
         }
         if !apply(&effect, session, &mut state, &mut frozen)? {
             return Ok(());
         }
+    }
+}
+
+/// Draws the screen from the store (or the frozen copy) and tells the state where things
+/// landed (the areas a click hits).
+fn redraw<B: Backend>(
+    terminal: &mut Terminal<B>,
+    monitor: &Monitor,
+    frozen: Option<&Store>,
+    state: &mut AppState,
+) -> Result<()>
+where
+    B::Error: Send + Sync + 'static,
+{
+    reading(monitor, frozen, |store| -> Result<()> {
+        let hits = draw(terminal, state, store)?;
+        state.update(Action::Drawn(hits), store);
+        Ok(())
+    })?
+}
+
+/// Ctrl-Z: the shell's until `fg`. The screen was the shell's meanwhile: it is cleared and
+/// drawn whole. (`clear()` would ask the terminal where its cursor is, an answer the input
+/// thread eats.)
+fn suspend_and_resume<B: Backend>(
+    terminal: &mut Terminal<B>,
+    suspend: fn() -> Result<()>,
+) -> Result<()>
+where
+    B::Error: Send + Sync + 'static,
+{
+    suspend()?;
+    let size = terminal.size()?;
+    terminal.resize(Rect::new(0, 0, size.width, size.height))?;
+    Ok(())
+}
+
+/// When new data is drawn. It redraws at most `pace` apart (sampling goes on at its own
+/// rate); input redraws at once. `pending` is a data redraw held back until `next_frame`;
+/// while one is pending the loop does not listen for more ticks (a tick that comes then
+/// leaves a permit in the `Notify`, taken without sleeping once the frame has been drawn). At
+/// 10 ticks a second and 5 frames that halved the loop's context switches (19 -> 10/s).
+struct Pacer {
+    pace: Duration,
+    last_draw: tokio::time::Instant,
+    pending: bool,
+    next_frame: tokio::time::Instant,
+    /// After a seek the data that moved is the key's answer: it is drawn at the seek's pace,
+    /// not held back by the frame cap (it was, up to half a second at `--fps 2`).
+    seeking_until: Option<tokio::time::Instant>,
+}
+
+impl Pacer {
+    fn new(frame: Duration) -> Self {
+        let now = tokio::time::Instant::now();
+        Pacer {
+            pace: frame,
+            last_draw: now,
+            pending: false,
+            next_frame: now,
+            seeking_until: None,
+        }
+    }
+
+    /// A frame was drawn: the next one for data waits a pace from now.
+    fn drawn(&mut self, frame: Duration, state: &AppState) {
+        self.last_draw = tokio::time::Instant::now();
+        self.pending = false;
+        self.pace = data_pace(frame, state);
+    }
+
+    /// New data came: true to draw now; otherwise a frame is held back for `next_frame`
+    /// (none while the screen is frozen).
+    fn data_came(&mut self, frozen: bool) -> bool {
+        let now = tokio::time::Instant::now();
+        let seeking = self.seeking_until.is_some_and(|until| now < until);
+        self.next_frame = self.last_draw + if seeking { SEEK_FRAME } else { self.pace };
+        let due = now >= self.next_frame;
+        self.pending = !frozen && !due;
+        !frozen && due
     }
 }
 

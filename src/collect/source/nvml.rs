@@ -169,6 +169,56 @@ fn w(mw: u32) -> f32 {
     mw as f32 / 1000.0
 }
 
+/// NVML started once for the whole run. Leaked on purpose: one handle for the life of the
+/// program, borrowed by every `Device`.
+fn init(lib_path: Option<&Path>) -> Result<&'static Nvml, NvmlInitError> {
+    let mut builder = Nvml::builder();
+    if let Some(p) = lib_path {
+        builder.lib_path(OsStr::new(p.as_os_str()));
+    }
+    let started = builder
+        .init()
+        .map_err(|e| match (NvmlInitError::from(e), lib_path) {
+            // The user's own path failed: advice to pass one would send them in a circle.
+            (NvmlInitError::LibraryMissing(why), Some(p)) => NvmlInitError::LibraryNotAt {
+                path: p.display().to_string(),
+                why,
+            },
+            (other, _) => other,
+        })?;
+    Ok(Box::leak(Box::new(started)))
+}
+
+/// Every GPU and MIG instance, then the ones `select` asks for. They keep their NVML index:
+/// GPU 2 is GPU 2 whatever is left out.
+fn selected_devices(
+    nvml: &'static Nvml,
+    select: &super::select::Selection,
+) -> Result<(Vec<Device<'static>>, Vec<DeviceInfo>), super::SourceError> {
+    let count = nvml.device_count().map_err(NvmlInitError::from)?;
+    if count == 0 {
+        return Err(NvmlInitError::NoGpus.into());
+    }
+    let all: Vec<Device<'static>> = (0..count)
+        .map(|i| nvml.device_by_index(i))
+        .collect::<Result<_, _>>()
+        .map_err(NvmlInitError::from)?;
+    let all_infos: Vec<DeviceInfo> = all
+        .iter()
+        .enumerate()
+        .map(|(i, d)| device_info(i as u32, d))
+        .collect();
+    let (all, all_infos) = with_mig_instances(nvml, all, all_infos);
+    let keep = select.pick(&all_infos)?;
+    Ok(all
+        .into_iter()
+        .zip(all_infos)
+        .enumerate()
+        .filter(|(i, _)| keep.contains(i))
+        .map(|(_, pair)| pair)
+        .unzip())
+}
+
 impl NvmlSource {
     /// Starts NVML once for the whole run and the slow-call thread. The fast calls are read
     /// every `interval`; the slow ones every `interval` but at most once a second.
@@ -178,45 +228,8 @@ impl NvmlSource {
         select: &super::select::Selection,
     ) -> Result<Self, super::SourceError> {
         let slow_interval = interval.max(Duration::from_secs(1));
-        let mut builder = Nvml::builder();
-        if let Some(p) = lib_path {
-            builder.lib_path(OsStr::new(p.as_os_str()));
-        }
-        // Leaked on purpose: one handle for the life of the program, borrowed by every Device.
-        let started = builder
-            .init()
-            .map_err(|e| match (NvmlInitError::from(e), lib_path) {
-                // The user's own path failed: advice to pass one would send them in a circle.
-                (NvmlInitError::LibraryMissing(why), Some(p)) => NvmlInitError::LibraryNotAt {
-                    path: p.display().to_string(),
-                    why,
-                },
-                (other, _) => other,
-            })?;
-        let nvml: &'static Nvml = Box::leak(Box::new(started));
-        let count = nvml.device_count().map_err(NvmlInitError::from)?;
-        if count == 0 {
-            return Err(NvmlInitError::NoGpus.into());
-        }
-        let all: Vec<Device<'static>> = (0..count)
-            .map(|i| nvml.device_by_index(i))
-            .collect::<Result<_, _>>()
-            .map_err(NvmlInitError::from)?;
-        let all_infos: Vec<DeviceInfo> = all
-            .iter()
-            .enumerate()
-            .map(|(i, d)| device_info(i as u32, d))
-            .collect();
-        let (all, all_infos) = with_mig_instances(nvml, all, all_infos);
-        // The GPUs asked for keep their NVML index: GPU 2 is GPU 2 whatever is left out.
-        let keep = select.pick(&all_infos)?;
-        let (devices, infos): (Vec<Device<'static>>, Vec<DeviceInfo>) = all
-            .into_iter()
-            .zip(all_infos)
-            .enumerate()
-            .filter(|(i, _)| keep.contains(i))
-            .map(|(_, pair)| pair)
-            .unzip();
+        let nvml = init(lib_path)?;
+        let (devices, infos) = selected_devices(nvml, select)?;
         let has_fan = devices
             .iter()
             .zip(&infos)
@@ -760,20 +773,32 @@ impl SlowDevice {
             }
             return self.last.clone();
         }
-        r.power_limit_w = read(t, "enforced_power_limit", &mut lost, || {
-            d.enforced_power_limit()
-        })
-        .map(w);
-        r.pcie_gen = read(t, "current_pcie_link_gen", &mut lost, || {
+        self.read_board(t, &mut lost, round);
+        if round.is_multiple_of(HEALTH_EVERY) {
+            let mut h = std::mem::take(&mut self.last.health);
+            self.read_health(t, &mut lost, &mut h);
+            self.last.health = h;
+        }
+        self.read_traffic(nvml, t, &mut lost);
+        self.last.clone()
+    }
+
+    /// The board's limit, `PCIe` link and energy counter (the link width and the energy less
+    /// often: they change rarely, and the energy read can stall the fast tick's calls).
+    fn read_board(&mut self, t: &mut CallTimes, lost: &mut Option<String>, round: u64) {
+        let d = &self.device;
+        let r = &mut self.last;
+        r.power_limit_w = read(t, "enforced_power_limit", lost, || d.enforced_power_limit()).map(w);
+        r.pcie_gen = read(t, "current_pcie_link_gen", lost, || {
             d.current_pcie_link_gen()
         });
         if round.is_multiple_of(LINK_WIDTH_EVERY) {
-            r.pcie_width = read(t, "current_pcie_link_width", &mut lost, || {
+            r.pcie_width = read(t, "current_pcie_link_width", lost, || {
                 d.current_pcie_link_width()
             });
         }
         if round.is_multiple_of(ENERGY_EVERY) {
-            if let Some(mj) = read(t, "total_energy_consumption", &mut lost, || {
+            if let Some(mj) = read(t, "total_energy_consumption", lost, || {
                 d.total_energy_consumption()
             }) {
                 let now = Instant::now();
@@ -785,28 +810,26 @@ impl SlowDevice {
                 r.energy_mj = Some(mj);
             }
         }
-        if round.is_multiple_of(HEALTH_EVERY) {
-            let mut h = std::mem::take(&mut self.last.health);
-            self.read_health(t, &mut lost, &mut h);
-            self.last.health = h;
-        }
+    }
+
+    /// GPM activity where the GPU has it; otherwise the `PCIe` throughput counters.
+    fn read_traffic(&mut self, nvml: &'static Nvml, t: &mut CallTimes, lost: &mut Option<String>) {
         if self.gpm_supported {
             let mut r = std::mem::take(&mut self.last);
             self.read_gpm(nvml, t, &mut r);
             self.last = r;
-        } else {
-            // Pre-Hopper only: this call blocks for its 20 ms window, which is why it lives here.
-            let d = &self.device;
-            self.last.pcie_tx_kib_s = read(t, "pcie_throughput", &mut lost, || {
-                d.pcie_throughput(PcieUtilCounter::Send)
-            })
-            .map(|v| v as f32);
-            self.last.pcie_rx_kib_s = read(t, "pcie_throughput", &mut lost, || {
-                d.pcie_throughput(PcieUtilCounter::Receive)
-            })
-            .map(|v| v as f32);
+            return;
         }
-        self.last.clone()
+        // Pre-Hopper only: this call blocks for its 20 ms window, which is why it lives here.
+        let d = &self.device;
+        self.last.pcie_tx_kib_s = read(t, "pcie_throughput", lost, || {
+            d.pcie_throughput(PcieUtilCounter::Send)
+        })
+        .map(|v| v as f32);
+        self.last.pcie_rx_kib_s = read(t, "pcie_throughput", lost, || {
+            d.pcie_throughput(PcieUtilCounter::Receive)
+        })
+        .map(|v| v as f32);
     }
 
     /// The processes holding a context, with their per-process utilization: read fresh when

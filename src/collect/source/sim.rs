@@ -251,45 +251,7 @@ impl SimSource {
             .map(|i| device_info(i, scenario.for_gpu(i, gpus)))
             .collect();
         let sims = (0..gpus)
-            .map(|i| {
-                let sc = scenario.for_gpu(i, gpus);
-                let job = if scenario == Scenario::Mixed {
-                    i / 8
-                } else {
-                    0
-                };
-                let mut processes = processes_for(sc, i, job);
-                let mut stories = vec![sc; processes.len()];
-                if scenario == Scenario::Straggler && gpus == 1 {
-                    // The job's second rank shares the one GPU, computing on its host.
-                    let mut straggler = processes_for(Scenario::Straggler, 0, 0);
-                    for p in &mut straggler {
-                        p.pid += 5;
-                        if let Some(job) = p.host.as_mut().and_then(|h| h.job.as_mut()) {
-                            job.rank = Some(1);
-                        }
-                    }
-                    stories.extend(straggler.iter().map(|_| Scenario::Straggler));
-                    processes.extend(straggler);
-                }
-                // The demo's jobs were running before gpuwatch started: past their start-up.
-                for h in processes.iter_mut().filter_map(|p| p.host.as_mut()) {
-                    h.started_ms = Some(start_ms.saturating_sub(3_600_000));
-                }
-                let base_cpu = processes
-                    .iter()
-                    .map(|p| p.host.as_ref().and_then(|h| h.cpu_pct).unwrap_or(0.0))
-                    .collect();
-                SimDevice {
-                    scenario: sc,
-                    noise: Noise(seed ^ (i as u64).wrapping_mul(0xA24B_AED4_963E_E407)),
-                    processes,
-                    stories,
-                    base_cpu,
-                    health: super::simhealth::SimHealth::new(scenario == Scenario::Health, i),
-                    mig: super::simmig::Part::Whole,
-                }
-            })
+            .map(|i| SimDevice::new(scenario, i, gpus, seed, start_ms))
             .collect();
         let mut src = SimSource {
             system: SystemInfo {
@@ -441,12 +403,87 @@ fn host(cmdline: &str, cpu: f32, rss_gib: u64, ppid: Option<u32>, workers: usize
     }
 }
 
+impl SimDevice {
+    /// GPU `i` of `gpus` playing its part of `scenario`, with its processes.
+    fn new(scenario: Scenario, i: usize, gpus: usize, seed: u64, start_ms: u64) -> Self {
+        let sc = scenario.for_gpu(i, gpus);
+        let job = if scenario == Scenario::Mixed {
+            i / 8
+        } else {
+            0
+        };
+        let mut processes = processes_for(sc, i, job);
+        let mut stories = vec![sc; processes.len()];
+        if scenario == Scenario::Straggler && gpus == 1 {
+            // The job's second rank shares the one GPU, computing on its host.
+            let mut straggler = processes_for(Scenario::Straggler, 0, 0);
+            for p in &mut straggler {
+                p.pid += 5;
+                if let Some(job) = p.host.as_mut().and_then(|h| h.job.as_mut()) {
+                    job.rank = Some(1);
+                }
+            }
+            stories.extend(straggler.iter().map(|_| Scenario::Straggler));
+            processes.extend(straggler);
+        }
+        // The demo's jobs were running before gpuwatch started: past their start-up.
+        for h in processes.iter_mut().filter_map(|p| p.host.as_mut()) {
+            h.started_ms = Some(start_ms.saturating_sub(3_600_000));
+        }
+        let base_cpu = processes
+            .iter()
+            .map(|p| p.host.as_ref().and_then(|h| h.cpu_pct).unwrap_or(0.0))
+            .collect();
+        SimDevice {
+            scenario: sc,
+            noise: Noise(seed ^ (i as u64).wrapping_mul(0xA24B_AED4_963E_E407)),
+            processes,
+            stories,
+            base_cpu,
+            health: super::simhealth::SimHealth::new(scenario == Scenario::Health, i),
+            mig: super::simmig::Part::Whole,
+        }
+    }
+}
+
 /// The processes of GPU `gpu` playing `sc`; ranks of a job share `job` (the mixed demo gives
 /// each eight GPUs a job of their own).
 fn processes_for(sc: Scenario, gpu: usize, job: usize) -> Vec<ProcessSample> {
     let pid = 10_000 + gpu as u32 * 10;
-    let (cmd, cpu, mem_gib, ppid, workers) = match sc {
-        Scenario::Idle => return Vec::new(),
+    let Some((cmd, cpu, mem_gib, ppid, workers)) = workload(sc) else {
+        return Vec::new();
+    };
+    let mut h = host(cmd, cpu, 8, ppid, workers);
+    if sc == Scenario::IdleMem {
+        h.state = Some('S');
+    }
+    if ppid == Some(JOB_PARENT_PID) {
+        // torchrun puts the launcher's variables in each rank's environment.
+        h.ppid = Some(JOB_PARENT_PID + job as u32);
+        h.job = Some(crate::model::JobInfo {
+            key: format!("torchelastic:demo-job-{job}"),
+            rank: Some(gpu as u32),
+            local_rank: Some(gpu as u32),
+            world_size: None,
+        });
+    }
+    for (i, c) in h.children.iter_mut().enumerate() {
+        c.pid = pid + 1 + i as u32;
+    }
+    vec![ProcessSample {
+        pid,
+        gpu_mem_bytes: Some(mem_gib * GIB),
+        sm_pct: None,
+        mem_pct: None,
+        host: Some(h),
+    }]
+}
+
+/// What a process of a GPU playing `sc` runs: its command line, CPU %, GPU memory in GiB,
+/// parent pid and `DataLoader` workers; none on an idle GPU.
+fn workload(sc: Scenario) -> Option<(&'static str, f32, u64, Option<u32>, usize)> {
+    Some(match sc {
+        Scenario::Idle => return None,
         Scenario::Starved => (
             "python3 train.py --num-workers 0 --batch 64",
             99.0,
@@ -484,31 +521,7 @@ fn processes_for(sc: Scenario, gpu: usize, job: usize) -> Vec<ProcessSample> {
             None,
             8,
         ),
-    };
-    let mut h = host(cmd, cpu, 8, ppid, workers);
-    if sc == Scenario::IdleMem {
-        h.state = Some('S');
-    }
-    if ppid == Some(JOB_PARENT_PID) {
-        // torchrun puts the launcher's variables in each rank's environment.
-        h.ppid = Some(JOB_PARENT_PID + job as u32);
-        h.job = Some(crate::model::JobInfo {
-            key: format!("torchelastic:demo-job-{job}"),
-            rank: Some(gpu as u32),
-            local_rank: Some(gpu as u32),
-            world_size: None,
-        });
-    }
-    for (i, c) in h.children.iter_mut().enumerate() {
-        c.pid = pid + 1 + i as u32;
-    }
-    vec![ProcessSample {
-        pid,
-        gpu_mem_bytes: Some(mem_gib * GIB),
-        sm_pct: None,
-        mem_pct: None,
-        host: Some(h),
-    }]
+    })
 }
 
 /// The mean levels of a scenario at `t_s` seconds; noise is added by `draw`.

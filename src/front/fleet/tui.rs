@@ -57,19 +57,7 @@ pub fn run(mut client: Client, refresh: Duration) -> Result<()> {
     let mut fresh = true;
     loop {
         if read_at.is_none_or(|t| t.elapsed() >= refresh) {
-            match super::read(&mut client) {
-                Ok(f) => {
-                    view.fleet = Some(f);
-                    view.error = None;
-                }
-                Err(e) => view.error = Some(format!("{e:#}")),
-            }
-            if let Some(g) = &view.gpu {
-                match super::curves(&mut client, &g.host.clone(), &g.gpu.clone()) {
-                    Ok(c) => view.gpu = Some(c),
-                    Err(e) => view.error = Some(format!("{e:#}")),
-                }
-            }
+            reread(&mut client, &mut view);
             read_at = Some(Instant::now());
             fresh = true;
         }
@@ -91,30 +79,66 @@ pub fn run(mut client: Client, refresh: Duration) -> Result<()> {
         if k.kind != KeyEventKind::Press {
             continue;
         }
-        let rows = view.fleet.as_ref().map_or(0, |f| f.gpus.len());
-        match k.code {
-            KeyCode::Esc if view.gpu.is_some() => view.gpu = None,
-            KeyCode::Esc if view.jobs => view.jobs = false,
-            KeyCode::Char('q') | KeyCode::Esc => return Ok(()),
-            KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => return Ok(()),
-            KeyCode::Char('j' | 'J') => view.jobs = !view.jobs,
-            KeyCode::Enter if !view.jobs && view.gpu.is_none() => {
-                let row = view.fleet.as_ref().and_then(|f| f.gpus.get(view.selected));
-                if let Some(r) = row {
-                    view.gpu = Some(super::Curves {
-                        host: r.host.clone(),
-                        gpu: r.gpu.clone(),
-                        ..super::Curves::default()
-                    });
-                    read_at = None;
-                }
-            }
-            KeyCode::Down => view.selected = (view.selected + 1).min(rows.saturating_sub(1)),
-            KeyCode::Up => view.selected = view.selected.saturating_sub(1),
-            KeyCode::Char('r') => read_at = None,
-            _ => {}
+        match key(&mut view, k) {
+            Answer::Quit => return Ok(()),
+            Answer::Reread => read_at = None,
+            Answer::Shown => {}
         }
     }
+}
+
+/// What a key asks of the loop.
+enum Answer {
+    Quit,
+    /// Read the fleet (and the open GPU's curves) again now.
+    Reread,
+    /// Only what is shown changed.
+    Shown,
+}
+
+/// Reads the fleet, and the curves of the GPU open in the view; an error is shown, and the
+/// last reading kept.
+fn reread(client: &mut Client, view: &mut View) {
+    match super::read(client) {
+        Ok(f) => {
+            view.fleet = Some(f);
+            view.error = None;
+        }
+        Err(e) => view.error = Some(format!("{e:#}")),
+    }
+    if let Some(g) = &view.gpu {
+        match super::curves(client, &g.host.clone(), &g.gpu.clone()) {
+            Ok(c) => view.gpu = Some(c),
+            Err(e) => view.error = Some(format!("{e:#}")),
+        }
+    }
+}
+
+fn key(view: &mut View, k: event::KeyEvent) -> Answer {
+    let rows = view.fleet.as_ref().map_or(0, |f| f.gpus.len());
+    match k.code {
+        KeyCode::Esc if view.gpu.is_some() => view.gpu = None,
+        KeyCode::Esc if view.jobs => view.jobs = false,
+        KeyCode::Char('q') | KeyCode::Esc => return Answer::Quit,
+        KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => return Answer::Quit,
+        KeyCode::Char('j' | 'J') => view.jobs = !view.jobs,
+        KeyCode::Enter if !view.jobs && view.gpu.is_none() => {
+            let row = view.fleet.as_ref().and_then(|f| f.gpus.get(view.selected));
+            if let Some(r) = row {
+                view.gpu = Some(super::Curves {
+                    host: r.host.clone(),
+                    gpu: r.gpu.clone(),
+                    ..super::Curves::default()
+                });
+                return Answer::Reread;
+            }
+        }
+        KeyCode::Down => view.selected = (view.selected + 1).min(rows.saturating_sub(1)),
+        KeyCode::Up => view.selected = view.selected.saturating_sub(1),
+        KeyCode::Char('r') => return Answer::Reread,
+        _ => {}
+    }
+    Answer::Shown
 }
 
 /// The whole screen.

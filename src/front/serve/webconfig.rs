@@ -143,32 +143,7 @@ fn tls_config(t: &TlsFile, dir: &Path, file: &Path) -> Result<rustls::ServerConf
     let builder = match auth {
         "NoClientCert" => builder.with_no_client_auth(),
         "RequireAndVerifyClientCert" | "VerifyClientCertIfGiven" => {
-            let Some(ca) = &t.client_ca_file else {
-                bail!(
-                    "{}: client_auth_type {auth} needs client_ca_file",
-                    file.display()
-                );
-            };
-            let mut roots = rustls::RootCertStore::empty();
-            for c in read_certs(&dir.join(ca))? {
-                roots
-                    .add(c)
-                    .map_err(|e| anyhow!("{}: a client CA certificate: {e}", file.display()))?;
-            }
-            let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
-                Arc::new(roots),
-                Arc::new(rustls::crypto::ring::default_provider()),
-            );
-            let verifier = if auth == "VerifyClientCertIfGiven" {
-                verifier.allow_unauthenticated()
-            } else {
-                verifier
-            };
-            builder.with_client_cert_verifier(
-                verifier
-                    .build()
-                    .map_err(|e| anyhow!("{}: client_ca_file: {e}", file.display()))?,
-            )
+            builder.with_client_cert_verifier(client_verifier(t, auth, dir, file)?)
         }
         other => bail!(
             "{}: client_auth_type {other} is not supported by gpuwatch (NoClientCert, \
@@ -184,6 +159,40 @@ fn tls_config(t: &TlsFile, dir: &Path, file: &Path) -> Result<rustls::ServerConf
     })?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(config)
+}
+
+/// Checks client certificates against `client_ca_file`; `VerifyClientCertIfGiven` lets a
+/// client without one in.
+fn client_verifier(
+    t: &TlsFile,
+    auth: &str,
+    dir: &Path,
+    file: &Path,
+) -> Result<Arc<dyn rustls::server::danger::ClientCertVerifier>> {
+    let Some(ca) = &t.client_ca_file else {
+        bail!(
+            "{}: client_auth_type {auth} needs client_ca_file",
+            file.display()
+        );
+    };
+    let mut roots = rustls::RootCertStore::empty();
+    for c in read_certs(&dir.join(ca))? {
+        roots
+            .add(c)
+            .map_err(|e| anyhow!("{}: a client CA certificate: {e}", file.display()))?;
+    }
+    let verifier = rustls::server::WebPkiClientVerifier::builder_with_provider(
+        Arc::new(roots),
+        Arc::new(rustls::crypto::ring::default_provider()),
+    );
+    let verifier = if auth == "VerifyClientCertIfGiven" {
+        verifier.allow_unauthenticated()
+    } else {
+        verifier
+    };
+    verifier
+        .build()
+        .map_err(|e| anyhow!("{}: client_ca_file: {e}", file.display()))
 }
 
 fn versions(t: &TlsFile, file: &Path) -> Result<Vec<&'static rustls::SupportedProtocolVersion>> {

@@ -36,6 +36,17 @@ fn to_markdown_raw(s: &Snapshot) -> String {
     for d in &s.devices {
         summary_row(&mut md, d, &gpu_state(s, d));
     }
+    findings_md(&mut md, s);
+    curves_md(&mut md, s);
+    let procs = processes_md(&mut md, s);
+    runs_with_md(&mut md, &procs);
+    stacks_md(&mut md, s);
+    let _ = writeln!(md, "\n<sub>Command lines: {:?}. Open the JSON with `gpuwatch replay FILE` to see the screen.</sub>", s.privacy.cmdlines);
+    md
+}
+
+/// What was found: GPUs not judged in full, then the open and recent findings.
+fn findings_md(md: &mut String, s: &Snapshot) {
     let _ = writeln!(md, "\n### Findings\n");
     for j in &s.findings.judging {
         let _ = writeln!(
@@ -50,8 +61,12 @@ fn to_markdown_raw(s: &Snapshot) -> String {
         let _ = writeln!(md, "None: every GPU that looked busy was doing work.");
     }
     for f in s.findings.active.iter().chain(&s.findings.recent) {
-        finding_md(&mut md, f);
+        finding_md(md, f);
     }
+}
+
+/// Util and power (% of TDP) as sparklines over the window; SM activity for a MIG instance.
+fn curves_md(md: &mut String, s: &Snapshot) {
     let _ = writeln!(md, "\n### Util against power (% of TDP) over the window\n");
     let _ = writeln!(md, "```");
     for d in &s.devices {
@@ -83,11 +98,6 @@ fn to_markdown_raw(s: &Snapshot) -> String {
         );
     }
     let _ = writeln!(md, "```");
-    let procs = processes_md(&mut md, s);
-    runs_with_md(&mut md, &procs);
-    stacks_md(&mut md, s);
-    let _ = writeln!(md, "\n<sub>Command lines: {:?}. Open the JSON with `gpuwatch replay FILE` to see the screen.</sub>", s.privacy.cmdlines);
-    md
 }
 
 /// The ten processes with the most GPU memory, as a table (none: a sentence); returned for

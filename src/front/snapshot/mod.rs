@@ -49,23 +49,7 @@ impl Default for Options {
 pub fn take(store: &Store, opts: &Options) -> Snapshot {
     let to = store.history().latest_ms().unwrap_or(0);
     let from = to.saturating_sub(opts.window_ms);
-    let devices = store
-        .history()
-        .devices
-        .iter()
-        .map(|d| DeviceSnapshot {
-            info: d.info.clone(),
-            status: d.status.clone(),
-            idle_floor_w: store.findings().floor_w(d.info.index),
-            samples: d.samples.window(from, to).copied().collect(),
-            processes: d
-                .processes
-                .iter()
-                .map(|p| private_process(p, opts.cmdlines, opts.include_host))
-                .collect(),
-        })
-        .collect();
-    let in_window = |f: &&Finding| f.cleared_ms.is_none_or(|c| c >= from);
+    let devices = devices_in(store, opts, from, to);
     Snapshot {
         format: FORMAT.into(),
         version: VERSION,
@@ -97,17 +81,7 @@ pub fn take(store: &Store, opts: &Options) -> Snapshot {
             .max()
             .unwrap_or(0),
         devices,
-        findings: Findings {
-            active: store.findings().active().to_vec(),
-            recent: store
-                .findings()
-                .cleared()
-                .iter()
-                .filter(in_window)
-                .cloned()
-                .collect(),
-            judging: store.findings().pending().cloned().collect(),
-        },
+        findings: findings_from(store, from),
         thresholds: store.findings().thresholds().clone(),
         cost: *store.cost(),
         privacy: Privacy {
@@ -122,6 +96,37 @@ pub fn take(store: &Store, opts: &Options) -> Snapshot {
             .map(|b| private_burst(b, opts.include_host))
             .collect(),
         events: events_from(store, from),
+    }
+}
+
+/// Each GPU's samples from `from` to `to`, and its processes as `opts` allow.
+fn devices_in(store: &Store, opts: &Options, from: u64, to: u64) -> Vec<DeviceSnapshot> {
+    store
+        .history()
+        .devices
+        .iter()
+        .map(|d| DeviceSnapshot {
+            info: d.info.clone(),
+            status: d.status.clone(),
+            idle_floor_w: store.findings().floor_w(d.info.index),
+            samples: d.samples.window(from, to).copied().collect(),
+            processes: d
+                .processes
+                .iter()
+                .map(|p| private_process(p, opts.cmdlines, opts.include_host))
+                .collect(),
+        })
+        .collect()
+}
+
+/// The open findings, those that ended from `from` on, and what is still being judged.
+fn findings_from(store: &Store, from: u64) -> Findings {
+    let in_window = |f: &&Finding| f.cleared_ms.is_none_or(|c| c >= from);
+    let found = store.findings();
+    Findings {
+        active: found.active().to_vec(),
+        recent: found.cleared().iter().filter(in_window).cloned().collect(),
+        judging: found.pending().cloned().collect(),
     }
 }
 

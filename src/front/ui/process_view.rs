@@ -303,6 +303,39 @@ fn trail_lines<'p>(
     lines
 }
 
+/// Host CPU in % of one core can exceed 100: scaled onto the axis by whole cores (top =
+/// 100, 200… the most seen in the window from `from` on), and the legend says by how much.
+fn cpu_axis_top<'a>(
+    points: impl IntoIterator<Item = &'a crate::history::ProcessPoint>,
+    from: u64,
+) -> f64 {
+    let cpu_max = points
+        .into_iter()
+        .filter(|p| p.t_ms >= from)
+        .filter_map(|p| p.cpu_pct)
+        .fold(0.0f32, f32::max);
+    (f64::from(cpu_max) / 100.0).ceil().clamp(1.0, 64.0) * 100.0
+}
+
+/// The process chart's legend; CPU in % of one core, as the header gives it, on the axis
+/// scaled to its top.
+fn curves_title(cpu_top: f64, theme: &Theme) -> Line<'static> {
+    Line::from(vec![
+        Span::styled(" this process · ", theme.title()),
+        Span::styled("━ kernel time % ", theme.sm()),
+        Span::styled("━ GPU memory % ", theme.mem()),
+        // CPU in % of one core, as the header gives it, on the axis scaled to its top.
+        Span::styled(
+            if cpu_top > 100.0 {
+                format!("━ host CPU % (axis top = {cpu_top:.0} %) ")
+            } else {
+                "━ host CPU % ".to_string()
+            },
+            theme.power(),
+        ),
+    ])
+}
+
 fn curves_chart(
     frame: &mut Frame,
     area: Rect,
@@ -329,33 +362,12 @@ fn curves_chart(
     };
     let sm = pts(&|p| p.sm_pct.map(f64::from));
     let mem = pts(&|p| Some(p.gpu_mem_bytes? as f64 / total? as f64 * 100.0));
-    // Host CPU in % of one core can exceed 100: scaled onto the axis by whole cores (top =
-    // 100, 200… the most seen in the window), and the legend says by how much.
-    let cpu_max = trail
-        .points
-        .iter()
-        .filter(|p| p.t_ms >= from)
-        .filter_map(|p| p.cpu_pct)
-        .fold(0.0f32, f32::max);
-    let cpu_top = (f64::from(cpu_max) / 100.0).ceil().clamp(1.0, 64.0) * 100.0;
+    let cpu_top = cpu_axis_top(trail.points.iter(), from);
     let cpu = pts(&|p| {
         p.cpu_pct
             .map(|c| f64::from(c).min(cpu_top) / cpu_top * 100.0)
     });
-    let title = Line::from(vec![
-        Span::styled(" this process · ", theme.title()),
-        Span::styled("━ kernel time % ", theme.sm()),
-        Span::styled("━ GPU memory % ", theme.mem()),
-        // CPU in % of one core, as the header gives it, on the axis scaled to its top.
-        Span::styled(
-            if cpu_top > 100.0 {
-                format!("━ host CPU % (axis top = {cpu_top:.0} %) ")
-            } else {
-                "━ host CPU % ".to_string()
-            },
-            theme.power(),
-        ),
-    ]);
+    let title = curves_title(cpu_top, theme);
     let window = state.window_ms();
     if area.height < super::strips::STRIPS_BELOW_ROWS {
         // One or two rows of plot would let the series drawn last hide the others: a row of

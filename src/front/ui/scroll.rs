@@ -333,6 +333,7 @@ mod tests {
 
     /// What the pane drew before it kept a `Doc`: `Line`s wrapped into new `Line`s of runs of
     /// one style, each drawn by ratatui. The reference the `Doc` is held to, cell by cell.
+    #[allow(clippy::too_many_lines)] // the old wrapping kept whole, as it was, so it can be the reference
     fn hang_into<'a>(line: Line<'a>, width: usize, out: &mut Vec<Line<'a>>) {
         let fits = line
             .spans
