@@ -9,7 +9,9 @@ pub mod replay;
 pub mod select;
 pub mod sim;
 mod simhealth;
+mod simlevel;
 mod simmig;
+mod simproc;
 pub mod simstack;
 
 use std::time::Instant;

@@ -7,10 +7,13 @@
 use std::str::FromStr;
 
 use crate::model::{
-    clock_event, ChildProcess, DeviceInfo, DeviceReading, DeviceSample, DeviceStatus, EventKind,
-    GpmMetrics, GpuEvent, HostProcess, ProcessSample, SystemInfo, Tick, GIB, MIB,
+    DeviceInfo, DeviceReading, DeviceSample, DeviceStatus, EventKind, GpuEvent, ProcessSample,
+    SystemInfo, Tick, MIB,
 };
 use crate::source::{Sampled, Source, SourceError};
+
+use super::simlevel::{device_info, draw, level};
+use super::simproc::processes_for;
 
 /// The named scenarios of the demo.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -129,7 +132,7 @@ impl Scenario {
     /// The scenario of GPU `index`: `mixed` deals a fixed cast, the others repeat.
     /// What GPU `index` of `gpus` plays. The straggler demo is a job whose last rank computes
     /// on its host while the others wait for it (with one GPU, its two ranks share it).
-    fn for_gpu(self, index: usize, gpus: usize) -> Scenario {
+    pub(super) fn for_gpu(self, index: usize, gpus: usize) -> Scenario {
         const CAST: [Scenario; 8] = [
             Scenario::Healthy,
             Scenario::Membound,
@@ -157,25 +160,25 @@ impl Scenario {
 
 /// Deterministic noise (splitmix64); no dependency, same numbers on every machine.
 #[derive(Debug, Clone)]
-struct Noise(u64);
+pub(super) struct Noise(pub(super) u64);
 
 impl Noise {
-    fn next_u64(&mut self) -> u64 {
+    pub(super) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
-    fn unit(&mut self) -> f32 {
+    pub(super) fn unit(&mut self) -> f32 {
         (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
     }
     /// Roughly normal, mean 0, standard deviation `sd` (Irwin-Hall of four uniforms).
-    fn normal(&mut self, sd: f32) -> f32 {
+    pub(super) fn normal(&mut self, sd: f32) -> f32 {
         let s: f32 = (0..4).map(|_| self.unit()).sum::<f32>() - 2.0;
         s * sd * 1.732
     }
-    fn around(&mut self, mean: f32, sd: f32, lo: f32, hi: f32) -> f32 {
+    pub(super) fn around(&mut self, mean: f32, sd: f32, lo: f32, hi: f32) -> f32 {
         (mean + self.normal(sd)).clamp(lo, hi)
     }
 }
@@ -184,22 +187,22 @@ impl Noise {
 const LOST_XID_AT_S: f32 = 19.5;
 
 /// The H200 facts a simulated GPU presents.
-const TDP_W: f32 = 700.0;
-const MEM_TOTAL: u64 = 143_771 * MIB;
-const JOB_PARENT_PID: u32 = 4000;
+pub(super) const TDP_W: f32 = 700.0;
+pub(super) const MEM_TOTAL: u64 = 143_771 * MIB;
+pub(super) const JOB_PARENT_PID: u32 = 4000;
 
-struct SimDevice {
-    scenario: Scenario,
-    noise: Noise,
-    processes: Vec<ProcessSample>,
+pub(super) struct SimDevice {
+    pub(super) scenario: Scenario,
+    pub(super) noise: Noise,
+    pub(super) processes: Vec<ProcessSample>,
     /// What each process's Python stacks show (a shared GPU's straggler differs from its GPU).
-    stories: Vec<Scenario>,
+    pub(super) stories: Vec<Scenario>,
     /// Its energy counter, and in the health demo its counters and events.
-    health: super::simhealth::SimHealth,
+    pub(super) health: super::simhealth::SimHealth,
     /// The CPU % each process hovers around.
-    base_cpu: Vec<f32>,
+    pub(super) base_cpu: Vec<f32>,
     /// Whole GPU, MIG parent or MIG instance, and what its instances add to its parent.
-    mig: super::simmig::Part,
+    pub(super) mig: super::simmig::Part,
 }
 
 pub struct SimSource {
@@ -339,395 +342,6 @@ impl SimSource {
                 }
             }
         }
-    }
-}
-
-fn device_info(index: usize, scenario: Scenario) -> DeviceInfo {
-    DeviceInfo {
-        index: index as u32,
-        // Each differs in its first eight digits, so `-i GPU-5a1d0003`, the short form README
-        // shows, can be tried on the demo.
-        uuid: format!("GPU-5a1d{index:04x}-0000-4000-8000-{index:012x}"),
-        name: "NVIDIA H200 (simulated)".into(),
-        pci_bus_id: format!("00000000:{:02X}:00.0", 0x18 + index * 0x10),
-        memory_total_bytes: Some(MEM_TOTAL),
-        power_limit_default_w: Some(TDP_W),
-        power_limit_enforced_w: Some(if scenario == Scenario::Powercap {
-            450.0
-        } else {
-            TDP_W
-        }),
-        power_limit_min_w: Some(200.0),
-        power_limit_max_w: Some(TDP_W),
-        max_sm_clock_mhz: Some(1980),
-        max_mem_clock_mhz: Some(3201),
-        temp_slowdown_c: Some(87),
-        pcie_max_gen: Some(5),
-        pcie_max_width: Some(16),
-        persistence_mode: Some(true),
-        mig_mode: Some(false),
-        gpm_supported: true,
-        mig: None,
-    }
-}
-
-fn host(cmdline: &str, cpu: f32, rss_gib: u64, ppid: Option<u32>, workers: usize) -> HostProcess {
-    HostProcess {
-        name: "python3".into(),
-        // Read as /proc is read (host.rs): redacted unless --no-redact, so the demo shows what
-        // a real machine would, and its recordings hold no secret either.
-        cmdline: if crate::redact::redacting() {
-            crate::redact::redact(cmdline)
-        } else {
-            cmdline.into()
-        },
-        user: Some("alice".into()),
-        cpu_pct: Some(cpu),
-        rss_bytes: Some(rss_gib * GIB),
-        threads: Some(24 + workers as u32),
-        state: Some('R'),
-        ppid,
-        children: (0..workers)
-            .map(|w| ChildProcess {
-                pid: 0,
-                name: format!("pt_data_worker_{w}"),
-                cpu_pct: Some(60.0),
-                state: Some('S'),
-            })
-            .collect(),
-        started_ms: None,
-        io_read_bytes_s: None,
-        job: None,
-        container: None,
-        software: None,
-    }
-}
-
-impl SimDevice {
-    /// GPU `i` of `gpus` playing its part of `scenario`, with its processes.
-    fn new(scenario: Scenario, i: usize, gpus: usize, seed: u64, start_ms: u64) -> Self {
-        let sc = scenario.for_gpu(i, gpus);
-        let job = if scenario == Scenario::Mixed {
-            i / 8
-        } else {
-            0
-        };
-        let mut processes = processes_for(sc, i, job);
-        let mut stories = vec![sc; processes.len()];
-        if scenario == Scenario::Straggler && gpus == 1 {
-            // The job's second rank shares the one GPU, computing on its host.
-            let mut straggler = processes_for(Scenario::Straggler, 0, 0);
-            for p in &mut straggler {
-                p.pid += 5;
-                if let Some(job) = p.host.as_mut().and_then(|h| h.job.as_mut()) {
-                    job.rank = Some(1);
-                }
-            }
-            stories.extend(straggler.iter().map(|_| Scenario::Straggler));
-            processes.extend(straggler);
-        }
-        // The demo's jobs were running before gpuwatch started: past their start-up.
-        for h in processes.iter_mut().filter_map(|p| p.host.as_mut()) {
-            h.started_ms = Some(start_ms.saturating_sub(3_600_000));
-        }
-        let base_cpu = processes
-            .iter()
-            .map(|p| p.host.as_ref().and_then(|h| h.cpu_pct).unwrap_or(0.0))
-            .collect();
-        SimDevice {
-            scenario: sc,
-            noise: Noise(seed ^ (i as u64).wrapping_mul(0xA24B_AED4_963E_E407)),
-            processes,
-            stories,
-            base_cpu,
-            health: super::simhealth::SimHealth::new(scenario == Scenario::Health, i),
-            mig: super::simmig::Part::Whole,
-        }
-    }
-}
-
-/// The processes of GPU `gpu` playing `sc`; ranks of a job share `job` (the mixed demo gives
-/// each eight GPUs a job of their own).
-fn processes_for(sc: Scenario, gpu: usize, job: usize) -> Vec<ProcessSample> {
-    let pid = 10_000 + gpu as u32 * 10;
-    let Some((cmd, cpu, mem_gib, ppid, workers)) = workload(sc) else {
-        return Vec::new();
-    };
-    let mut h = host(cmd, cpu, 8, ppid, workers);
-    if sc == Scenario::IdleMem {
-        h.state = Some('S');
-    }
-    if ppid == Some(JOB_PARENT_PID) {
-        // torchrun puts the launcher's variables in each rank's environment.
-        h.ppid = Some(JOB_PARENT_PID + job as u32);
-        h.job = Some(crate::model::JobInfo {
-            key: format!("torchelastic:demo-job-{job}"),
-            rank: Some(gpu as u32),
-            local_rank: Some(gpu as u32),
-            world_size: None,
-        });
-    }
-    for (i, c) in h.children.iter_mut().enumerate() {
-        c.pid = pid + 1 + i as u32;
-    }
-    vec![ProcessSample {
-        pid,
-        gpu_mem_bytes: Some(mem_gib * GIB),
-        sm_pct: None,
-        mem_pct: None,
-        host: Some(h),
-    }]
-}
-
-/// What a process of a GPU playing `sc` runs: its command line, CPU %, GPU memory in GiB,
-/// parent pid and `DataLoader` workers; none on an idle GPU.
-fn workload(sc: Scenario) -> Option<(&'static str, f32, u64, Option<u32>, usize)> {
-    Some(match sc {
-        Scenario::Idle => return None,
-        Scenario::Starved => (
-            "python3 train.py --num-workers 0 --batch 64",
-            99.0,
-            20,
-            None,
-            0,
-        ),
-        Scenario::Sync => (
-            "python3 train.py --batch 8 --log-every-step",
-            100.0,
-            10,
-            None,
-            2,
-        ),
-        // Ranks of one torchrun job: the hung ones spin in NCCL, the straggler is stuck on the host.
-        Scenario::Hang | Scenario::Straggler => (
-            "python3 train_ddp.py --nproc-per-node 3",
-            100.0,
-            90,
-            Some(JOB_PARENT_PID),
-            4,
-        ),
-        Scenario::IdleMem => (
-            "python3 notebook_kernel.py --token=s3cr3t",
-            0.3,
-            60,
-            None,
-            0,
-        ),
-        Scenario::Membound => ("python3 embed_lookup.py", 95.0, 40, None, 4),
-        _ => (
-            "python3 train.py --model llama-8b --batch 32 --api-key=sk-demo-123",
-            110.0,
-            70,
-            None,
-            8,
-        ),
-    })
-}
-
-/// The mean levels of a scenario at `t_s` seconds; noise is added by `draw`.
-struct Level {
-    util: f32,
-    mem_util: f32,
-    power: f32,
-    sm_clock: f32,
-    sm: f32,
-    occ: f32,
-    tensor: f32,
-    dram: f32,
-    pcie_rx_kib: f32,
-    temp: f32,
-    mem_gib: f32,
-    events: u64,
-    pcie_gen: u32,
-    pcie_width: u32,
-}
-
-const BUSY: Level = Level {
-    util: 99.0,
-    mem_util: 24.0,
-    power: 692.0,
-    sm_clock: 1455.0,
-    sm: 96.0,
-    occ: 14.0,
-    tensor: 93.0,
-    dram: 17.0,
-    pcie_rx_kib: 16_000.0,
-    temp: 62.0,
-    mem_gib: 70.0,
-    events: clock_event::SW_POWER_CAP,
-    pcie_gen: 5,
-    pcie_width: 16,
-};
-const FLOOR: Level = Level {
-    util: 0.0,
-    mem_util: 0.0,
-    power: 121.0,
-    sm_clock: 1980.0,
-    sm: 0.0,
-    occ: 0.0,
-    tensor: 0.0,
-    dram: 0.0,
-    pcie_rx_kib: 430.0,
-    temp: 33.0,
-    mem_gib: 2.0,
-    events: 0,
-    pcie_gen: 5,
-    pcie_width: 16,
-};
-
-#[allow(clippy::too_many_lines)] // a table: what each scenario's GPU does over time, one arm a scenario
-fn level(sc: Scenario, t_s: f32, burst: f32) -> Level {
-    match sc {
-        Scenario::Healthy | Scenario::Lost | Scenario::Health | Scenario::Fleet { .. } => BUSY,
-        Scenario::Membound => Level {
-            mem_util: 100.0,
-            power: 472.0,
-            sm_clock: 1980.0,
-            sm: 98.0,
-            occ: 79.0,
-            tensor: 0.0,
-            dram: 88.0,
-            pcie_rx_kib: 34_000.0,
-            temp: 55.0,
-            mem_gib: 40.0,
-            events: 0,
-            ..BUSY
-        },
-        Scenario::Starved => {
-            let on = burst < 0.3;
-            Level {
-                util: if on { 20.0 } else { 2.0 },
-                mem_util: 4.0,
-                power: if on { 200.0 } else { 160.0 },
-                sm: if on { 18.0 } else { 1.0 },
-                occ: 3.7,
-                tensor: 0.7,
-                dram: 3.4,
-                mem_gib: 20.0,
-                temp: 38.0,
-                ..FLOOR
-            }
-        }
-        Scenario::Hang => Level {
-            util: 100.0,
-            sm: 0.8,
-            mem_gib: 90.0,
-            temp: 36.0,
-            ..FLOOR
-        },
-        Scenario::Straggler => Level {
-            mem_gib: 90.0,
-            ..FLOOR
-        },
-        Scenario::Sync => Level {
-            util: 24.0,
-            power: 122.0,
-            sm: 0.2,
-            pcie_rx_kib: 200_000.0,
-            mem_gib: 10.0,
-            ..FLOOR
-        },
-        Scenario::Powercap => Level {
-            power: 446.0,
-            sm_clock: 1200.0,
-            ..BUSY
-        },
-        Scenario::Thermal => Level {
-            power: 560.0,
-            sm_clock: 1250.0,
-            temp: 86.0,
-            events: clock_event::SW_THERMAL | clock_event::HW_THERMAL,
-            ..BUSY
-        },
-        Scenario::Pcie => Level {
-            util: 92.0,
-            power: 610.0,
-            pcie_gen: 3,
-            pcie_width: 8,
-            pcie_rx_kib: 7_500_000.0,
-            ..BUSY
-        },
-        Scenario::IdleMem => Level {
-            mem_gib: 60.0,
-            ..FLOOR
-        },
-        Scenario::Leak => Level {
-            mem_gib: (20.0 + t_s * 0.1).min(138.0),
-            ..BUSY
-        },
-        // A MIG GPU's own readings come from its instances' (`simmig::fill_parent`).
-        Scenario::Mig => Level {
-            temp: 45.0,
-            ..FLOOR
-        },
-        Scenario::Idle | Scenario::Mixed => Level {
-            power: 80.0,
-            sm_clock: 345.0,
-            mem_gib: 0.5,
-            events: clock_event::GPU_IDLE,
-            ..FLOOR
-        },
-    }
-}
-
-fn draw(lv: &Level, n: &mut Noise, t_ms: u64, info: &DeviceInfo) -> DeviceSample {
-    // Real work moves the power; a spinning kernel leaves it flat at the floor (sd 0 on H200).
-    let busy = lv.sm > 50.0;
-    let cap = info.power_limit_enforced_w.unwrap_or(TDP_W);
-    let power = n.around(lv.power, if busy { 6.0 } else { 0.4 }, 60.0, cap);
-    let pct = |n: &mut Noise, v: f32, sd: f32| {
-        Some(n.around(v, if v > 0.0 { sd } else { 0.0 }, 0.0, 100.0))
-    };
-    DeviceSample {
-        t_ms,
-        util_gpu_pct: Some(
-            n.around(
-                lv.util,
-                if lv.util >= 99.0 || lv.util == 0.0 {
-                    0.3
-                } else {
-                    lv.util * 0.3
-                },
-                0.0,
-                100.0,
-            )
-            .round(),
-        ),
-        util_mem_pct: pct(n, lv.mem_util, 2.0).map(f32::round),
-        power_w: Some(power),
-        energy_power_w: Some(n.around(power, if busy { 5.0 } else { 1.0 }, 50.0, cap + 20.0)),
-        power_limit_w: Some(cap),
-        temp_c: Some(n.around(lv.temp, 0.4, 20.0, 100.0).round()),
-        sm_clock_mhz: Some(
-            n.around(lv.sm_clock, if busy { 30.0 } else { 0.0 }, 200.0, 1980.0) as u32,
-        ),
-        mem_clock_mhz: Some(3201),
-        mem_used_bytes: Some((lv.mem_gib * GIB as f32) as u64),
-        fan_pct: None,
-        pstate: Some(0),
-        clock_events: Some(lv.events),
-        pcie_gen: Some(if lv.util > 50.0 {
-            lv.pcie_gen
-        } else {
-            lv.pcie_gen.min(3)
-        }),
-        pcie_width: Some(lv.pcie_width),
-        pcie_tx_kib_s: Some(n.around(lv.pcie_rx_kib * 0.3, lv.pcie_rx_kib * 0.05, 0.0, 1e8)),
-        pcie_rx_kib_s: Some(n.around(lv.pcie_rx_kib, lv.pcie_rx_kib * 0.1, 0.0, 1e8)),
-        // Set by `SimHealth::read`.
-        energy_mj: None,
-        health: crate::model::Health::default(),
-        gpm: GpmMetrics {
-            sm_active_pct: pct(n, lv.sm, 1.0),
-            sm_occupancy_pct: pct(n, lv.occ, 1.0),
-            tensor_active_pct: pct(n, lv.tensor, 1.0),
-            dram_bw_pct: pct(n, lv.dram, 1.0),
-            // Not read live either (see GPM_IDS in nvml.rs).
-            engine_active_pct: None,
-            fp16_active_pct: Some(0.0),
-            fp32_active_pct: pct(n, lv.sm * 0.1, 0.5),
-            fp64_active_pct: Some(0.0),
-        },
     }
 }
 

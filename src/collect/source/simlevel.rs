@@ -1,0 +1,242 @@
+//! What a simulated GPU is (an H200's facts) and reads at each moment of its scenario: the mean levels of util, power,
+//! clocks and activity (as measured on an H200), and the noise drawn around them.
+
+use super::sim::{Noise, Scenario, MEM_TOTAL, TDP_W};
+use crate::model::{clock_event, DeviceInfo, DeviceSample, GpmMetrics, GIB};
+
+/// The mean levels of a scenario at `t_s` seconds; noise is added by `draw`.
+pub(super) struct Level {
+    pub(super) util: f32,
+    mem_util: f32,
+    power: f32,
+    sm_clock: f32,
+    sm: f32,
+    occ: f32,
+    tensor: f32,
+    dram: f32,
+    pcie_rx_kib: f32,
+    temp: f32,
+    mem_gib: f32,
+    events: u64,
+    pcie_gen: u32,
+    pcie_width: u32,
+}
+
+const BUSY: Level = Level {
+    util: 99.0,
+    mem_util: 24.0,
+    power: 692.0,
+    sm_clock: 1455.0,
+    sm: 96.0,
+    occ: 14.0,
+    tensor: 93.0,
+    dram: 17.0,
+    pcie_rx_kib: 16_000.0,
+    temp: 62.0,
+    mem_gib: 70.0,
+    events: clock_event::SW_POWER_CAP,
+    pcie_gen: 5,
+    pcie_width: 16,
+};
+const FLOOR: Level = Level {
+    util: 0.0,
+    mem_util: 0.0,
+    power: 121.0,
+    sm_clock: 1980.0,
+    sm: 0.0,
+    occ: 0.0,
+    tensor: 0.0,
+    dram: 0.0,
+    pcie_rx_kib: 430.0,
+    temp: 33.0,
+    mem_gib: 2.0,
+    events: 0,
+    pcie_gen: 5,
+    pcie_width: 16,
+};
+
+#[allow(clippy::too_many_lines)] // a table: what each scenario's GPU does over time, one arm a scenario
+pub(super) fn level(sc: Scenario, t_s: f32, burst: f32) -> Level {
+    match sc {
+        Scenario::Healthy | Scenario::Lost | Scenario::Health | Scenario::Fleet { .. } => BUSY,
+        Scenario::Membound => Level {
+            mem_util: 100.0,
+            power: 472.0,
+            sm_clock: 1980.0,
+            sm: 98.0,
+            occ: 79.0,
+            tensor: 0.0,
+            dram: 88.0,
+            pcie_rx_kib: 34_000.0,
+            temp: 55.0,
+            mem_gib: 40.0,
+            events: 0,
+            ..BUSY
+        },
+        Scenario::Starved => {
+            let on = burst < 0.3;
+            Level {
+                util: if on { 20.0 } else { 2.0 },
+                mem_util: 4.0,
+                power: if on { 200.0 } else { 160.0 },
+                sm: if on { 18.0 } else { 1.0 },
+                occ: 3.7,
+                tensor: 0.7,
+                dram: 3.4,
+                mem_gib: 20.0,
+                temp: 38.0,
+                ..FLOOR
+            }
+        }
+        Scenario::Hang => Level {
+            util: 100.0,
+            sm: 0.8,
+            mem_gib: 90.0,
+            temp: 36.0,
+            ..FLOOR
+        },
+        Scenario::Straggler => Level {
+            mem_gib: 90.0,
+            ..FLOOR
+        },
+        Scenario::Sync => Level {
+            util: 24.0,
+            power: 122.0,
+            sm: 0.2,
+            pcie_rx_kib: 200_000.0,
+            mem_gib: 10.0,
+            ..FLOOR
+        },
+        Scenario::Powercap => Level {
+            power: 446.0,
+            sm_clock: 1200.0,
+            ..BUSY
+        },
+        Scenario::Thermal => Level {
+            power: 560.0,
+            sm_clock: 1250.0,
+            temp: 86.0,
+            events: clock_event::SW_THERMAL | clock_event::HW_THERMAL,
+            ..BUSY
+        },
+        Scenario::Pcie => Level {
+            util: 92.0,
+            power: 610.0,
+            pcie_gen: 3,
+            pcie_width: 8,
+            pcie_rx_kib: 7_500_000.0,
+            ..BUSY
+        },
+        Scenario::IdleMem => Level {
+            mem_gib: 60.0,
+            ..FLOOR
+        },
+        Scenario::Leak => Level {
+            mem_gib: (20.0 + t_s * 0.1).min(138.0),
+            ..BUSY
+        },
+        // A MIG GPU's own readings come from its instances' (`simmig::fill_parent`).
+        Scenario::Mig => Level {
+            temp: 45.0,
+            ..FLOOR
+        },
+        Scenario::Idle | Scenario::Mixed => Level {
+            power: 80.0,
+            sm_clock: 345.0,
+            mem_gib: 0.5,
+            events: clock_event::GPU_IDLE,
+            ..FLOOR
+        },
+    }
+}
+
+pub(super) fn draw(lv: &Level, n: &mut Noise, t_ms: u64, info: &DeviceInfo) -> DeviceSample {
+    // Real work moves the power; a spinning kernel leaves it flat at the floor (sd 0 on H200).
+    let busy = lv.sm > 50.0;
+    let cap = info.power_limit_enforced_w.unwrap_or(TDP_W);
+    let power = n.around(lv.power, if busy { 6.0 } else { 0.4 }, 60.0, cap);
+    let pct = |n: &mut Noise, v: f32, sd: f32| {
+        Some(n.around(v, if v > 0.0 { sd } else { 0.0 }, 0.0, 100.0))
+    };
+    DeviceSample {
+        t_ms,
+        util_gpu_pct: Some(
+            n.around(
+                lv.util,
+                if lv.util >= 99.0 || lv.util == 0.0 {
+                    0.3
+                } else {
+                    lv.util * 0.3
+                },
+                0.0,
+                100.0,
+            )
+            .round(),
+        ),
+        util_mem_pct: pct(n, lv.mem_util, 2.0).map(f32::round),
+        power_w: Some(power),
+        energy_power_w: Some(n.around(power, if busy { 5.0 } else { 1.0 }, 50.0, cap + 20.0)),
+        power_limit_w: Some(cap),
+        temp_c: Some(n.around(lv.temp, 0.4, 20.0, 100.0).round()),
+        sm_clock_mhz: Some(
+            n.around(lv.sm_clock, if busy { 30.0 } else { 0.0 }, 200.0, 1980.0) as u32,
+        ),
+        mem_clock_mhz: Some(3201),
+        mem_used_bytes: Some((lv.mem_gib * GIB as f32) as u64),
+        fan_pct: None,
+        pstate: Some(0),
+        clock_events: Some(lv.events),
+        pcie_gen: Some(if lv.util > 50.0 {
+            lv.pcie_gen
+        } else {
+            lv.pcie_gen.min(3)
+        }),
+        pcie_width: Some(lv.pcie_width),
+        pcie_tx_kib_s: Some(n.around(lv.pcie_rx_kib * 0.3, lv.pcie_rx_kib * 0.05, 0.0, 1e8)),
+        pcie_rx_kib_s: Some(n.around(lv.pcie_rx_kib, lv.pcie_rx_kib * 0.1, 0.0, 1e8)),
+        // Set by `SimHealth::read`.
+        energy_mj: None,
+        health: crate::model::Health::default(),
+        gpm: GpmMetrics {
+            sm_active_pct: pct(n, lv.sm, 1.0),
+            sm_occupancy_pct: pct(n, lv.occ, 1.0),
+            tensor_active_pct: pct(n, lv.tensor, 1.0),
+            dram_bw_pct: pct(n, lv.dram, 1.0),
+            // Not read live either (see GPM_IDS in nvml.rs).
+            engine_active_pct: None,
+            fp16_active_pct: Some(0.0),
+            fp32_active_pct: pct(n, lv.sm * 0.1, 0.5),
+            fp64_active_pct: Some(0.0),
+        },
+    }
+}
+
+/// The H200 facts simulated GPU `index` presents in `scenario`.
+pub(super) fn device_info(index: usize, scenario: Scenario) -> DeviceInfo {
+    DeviceInfo {
+        index: index as u32,
+        // Each differs in its first eight digits, so `-i GPU-5a1d0003`, the short form README
+        // shows, can be tried on the demo.
+        uuid: format!("GPU-5a1d{index:04x}-0000-4000-8000-{index:012x}"),
+        name: "NVIDIA H200 (simulated)".into(),
+        pci_bus_id: format!("00000000:{:02X}:00.0", 0x18 + index * 0x10),
+        memory_total_bytes: Some(MEM_TOTAL),
+        power_limit_default_w: Some(TDP_W),
+        power_limit_enforced_w: Some(if scenario == Scenario::Powercap {
+            450.0
+        } else {
+            TDP_W
+        }),
+        power_limit_min_w: Some(200.0),
+        power_limit_max_w: Some(TDP_W),
+        max_sm_clock_mhz: Some(1980),
+        max_mem_clock_mhz: Some(3201),
+        temp_slowdown_c: Some(87),
+        pcie_max_gen: Some(5),
+        pcie_max_width: Some(16),
+        persistence_mode: Some(true),
+        mig_mode: Some(false),
+        gpm_supported: true,
+        mig: None,
+    }
+}

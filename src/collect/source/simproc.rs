@@ -1,0 +1,158 @@
+//! The processes a simulated GPU runs in its scenario: command lines, host side, jobs and
+//! `DataLoader` workers, as the demo shows them.
+
+use super::sim::{Noise, Scenario, SimDevice, JOB_PARENT_PID};
+use crate::model::{ChildProcess, HostProcess, ProcessSample, GIB};
+
+fn host(cmdline: &str, cpu: f32, rss_gib: u64, ppid: Option<u32>, workers: usize) -> HostProcess {
+    HostProcess {
+        name: "python3".into(),
+        // Read as /proc is read (host.rs): redacted unless --no-redact, so the demo shows what
+        // a real machine would, and its recordings hold no secret either.
+        cmdline: if crate::redact::redacting() {
+            crate::redact::redact(cmdline)
+        } else {
+            cmdline.into()
+        },
+        user: Some("alice".into()),
+        cpu_pct: Some(cpu),
+        rss_bytes: Some(rss_gib * GIB),
+        threads: Some(24 + workers as u32),
+        state: Some('R'),
+        ppid,
+        children: (0..workers)
+            .map(|w| ChildProcess {
+                pid: 0,
+                name: format!("pt_data_worker_{w}"),
+                cpu_pct: Some(60.0),
+                state: Some('S'),
+            })
+            .collect(),
+        started_ms: None,
+        io_read_bytes_s: None,
+        job: None,
+        container: None,
+        software: None,
+    }
+}
+
+impl SimDevice {
+    /// GPU `i` of `gpus` playing its part of `scenario`, with its processes.
+    pub(super) fn new(scenario: Scenario, i: usize, gpus: usize, seed: u64, start_ms: u64) -> Self {
+        let sc = scenario.for_gpu(i, gpus);
+        let job = if scenario == Scenario::Mixed {
+            i / 8
+        } else {
+            0
+        };
+        let mut processes = processes_for(sc, i, job);
+        let mut stories = vec![sc; processes.len()];
+        if scenario == Scenario::Straggler && gpus == 1 {
+            // The job's second rank shares the one GPU, computing on its host.
+            let mut straggler = processes_for(Scenario::Straggler, 0, 0);
+            for p in &mut straggler {
+                p.pid += 5;
+                if let Some(job) = p.host.as_mut().and_then(|h| h.job.as_mut()) {
+                    job.rank = Some(1);
+                }
+            }
+            stories.extend(straggler.iter().map(|_| Scenario::Straggler));
+            processes.extend(straggler);
+        }
+        // The demo's jobs were running before gpuwatch started: past their start-up.
+        for h in processes.iter_mut().filter_map(|p| p.host.as_mut()) {
+            h.started_ms = Some(start_ms.saturating_sub(3_600_000));
+        }
+        let base_cpu = processes
+            .iter()
+            .map(|p| p.host.as_ref().and_then(|h| h.cpu_pct).unwrap_or(0.0))
+            .collect();
+        SimDevice {
+            scenario: sc,
+            noise: Noise(seed ^ (i as u64).wrapping_mul(0xA24B_AED4_963E_E407)),
+            processes,
+            stories,
+            base_cpu,
+            health: super::simhealth::SimHealth::new(scenario == Scenario::Health, i),
+            mig: super::simmig::Part::Whole,
+        }
+    }
+}
+
+/// The processes of GPU `gpu` playing `sc`; ranks of a job share `job` (the mixed demo gives
+/// each eight GPUs a job of their own).
+pub(super) fn processes_for(sc: Scenario, gpu: usize, job: usize) -> Vec<ProcessSample> {
+    let pid = 10_000 + gpu as u32 * 10;
+    let Some((cmd, cpu, mem_gib, ppid, workers)) = workload(sc) else {
+        return Vec::new();
+    };
+    let mut h = host(cmd, cpu, 8, ppid, workers);
+    if sc == Scenario::IdleMem {
+        h.state = Some('S');
+    }
+    if ppid == Some(JOB_PARENT_PID) {
+        // torchrun puts the launcher's variables in each rank's environment.
+        h.ppid = Some(JOB_PARENT_PID + job as u32);
+        h.job = Some(crate::model::JobInfo {
+            key: format!("torchelastic:demo-job-{job}"),
+            rank: Some(gpu as u32),
+            local_rank: Some(gpu as u32),
+            world_size: None,
+        });
+    }
+    for (i, c) in h.children.iter_mut().enumerate() {
+        c.pid = pid + 1 + i as u32;
+    }
+    vec![ProcessSample {
+        pid,
+        gpu_mem_bytes: Some(mem_gib * GIB),
+        sm_pct: None,
+        mem_pct: None,
+        host: Some(h),
+    }]
+}
+
+/// What a process of a GPU playing `sc` runs: its command line, CPU %, GPU memory in GiB,
+/// parent pid and `DataLoader` workers; none on an idle GPU.
+fn workload(sc: Scenario) -> Option<(&'static str, f32, u64, Option<u32>, usize)> {
+    Some(match sc {
+        Scenario::Idle => return None,
+        Scenario::Starved => (
+            "python3 train.py --num-workers 0 --batch 64",
+            99.0,
+            20,
+            None,
+            0,
+        ),
+        Scenario::Sync => (
+            "python3 train.py --batch 8 --log-every-step",
+            100.0,
+            10,
+            None,
+            2,
+        ),
+        // Ranks of one torchrun job: the hung ones spin in NCCL, the straggler is stuck on the host.
+        Scenario::Hang | Scenario::Straggler => (
+            "python3 train_ddp.py --nproc-per-node 3",
+            100.0,
+            90,
+            Some(JOB_PARENT_PID),
+            4,
+        ),
+        Scenario::IdleMem => (
+            "python3 notebook_kernel.py --token=s3cr3t",
+            0.3,
+            60,
+            None,
+            0,
+        ),
+        Scenario::Membound => ("python3 embed_lookup.py", 95.0, 40, None, 4),
+        _ => (
+            "python3 train.py --model llama-8b --batch 32 --api-key=sk-demo-123",
+            110.0,
+            70,
+            None,
+            8,
+        ),
+    })
+}
