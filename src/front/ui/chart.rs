@@ -2,11 +2,11 @@
 //! gap between util and power shows at a glance. Spans where a busy-but-idle finding was open
 //! are marked on the chart itself, as a band across its top.
 
+use super::border::Border;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders};
 use ratatui::Frame;
 
 use super::plot::{Layout, Plot};
@@ -190,12 +190,8 @@ pub fn render(
     };
     let title = chart_title(dev.info.index, window, &metrics, &marks, &spans, theme);
     let secs = window as f64 / 1000.0;
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(title)
-        .title_bottom(health_line(dev, area.width, theme))
-        .border_style(theme.border());
-    let Some(plot_area) = axes(frame, area, block, window, theme) else {
+    let pane = Border::new(title, theme.border()).bottom(health_line(dev, area.width, theme));
+    let Some(plot_area) = axes(frame, area, pane, window, theme) else {
         return points;
     };
     let mut plot = Plot::new(plot_area, [-secs, 0.0], [0.0, 100.0]);
@@ -321,18 +317,18 @@ fn chart_title<'a>(
     Line::from(title)
 }
 
-/// Draws a time chart's `block` and its axes as `Chart` would: the last `window_ms` across,
+/// Draws a time chart's `pane` and its axes as `Chart` would: the last `window_ms` across,
 /// labelled in time before now, and 0–100 % up. Returns where the series go (`ui/plot.rs`
 /// says why they are not a `Chart`'s datasets).
 pub fn axes(
     frame: &mut Frame,
     area: Rect,
-    block: Block<'_>,
+    pane: Border<'_>,
     window_ms: u64,
     theme: &Theme,
 ) -> Option<Rect> {
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
+    let inner = Border::inner(area);
+    pane.render(area, frame.buffer_mut());
     let oldest = format!("-{}", super::format::duration(window_ms));
     let first_width =
         u16::try_from(unicode_width::UnicodeWidthStr::width(oldest.as_str())).unwrap_or(u16::MAX);

@@ -3,7 +3,7 @@
 
 use ratatui::layout::Rect;
 use ratatui::style::Style;
-use ratatui::widgets::{Block, Borders, Clear};
+use ratatui::widgets::Clear;
 use ratatui::Frame;
 
 use super::theme::Theme;
@@ -184,11 +184,8 @@ pub fn render(frame: &mut Frame, area: Rect, offset: usize, theme: &Theme) -> us
         doc.styled_fmt(format_args!(" {k:<20} {what}"), theme.dim());
     }
     frame.render_widget(Clear, r);
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(" keys (Esc closes, ↑↓ scroll) ")
-        .border_style(theme.focus_border());
-    super::scroll::render(frame, r, block, &mut doc, offset, theme)
+    let pane = super::border::Border::new(" keys (Esc closes, ↑↓ scroll) ", theme.focus_border());
+    super::scroll::render(frame, r, pane, &mut doc, offset, theme)
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 //! needs, which `render` returns.
 
 mod badge;
+mod border;
 mod chart;
 mod findings;
 mod format;

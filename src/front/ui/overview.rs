@@ -7,7 +7,7 @@ use std::fmt::Write;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::badge::{badge, NARROW_BADGE, WIDE_BADGE};
@@ -103,16 +103,13 @@ fn bordered(
     } else {
         band(store, n, focused, theme)
     };
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(title)
-        .border_style(if focused {
-            theme.focus_border()
-        } else {
-            theme.border()
-        });
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
+    let border = if focused {
+        theme.focus_border()
+    } else {
+        theme.border()
+    };
+    let inner = super::border::Border::inner(area);
+    super::border::Border::new(title, border).render(area, frame.buffer_mut());
     inner
 }
 

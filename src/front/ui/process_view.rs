@@ -153,7 +153,7 @@ pub fn render(
     frame.render_widget(
         Paragraph::new(head)
             .wrap(Wrap { trim: false })
-            .block(theme.pane(" process (Esc back, K signal) ", true)),
+            .block(theme.block(" process (Esc back, K signal) ", true)),
         info,
     );
     curves_chart(frame, curves, state, store, device, pid, theme);
@@ -190,7 +190,7 @@ pub fn render(
     let mut thread_lines = super::stacks::lines(burst, now, store.pids_are_local(), theme);
     thread_lines.append(&mut child_lines);
     frame.render_widget(
-        Paragraph::new(thread_lines).block(theme.pane(" threads · children (p: stacks) ", false)),
+        Paragraph::new(thread_lines).block(theme.block(" threads · children (p: stacks) ", false)),
         kids,
     );
     let plain = ratatui::style::Style::default();
@@ -252,12 +252,8 @@ fn bars(
     window_ms: u64,
     theme: &Theme,
 ) {
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(title)
-        .border_style(theme.border());
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
+    let inner = super::border::Border::inner(area);
+    super::border::Border::new(title, theme.border()).render(area, frame.buffer_mut());
     let (label_w, value_w) = (7u16, 6u16);
     let width = usize::from(inner.width.saturating_sub(label_w + value_w));
     let secs = window_ms as f64 / 1000.0;
@@ -380,11 +376,8 @@ fn curves_chart(
         bars(frame, area, title, &rows, window, theme);
         return;
     }
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(title)
-        .border_style(theme.border());
-    if let Some(plot_area) = super::chart::axes(frame, area, block, window, theme) {
+    let border = super::border::Border::new(title, theme.border());
+    if let Some(plot_area) = super::chart::axes(frame, area, border, window, theme) {
         let secs = window as f64 / 1000.0;
         let mut plot = super::plot::Plot::new(plot_area, [-secs, 0.0], [0.0, 100.0]);
         for (points, style) in [

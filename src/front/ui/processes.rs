@@ -76,12 +76,11 @@ pub fn render(
         rows.len(),
         state.sort.name()
     );
-    let block = theme.pane(title, focused);
-    let inner = block.inner(area);
+    let inner = super::border::Border::inner(area);
     if let Some(msg) = nothing_to_list(&rows, state, store) {
         frame.render_widget(
             Paragraph::new(Span::styled(msg, theme.dim()))
-                .block(block)
+                .block(theme.block(title, focused))
                 .wrap(ratatui::widgets::Wrap { trim: true }),
             area,
         );
@@ -90,8 +89,8 @@ pub fn render(
     let visible = inner.height.saturating_sub(1) as usize;
     let selected = state.selected_process.min(rows.len() - 1);
     let first = super::overview::scroll_start(selected, visible, rows.len());
-    let block = scroll_mark(
-        block,
+    let pane = scroll_mark(
+        theme.pane(title, focused),
         first,
         rows.len().saturating_sub(first + visible),
         theme,
@@ -111,7 +110,7 @@ pub fn render(
     if containers && fits_container(&columns, inner.width) {
         columns.insert(columns.len() - 1, ("CONTAINER", None, 12));
     }
-    frame.render_widget(block, area);
+    pane.render(area, frame.buffer_mut());
     let table = Table {
         area: inner,
         columns: &columns,
@@ -304,17 +303,17 @@ fn words(r: &ProcessRow, col: Option<SortKey>, text: &mut String) {
 /// Rows out of sight said on the border, as the findings pane says its lines: at 80x24 the
 /// table has room for one or two of eight processes.
 fn scroll_mark(
-    block: ratatui::widgets::Block<'static>,
+    pane: super::border::Border<'static>,
     above: usize,
     below: usize,
     theme: &Theme,
-) -> ratatui::widgets::Block<'static> {
+) -> super::border::Border<'static> {
     let mark = match (above, below) {
         (_, 1..) => format!(" ▼ {below} more (↓) "),
         (1.., 0) => format!(" ▲ {above} above (↑) "),
-        _ => return block,
+        _ => return pane,
     };
-    block.title_bottom(ratatui::text::Line::styled(mark, theme.title()).right_aligned())
+    pane.bottom(ratatui::text::Line::styled(mark, theme.title()).right_aligned())
 }
 
 #[cfg(test)]

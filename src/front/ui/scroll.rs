@@ -14,10 +14,11 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Widget};
+use ratatui::widgets::Widget;
 use ratatui::Frame;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
+use super::border::Border;
 use super::theme::Theme;
 
 /// Lines of styled text for a scrolled pane.
@@ -84,17 +85,17 @@ impl Doc {
     }
 }
 
-/// Draws `doc` wrapped inside `block` from line `offset`; returns the largest useful offset
+/// Draws `doc` wrapped inside `pane` from line `offset`; returns the largest useful offset
 /// (0 when everything fits).
 pub fn render(
     frame: &mut Frame,
     area: Rect,
-    block: Block<'_>,
+    pane: Border<'_>,
     doc: &mut Doc,
     offset: usize,
     theme: &Theme,
 ) -> usize {
-    let inner = block.inner(area);
+    let inner = Border::inner(area);
     let width = usize::from(inner.width).max(1);
     // Rows counted without being built: only the visible ones are drawn.
     let total: usize = (0..doc.lines.len())
@@ -117,11 +118,11 @@ pub fn render(
         }
     }
     let doc = &*doc;
-    let mut block = block;
+    let mut pane = pane;
     if !doc.mark.is_empty() {
-        block = block.title_bottom(Line::styled(doc.mark.as_str(), theme.title()).right_aligned());
+        pane = pane.bottom(Line::styled(doc.mark.as_str(), theme.title()).right_aligned());
     }
-    frame.render_widget(block, area);
+    pane.render(area, frame.buffer_mut());
     let buf = frame.buffer_mut();
     let mut y = inner.y;
     let mut skip = offset;
@@ -444,7 +445,7 @@ mod tests {
                 let area = Rect::new(0, 0, width, 12);
                 let mut old_max = 0;
                 let old = draw(width, 12, |f| {
-                    let block = Block::bordered();
+                    let block = ratatui::widgets::Block::bordered();
                     let inner = block.inner(area);
                     let w = usize::from(inner.width).max(1);
                     let mut wrapped = Vec::new();
@@ -474,7 +475,14 @@ mod tests {
                             doc.push(t, *st);
                         }
                     }
-                    new_max = render(f, area, Block::bordered(), &mut doc, offset, &theme);
+                    new_max = render(
+                        f,
+                        area,
+                        Border::new("", Style::default()),
+                        &mut doc,
+                        offset,
+                        &theme,
+                    );
                 });
                 assert_eq!(new_max, old_max, "width {width}");
                 // Inside the border (the reference drew no "more lines" mark on it).

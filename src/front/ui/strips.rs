@@ -3,7 +3,6 @@
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders};
 use ratatui::Frame;
 
 use super::chart::{current_span, health_line, Metric};
@@ -40,13 +39,10 @@ pub(super) fn strips(
             theme.severity(f.severity),
         ));
     }
-    let block = Block::default()
-        .borders(Borders::ALL)
-        .title(Line::from(title))
-        .title_bottom(health_line(dev, area.width, theme))
-        .border_style(theme.border());
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
+    let inner = super::border::Border::inner(area);
+    super::border::Border::new(title, theme.border())
+        .bottom(health_line(dev, area.width, theme))
+        .render(area, frame.buffer_mut());
     let secs = window as f64 / 1000.0;
     let (label_w, value_w) = (7u16, 5u16);
     let bars_w = inner.width.saturating_sub(label_w + value_w);

@@ -66,15 +66,32 @@ impl Theme {
         &self,
         title: impl Into<std::borrow::Cow<'a, str>>,
         focused: bool,
+    ) -> super::border::Border<'a> {
+        super::border::Border::new(
+            Span::styled(title.into(), self.title()),
+            self.pane_border_style(focused),
+        )
+    }
+
+    /// The same pane as a `Block`, for a `Paragraph` to draw itself in.
+    #[must_use]
+    pub fn block<'a>(
+        &self,
+        title: impl Into<std::borrow::Cow<'a, str>>,
+        focused: bool,
     ) -> Block<'a> {
         Block::default()
             .borders(Borders::ALL)
             .title(Span::styled(title.into(), self.title()))
-            .border_style(if focused {
-                self.focus_border()
-            } else {
-                self.border()
-            })
+            .border_style(self.pane_border_style(focused))
+    }
+
+    fn pane_border_style(&self, focused: bool) -> Style {
+        if focused {
+            self.focus_border()
+        } else {
+            self.border()
+        }
     }
 
     /// A finding's badge: coloured, and bold (warning) or reversed (critical) without colour.
