@@ -12,11 +12,12 @@ mod hang;
 mod hardware;
 mod health;
 mod hints;
-mod host;
 mod id;
+mod idle_mem;
 mod memory;
 mod slots;
 mod stacks;
+mod starved;
 mod stats;
 mod sync;
 mod transfer;
@@ -283,7 +284,7 @@ static RULES: [Rule; 17] = [
     health::ECC,
     health::REMAP,
     hang::HANG,
-    host::STARVED,
+    starved::STARVED,
     sync::SYNC,
     transfer::TRANSFER,
     hardware::POWERCAP,
@@ -293,7 +294,7 @@ static RULES: [Rule; 17] = [
     health::NVLINK,
     memory::FULL,
     memory::GROWTH,
-    host::IDLE_MEM,
+    idle_mem::IDLE_MEM,
     hardware::PERSISTENCE,
 ];
 

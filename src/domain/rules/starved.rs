@@ -1,15 +1,16 @@
-//! Rules that need the host side of the GPU's processes.
-//!
-//! Starved: util low and power near the floor while the kernels that do run fill the SMs: the
-//! GPU waits for input. The host side says for what: the process (or its `DataLoader` workers)
-//! busy on a CPU preparing batches, or the process sleeping / in I/O wait with little CPU
-//! (slow storage, a remote source). Fires wrongly on: a job that is legitimately CPU-heavy
-//! between short GPU steps (e.g. RL environments), which is still worth knowing.
-//! Idle-mem: a process holds GPU memory while no kernel runs for a long time.
+//! The starved rule: util low and power near the floor while the kernels that do run fill the
+//! SMs: the GPU waits for input. The host side says for what: the process (or its `DataLoader`
+//! workers) busy on a CPU preparing batches, or the process sleeping / in I/O wait with little
+//! CPU (slow storage, a remote source); its Python stacks, where read, say which. Fires wrongly
+//! on: a job that is legitimately CPU-heavy between short GPU steps (e.g. RL environments),
+//! which is still worth knowing.
+
+mod host_side;
+
+use host_side::{host_evidence, Kind};
 
 use super::{stacks, Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::stack::StackClass;
-use crate::model::{ProcessSample, GIB};
 use crate::text::span_words;
 
 pub const STARVED: Rule = Rule {
@@ -23,22 +24,6 @@ pub const STARVED: Rule = Rule {
     after_startup: true,
     busy_but_idle: true,
     watch: Watching::Check,
-};
-
-pub const IDLE_MEM: Rule = Rule {
-    id: RuleId::IdleMem,
-    mig: OnMig::Instance,
-    title: "Idle GPU with memory held",
-    severity: Severity::Info,
-    window: |t| t.idle_mem_window,
-    check: check_idle_mem,
-    cause: false,
-    after_startup: false,
-    busy_but_idle: false,
-    watch: Watching::With {
-        building: idle_mem_building,
-        needs: |t| t.idle_mem_window,
-    },
 };
 
 /// Share of samples with GPM SM activity above zero (or util above zero, at half this) that
@@ -414,209 +399,4 @@ fn starved_actions(kind: Kind) -> Vec<String> {
         ]);
     }
     actions
-}
-
-/// What the GPU's processes do on the host.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    /// The process or a worker is busy on a CPU: it prepares the input.
-    Computing,
-    /// The process sleeps or waits on I/O with little CPU: it waits for the input.
-    Waiting,
-    /// Known, neither busy nor clearly waiting.
-    Idle,
-    /// The PIDs do not resolve here.
-    Unknown,
-}
-
-impl Kind {
-    fn word(self) -> &'static str {
-        match self {
-            Kind::Computing => "busy on the CPU",
-            Kind::Waiting => "waiting (sleeping or in I/O)",
-            Kind::Idle => "neither busy nor waiting",
-            Kind::Unknown => "unknown",
-        }
-    }
-}
-
-struct HostEvidence {
-    kind: Kind,
-    /// The most `DataLoader` workers any of the processes has: the causes differ without them.
-    workers: usize,
-    lines: Vec<String>,
-    pids: Vec<u32>,
-}
-
-/// What the owning processes do on the host, with a line of evidence each.
-fn host_evidence(procs: &[ProcessSample], busy_pct: f32) -> HostEvidence {
-    let pids: Vec<u32> = procs.iter().map(|p| p.pid).collect();
-    if procs.iter().all(|p| p.host.is_none()) {
-        return HostEvidence {
-            kind: Kind::Unknown,
-            workers: 0,
-            lines: vec!["host side unknown: the process IDs do not resolve here (a container?), so host CPU was not checked".into()],
-            pids,
-        };
-    }
-    let mut lines = Vec::new();
-    let (mut computing, mut waiting) = (false, false);
-    for p in procs {
-        let Some(h) = &p.host else { continue };
-        let cpu = h.cpu_pct.unwrap_or(0.0);
-        let io_wait = h.state == Some('D');
-        let busy_workers = h
-            .children
-            .iter()
-            .filter(|k| k.cpu_pct.unwrap_or(0.0) >= busy_pct || k.state == Some('D'))
-            .count();
-        computing |= cpu >= busy_pct || busy_workers > 0;
-        waiting |= (cpu < WAITING_CPU_MAX_PCT
-            && matches!(h.state, Some('S' | 'D'))
-            && h.cpu_pct.is_some())
-            || io_wait;
-        lines.push(process_line(p.pid, h, busy_workers));
-    }
-    let kind = match (computing, waiting) {
-        (true, _) => Kind::Computing,
-        (false, true) => Kind::Waiting,
-        (false, false) => Kind::Idle,
-    };
-    let workers = procs
-        .iter()
-        .filter_map(|p| p.host.as_ref().map(|h| h.children.len()))
-        .max()
-        .unwrap_or(0);
-    HostEvidence {
-        kind,
-        workers,
-        lines,
-        pids,
-    }
-}
-
-/// One process's host side in words: its CPU, its state, its reads, its workers.
-fn process_line(pid: u32, h: &crate::model::HostProcess, busy_workers: usize) -> String {
-    let cpu = h.cpu_pct.unwrap_or(0.0);
-    let reads = h.io_read_bytes_s.unwrap_or(0.0);
-    let workers = match h.children.len() {
-        0 => "no worker processes (DataLoader num_workers=0?)".to_string(),
-        1 if busy_workers == 1 => "1 worker process, busy".to_string(),
-        1 => "1 worker process, not busy".to_string(),
-        n => format!("{n} worker processes, {busy_workers} of them busy"),
-    };
-    let state = match h.state {
-        Some('D') => ", in I/O wait (state D)",
-        Some('S') if cpu < WAITING_CPU_MAX_PCT => ", sleeping (state S)",
-        _ => "",
-    };
-    let io = if reads >= 1024.0 * 1024.0 {
-        format!(
-            ", reading {:.0} MiB/s from storage",
-            reads / (1024.0 * 1024.0)
-        )
-    } else {
-        String::new()
-    };
-    format!(
-        "pid {pid} ({}) at {cpu:.0} % CPU{state}{io}; {workers}",
-        h.name
-    )
-}
-
-/// GPU memory held with no kernel run over the window, by processes none of which is busy on
-/// its host: the bytes held.
-fn idle_with_memory(c: &Ctx) -> Option<u64> {
-    let w = c.window_ms;
-    if c.dev.processes.is_empty() {
-        return None;
-    }
-    // A process computing on its host (a rank stuck in Python, a job between GPU phases) is
-    // not an idle notebook: a straggler another GPU's hang waits for looks exactly so.
-    let busy = c
-        .dev
-        .processes
-        .iter()
-        .filter_map(|p| p.host.as_ref())
-        .any(|h| {
-            h.state == Some('R')
-                || h.cpu_pct.unwrap_or(0.0) >= c.thresholds.starved_host_cpu_min_pct
-        });
-    if busy {
-        return None;
-    }
-    // No kernel over the window: util (and GPM SM activity, where read) never above 1 %. A
-    // scan that stops at the first busy sample, not a sort of two minutes of samples.
-    let mut util_seen = false;
-    // A MIG instance has no utilization: its SM activity alone says whether a kernel ran.
-    let mig = c.dev.info.mig.is_some();
-    for s in c.dev.samples.last(w) {
-        if let Some(u) = s.util_gpu_pct {
-            util_seen = true;
-            if u > 1.0 {
-                return None;
-            }
-        }
-        if let Some(sm) = s.gpm.sm_active_pct {
-            util_seen |= mig;
-            if sm > 1.0 {
-                return None;
-            }
-        }
-    }
-    if !util_seen {
-        return None;
-    }
-    let held: u64 = c.dev.processes.iter().filter_map(|p| p.gpu_mem_bytes).sum();
-    let held = if held > 0 {
-        held
-    } else {
-        c.dev.samples.latest()?.mem_used_bytes?
-    };
-    ((held as f32) >= c.thresholds.idle_mem_min_gib * GIB as f32).then_some(held)
-}
-
-/// Idle with memory held over what has been seen so far, its window not run yet.
-fn idle_mem_building(c: &Ctx) -> bool {
-    idle_with_memory(c).is_some()
-}
-
-fn check_idle_mem(c: &Ctx) -> Option<Verdict> {
-    let w = c.window_ms;
-    let held = idle_with_memory(c)?;
-    let util = c.stats(w, |s| s.util_gpu_pct);
-    let holders: Vec<String> = c
-        .dev
-        .processes
-        .iter()
-        .map(|p| {
-            let name = p.host.as_ref().map_or("?", |h| h.name.as_str());
-            let mem = p
-                .gpu_mem_bytes
-                .map_or("?".into(), |b| format!("{:.1} GiB", b as f64 / GIB as f64));
-            format!("pid {} ({name}) holds {mem}", p.pid)
-        })
-        .collect();
-    Some(Verdict {
-        evidence: vec![
-            if c.dev.info.mig.is_some() {
-                let sm = c.stats(w, |s| s.gpm.sm_active_pct);
-                format!("no kernel ran for {} (SM activity max {:.1} %, GPM: a MIG instance has no util)", span_words(w), sm.max)
-            } else {
-                format!("no kernel ran for {} (util max {:.0} %)", span_words(w), util.max)
-            },
-            format!("{:.1} GiB of GPU memory held: {}", held as f64 / GIB as f64, holders.join("; ")),
-        ],
-        causes: vec![
-            "An idle notebook kernel or interactive session keeps its CUDA context and cached memory".into(),
-            "A job finished its GPU work but the process did not exit (waiting on I/O, a barrier, or a hung thread)".into(),
-        ],
-        actions: vec![
-            "Free it from inside: `del model; gc.collect(); torch.cuda.empty_cache()`, or end the process".into(),
-            "Find the owner: `ps -o user,etime,cmd -p PID` (in the monitor: Enter on its process row)".into(),
-        ],
-        pids: c.dev.processes.iter().map(|p| p.pid).collect(),
-        signals: "utilization, GPM SM activity, process GPU memory".into(),
-        ..Verdict::default()
-    })
 }

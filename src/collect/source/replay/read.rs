@@ -1,0 +1,185 @@
+//! Reading a recording without trusting it: lines of bounded length, gzip with a bound on its
+//! expansion, the header checked, the last tick found from the file's tail.
+
+use std::fs::File;
+use std::io::{BufRead, Read};
+use std::path::{Path, PathBuf};
+
+use super::{ReplayError, MAX_DEVICES, MAX_GZIP_RATIO, MAX_LINE_BYTES};
+use crate::format::record::{Header, FORMAT, VERSION};
+
+/// serde's reason for a tick's line, its position said as a column: a tick is one line, so
+/// serde's "line 1" is the file's line the error names already.
+pub(super) fn one_line_reason(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    match text.strip_suffix(&suffix) {
+        Some(what) => format!("{what}, at column {}", e.column()),
+        None => text,
+    }
+}
+
+/// Reads one line of at most `MAX_LINE_BYTES` (a 1 GB line, or `/dev/zero`, is an error
+/// naming the limit, not an allocation that takes the machine's memory).
+pub(super) fn read_bounded_line(
+    lines: &mut impl BufRead,
+    buf: &mut String,
+    path: &Path,
+    line: usize,
+) -> Result<usize, ReplayError> {
+    let n = lines
+        .take(MAX_LINE_BYTES as u64 + 1)
+        .read_line(buf)
+        .map_err(|source| ReplayError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    if buf.len() > MAX_LINE_BYTES {
+        return Err(ReplayError::Corrupt {
+            path: path.to_path_buf(),
+            line,
+            reason: format!(
+                "the line is longer than {} MiB: not a gpuwatch recording",
+                MAX_LINE_BYTES >> 20
+            ),
+        });
+    }
+    Ok(n)
+}
+
+/// Decompresses a gzip stream, failing once it expands more than `MAX_GZIP_RATIO` times
+/// (plus 64 MiB of slack for small files) what was read of it.
+pub(super) fn bomb_guard(
+    compressed: impl BufRead + Send + 'static,
+    path: &Path,
+) -> impl Read + Send {
+    struct Counting<R> {
+        inner: R,
+        read: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    }
+    impl<R: Read> Read for Counting<R> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.inner.read(buf)?;
+            self.read
+                .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+            Ok(n)
+        }
+    }
+    impl<R: BufRead> BufRead for Counting<R> {
+        fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+            self.inner.fill_buf()
+        }
+        fn consume(&mut self, n: usize) {
+            self.read
+                .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+            self.inner.consume(n);
+        }
+    }
+    struct Guard<R> {
+        inner: R,
+        compressed: std::sync::Arc<std::sync::atomic::AtomicU64>,
+        out: u64,
+        path: PathBuf,
+    }
+    impl<R: Read> Read for Guard<R> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.inner.read(buf)?;
+            self.out += n as u64;
+            let cin = self.compressed.load(std::sync::atomic::Ordering::Relaxed);
+            if self.out > cin.saturating_mul(MAX_GZIP_RATIO) + (64 << 20) {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "{} expands more than {MAX_GZIP_RATIO} times: not a gpuwatch recording (a decompression bomb?)",
+                        self.path.display()
+                    ),
+                ));
+            }
+            Ok(n)
+        }
+    }
+    let read = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counted = Counting {
+        inner: compressed,
+        read: read.clone(),
+    };
+    Guard {
+        inner: flate2::bufread::MultiGzDecoder::new(counted),
+        compressed: read,
+        out: 0,
+        path: path.to_path_buf(),
+    }
+}
+
+pub(super) fn parse_header(line: &str, path: &Path) -> Result<Header, ReplayError> {
+    let not = |reason: String| ReplayError::NotARecording {
+        path: path.to_path_buf(),
+        line: 1,
+        reason,
+    };
+    let value: serde_json::Value = serde_json::from_str(line).map_err(|e| not(e.to_string()))?;
+    if value.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
+        return Err(not(format!(
+            "the first line has no \"format\": \"{FORMAT}\""
+        )));
+    }
+    let version = value
+        .get("version")
+        .and_then(serde_json::Value::as_u64)
+        .unwrap_or(0) as u32;
+    if version > VERSION {
+        return Err(ReplayError::TooNew {
+            path: path.to_path_buf(),
+            version,
+        });
+    }
+    let header: Header = serde_json::from_value(value).map_err(|e| not(e.to_string()))?;
+    if header.devices.len() > MAX_DEVICES {
+        return Err(not(format!(
+            "{} GPUs, more than the {MAX_DEVICES} gpuwatch reads",
+            header.devices.len()
+        )));
+    }
+    if let Some(why) = crate::model::devices_inconsistent(&header.devices) {
+        return Err(not(why));
+    }
+    Ok(header)
+}
+
+/// The sample time of the last complete tick of a plain (not compressed) recording file,
+/// read from its tail: a replay can show its length before playing to it. `None` for a gzip
+/// file or when the tail holds no complete tick.
+pub(super) fn last_tick_ms(path: &Path) -> Option<u64> {
+    use std::io::{Seek, SeekFrom};
+    #[derive(serde::Deserialize)]
+    struct TimeOnly {
+        t_ms: u64,
+    }
+    let mut f = File::open(path).ok()?;
+    let len = f.metadata().ok()?.len();
+    let mut magic = [0u8; 2];
+    if f.read_exact(&mut magic).is_err() || magic == [0x1f, 0x8b] {
+        return None;
+    }
+    // Most ticks are a few KiB: look at a short tail first, then at one that must hold the
+    // longest line a recording may have.
+    for window in [1u64 << 16, MAX_LINE_BYTES as u64 + 1] {
+        let from = len.saturating_sub(window);
+        f.seek(SeekFrom::Start(from)).ok()?;
+        let mut tail = Vec::new();
+        (&mut f).take(window).read_to_end(&mut tail).ok()?;
+        let found = tail
+            .split(|b| *b == b'\n')
+            .rev()
+            .skip(1) // what follows the last newline: empty, or a torn line the replay skips too
+            .take(2)
+            .find_map(|line| serde_json::from_slice::<TimeOnly>(line).ok());
+        if let Some(t) = found {
+            return Some(t.t_ms);
+        }
+        if from == 0 {
+            return None;
+        }
+    }
+    None
+}

@@ -1,0 +1,118 @@
+//! The idle-mem rule: a process holds GPU memory while no kernel runs for a long time, and none
+//! of the GPU's processes is busy on its host (an idle notebook, a job that did not exit).
+
+use super::{Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
+use crate::model::GIB;
+use crate::text::span_words;
+
+pub const IDLE_MEM: Rule = Rule {
+    id: RuleId::IdleMem,
+    mig: OnMig::Instance,
+    title: "Idle GPU with memory held",
+    severity: Severity::Info,
+    window: |t| t.idle_mem_window,
+    check: check_idle_mem,
+    cause: false,
+    after_startup: false,
+    busy_but_idle: false,
+    watch: Watching::With {
+        building: idle_mem_building,
+        needs: |t| t.idle_mem_window,
+    },
+};
+/// GPU memory held with no kernel run over the window, by processes none of which is busy on
+/// its host: the bytes held.
+fn idle_with_memory(c: &Ctx) -> Option<u64> {
+    let w = c.window_ms;
+    if c.dev.processes.is_empty() {
+        return None;
+    }
+    // A process computing on its host (a rank stuck in Python, a job between GPU phases) is
+    // not an idle notebook: a straggler another GPU's hang waits for looks exactly so.
+    let busy = c
+        .dev
+        .processes
+        .iter()
+        .filter_map(|p| p.host.as_ref())
+        .any(|h| {
+            h.state == Some('R')
+                || h.cpu_pct.unwrap_or(0.0) >= c.thresholds.starved_host_cpu_min_pct
+        });
+    if busy {
+        return None;
+    }
+    // No kernel over the window: util (and GPM SM activity, where read) never above 1 %. A
+    // scan that stops at the first busy sample, not a sort of two minutes of samples.
+    let mut util_seen = false;
+    // A MIG instance has no utilization: its SM activity alone says whether a kernel ran.
+    let mig = c.dev.info.mig.is_some();
+    for s in c.dev.samples.last(w) {
+        if let Some(u) = s.util_gpu_pct {
+            util_seen = true;
+            if u > 1.0 {
+                return None;
+            }
+        }
+        if let Some(sm) = s.gpm.sm_active_pct {
+            util_seen |= mig;
+            if sm > 1.0 {
+                return None;
+            }
+        }
+    }
+    if !util_seen {
+        return None;
+    }
+    let held: u64 = c.dev.processes.iter().filter_map(|p| p.gpu_mem_bytes).sum();
+    let held = if held > 0 {
+        held
+    } else {
+        c.dev.samples.latest()?.mem_used_bytes?
+    };
+    ((held as f32) >= c.thresholds.idle_mem_min_gib * GIB as f32).then_some(held)
+}
+
+/// Idle with memory held over what has been seen so far, its window not run yet.
+fn idle_mem_building(c: &Ctx) -> bool {
+    idle_with_memory(c).is_some()
+}
+
+fn check_idle_mem(c: &Ctx) -> Option<Verdict> {
+    let w = c.window_ms;
+    let held = idle_with_memory(c)?;
+    let util = c.stats(w, |s| s.util_gpu_pct);
+    let holders: Vec<String> = c
+        .dev
+        .processes
+        .iter()
+        .map(|p| {
+            let name = p.host.as_ref().map_or("?", |h| h.name.as_str());
+            let mem = p
+                .gpu_mem_bytes
+                .map_or("?".into(), |b| format!("{:.1} GiB", b as f64 / GIB as f64));
+            format!("pid {} ({name}) holds {mem}", p.pid)
+        })
+        .collect();
+    Some(Verdict {
+        evidence: vec![
+            if c.dev.info.mig.is_some() {
+                let sm = c.stats(w, |s| s.gpm.sm_active_pct);
+                format!("no kernel ran for {} (SM activity max {:.1} %, GPM: a MIG instance has no util)", span_words(w), sm.max)
+            } else {
+                format!("no kernel ran for {} (util max {:.0} %)", span_words(w), util.max)
+            },
+            format!("{:.1} GiB of GPU memory held: {}", held as f64 / GIB as f64, holders.join("; ")),
+        ],
+        causes: vec![
+            "An idle notebook kernel or interactive session keeps its CUDA context and cached memory".into(),
+            "A job finished its GPU work but the process did not exit (waiting on I/O, a barrier, or a hung thread)".into(),
+        ],
+        actions: vec![
+            "Free it from inside: `del model; gc.collect(); torch.cuda.empty_cache()`, or end the process".into(),
+            "Find the owner: `ps -o user,etime,cmd -p PID` (in the monitor: Enter on its process row)".into(),
+        ],
+        pids: c.dev.processes.iter().map(|p| p.pid).collect(),
+        signals: "utilization, GPM SM activity, process GPU memory".into(),
+        ..Verdict::default()
+    })
+}
