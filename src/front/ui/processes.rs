@@ -189,7 +189,7 @@ impl Table<'_> {
     fn put(&self, buf: &mut Buffer, rect: Rect, y: u16) {
         let x = self.area.x + rect.x;
         let room = rect.width.min(self.area.right().saturating_sub(x));
-        buf.set_stringn(x, y, &self.scratch.0, room.into(), Style::default());
+        super::pen::set_str(buf, x, y, &self.scratch.0, room.into(), Style::default());
     }
 }
 

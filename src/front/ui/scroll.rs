@@ -16,9 +16,10 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 use ratatui::Frame;
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+use unicode_width::UnicodeWidthChar;
 
 use super::border::Border;
+use super::pen::{cols, printable_ascii, set_str};
 use super::theme::Theme;
 
 /// Lines of styled text for a scrolled pane.
@@ -247,7 +248,7 @@ fn draw_row(
         let st = doc.pieces[p].1;
         (a < b || whole).then_some((a..b.max(a), if whole { st } else { style.patch(st) }))
     });
-    let width = |r: &std::ops::Range<usize>| doc.text[r.clone()].width();
+    let width = |r: &std::ops::Range<usize>| cols(&doc.text[r.clone()]);
     let indent = indent.unwrap_or(0);
     // A `Line` without width draws nothing, not even its style.
     if indent + parts.clone().map(|(r, _)| width(&r)).sum::<usize>() == 0 {
@@ -258,12 +259,17 @@ fn draw_row(
     }
     let mut x = area.x;
     let mut put = |buf: &mut Buffer, s: &str, st: Style| {
-        let w = s.width();
+        let w = cols(s);
         // A `Line` skips pieces without width, and stops at its area's edge.
         if w == 0 || x >= area.right() {
             return;
         }
-        Span::styled(s, st).render(Rect::new(x, area.y, area.right() - x, 1), buf);
+        if printable_ascii(s) {
+            // What the `Span` draws, cell by cell, for printable ASCII.
+            set_str(buf, x, area.y, s, usize::from(area.right() - x), st);
+        } else {
+            Span::styled(s, st).render(Rect::new(x, area.y, area.right() - x, 1), buf);
+        }
         x = x.saturating_add(u16::try_from(w).unwrap_or(u16::MAX));
     };
     let mut left = indent;
