@@ -725,8 +725,12 @@ impl ListWatch {
 /// was a fifth of the slow thread's CPU (run 27: 16-18 ms per 20 s); once a minute.
 const ENERGY_EVERY: u64 = 60;
 /// Rounds between reads of the health counters (ECC, remapped rows, `PCIe` replays, `NVLink`):
-/// they change rarely, and the replay counter costs 180 µs of CPU a read on an H200.
-const HEALTH_EVERY: u64 = 5;
+/// they change rarely, and the replay counter costs 180 µs of CPU a read on an H200 (325 µs
+/// median latency, run 31). Read every 5th round they were a seventh of the slow thread (run
+/// 40: about 65 of 450 µs a second). The rules judge their rise over `link_errors_window`
+/// (60 s), so a read every 15 s delays a finding by at most that; ECC errors and Xids also
+/// arrive at once as NVML events (`events.rs`). dcgm-exporter collects every 30 s by default.
+const HEALTH_EVERY: u64 = 15;
 /// Rounds between reads of the `PCIe` link's width: 90 µs a read on an H200 (median, timed by
 /// `devices --timings` in run 31; the generation, which drops whenever the GPU idles, takes 3
 /// µs and is read every round), a sixth of the slow round, for a width that changes only when
