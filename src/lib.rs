@@ -7,7 +7,7 @@
 //! collect/source (NVML | simulated | replay) — NVML only in collect/source/nvml.rs
 //!   → collect/sampler (one tick, self-timed) — reads the source, adds collect/host.rs
 //!   → collect/driver (the one loop)          — paces any source, stops, feeds a sink
-//!   → domain/store (one writer)              — domain/history.rs + the domain/rules/ engine
+//!   → domain/store (one writer)              — domain/history/ + the domain/rules/ engine
 //!   → monitor.rs                             — starts all of the above, hands out the store
 //!   → front/app (update on actions)          — the one place the screen's state changes
 //!   → front/ui (pure function of state)      — one pane per file

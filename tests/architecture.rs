@@ -56,7 +56,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// The stages the tree is grouped by: a module's room is its name inside one of them.
 const STAGES: [&str; 3] = ["domain", "collect", "front"];
 
-/// The module a file belongs to: `src/domain/rules/hang.rs` → `rules`, `src/front/tui.rs` →
+/// The module a file belongs to: `src/domain/rules/hang.rs` → `rules`, `src/front/tui/mod.rs` →
 /// `tui`, `src/monitor.rs` → `monitor`; a stage's own `mod.rs` (its module list) → the stage.
 fn room_of(src: &Path, file: &Path) -> String {
     let rel = file.strip_prefix(src).unwrap();

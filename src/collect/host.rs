@@ -142,9 +142,13 @@ fn children_under(at: &ProcRoot, pid: u32) -> Vec<u32> {
     out
 }
 
-/// Appends the children of every thread of `pid` to `out` (sorted, without repeats) and the
-/// threads that have any to `forkers`.
+/// Appends the children of every thread of `pid` to `out` (sorted, without repeats). On
+/// return `forkers` holds the threads that have children now and those it held that are still
+/// alive: a thread that forked once (a `DataLoader` iterated off the main thread, whose
+/// workers may each live less than a full scan's spacing) is asked at every refresh until it
+/// ends.
 fn scan_children(at: &ProcRoot, pid: u32, out: &mut Vec<u32>, forkers: &mut Vec<u32>) {
+    let known = std::mem::take(forkers);
     let Ok(tasks) = fs::read_dir(at.proc_file(pid, "task")) else {
         return;
     };
@@ -160,7 +164,7 @@ fn scan_children(at: &ProcRoot, pid: u32, out: &mut Vec<u32>, forkers: &mut Vec<
             .file_name()
             .to_str()
             .and_then(|t| t.parse::<u32>().ok());
-        if let Some(tid) = tid.filter(|_| out.len() > before) {
+        if let Some(tid) = tid.filter(|t| out.len() > before || known.contains(t)) {
             forkers.push(tid);
         }
     }
@@ -174,7 +178,8 @@ fn scan_children(at: &ProcRoot, pid: u32, out: &mut Vec<u32>, forkers: &mut Vec<
 /// took 230 µs of the sampling thread per process (a Python process of 40 threads, this
 /// development machine), more than all its other reads together (60 µs).
 /// A `DataLoader` forks its workers from the thread that iterates it, the main one as a
-/// rule, so new workers are seen at the next refresh; ones another thread forks, within this.
+/// rule, so new workers are seen at the next refresh; ones another thread forks, within this
+/// the first time, and at the next refresh once that thread is known to fork.
 const FULL_CHILD_SCAN_MS: u64 = 10_000;
 
 /// The threads of one process known to fork, and when all its threads were last asked.
@@ -182,6 +187,8 @@ const FULL_CHILD_SCAN_MS: u64 = 10_000;
 struct Forkers {
     tids: Vec<u32>,
     scanned_ms: u64,
+    /// The process's start time: a new process under a reused PID starts afresh.
+    start_ticks: u64,
 }
 
 /// Children of `pid`'s main thread and of the threads in `known`; the same as a full scan
@@ -379,15 +386,20 @@ impl HostReader {
 
     /// The children of `pid`: every thread asked at most `FULL_CHILD_SCAN_MS` apart, the
     /// main thread and the known forkers in between.
-    fn children(&mut self, pid: u32, now_ms: u64) -> Vec<u32> {
+    fn children(&mut self, pid: u32, start_ticks: u64, now_ms: u64) -> Vec<u32> {
         let mut out = Vec::new();
         let f = self.forkers.entry(pid).or_default();
+        if f.start_ticks != start_ticks {
+            *f = Forkers {
+                start_ticks,
+                ..Forkers::default()
+            };
+        }
         // 0: never scanned (a scan at 0 ms is kept as 1).
         let due = f.scanned_ms == 0
             || now_ms < f.scanned_ms
             || now_ms - f.scanned_ms >= FULL_CHILD_SCAN_MS;
         if due {
-            f.tids.clear();
             scan_children(&self.at, pid, &mut out, &mut f.tids);
             f.scanned_ms = now_ms.max(1);
         } else {
@@ -405,7 +417,7 @@ impl HostReader {
         let own = self.rates(pid, stat.cpu_ticks, now_ms, seen);
         let mut io_total = own.io_bytes_s;
         let children = self
-            .children(pid, now_ms)
+            .children(pid, stat.start_ticks, now_ms)
             .into_iter()
             .filter_map(|c| {
                 let (cname, cstat) = read_stat(&self.at, c)?;
@@ -602,6 +614,43 @@ mod tests {
     /// Every thread is asked for its children once per `FULL_CHILD_SCAN_MS`; in between only
     /// the main thread and the threads that had children are. A child forked by a thread
     /// that had none shows at the next full scan, and from then on at every refresh.
+    /// A thread of this process that forks a child and stays alive (its children are listed
+    /// under it); told to, it ends its child ('k'), forks another ('f'), or ends both ('q'),
+    /// and answers each with the pid of the child it has now.
+    fn forking_thread() -> (
+        std::sync::mpsc::Sender<char>,
+        std::sync::mpsc::Receiver<Option<u32>>,
+        std::thread::JoinHandle<()>,
+    ) {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (say, told) = std::sync::mpsc::channel::<char>();
+        let forker = std::thread::spawn(move || {
+            let sleep = || {
+                std::process::Command::new("sleep")
+                    .arg("30")
+                    .spawn()
+                    .unwrap()
+            };
+            let mut child = Some(sleep());
+            tx.send(child.as_ref().map(std::process::Child::id))
+                .unwrap();
+            while let Ok(what) = told.recv() {
+                if let Some(mut c) = child.take() {
+                    let _ = c.kill();
+                    let _ = c.wait();
+                }
+                match what {
+                    'f' => child = Some(sleep()),
+                    'q' => return,
+                    _ => {}
+                }
+                tx.send(child.as_ref().map(std::process::Child::id))
+                    .unwrap();
+            }
+        });
+        (say, rx, forker)
+    }
+
     #[test]
     fn a_thread_that_forks_is_asked_for_its_children_after_the_next_full_scan() {
         let me = std::process::id();
@@ -612,27 +661,23 @@ mod tests {
             h.children.iter().any(|c| c.pid == pid)
         };
         tick(&mut reader, &mut list, 1_000);
-        // A thread that forks and stays alive (its children are listed under it).
-        let (tx, rx) = std::sync::mpsc::channel();
-        let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
-        let forker = std::thread::spawn(move || {
-            let mut child = std::process::Command::new("sleep")
-                .arg("30")
-                .spawn()
-                .unwrap();
-            tx.send(child.id()).unwrap();
-            let _ = done_rx.recv();
-            let _ = child.kill();
-            let _ = child.wait();
-        });
-        let child = rx.recv().unwrap();
+        let (say, rx, forker) = forking_thread();
+        let child = rx.recv().unwrap().unwrap();
         tick(&mut reader, &mut list, 2_000);
         let between = has(&list, child);
         tick(&mut reader, &mut list, 1_000 + FULL_CHILD_SCAN_MS);
         let at_scan = has(&list, child);
         tick(&mut reader, &mut list, 2_000 + FULL_CHILD_SCAN_MS);
         let after = has(&list, child);
-        done_tx.send(()).unwrap();
+        // Its child gone, the next full scan finds the thread childless; then it forks again.
+        say.send('k').unwrap();
+        rx.recv().unwrap();
+        tick(&mut reader, &mut list, 1_000 + 2 * FULL_CHILD_SCAN_MS);
+        say.send('f').unwrap();
+        let second = rx.recv().unwrap().unwrap();
+        tick(&mut reader, &mut list, 2_000 + 2 * FULL_CHILD_SCAN_MS);
+        let again = has(&list, second);
+        say.send('q').unwrap();
         forker.join().unwrap();
         assert!(
             !between,
@@ -642,6 +687,10 @@ mod tests {
         assert!(
             after,
             "the forking thread is asked at every refresh from then on"
+        );
+        assert!(
+            again,
+            "a thread that forked is still asked after a full scan found it childless"
         );
     }
 

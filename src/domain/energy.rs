@@ -2,7 +2,7 @@
 //! one and the integral of power between the counter's readings (and where it has none).
 //!
 //! The counter is exact but costly to read (6 ms of CPU a call on an H200: a busy wait in the
-//! driver), so it is read every 15 s; power, read every tick, fills the time in between and
+//! driver), so it is read once a minute; power, read every tick, fills the time in between and
 //! each new counter reading replaces the integral of its stretch.
 
 use crate::model::DeviceSample;

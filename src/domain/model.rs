@@ -305,7 +305,7 @@ pub struct DeviceSample {
     pub pcie_tx_kib_s: Option<f32>,
     pub pcie_rx_kib_s: Option<f32>,
     pub gpm: GpmMetrics,
-    /// The GPU's energy counter (mJ since the driver loaded), read every 15 s: costly.
+    /// The GPU's energy counter (mJ since the driver loaded), read once a minute: costly.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy_mj: Option<u64>,
     /// ECC, remapped rows, `PCIe` replays, `NVLink`: read on the slow tick.

@@ -699,12 +699,14 @@ struct ListWatch {
     mem: Option<u64>,
     /// Rounds the used memory has held still.
     still: u64,
+    /// The last read of the list failed: read it again next round.
+    failed: bool,
 }
 
 impl ListWatch {
     /// Due when the used memory changed this round or the last, when it cannot be read,
     /// with more than one process (their per-process utilization is read with the list),
-    /// and otherwise every `PROC_LIST_EVERY` rounds.
+    /// after a read that failed, and otherwise every `PROC_LIST_EVERY` rounds.
     fn due(&mut self, mem: Option<u64>, processes: usize) -> bool {
         if mem.is_some() && mem == self.mem {
             self.still += 1;
@@ -713,6 +715,7 @@ impl ListWatch {
         }
         self.mem = mem;
         mem.is_none()
+            || self.failed
             || processes > 1
             || self.still < 2
             || self.still.is_multiple_of(PROC_LIST_EVERY)
@@ -805,8 +808,13 @@ impl SlowDevice {
         let mem = read(t, "memory_info", &mut lost, || d.memory_info()).map(|m| m.used);
         self.last.mem_used_bytes = mem;
         if self.list_watch.due(mem, self.last.processes.len()) {
-            self.last.processes =
-                self.processes(t, &mut lost, round.is_multiple_of(PROC_UTIL_EVERY));
+            // A list that could not be read keeps the last one, and is asked for again next
+            // round: an empty list would drop the GPU's processes for up to five rounds.
+            let read = self.processes(t, &mut lost, round.is_multiple_of(PROC_UTIL_EVERY));
+            self.list_watch.failed = read.is_none();
+            if let Some(procs) = read {
+                self.last.processes = procs;
+            }
         }
         if self.mig.is_some() {
             // Limits, links, energy and health are the GPU's: read there, not once per
@@ -878,19 +886,19 @@ impl SlowDevice {
     }
 
     /// The processes holding a context, with their per-process utilization: read fresh when
-    /// `refresh_util`, otherwise the values from the last read are kept.
+    /// `refresh_util`, otherwise the values from the last read are kept. `None` when the list
+    /// of compute processes could not be read.
     fn processes(
         &mut self,
         t: &mut CallTimes,
         lost: &mut Option<String>,
         refresh_util: bool,
-    ) -> Vec<ProcessSample> {
+    ) -> Option<Vec<ProcessSample>> {
         let d = &self.device;
         let mut procs: Vec<ProcessSample> = Vec::new();
         let compute = read(t, "running_compute_processes", lost, || {
             d.running_compute_processes()
-        })
-        .unwrap_or_default();
+        })?;
         let graphics = read(t, "running_graphics_processes", lost, || {
             d.running_graphics_processes()
         })
@@ -934,7 +942,7 @@ impl SlowDevice {
                 (p.sm_pct, p.mem_pct) = (*sm, *mem);
             }
         }
-        procs
+        Some(procs)
     }
 
     /// ECC counts, remapped rows, `PCIe` replays and `NVLink`; each unsupported one stays `None`.
@@ -1078,6 +1086,16 @@ mod tests {
         assert!(
             (0..4).all(|_| w.due(Some(GIB), 2)),
             "several processes: every round"
+        );
+        let mut w = ListWatch::default();
+        (0..3).for_each(|_| {
+            w.due(Some(GIB), 1);
+        });
+        assert!(!w.due(Some(GIB), 1), "still: not due");
+        w.failed = true;
+        assert!(
+            w.due(Some(GIB), 1),
+            "a failed read is tried again next round"
         );
     }
 

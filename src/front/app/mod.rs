@@ -1,6 +1,6 @@
 //! The screen's state and `update`, the one place it changes. Nothing here draws or touches the
 //! terminal: keys arrive as `Action`s, and what must happen outside (a signal, an export) leaves
-//! as an `Effect` for the loop in `tui.rs` to carry out.
+//! as an `Effect` for the loop in `tui/mod.rs` to carry out.
 
 mod keys;
 mod processes;

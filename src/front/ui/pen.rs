@@ -91,7 +91,8 @@ pub fn set_str(buf: &mut Buffer, x: u16, y: u16, s: &str, max: usize, style: Sty
     }
     let room = usize::from(buf.area.right().saturating_sub(x)).min(max);
     let n = s.len().min(room);
-    if n == 0 {
+    // A row outside the buffer draws nothing (`set_stringn` would panic on its first cell).
+    if n == 0 || !buf.area.contains(ratatui::layout::Position::new(x, y)) {
         return x;
     }
     let start = buf.index_of(x, y);
