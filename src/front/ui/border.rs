@@ -118,18 +118,20 @@ mod tests {
     use ratatui::widgets::Borders;
 
     /// Every size from 0×0 to 7×4, a title wider than some of them (left-aligned or centred),
-    /// with and without a right-aligned bottom mark, on a buffer with something already in it: the same cells and
-    /// styles as `Block::bordered()` and the same inner area.
+    /// with and without a right-aligned bottom mark, on a buffer with something already in it,
+    /// inside the buffer and across its right and bottom edges: the same cells and styles as
+    /// `Block::bordered()` and the same inner area.
     #[test]
     fn draws_what_a_bordered_block_draws() {
         let border = Style::default().fg(Color::Cyan);
         let title = || Line::styled(" GPUs (8) ", Style::default().fg(Color::Yellow));
         let centred = || Line::from(" ECC ok ").centered();
         let mark = || Line::styled(" ▼ 3 more ", Style::default().fg(Color::Red)).right_aligned();
-        for (w, h) in (0..=7).flat_map(|w| (0..=4).map(move |h| (w, h))) {
+        let sizes = (0..=7).flat_map(|w| (0..=4).map(move |h| (w, h)));
+        for ((w, h), (x, y)) in sizes.flat_map(|s| [(1, 1), (5, 3)].map(|at| (s, at))) {
             for (with_mark, top) in [(false, 0), (true, 0), (true, 1)] {
                 let title = || if top == 0 { title() } else { centred() };
-                let area = Rect::new(1, 1, w, h);
+                let area = Rect::new(x, y, w, h);
                 let mut theirs = Buffer::empty(Rect::new(0, 0, 10, 6));
                 theirs.set_string(0, 2, "0123456789", Style::default().fg(Color::Green));
                 let mut ours = theirs.clone();
@@ -142,10 +144,13 @@ mod tests {
                     block = block.title_bottom(mark());
                     pane = pane.bottom(mark());
                 }
-                assert_eq!(Border::inner(area), block.inner(area), "{w}×{h}");
+                assert_eq!(Border::inner(area), block.inner(area), "{w}×{h} at {x},{y}");
                 block.render(area, &mut theirs);
                 pane.render(area, &mut ours);
-                assert_eq!(ours, theirs, "{w}×{h}, mark {with_mark}, title {top}");
+                assert_eq!(
+                    ours, theirs,
+                    "{w}×{h} at {x},{y}, mark {with_mark}, title {top}"
+                );
             }
         }
     }
