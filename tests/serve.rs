@@ -421,21 +421,23 @@ fn promtool_reads_the_hostile_exposition() {
     assert!(problems.is_empty(), "promtool: {problems:?}");
 }
 
+/// Runs openssl with `args` in `dir`; its failure fails the test with what it said.
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new(require("openssl"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "openssl {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// A CA and a server certificate for 127.0.0.1, made with openssl in `dir`.
 fn certificates(dir: &Path) {
-    let openssl = require("openssl");
-    let run = |args: &[&str]| {
-        let out = Command::new(&openssl)
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let run = |args: &[&str]| openssl(dir, args);
     std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1\n").unwrap();
     run(&[
         "req",
@@ -560,19 +562,7 @@ fn a_real_prometheus_scrapes_over_tls_with_basic_auth() {
 /// A client certificate signed by `ca.crt` (from `certificates`), as `client.crt` and
 /// `client.key`.
 fn client_certificate(dir: &Path) {
-    let openssl = require("openssl");
-    let run = |args: &[&str]| {
-        let out = Command::new(&openssl)
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "openssl {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
+    let run = |args: &[&str]| openssl(dir, args);
     std::fs::write(dir.join("client.ext"), "extendedKeyUsage=clientAuth\n").unwrap();
     run(&[
         "req",
