@@ -87,3 +87,41 @@ fn evaluating_the_rules_on_healthy_gpus_allocates_nothing() {
     let made = ALLOCS.load(Ordering::Relaxed) - before;
     assert_eq!(made, 0, "{made} allocations in 400 ticks");
 }
+
+/// Judging GPUs with findings open (the mixed demo keeps about half of its GPUs in one):
+/// the open findings are copied into what readers read over the copies of the judging before,
+/// and their figures are refreshed in place. Measured 120 allocations a judging of 8 GPUs,
+/// all of them the rules' verdicts (their evidence worded anew); 337 when every open finding
+/// was cloned anew (2026-12-03).
+#[test]
+fn judging_gpus_with_open_findings_allocates_a_bounded_amount() {
+    use gpuwatch::config::Thresholds;
+    use gpuwatch::rules::Engine;
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut src = SimSource::new(Scenario::Mixed, 8, 7, 1_800_000_000_000, 250).without_stacks();
+    let mut history = History::new(src.devices(), 4000);
+    let mut engine = Engine::new(Thresholds::default());
+    let mut tick = Tick::default();
+    for _ in 0..10 * 60 * 4 {
+        src.sample(&mut tick).unwrap();
+        history.push(&tick);
+        engine.evaluate(&history);
+    }
+    let open = engine.conclusions().active().len();
+    assert!(
+        open >= 4,
+        "{open} findings open: the scene is not the one measured"
+    );
+    let before = ALLOCS.load(Ordering::Relaxed);
+    let judgings = 40;
+    for _ in 0..judgings {
+        src.sample(&mut tick).unwrap();
+        history.push(&tick);
+        engine.evaluate(&history);
+    }
+    let per = (ALLOCS.load(Ordering::Relaxed) - before) as f64 / f64::from(judgings);
+    eprintln!("{per:.1} allocations a judging, {open} findings open");
+    assert!(per <= 160.0, "{per:.0} allocations a judging");
+}

@@ -137,17 +137,7 @@ impl Engine {
         let excess = self.out.cleared.len().saturating_sub(KEEP_CLEARED);
         self.out.cleared.drain(..excess);
         self.out.thresholds.clone_from(&self.thresholds);
-        let mut active = std::mem::take(&mut self.out.active);
-        active.clear();
-        active.extend(
-            self.slots
-                .iter()
-                .flatten()
-                .filter_map(|s| s.open.as_ref())
-                .cloned(),
-        );
-        active.sort_by(|a, b| b.severity.cmp(&a.severity).then(a.device.cmp(&b.device)));
-        self.out.active = active;
+        self.copy_open_findings();
         let mut watching = std::mem::take(&mut self.out.watching);
         watching.clear();
         watching.extend(self.timed());
@@ -167,6 +157,41 @@ impl Engine {
             joules.extend(slots.iter().map(|s| {
                 s.energy_closed_j + s.open.as_ref().and_then(|f| f.energy_j).unwrap_or(0.0)
             }));
+        }
+    }
+}
+
+impl Engine {
+    /// The open findings into `out.active`, most severe first, then by GPU (then in registry
+    /// order). Each is copied over the one at its place the last time, usually the same
+    /// finding: its strings' buffers are reused (`copy.rs`), and at a steady state nothing is
+    /// allocated.
+    fn copy_open_findings(&mut self) {
+        let order = &mut self.open_order;
+        order.clear();
+        for (d, slots) in self.slots.iter().enumerate() {
+            for (r, slot) in slots.iter().enumerate() {
+                if slot.open.is_some() {
+                    order.push((d, r));
+                }
+            }
+        }
+        let open = |&(d, r): &(usize, usize)| self.slots[d][r].open.as_ref();
+        // Unstable but total (ties broken by where the slot is): no scratch buffer, and the
+        // order a stable sort of the slots' order would give.
+        order.sort_unstable_by(|a, b| {
+            let (fa, fb) = (open(a), open(b));
+            let key = |f: Option<&Finding>| f.map(|f| (std::cmp::Reverse(f.severity), f.device));
+            key(fa).cmp(&key(fb)).then(a.cmp(b))
+        });
+        let active = &mut self.out.active;
+        active.truncate(order.len());
+        for (i, at) in order.iter().enumerate() {
+            let Some(f) = open(at) else { continue };
+            match active.get_mut(i) {
+                Some(kept) => kept.clone_from(f),
+                None => active.push(f.clone()),
+            }
         }
     }
 }

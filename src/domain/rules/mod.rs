@@ -6,6 +6,7 @@
 //! finding does not flap. Nothing here knows about NVML, tokio or the terminal.
 
 mod conclusions;
+mod copy;
 mod ctx;
 mod engine;
 mod hang;
@@ -22,6 +23,8 @@ mod stats;
 mod sync;
 mod transfer;
 mod window;
+
+use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
@@ -62,7 +65,7 @@ impl Severity {
 }
 
 /// What a rule found on one device, with the numbers that show it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
     pub rule: String,
     pub title: String,
@@ -109,25 +112,28 @@ pub struct Finding {
     pub energy_j: Option<f64>,
 }
 
-/// One figure a finding was judged on.
+/// One figure a finding was judged on. Its name and unit are the engine's own words
+/// (borrowed, so an open finding's figures are refreshed and copied without allocating) or,
+/// read back from a file, owned.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measure {
     /// As `gpuwatch query` names it: `utilization.gpu`, `power.draw`, `power.idle_floor`,
     /// `power.tdp_ratio`, `gpm.sm_active`, `memory.used`, `window`.
-    pub name: String,
+    pub name: Cow<'static, str>,
     /// The median over the window (`memory.used`: its largest value; `window`: its length).
     pub value: f64,
     /// `%`, `W`, `MiB` or `s`.
-    pub unit: String,
+    pub unit: Cow<'static, str>,
 }
 
-/// The figures of `ctx`'s GPU over `window_ms`, what every rule judges from.
-fn measures(ctx: &Ctx, window_ms: u64) -> Vec<Measure> {
-    let m = |name: &str, value: Option<f32>, unit: &str| {
+/// The figures of `ctx`'s GPU over `window_ms`, what every rule judges from, written over
+/// `out` (its buffer kept: an open finding's figures are refreshed at each judging).
+fn measures(ctx: &Ctx, window_ms: u64, out: &mut Vec<Measure>) {
+    let m = |name: &'static str, value: Option<f32>, unit: &'static str| {
         value.map(|v| Measure {
-            name: name.into(),
+            name: Cow::Borrowed(name),
             value: (f64::from(v) * 100.0).round() / 100.0,
-            unit: unit.into(),
+            unit: Cow::Borrowed(unit),
         })
     };
     let median = |f: fn(&crate::model::DeviceSample) -> Option<f32>| {
@@ -136,7 +142,7 @@ fn measures(ctx: &Ctx, window_ms: u64) -> Vec<Measure> {
     };
     let power = median(|s| s.power_w);
     let mem = ctx.stats(window_ms, |s| s.mem_used_bytes.map(|b| (b >> 20) as f32));
-    [
+    let figures = [
         m("utilization.gpu", median(|s| s.util_gpu_pct), "%"),
         m("power.draw", power, "W"),
         m("power.idle_floor", Some(ctx.floor_w), "W"),
@@ -148,14 +154,13 @@ fn measures(ctx: &Ctx, window_ms: u64) -> Vec<Measure> {
         m("gpm.sm_active", median(|s| s.gpm.sm_active_pct), "%"),
         m("memory.used", (mem.n > 0).then_some(mem.max), "MiB"),
         m("window", Some(window_ms as f32 / 1000.0), "s"),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
+    ];
+    out.clear();
+    out.extend(figures.into_iter().flatten());
 }
 
 /// The rank of a job that the others wait for.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, PartialEq, Serialize, Deserialize)]
 pub struct Culprit {
     /// The GPU it ran on (NVML index).
     pub device: u32,

@@ -223,7 +223,7 @@ pub(super) fn update_slot(
             }
             if better || escalates {
                 slot.best_fit = slot.best_fit.max(v.fit);
-                f.measures = measures(ctx, ms((rule.window)(ctx.thresholds)));
+                measures(ctx, ms((rule.window)(ctx.thresholds)), &mut f.measures);
                 f.title = v.title.unwrap_or_else(|| rule.title.into());
                 f.evidence = v.evidence;
                 f.causes = v.causes;
@@ -278,7 +278,11 @@ pub(super) fn update_slot(
                 signals: v.signals,
                 culprit: v.culprit,
                 alternative: v.alternative.map(String::from),
-                measures: measures(ctx, window),
+                measures: {
+                    let mut figures = Vec::new();
+                    measures(ctx, window, &mut figures);
+                    figures
+                },
                 energy_j: energy_since(ctx, slot.energy_base_j),
             });
             None

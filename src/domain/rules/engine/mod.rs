@@ -63,6 +63,9 @@ pub struct Engine {
     /// What readers read: the findings and the rest, as of the last evaluation. The only
     /// place they are queried.
     pub(super) out: Conclusions,
+    /// Where the open findings are (device, rule), in the order readers get them: kept
+    /// between evaluations so that ordering them allocates nothing.
+    pub(super) open_order: Vec<(usize, usize)>,
 }
 
 pub(super) const KEEP_CLEARED: usize = 256;
@@ -105,6 +108,7 @@ impl Engine {
             last_cause: Vec::new(),
             infos: Vec::new(),
             out: Conclusions::default(),
+            open_order: Vec::new(),
         }
     }
 
