@@ -195,8 +195,8 @@ impl Plot {
         let (per_x, per_y) = grid.dots();
         let res_x = f64::from(self.area.width) * per_x as f64;
         let res_y = f64::from(self.area.height) * per_y as f64;
-        let dx = ((x - left) * (res_x - 1.0) / width).round() as usize;
-        let dy = ((top - y) * (res_y - 1.0) / height).round() as usize;
+        let dx = round_up_half((x - left) * (res_x - 1.0) / width);
+        let dy = round_up_half((top - y) * (res_y - 1.0) / height);
         Some((dx, dy))
     }
 
@@ -259,6 +259,17 @@ impl Plot {
     }
 }
 
+/// `v.round() as usize` for the non-negative values a dot's position is (NaN gives 0, as
+/// that cast does), without the call into libm that `round` is on x86-64's baseline (no
+/// SSE4.1): 2.4 % of the drawing thread on the H200 (perf, run 42). Exact: the fraction
+/// `v - trunc(v)` of a float is itself a float, so comparing it with one half rounds halves
+/// away from zero as `round` does.
+#[inline]
+fn round_up_half(v: f64) -> usize {
+    let whole = v as usize;
+    whole.saturating_add(usize::from(v - whole as f64 >= 0.5))
+}
+
 /// The dots of a line between two dots: Bresenham's, as ratatui's canvas walks it (from the
 /// lower x, or the lower y when steep), so the same dots are set.
 fn line_dots(
@@ -314,6 +325,30 @@ mod tests {
     use ratatui::style::Style;
     use ratatui::text::Span;
     use ratatui::widgets::{Axis, Block, Borders, Chart, Dataset, GraphType, Widget};
+
+    /// The same as `round` on halves, just under and over them, whole numbers, the largest
+    /// value below one half, negatives and NaN, and a spread of values a plot meets.
+    #[test]
+    fn round_up_half_is_what_round_gives() {
+        let mut values = vec![
+            0.0,
+            0.5,
+            1.5,
+            2.5,
+            0.499_999_999_999_999_94,
+            -0.3,
+            -0.7,
+            f64::NAN,
+        ];
+        values.extend((0..20_000).map(|i| f64::from(i) * 0.013_7));
+        values.extend((0..400).flat_map(|i| {
+            let half = f64::from(i) + 0.5;
+            [half, half.next_down(), half.next_up()]
+        }));
+        for v in values {
+            assert_eq!(round_up_half(v), v.round() as usize, "{v:e}");
+        }
+    }
 
     /// Series that cross each other, leave the bounds (power over TDP, a negative value),
     /// jump, and sit on the edges.
