@@ -101,14 +101,13 @@ fn title(buf: &mut Buffer, row: Rect, line: &Line) {
         Some(Alignment::Right) => row.right().saturating_sub(width).max(row.left()),
         _ => row.left(),
     };
-    line.render(
-        Rect {
-            x,
-            width: width.min(row.width),
-            ..row
-        },
-        buf,
-    );
+    let at = Rect {
+        x,
+        width: width.min(row.width),
+        ..row
+    };
+    // An area of the line's own width when it fits: drawn from its left, whatever its alignment.
+    super::pen::put_line(buf, at, line);
 }
 
 #[cfg(test)]
@@ -117,7 +116,8 @@ mod tests {
     use ratatui::style::Color;
     use ratatui::widgets::Borders;
 
-    /// Every size from 0×0 to 7×4, a title wider than some of them (left-aligned or centred),
+    /// Every size from 0×0 to 7×4 and two wider, a title wider than some of them (left-aligned,
+    /// centred, or of two styled pieces under a style of its own),
     /// with and without a right-aligned bottom mark, on a buffer with something already in it,
     /// inside the buffer and across its right and bottom edges: the same cells and styles as
     /// `Block::bordered()` and the same inner area.
@@ -127,13 +127,31 @@ mod tests {
         let title = || Line::styled(" GPUs (8) ", Style::default().fg(Color::Yellow));
         let centred = || Line::from(" ECC ok ").centered();
         let mark = || Line::styled(" ▼ 3 more ", Style::default().fg(Color::Red)).right_aligned();
-        let sizes = (0..=7).flat_map(|w| (0..=4).map(move |h| (w, h)));
+        let pieces = || {
+            Line::from(vec![
+                ratatui::text::Span::styled(" GPU 0 ", Style::default().fg(Color::Yellow)),
+                ratatui::text::Span::raw("· ok "),
+            ])
+            .style(Style::default().bg(Color::Blue))
+        };
+        let sizes = (0..=7)
+            .chain([12, 16])
+            .flat_map(|w| (0..=4).map(move |h| (w, h)));
         for ((w, h), (x, y)) in sizes.flat_map(|s| [(1, 1), (5, 3)].map(|at| (s, at))) {
-            for (with_mark, top) in [(false, 0), (true, 0), (true, 1)] {
-                let title = || if top == 0 { title() } else { centred() };
+            for (with_mark, top) in [(false, 0), (true, 0), (true, 1), (true, 2)] {
+                let title = || match top {
+                    0 => title(),
+                    1 => centred(),
+                    _ => pieces(),
+                };
                 let area = Rect::new(x, y, w, h);
-                let mut theirs = Buffer::empty(Rect::new(0, 0, 10, 6));
-                theirs.set_string(0, 2, "0123456789", Style::default().fg(Color::Green));
+                let mut theirs = Buffer::empty(Rect::new(0, 0, 20, 6));
+                theirs.set_string(
+                    0,
+                    2,
+                    "0123456789abcdefghij",
+                    Style::default().fg(Color::Green),
+                );
                 let mut ours = theirs.clone();
                 let mut block = Block::default()
                     .borders(Borders::ALL)

@@ -2,7 +2,6 @@
 
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::theme::Theme;
@@ -52,5 +51,7 @@ pub fn render(frame: &mut Frame, area: Rect, _state: &AppState, store: &Store, t
         Span::raw(versions),
         Span::styled(cost, theme.dim()),
     ]);
-    frame.render_widget(Paragraph::new(line), area);
+    // One line, without a style of its own, that fits (the parts were chosen to): what a
+    // `Paragraph` of it drew, without splitting its text into graphemes.
+    super::pen::put_line(frame.buffer_mut(), area, &line);
 }

@@ -65,42 +65,114 @@ impl<'b> Pen<'b> {
     }
 }
 
-/// True when every byte of `s` is printable ASCII: one character, one column, one cell.
-pub fn printable_ascii(s: &str) -> bool {
-    s.bytes().all(|b| (0x20..0x7f).contains(&b))
+/// True when every character of `s` takes one cell and stands alone as a grapheme: one
+/// character, one column, one cell, whatever comes before or after it. Printable ASCII, and
+/// the symbols the screen draws with (Latin-1 letters, dashes, the middle dot, arrows, box
+/// drawing, blocks, triangles, braille): none of them is a control character, a combining
+/// mark or a joiner, none extends the character before it, and none is drawn as a wide emoji.
+pub fn one_cell_each(s: &str) -> bool {
+    s.chars().all(one_cell)
 }
 
-/// The columns `s` takes: its length for printable ASCII (nearly all the screen's text),
-/// else its Unicode width.
+/// See `one_cell_each`. `set_str_draws_what_set_stringn_draws` holds every character here
+/// to what ratatui's grapheme and width rules make of it.
+fn one_cell(c: char) -> bool {
+    matches!(c,
+        ' '..='~'
+        // Latin-1 without the soft hyphen (a format character).
+        | '\u{a0}'..='\u{ac}' | '\u{ae}'..='\u{ff}'
+        // Dashes, quotes, bullets, the ellipsis; not the separators or joiners around them.
+        | '\u{2010}'..='\u{2027}' | '\u{2030}'..='\u{203b}'
+        | '\u{2190}'..='\u{2193}'
+        // Box drawing, block elements, geometric shapes up to ◁ (none drawn as emoji).
+        | '\u{2500}'..='\u{25c1}' | '\u{25cb}' | '\u{2713}'
+        | '\u{2800}'..='\u{28ff}')
+}
+
+/// The columns `s` takes: its character count when each is one cell (nearly all the screen's
+/// text), else its Unicode width.
 #[must_use]
 pub fn cols(s: &str) -> usize {
-    if printable_ascii(s) {
+    if s.is_ascii() && s.bytes().all(|b| (0x20..0x7f).contains(&b)) {
         s.len()
+    } else if one_cell_each(s) {
+        s.chars().count()
     } else {
         unicode_width::UnicodeWidthStr::width(s)
     }
 }
 
 /// `Buffer::set_stringn`: `s` at (`x`, `y`) in at most `max` columns, clipped at the buffer's
-/// edge; returns the column after it. Printable ASCII goes straight into the row's cells:
-/// splitting it into graphemes and looking up their widths was 17 % of a frame (200×50, 8
-/// GPUs, 2026-12-03) for what is one cell per byte.
+/// edge; returns the column after it. Text of one cell per character goes straight into the
+/// row's cells: splitting it into graphemes and looking up their widths was 17 % of a frame
+/// (200×50, 8 GPUs, 2026-12-03) for what is one cell per byte, and the titles' middle dots and
+/// the strips' blocks still took that path (run 42).
 pub fn set_str(buf: &mut Buffer, x: u16, y: u16, s: &str, max: usize, style: Style) -> u16 {
-    if !printable_ascii(s) {
+    if !one_cell_each(s) {
         return buf.set_stringn(x, y, s, max, style).0;
     }
     let room = usize::from(buf.area.right().saturating_sub(x)).min(max);
-    let n = s.len().min(room);
+    let n = s.chars().count().min(room);
     // A row outside the buffer draws nothing (`set_stringn` would panic on its first cell).
     if n == 0 || !buf.area.contains(ratatui::layout::Position::new(x, y)) {
         return x;
     }
     let start = buf.index_of(x, y);
-    for (cell, b) in buf.content[start..start + n].iter_mut().zip(s.bytes()) {
-        cell.set_char(char::from(b)).set_style(style);
+    for (cell, c) in buf.content[start..start + n].iter_mut().zip(s.chars()) {
+        cell.set_char(c).set_style(style);
     }
     // `n` is at most the room left on a row of a `u16`-wide buffer.
     x + u16::try_from(n).unwrap_or(u16::MAX)
+}
+
+/// Draws `line` in `area` as `Line::render` draws it: its style laid over the area, then each
+/// span in its style, one-cell text written with `set_str` and anything else by `Span::render`
+/// itself, each span placed where its width says. Only a line that fits and starts at the
+/// area's left (left-aligned, or exactly as wide as the area) is drawn here; any other is left
+/// to `Line::render`, which places and clips it by its alignment.
+pub fn put_line(buf: &mut Buffer, area: Rect, line: &ratatui::text::Line) {
+    use ratatui::layout::Alignment;
+    use ratatui::widgets::Widget;
+    let area = area.intersection(buf.area);
+    if area.is_empty() {
+        return;
+    }
+    let area = Rect { height: 1, ..area };
+    let (width, room) = (line.width(), usize::from(area.width));
+    let from_left = matches!(line.alignment, None | Some(Alignment::Left)) || width == room;
+    if width > room || !from_left {
+        line.render(area, buf);
+        return;
+    }
+    if width == 0 {
+        return;
+    }
+    buf.set_style(area, line.style);
+    let mut x = area.x;
+    for span in &line.spans {
+        let w = span.width();
+        // As `Line::render`: a span without width is skipped, and the next one goes where
+        // this one's width ends (a control character counts one column but draws nothing).
+        if w == 0 {
+            continue;
+        }
+        if x >= area.right() {
+            break;
+        }
+        if one_cell_each(&span.content) {
+            set_str(
+                buf,
+                x,
+                area.y,
+                &span.content,
+                usize::from(area.right() - x),
+                span.style,
+            );
+        } else {
+            span.render(Rect::new(x, area.y, area.right() - x, 1), buf);
+        }
+        x = x.saturating_add(u16::try_from(w).unwrap_or(u16::MAX));
+    }
 }
 
 /// `s` onto `out` cut to `n` characters with an ellipsis, then padded with spaces to `pad`
@@ -171,6 +243,9 @@ mod tests {
             "日本語",
             "e\u{301}t\u{e9}",
             "~!@#$%^&*()_+{}|:<>?",
+            " GPU 0 · H200 · 12.3 kJ – ok… ",
+            "━━╸ ▲▼ ▁▂▃▄▅▆▇█ ⣿⠒ ← → ✓ ○",
+            "· e\u{301} ·",
         ];
         let styles = [
             Style::default(),
@@ -198,6 +273,80 @@ mod tests {
         }
         assert_eq!(cols("util 100 %"), 10);
         assert_eq!(cols("日本"), 4);
-        assert!(!printable_ascii("tab\there"));
+        assert!(!one_cell_each("tab\there"));
+    }
+
+    /// Lines of styled pieces (one-cell text, a tab, a leading combining accent, wide
+    /// characters, a piece without width), each alignment, in areas that fit them, that do
+    /// not, that cross the buffer's edges or have no height: what `Line::render` draws.
+    #[test]
+    fn put_line_draws_what_line_render_draws() {
+        use ratatui::layout::Alignment;
+        use ratatui::style::{Color, Modifier};
+        use ratatui::text::{Line, Span};
+        use ratatui::widgets::Widget;
+        let red = Style::default().fg(Color::Red);
+        let lines = [
+            vec![Span::styled(" GPU 0 ", red), Span::raw("· ok ")],
+            vec![Span::raw("a\tb"), Span::styled("c", red)],
+            vec![Span::styled("\u{301}x", red), Span::raw("y")],
+            vec![Span::raw("日本"), Span::raw(""), Span::styled("z", red)],
+        ];
+        let alignments = [None, Some(Alignment::Right), Some(Alignment::Center)];
+        let areas = [
+            Rect::new(1, 1, 14, 1),
+            Rect::new(1, 1, 4, 1),
+            Rect::new(8, 1, 12, 2),
+            Rect::new(1, 0, 14, 0),
+            Rect::new(2, 2, 5, 1),
+        ];
+        for spans in &lines {
+            for alignment in alignments {
+                let line = Line {
+                    spans: spans.clone(),
+                    style: Style::default()
+                        .bg(Color::Blue)
+                        .add_modifier(Modifier::BOLD),
+                    alignment,
+                };
+                // And one exactly as wide as its area, as a border's title gets.
+                let exact = Rect::new(3, 1, u16::try_from(line.width()).unwrap(), 1);
+                for area in areas.into_iter().chain([exact]) {
+                    let buffer = Rect::new(0, 0, 16, 3);
+                    let (mut theirs, mut ours) = (Buffer::empty(buffer), Buffer::empty(buffer));
+                    theirs.set_string(0, 1, "0123456789abcdef", Style::default().fg(Color::Green));
+                    ours.set_string(0, 1, "0123456789abcdef", Style::default().fg(Color::Green));
+                    line.clone().render(area, &mut theirs);
+                    put_line(&mut ours, area, &line);
+                    assert_eq!(ours, theirs, "{line:?} in {area:?}");
+                }
+            }
+        }
+    }
+
+    /// Every character the direct path takes is one column wide, and a row of all of them,
+    /// in one order and the other (each next to its neighbours in code order, both ways),
+    /// draws as `set_stringn` draws it: none joins its neighbour into one grapheme (each is
+    /// of the grapheme class Other, which breaks from anything but an extender, and no
+    /// extender is among them).
+    #[test]
+    fn every_one_cell_character_is_one_cell_between_its_neighbours() {
+        let all: String = (0..=0x2fff_u32)
+            .filter_map(char::from_u32)
+            .filter(|&c| one_cell(c))
+            .collect();
+        for c in all.chars() {
+            assert_eq!(unicode_width::UnicodeWidthChar::width(c), Some(1), "{c:?}");
+        }
+        let reversed: String = all.chars().rev().collect();
+        for text in [all.as_str(), reversed.as_str()] {
+            let n = text.chars().count();
+            let area = Rect::new(0, 0, u16::try_from(n).unwrap() + 2, 1);
+            let (mut theirs, mut ours) = (Buffer::empty(area), Buffer::empty(area));
+            let end = theirs.set_stringn(1, 0, text, n, Style::default()).0;
+            assert_eq!(set_str(&mut ours, 1, 0, text, n, Style::default()), end);
+            assert_eq!(ours, theirs);
+            assert_eq!(cols(text), n);
+        }
     }
 }

@@ -19,7 +19,7 @@ use ratatui::Frame;
 use unicode_width::UnicodeWidthChar;
 
 use super::border::Border;
-use super::pen::{cols, printable_ascii, set_str};
+use super::pen::{cols, one_cell_each, set_str};
 use super::theme::Theme;
 
 /// Lines of styled text for a scrolled pane.
@@ -264,8 +264,8 @@ fn draw_row(
         if w == 0 || x >= area.right() {
             return;
         }
-        if printable_ascii(s) {
-            // What the `Span` draws, cell by cell, for printable ASCII.
+        if one_cell_each(s) {
+            // What the `Span` draws, cell by cell, for text of one cell per character.
             set_str(buf, x, area.y, s, usize::from(area.right() - x), st);
         } else {
             Span::styled(s, st).render(Rect::new(x, area.y, area.right() - x, 1), buf);
