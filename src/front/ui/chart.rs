@@ -18,21 +18,53 @@ use crate::rules::Finding;
 use crate::store::Store;
 
 /// A metric's name, style and points (split at gaps).
-pub(super) type Metric = (&'static str, Style, Vec<Vec<(f64, f64)>>);
+pub(super) type Metric = (&'static str, Style, Segments);
+
+/// A series' points, one vector per stretch without a gap.
+pub(super) type Segments = Vec<Vec<(f64, f64)>>;
 
 /// Points of one metric, split where it has gaps (a value missing, or no sample for longer
 /// than `gap_ms`: sampling stopped, the program was suspended, a recording has a hole), averaged
-/// down to about `max_points`.
+/// down to about `max_points`. (The chart writes over kept vectors: `series_into`.)
+#[cfg(test)]
 pub fn series(
+    dev: &DeviceHistory,
+    span: (u64, u64),
+    max_points: usize,
+    gap_ms: u64,
+    metric: impl Fn(&DeviceSample) -> Option<f32>,
+) -> Segments {
+    let mut out = Vec::new();
+    series_into(dev, span, max_points, gap_ms, metric, &mut out);
+    out
+}
+
+/// `series` written over `out`, whose vectors are reused (the chart keeps them from frame to
+/// frame: 28 of a frame's allocations were these).
+pub fn series_into(
     dev: &DeviceHistory,
     (from_ms, to_ms): (u64, u64),
     max_points: usize,
     gap_ms: u64,
     metric: impl Fn(&DeviceSample) -> Option<f32>,
-) -> Vec<Vec<(f64, f64)>> {
+    out: &mut Segments,
+) {
     let n = dev.samples.window(from_ms, to_ms).count();
     let per = n.div_ceil(max_points.max(1)).max(1);
-    let mut segments: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
+    // `out[..used]` are this call's segments; the last is the one being drawn. A new one is
+    // started only when that one has points: a segment is never empty but maybe the last.
+    let mut used = 0usize;
+    let start = |out: &mut Segments, used: &mut usize| {
+        if *used > 0 && out[*used - 1].is_empty() {
+            return;
+        }
+        match out.get_mut(*used) {
+            Some(kept) => kept.clear(),
+            None => out.push(Vec::new()),
+        }
+        *used += 1;
+    };
+    start(out, &mut used);
     let (mut sum, mut count, mut t_sum, mut in_bucket) = (0.0f64, 0usize, 0.0f64, 0usize);
     let mut last_ms: Option<u64> = None;
     for s in dev.samples.window(from_ms, to_ms) {
@@ -41,14 +73,9 @@ pub fn series(
             // No sample for a while: what was averaged so far ends its line, and the next
             // line starts after the hole instead of bridging it.
             if count > 0 {
-                segments
-                    .last_mut()
-                    .expect("never empty")
-                    .push((t_sum / count as f64, sum / count as f64));
+                out[used - 1].push((t_sum / count as f64, sum / count as f64));
             }
-            if segments.last().is_some_and(|l| !l.is_empty()) {
-                segments.push(Vec::new());
-            }
+            start(out, &mut used);
             (sum, count, t_sum, in_bucket) = (0.0, 0, 0.0, 0);
         }
         last_ms = Some(s.t_ms);
@@ -58,30 +85,30 @@ pub fn series(
             count += 1;
         } else {
             // A gap ends the current segment: unsupported or lost data is not drawn as 0.
-            if segments.last().is_some_and(|l| !l.is_empty()) {
-                segments.push(Vec::new());
-            }
+            start(out, &mut used);
             (sum, count, t_sum) = (0.0, 0, 0.0);
         }
         in_bucket += 1;
         if in_bucket == per {
             if count > 0 {
-                segments
-                    .last_mut()
-                    .expect("never empty")
-                    .push((t_sum / count as f64, sum / count as f64));
+                out[used - 1].push((t_sum / count as f64, sum / count as f64));
             }
             (sum, count, t_sum, in_bucket) = (0.0, 0, 0.0, 0);
         }
     }
     if count > 0 {
-        segments
-            .last_mut()
-            .expect("never empty")
-            .push((t_sum / count as f64, sum / count as f64));
+        out[used - 1].push((t_sum / count as f64, sum / count as f64));
     }
-    segments.retain(|s| !s.is_empty());
-    segments
+    if out[used - 1].is_empty() {
+        used -= 1;
+    }
+    out.truncate(used);
+}
+
+thread_local! {
+    /// The four series' points, kept from frame to frame for `series_into` to write over
+    /// (only the drawing thread draws).
+    static POINTS: std::cell::RefCell<[Segments; 4]> = std::cell::RefCell::default();
 }
 
 /// Longer than this without a sample is a hole in a chart's line, not part of it: five
@@ -143,68 +170,61 @@ pub fn render(
     let gap = hole_ms(store);
     let tdp = dev.info.tdp_w();
     let total = dev.info.memory_total_bytes;
+    let mut kept = POINTS.take();
+    series_into(dev, span, width, gap, |s| s.util_gpu_pct, &mut kept[0]);
+    let power = |s: &DeviceSample| s.power_w.zip(tdp).map(|(p, t)| p / t * 100.0);
+    series_into(dev, span, width, gap, power, &mut kept[1]);
+    series_into(dev, span, width, gap, |s| s.gpm.sm_active_pct, &mut kept[2]);
+    let memory = |s: &DeviceSample| {
+        s.mem_used_bytes
+            .zip(total)
+            .map(|(u, t)| u as f32 / t as f32 * 100.0)
+    };
+    series_into(dev, span, width, gap, memory, &mut kept[3]);
+    let [util, power, sm, memory] = kept;
     let metrics: [Metric; 4] = [
-        (
-            "util",
-            theme.util(),
-            series(dev, span, width, gap, |s| s.util_gpu_pct),
-        ),
-        (
-            "power %TDP",
-            theme.power(),
-            series(dev, span, width, gap, |s| {
-                s.power_w.zip(tdp).map(|(p, t)| p / t * 100.0)
-            }),
-        ),
-        (
-            "SM active",
-            theme.sm(),
-            series(dev, span, width, gap, |s| s.gpm.sm_active_pct),
-        ),
-        (
-            "memory",
-            theme.mem(),
-            series(dev, span, width, gap, |s| {
-                s.mem_used_bytes
-                    .zip(total)
-                    .map(|(u, t)| u as f32 / t as f32 * 100.0)
-            }),
-        ),
+        ("util", theme.util(), util),
+        ("power %TDP", theme.power(), power),
+        ("SM active", theme.sm(), sm),
+        ("memory", theme.mem(), memory),
     ];
     let spans = finding_spans(store, dev.info.index, from, to);
     let points = u16::try_from(width).unwrap_or(u16::MAX);
-    if area.height < super::strips::STRIPS_BELOW_ROWS {
-        super::strips::strips(frame, area, dev, window, &metrics, &spans, theme);
-        return points;
-    }
-    // Without colour (NO_COLOR) the series are told apart by their marks, as the title shows.
-    let marks: [(Marker, &str); 4] = if theme.color {
-        [(Marker::Braille, "━"); 4]
-    } else {
-        [
-            (Marker::Braille, "⠒"),
-            (Marker::Dot, "•"),
-            (Marker::Bar, "▄"),
-            (Marker::Block, "█"),
-        ]
-    };
-    let title = chart_title(dev.info.index, window, &metrics, &marks, &spans, theme);
-    let secs = window as f64 / 1000.0;
-    let pane = Border::new(title, theme.border()).bottom(health_line(dev, area.width, theme));
-    let Some(plot_area) = axes(frame, area, pane, window, theme) else {
-        return points;
-    };
-    let mut plot = Plot::new(plot_area, [-secs, 0.0], [0.0, 100.0]);
-    // Drawn memory, SM, util, power: where two share a cell the later wins, and power, the
-    // signal this tool reads, must never be hidden (the legend says it is on top).
-    for i in [3, 2, 0, 1] {
-        let ((_, style, segments), (marker, _)) = (&metrics[i], marks[i]);
-        let color = style.fg.unwrap_or(ratatui::style::Color::Reset);
-        for seg in segments {
-            plot.series(frame.buffer_mut(), seg, color, marker);
+    'draw: {
+        if area.height < super::strips::STRIPS_BELOW_ROWS {
+            super::strips::strips(frame, area, dev, window, &metrics, &spans, theme);
+            break 'draw;
         }
+        // Without colour (NO_COLOR) the series are told apart by their marks, as the title shows.
+        let marks: [(Marker, &str); 4] = if theme.color {
+            [(Marker::Braille, "━"); 4]
+        } else {
+            [
+                (Marker::Braille, "⠒"),
+                (Marker::Dot, "•"),
+                (Marker::Bar, "▄"),
+                (Marker::Block, "█"),
+            ]
+        };
+        let title = chart_title(dev.info.index, window, &metrics, &marks, &spans, theme);
+        let secs = window as f64 / 1000.0;
+        let pane = Border::new(title, theme.border()).bottom(health_line(dev, area.width, theme));
+        let Some(plot_area) = axes(frame, area, pane, window, theme) else {
+            break 'draw;
+        };
+        let mut plot = Plot::new(plot_area, [-secs, 0.0], [0.0, 100.0]);
+        // Drawn memory, SM, util, power: where two share a cell the later wins, and power, the
+        // signal this tool reads, must never be hidden (the legend says it is on top).
+        for i in [3, 2, 0, 1] {
+            let ((_, style, segments), (marker, _)) = (&metrics[i], marks[i]);
+            let color = style.fg.unwrap_or(ratatui::style::Color::Reset);
+            for seg in segments {
+                plot.series(frame.buffer_mut(), seg, color, marker);
+            }
+        }
+        mark_axis(frame, plot_area, &spans, window, theme);
     }
-    mark_axis(frame, plot_area, &spans, window, theme);
+    POINTS.set(metrics.map(|(_, _, points)| points));
     points
 }
 
@@ -419,5 +439,24 @@ mod tests {
         assert_eq!(holed.len(), 2, "{holed:?}");
         assert!(holed[0].last().unwrap().0 < -20.0 && holed[1][0].0 > -10.5);
         assert_eq!(util(&sampled(30, 10..11)).len(), 1, "a one-second hole");
+    }
+
+    /// Written over vectors kept from other histories (more segments, fewer, none), the
+    /// points are what a fresh call gives.
+    #[test]
+    fn series_into_kept_vectors_is_a_fresh_series() {
+        let util = |s: &DeviceSample| s.util_gpu_pct;
+        let histories = [
+            sampled(30, 10..20),
+            sampled(30, 0..0),
+            sampled(30, 3..5),
+            sampled(0, 0..0),
+            sampled(30, 10..20),
+        ];
+        let mut kept = Vec::new();
+        for h in &histories {
+            series_into(&h.devices[0], (0, 30_000), 120, 2_000, util, &mut kept);
+            assert_eq!(kept, series(&h.devices[0], (0, 30_000), 120, 2_000, util));
+        }
     }
 }
