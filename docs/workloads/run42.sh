@@ -1,6 +1,6 @@
 #!/bin/bash
 # Run 42 (#28): where the monitor's CPU goes on the H200, by thread and function. perf
-# samples the build of 10405e0 (`gw-new`) at 100 ms and at 1 s for 35 s each, beside the
+# samples the build of 3b599d7 (first committed as 10405e0) (`gw-new`) at 100 ms and at 1 s for 35 s each, beside the
 # steady bf16 load, through the shared harness (docs/workloads/bench.sh). Whether perf is
 # there at all is the second line of probe.txt.
 . docs/workloads/bench.sh
