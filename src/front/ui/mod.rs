@@ -221,7 +221,10 @@ fn status_line(frame: &mut Frame, area: Rect, state: &AppState, store: &Store, t
         }
     };
     let text = crate::text::clip(&text, width);
-    frame.render_widget(Paragraph::new(Line::styled(text, theme.label())), area);
+    // The style on the text's cells only, as the `Paragraph` this was drew it (`Line::styled`
+    // would lay it over the whole row).
+    let line = Line::from(ratatui::text::Span::styled(text, theme.label()));
+    pen::put_line(frame.buffer_mut(), area, &line);
 }
 
 /// Where a replay is: "▶ 1m23s / 5m00s ━━━━━━╸────── [ ] seek".

@@ -46,22 +46,20 @@ pub(super) fn strips(
     let secs = window as f64 / 1000.0;
     let (label_w, value_w) = (7u16, 5u16);
     let bars_w = inner.width.saturating_sub(label_w + value_w);
-    let lines: Vec<Line> = [1, 0, 2, 3]
-        .iter()
-        .take(inner.height as usize)
-        .map(|&i| {
-            let (name, style, segments) = &metrics[i];
-            let short = name.split(' ').next().unwrap_or(name);
-            let latest = segments.last().and_then(|s| s.last()).map(|p| p.1);
-            let value = latest.map_or_else(|| " n/a".to_string(), |v| format!("{v:>4.0}%"));
-            Line::from(vec![
-                Span::styled(format!("{short:<6} "), *style),
-                Span::styled(bar_row(segments, secs, bars_w as usize), *style),
-                Span::styled(value, *style),
-            ])
-        })
-        .collect();
-    frame.render_widget(ratatui::widgets::Paragraph::new(lines), inner);
+    // Row by row with `put_line`: what a `Paragraph` of these lines drew, without collecting
+    // them or splitting their text into graphemes.
+    for (y, &i) in (inner.y..inner.bottom()).zip(&[1, 0, 2, 3]) {
+        let (name, style, segments) = &metrics[i];
+        let short = name.split(' ').next().unwrap_or(name);
+        let latest = segments.last().and_then(|s| s.last()).map(|p| p.1);
+        let value = latest.map_or_else(|| " n/a".to_string(), |v| format!("{v:>4.0}%"));
+        let line = Line::from(vec![
+            Span::styled(format!("{short:<6} "), *style),
+            Span::styled(bar_row(segments, secs, bars_w as usize), *style),
+            Span::styled(value, *style),
+        ]);
+        super::pen::put_line(frame.buffer_mut(), Rect { y, ..inner }, &line);
+    }
     if let Some(bg) = spans.iter().find_map(|(_, _, f)| theme.tint(f.severity)) {
         for (a, b, _) in spans {
             let col =
