@@ -110,22 +110,33 @@ pub struct Session {
     pub export: Box<ExportFn>,
     /// Suspends the process with the terminal given back to the shell, and takes it again on
     /// `fg` (Ctrl-Z, or SIGTSTP sent from outside); `None` where there is no real terminal.
-    pub suspend: Option<fn() -> Result<()>>,
+    pub suspend: Option<fn(StopFrom) -> Result<()>>,
 }
 
 /// Gives the terminal back (cooked mode, main screen, cursor, no mouse reporting), lets the
 /// pending stop happen, and once continued takes the terminal again. The caller redraws the
 /// whole screen. A stop taken back by a SIGCONT meanwhile is not carried out (the kernel drops
 /// a pending SIGTSTP when a SIGCONT comes), so this never stays stopped after the last CONT.
-fn suspend_to_shell() -> Result<()> {
-    if !crate::sys::stop_is_pending() {
-        crate::sys::request_stop(); // Ctrl-Z typed: raw mode delivers it as a key
+fn suspend_to_shell(from: StopFrom) -> Result<()> {
+    // Only a typed Ctrl-Z asks for a stop: raw mode delivers it as a key. For a SIGTSTP, one
+    // that is no longer pending was taken back by a SIGCONT; asking for a new one then (as
+    // this once did whenever none was pending) stopped the monitor after the last CONT, in
+    // trial 9 of a TSTP/CONT storm on a loaded CI run.
+    if from == StopFrom::Key {
+        crate::sys::request_stop();
     }
     restore_terminal();
     crate::sys::let_pending_stop_happen();
     enable_raw_mode().context("the terminal refused raw mode after resuming")?;
     take_terminal().context("taking the terminal again after resuming")?;
     Ok(())
+}
+
+/// What asked the monitor to stop: Ctrl-Z typed (a key in raw mode), or a SIGTSTP held pending.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopFrom {
+    Key,
+    Signal,
 }
 
 /// Only with a real terminal: SIGTSTP is held pending from the start of `main`
@@ -266,12 +277,13 @@ where
             _ = hup.recv() => return Ok(()),
             _ = int.recv() => return Ok(()),
             Some(()) = async { tstp.as_ref()?.readable().await.ok()?.clear_ready(); Some(()) } => {
-                // A SIGCONT since the SIGTSTP took the stop back (the kernel dropped it).
-                if !crate::sys::stop_is_pending() {
-                    dirty = true;
-                    continue;
+                // A SIGCONT since the SIGTSTP may have taken the stop back (the kernel drops
+                // it); then the suspension below gives the terminal back and takes it again.
+                if let (true, Some(suspend)) = (crate::sys::stop_is_pending(), session.suspend) {
+                    suspend_and_resume(terminal, suspend, StopFrom::Signal)?;
                 }
-                Some(Action::Key(Key::Ctrl('z')))
+                dirty = true;
+                continue;
             }
         };
         let Some(action) = action else {
@@ -279,7 +291,7 @@ where
             continue;
         };
         if let (Action::Key(Key::Ctrl('z')), Some(suspend)) = (&action, session.suspend) {
-            suspend_and_resume(terminal, suspend)?;
+            suspend_and_resume(terminal, suspend, StopFrom::Key)?;
             dirty = true;
             continue;
         }
@@ -319,12 +331,13 @@ where
 /// thread eats.)
 fn suspend_and_resume<B: Backend>(
     terminal: &mut Terminal<B>,
-    suspend: fn() -> Result<()>,
+    suspend: fn(StopFrom) -> Result<()>,
+    from: StopFrom,
 ) -> Result<()>
 where
     B::Error: Send + Sync + 'static,
 {
-    suspend()?;
+    suspend(from)?;
     let size = terminal.size()?;
     terminal.resize(Rect::new(0, 0, size.width, size.height))?;
     Ok(())
