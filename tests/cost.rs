@@ -15,6 +15,7 @@ use gpuwatch::model::{SelfCost, Tick};
 use gpuwatch::source::sim::{Scenario, SimSource};
 use gpuwatch::source::Source;
 use gpuwatch::store::Store;
+use gpuwatch::tui::Screen;
 use ratatui::backend::CrosstermBackend;
 use ratatui::Terminal;
 
@@ -81,17 +82,19 @@ fn scene() -> (Store, SimSource, Tick) {
 /// A 200×50 terminal of a fixed size, as the monitor makes its own (`tui/mod.rs`): a
 /// full-screen one asks the terminal its size at every frame, and here, with no terminal,
 /// crossterm answers by running `tput`.
-fn terminal() -> Terminal<CrosstermBackend<Tty>> {
-    Terminal::with_options(
-        CrosstermBackend::new(Tty),
-        ratatui::TerminalOptions {
-            viewport: ratatui::Viewport::Fixed(ratatui::layout::Rect::new(0, 0, 200, 50)),
-        },
+fn terminal() -> Screen<CrosstermBackend<Tty>> {
+    Screen::new(
+        Terminal::with_options(
+            CrosstermBackend::new(Tty),
+            ratatui::TerminalOptions {
+                viewport: ratatui::Viewport::Fixed(ratatui::layout::Rect::new(0, 0, 200, 50)),
+            },
+        )
+        .unwrap(),
     )
-    .unwrap()
 }
 
-fn frame(term: &mut Terminal<CrosstermBackend<Tty>>, state: &mut AppState, store: &Store) {
+fn frame(term: &mut Screen<CrosstermBackend<Tty>>, state: &mut AppState, store: &Store) {
     let mut hits = state.hits;
     term.draw(|f| hits = gpuwatch::ui::render(f, state, store))
         .unwrap();

@@ -8,7 +8,7 @@ use std::time::Duration;
 use gpuwatch::app::AppState;
 use gpuwatch::monitor::Monitor;
 use gpuwatch::source::sim::Scenario;
-use gpuwatch::tui::{event_loop, Msg, Session};
+use gpuwatch::tui::{event_loop, Msg, Screen, Session};
 use ratatui::backend::TestBackend;
 use ratatui::crossterm::event::{Event, KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
@@ -40,7 +40,7 @@ async fn frames_drawn_zoomed(
 ) -> usize {
     let session = session(frame);
     let (tx, rx) = mpsc::unbounded_channel();
-    let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    let mut terminal = Screen::new(Terminal::new(TestBackend::new(120, 40)).unwrap());
     let mut state = AppState::new(false);
     state.zoom = zoom;
     let (looped, ()) = tokio::join!(
@@ -48,7 +48,7 @@ async fn frames_drawn_zoomed(
         drive(&session.monitor, tx) // dropping the sender ends the loop
     );
     looped.unwrap();
-    terminal.get_frame().count()
+    terminal.frames()
 }
 
 /// Ticks every 100 ms for 3 s, the chart zoomed to `ZOOMS_S[zoom]`: frames drawn.
@@ -134,7 +134,7 @@ async fn the_data_a_seek_brings_is_drawn_at_once() {
         suspend: None,
     };
     let (tx, rx) = mpsc::unbounded_channel();
-    let mut terminal = Terminal::new(TestBackend::new(120, 40)).unwrap();
+    let mut terminal = Screen::new(Terminal::new(TestBackend::new(120, 40)).unwrap());
     let drive = async |data: &Monitor, tx: mpsc::UnboundedSender<Msg>| {
         tokio::time::sleep(Duration::from_millis(10)).await;
         let key = KeyEvent::new(KeyCode::Char('['), KeyModifiers::NONE);
@@ -154,7 +154,7 @@ async fn the_data_a_seek_brings_is_drawn_at_once() {
     );
     looped.unwrap();
     assert_eq!(
-        terminal.get_frame().count(),
+        terminal.frames(),
         4,
         "the first frame, the key's, and the two ticks the seek brought"
     );

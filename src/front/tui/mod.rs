@@ -7,6 +7,9 @@
 //! a guard on drop, a panic hook, and SIGTERM/SIGHUP/SIGINT ending the loop.
 
 mod pace;
+mod screen;
+
+pub use screen::{Changes, Screen};
 
 use pace::{Pacer, SEEK_FOLLOW};
 use std::io::Stdout;
@@ -37,7 +40,7 @@ use crate::store::Store;
 
 /// Restores the terminal when dropped, whatever the exit path.
 struct TerminalGuard {
-    terminal: Terminal<CrosstermBackend<Stdout>>,
+    screen: Screen<CrosstermBackend<Stdout>>,
 }
 
 fn restore_terminal() {
@@ -72,7 +75,9 @@ impl TerminalGuard {
         )
         .context("opening the terminal")?;
         std::mem::forget(guard_on_error);
-        Ok(TerminalGuard { terminal })
+        Ok(TerminalGuard {
+            screen: Screen::new(terminal),
+        })
     }
 }
 
@@ -221,7 +226,7 @@ pub fn run(source: Box<dyn Source>, config: &Config, look: Look) -> Result<()> {
         .context("starting the event loop")?;
     let mut guard = TerminalGuard::enter()?;
     let result = runtime.block_on(event_loop(
-        &mut guard.terminal,
+        &mut guard.screen,
         rx,
         &session,
         AppState {
@@ -236,7 +241,7 @@ pub fn run(source: Box<dyn Source>, config: &Config, look: Look) -> Result<()> {
 
 /// The loop: wait for a tick, an input or a signal; update; redraw if anything changed.
 pub async fn event_loop<B: Backend>(
-    terminal: &mut Terminal<B>,
+    terminal: &mut Screen<B>,
     mut input: mpsc::UnboundedReceiver<Msg>,
     session: &Session,
     mut state: AppState,
@@ -311,7 +316,7 @@ where
 /// Draws the screen from the store (or the frozen copy) and tells the state where things
 /// landed (the areas a click hits).
 fn redraw<B: Backend>(
-    terminal: &mut Terminal<B>,
+    terminal: &mut Screen<B>,
     monitor: &Monitor,
     frozen: Option<&Store>,
     state: &mut AppState,
@@ -330,7 +335,7 @@ where
 /// drawn whole. (`clear()` would ask the terminal where its cursor is, an answer the input
 /// thread eats.)
 fn suspend_and_resume<B: Backend>(
-    terminal: &mut Terminal<B>,
+    terminal: &mut Screen<B>,
     suspend: fn(StopFrom) -> Result<()>,
     from: StopFrom,
 ) -> Result<()>
@@ -394,7 +399,7 @@ fn reading<R>(monitor: &Monitor, frozen: Option<&Store>, f: impl FnOnce(&Store) 
 
 /// Draws one frame from `store`; returns where its rows landed.
 fn draw<B: Backend>(
-    terminal: &mut Terminal<B>,
+    terminal: &mut Screen<B>,
     state: &AppState,
     store: &Store,
 ) -> Result<crate::app::HitAreas>
