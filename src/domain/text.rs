@@ -138,6 +138,18 @@ pub fn clip(s: &str, n: usize) -> String {
     }
 }
 
+/// `clip` of `s` where it stands.
+pub fn clip_in_place(s: &mut String, n: usize) {
+    if s.chars().count() > n {
+        let end = s
+            .char_indices()
+            .nth(n.saturating_sub(1))
+            .map_or(s.len(), |(i, _)| i);
+        s.truncate(end);
+        s.push('…');
+    }
+}
+
 /// `s` cut to `n` characters in its middle, with an ellipsis there: for messages whose end
 /// matters as much as their start ("snapshot written to …/gpuwatch-snapshot-0601.json").
 #[must_use]

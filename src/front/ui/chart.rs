@@ -8,6 +8,7 @@ use ratatui::style::Style;
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::Frame;
+use std::fmt::Write;
 
 use super::plot::{Layout, Plot};
 use super::theme::Theme;
@@ -206,10 +207,24 @@ pub fn render(
                 (Marker::Block, "█"),
             ]
         };
-        let title = chart_title(dev.info.index, window, &metrics, &marks, &spans, theme);
         let secs = window as f64 / 1000.0;
-        let pane = Border::new(title, theme.border()).bottom(health_line(dev, area.width, theme));
-        let Some(plot_area) = axes(frame, area, pane, window, theme) else {
+        let plot_area = super::pen::with_strings(|pieces| {
+            super::pen::with_strings(|health| {
+                let title = chart_title(
+                    pieces,
+                    dev.info.index,
+                    window,
+                    &metrics,
+                    &marks,
+                    &spans,
+                    theme,
+                );
+                let bottom = health_line(dev, area.width, theme, health);
+                let pane = Border::new(title, theme.border()).bottom(bottom);
+                axes(frame, area, pane, window, theme)
+            })
+        });
+        let Some(plot_area) = plot_area else {
             break 'draw;
         };
         let mut plot = Plot::new(plot_area, [-secs, 0.0], [0.0, 100.0]);
@@ -242,62 +257,91 @@ pub(super) fn current_span<'s, 'f>(
 /// standing problem first in its colour ("reset needed (row remap pending)"), else the counters
 /// the GPU reports (ECC, `PCIe` replays, `NVLink` links up), then its energy since watching
 /// began. Counters a GPU does not report are left out, not shown as 0.
-pub(super) fn health_line(
+pub(super) fn health_line<'a>(
     dev: &crate::history::DeviceHistory,
     width: u16,
     theme: &Theme,
-) -> Line<'static> {
+    [problem, counters, energy, shown]: &'a mut [String; 4],
+) -> Line<'a> {
     let Some(h) = dev.samples.latest().map(|s| s.health) else {
         return Line::default();
     };
-    let mut spans = Vec::new();
-    let problem = h.standing_problem().map(|p| format!(" ‼ {p} "));
-    let mut parts = Vec::new();
-    match h.ecc_uncorrected_volatile {
-        Some(0) => parts.push("ECC ok".to_string()),
-        Some(n) => parts.push(format!("ECC {n} uncorrected")),
-        None => {}
+    if let Some(p) = h.standing_problem() {
+        let _ = write!(problem, " ‼ {p} ");
     }
-    if let Some(n) = h.pcie_replays {
-        parts.push(format!("PCIe replays {n}"));
-    }
-    if let (Some(a), Some(l)) = (h.nvlink_active, h.nvlink_links) {
-        parts.push(format!("NVLink {a}/{l}"));
-    }
+    let (ends, n) = write_counters(&h, counters);
     let j = dev.energy.total_j();
-    let energy = (j > 0.0).then(|| crate::text::energy_words(j));
+    if j > 0.0 {
+        let _ = write!(energy, "{}", crate::text::EnergyWords(j));
+    }
+    let counters: &str = counters;
+    let piece = |i: usize| &counters[if i == 0 { 0 } else { ends[i - 1] }..ends[i]];
     // What does not fit goes, the counters first: the problem and the energy stay longest.
     let room = usize::from(width.saturating_sub(4));
-    let fits = |parts: &[String]| {
-        let counters: usize = parts
-            .iter()
-            .chain(&energy)
-            .map(|p| p.chars().count() + 3)
-            .sum();
-        problem.as_ref().map_or(0, |p| p.chars().count()) + counters <= room
+    let energy_cols = if energy.is_empty() {
+        0
+    } else {
+        energy.chars().count() + 3
     };
-    while !parts.is_empty() && !fits(&parts) {
-        parts.pop();
+    let fixed = problem.chars().count() + energy_cols;
+    let fits =
+        |k: usize| fixed + (0..k).map(|i| piece(i).chars().count() + 3).sum::<usize>() <= room;
+    let mut kept = n;
+    while kept > 0 && !fits(kept) {
+        kept -= 1;
     }
-    parts.extend(energy);
-    if let Some(p) = problem {
+    let energy = (!energy.is_empty()).then_some(energy.as_str());
+    for (i, part) in (0..kept).map(piece).chain(energy).enumerate() {
+        shown.push_str(if i == 0 { " " } else { " · " });
+        shown.push_str(part);
+    }
+    if !shown.is_empty() {
+        shown.push(' ');
+    }
+    let mut spans = Vec::with_capacity(2);
+    if !problem.is_empty() {
         spans.push(Span::styled(
-            p,
+            problem.as_str(),
             theme.severity(crate::rules::Severity::Critical),
         ));
     }
-    if !parts.is_empty() {
-        spans.push(Span::styled(
-            format!(" {} ", parts.join(" · ")),
-            theme.dim(),
-        ));
+    if !shown.is_empty() {
+        spans.push(Span::styled(shown.as_str(), theme.dim()));
     }
     Line::from(spans).right_aligned()
+}
+
+/// The counters a GPU reports, one after another in `counters`: piece `i` ends at `ends[i]`,
+/// and there are `n` of them.
+fn write_counters(h: &crate::model::Health, counters: &mut String) -> ([usize; 3], usize) {
+    let (mut ends, mut n) = ([0usize; 3], 0);
+    let mut end_piece = |counters: &String| {
+        if counters.len() > ends[..n].last().copied().unwrap_or(0) {
+            ends[n] = counters.len();
+            n += 1;
+        }
+    };
+    match h.ecc_uncorrected_volatile {
+        Some(0) => counters.push_str("ECC ok"),
+        Some(e) => _ = write!(counters, "ECC {e} uncorrected"),
+        None => {}
+    }
+    end_piece(counters);
+    if let Some(r) = h.pcie_replays {
+        let _ = write!(counters, "PCIe replays {r}");
+    }
+    end_piece(counters);
+    if let (Some(a), Some(l)) = (h.nvlink_active, h.nvlink_links) {
+        let _ = write!(counters, "NVLink {a}/{l}");
+    }
+    end_piece(counters);
+    (ends, n)
 }
 
 /// The chart's title: the GPU and window, each series' mark and name (power on top), and the
 /// finding whose span is marked under the axis.
 fn chart_title<'a>(
+    pieces: &'a mut [String; 6],
     gpu: u32,
     window: u64,
     metrics: &[Metric; 4],
@@ -305,34 +349,40 @@ fn chart_title<'a>(
     spans: &[(f64, f64, &Finding)],
     theme: &Theme,
 ) -> Line<'a> {
-    let mut title = vec![Span::styled(
-        format!(
-            " GPU {} · last {} ",
-            crate::model::gpu_label(gpu),
-            super::format::duration(window)
-        ),
-        theme.title(),
-    )];
-    for ((name, style, segments), (_, mark)) in metrics.iter().zip(marks.iter()) {
+    let [head, shown @ .., named] = pieces;
+    let _ = write!(
+        head,
+        " GPU {} · last {} ",
+        crate::model::gpu_label(gpu),
+        crate::text::Compact(window)
+    );
+    for (((name, _, segments), (_, mark)), text) in metrics.iter().zip(marks).zip(shown.iter_mut())
+    {
         let on_top = if *name == "power %TDP" {
             " (on top)"
         } else {
             ""
         };
-        let shown = if segments.is_empty() {
-            format!("{name} n/a ")
+        let _ = if segments.is_empty() {
+            write!(text, "{name} n/a ")
         } else {
-            format!("{mark} {name}{on_top} ")
+            write!(text, "{mark} {name}{on_top} ")
         };
-        title.push(Span::styled(shown, *style));
     }
-    if let Some((_, _, f)) = current_span(spans) {
+    let current = current_span(spans).map(|(_, _, f)| f);
+    if let Some(f) = current {
         // The span's mark under the axis, ▀, is what stands for it (memory draws █ without
         // colour).
-        title.push(Span::styled(
-            format!("▀ {} {} ", f.severity.marker(), f.rule),
-            theme.severity(f.severity),
-        ));
+        let _ = write!(named, "▀ {} {} ", f.severity.marker(), f.rule);
+    }
+    let pieces: &'a [String; 6] = pieces;
+    let mut title = Vec::with_capacity(6);
+    title.push(Span::styled(pieces[0].as_str(), theme.title()));
+    for ((_, style, _), text) in metrics.iter().zip(&pieces[1..5]) {
+        title.push(Span::styled(text.as_str(), *style));
+    }
+    if let Some(f) = current {
+        title.push(Span::styled(pieces[5].as_str(), theme.severity(f.severity)));
     }
     Line::from(title)
 }
@@ -349,18 +399,20 @@ pub fn axes(
 ) -> Option<Rect> {
     let inner = Border::inner(area);
     pane.render(area, frame.buffer_mut());
-    let oldest = format!("-{}", super::format::duration(window_ms));
-    let first_width =
-        u16::try_from(unicode_width::UnicodeWidthStr::width(oldest.as_str())).unwrap_or(u16::MAX);
-    let layout = Layout::of(inner, PERCENTS_WIDTH, first_width)?;
-    let middle = format!("-{}", super::format::duration(window_ms / 2));
-    layout.draw_axes(
-        frame.buffer_mut(),
-        [&oldest, &middle, "now"],
-        PERCENTS,
-        theme.label(),
-    );
-    Some(layout.plot)
+    super::pen::with_strings(|[oldest, middle]| {
+        let _ = write!(oldest, "-{}", crate::text::Compact(window_ms));
+        let first_width = u16::try_from(unicode_width::UnicodeWidthStr::width(oldest.as_str()))
+            .unwrap_or(u16::MAX);
+        let layout = Layout::of(inner, PERCENTS_WIDTH, first_width)?;
+        let _ = write!(middle, "-{}", crate::text::Compact(window_ms / 2));
+        layout.draw_axes(
+            frame.buffer_mut(),
+            [oldest, middle, "now"],
+            PERCENTS,
+            theme.label(),
+        );
+        Some(layout.plot)
+    })
 }
 
 /// The percent axis's labels, and the widest of them.

@@ -56,21 +56,33 @@ pub fn render(
     let links = wide || inner.width >= 93;
     // The clock events come whole or not at all: one letter past PCIE says nothing.
     let events = wide && inner.width >= 139;
-    let mut lines = Vec::new();
-    if compact && !fits {
-        lines.push(band(store, n, focused, theme));
+    let band_rows = u16::from(compact && !fits);
+    if band_rows == 1 && inner.height > 0 {
+        let band = band(store, n, focused, theme);
+        frame.render_widget(Paragraph::new(band), Rect { height: 1, ..inner });
     }
-    // The column names are always there: a table of bars without them is a puzzle.
-    let header = header_line((wide, links, events), theme);
-    lines.push(if compact && fits && focused {
-        header.patch_style(theme.title())
-    } else {
-        header
-    });
-    let header_rows = lines.len();
+    // The column names are always there: a table of bars without them is a puzzle. Their style
+    // is on their text only, as a `Paragraph` of the line drew it.
+    let mut style = theme.label();
+    if compact && fits && focused {
+        style = style.patch(theme.title());
+    }
+    if band_rows < inner.height {
+        let header = header_text((wide, links, events));
+        let y = inner.y + band_rows;
+        super::pen::set_str(
+            frame.buffer_mut(),
+            inner.x,
+            y,
+            header,
+            inner.width.into(),
+            style,
+        );
+    }
+    let header_rows = band_rows + 1;
+    let header_rows = usize::from(header_rows);
     let rows = usize::from(inner.height).saturating_sub(header_rows);
     let first = scroll_start(state.selected_gpu, rows, n);
-    frame.render_widget(Paragraph::new(lines), inner);
     let mut pen = Pen::new(frame.buffer_mut(), inner);
     let picked = theme
         .selected()
@@ -167,14 +179,13 @@ pub fn scroll_start(selected: usize, rows: usize, n: usize) -> usize {
     }
 }
 
-fn header_line((wide, links, events): (bool, bool, bool), theme: &Theme) -> Line<'static> {
-    let text = match (wide, links, events) {
+fn header_text((wide, links, events): (bool, bool, bool)) -> &'static str {
+    match (wide, links, events) {
         (true, _, true) => "  # NAME         DIAGNOSIS        UTIL              POWER %TDP             MEMORY                  TEMP   SM CLK  PCIE   CLOCK EVENTS",
         (true, _, false) => "  # NAME         DIAGNOSIS        UTIL              POWER %TDP             MEMORY                  TEMP   SM CLK  PCIE",
         (false, true, _) => "  # NAME  DIAGNOSIS  UTIL         POWER %TDP        MEMORY           TEMP   SM CLK  PCIE",
         (false, false, _) => "  # NAME  DIAGNOSIS  UTIL         POWER %TDP        MEMORY           TEMP",
-    };
-    Line::styled(text, theme.label())
+    }
 }
 
 /// Writes GPU `dev`'s row where the pen is.
@@ -324,17 +335,15 @@ fn ident(pen: &mut Pen, dev: &DeviceHistory, wide: bool, name_w: usize) {
     let Some(m) = &dev.info.mig else {
         // `*` marks a simulated GPU (the demo), as the header says.
         let name = dev.info.name.trim_start_matches("NVIDIA ");
-        let mut marked = String::new();
-        let name = match name.strip_suffix(" (simulated)") {
-            Some(stem) => {
+        let _ = write!(pen.text, "{:>2} ", dev.info.index);
+        match name.strip_suffix(" (simulated)") {
+            Some(stem) => super::pen::with_strings(|[marked]| {
                 marked.push_str(stem);
                 marked.push('*');
-                marked.as_str()
-            }
-            None => name,
-        };
-        let _ = write!(pen.text, "{:>2} ", dev.info.index);
-        push_fit(&mut pen.text, name, name_w, name_w);
+                push_fit(&mut pen.text, marked, name_w, name_w);
+            }),
+            None => push_fit(&mut pen.text, name, name_w, name_w),
+        }
         pen.text.push(' ');
         return pen.put_text(Style::default());
     };

@@ -2,6 +2,7 @@
 //! clipped at its right edge: what a `Paragraph` of `Span`s drew, without a `String`, a `Span`
 //! and a `Vec` for every piece of every frame (most of what a frame allocated).
 
+use std::cell::RefCell;
 use std::fmt::Write;
 
 use ratatui::buffer::Buffer;
@@ -27,7 +28,7 @@ impl<'b> Pen<'b> {
             right: area.right(),
             x: area.x,
             y: area.y,
-            text: String::with_capacity(64),
+            text: kept_string(),
         }
     }
 
@@ -63,6 +64,39 @@ impl<'b> Pen<'b> {
         let _ = self.text.write_fmt(args);
         self.put_text(style);
     }
+}
+
+impl Drop for Pen<'_> {
+    fn drop(&mut self) {
+        give_back(std::mem::take(&mut self.text));
+    }
+}
+
+thread_local! {
+    /// Strings that text is formatted into while drawing, kept from frame to frame: once they
+    /// have grown to the longest text they hold, formatting allocates nothing.
+    static KEPT: RefCell<Vec<String>> = const { RefCell::new(Vec::new()) };
+}
+
+fn kept_string() -> String {
+    let mut s = KEPT.with_borrow_mut(Vec::pop).unwrap_or_default();
+    s.clear();
+    s
+}
+
+fn give_back(s: String) {
+    if s.capacity() > 0 {
+        KEPT.with_borrow_mut(|kept| kept.push(s));
+    }
+}
+
+/// Runs `f` with `N` empty strings kept from frame to frame, to format a frame's text into
+/// without allocating it anew each frame.
+pub fn with_strings<const N: usize, R>(f: impl FnOnce(&mut [String; N]) -> R) -> R {
+    let mut strings: [String; N] = std::array::from_fn(|_| kept_string());
+    let r = f(&mut strings);
+    strings.into_iter().for_each(give_back);
+    r
 }
 
 /// True when every character of `s` takes one cell and stands alone as a grapheme: one
@@ -175,6 +209,39 @@ pub fn put_line(buf: &mut Buffer, area: Rect, line: &ratatui::text::Line) {
     }
 }
 
+/// Draws `text` in `area` aligned as `Line::raw(text).alignment(alignment).render` draws it,
+/// without the `Line`: one-cell text that fits is placed by its alignment; anything else is
+/// left to `Line::render`.
+pub fn put_aligned(
+    buf: &mut Buffer,
+    area: Rect,
+    text: &str,
+    alignment: ratatui::layout::Alignment,
+    style: Style,
+) {
+    use ratatui::layout::Alignment;
+    let area = area.intersection(buf.area);
+    let width = text.chars().count();
+    let room = usize::from(area.width);
+    if !one_cell_each(text) || width > room {
+        use ratatui::widgets::Widget;
+        let line = ratatui::text::Line::styled(text, style).alignment(alignment);
+        return line.render(area, buf);
+    }
+    if area.is_empty() || width == 0 {
+        return;
+    }
+    let indent = match alignment {
+        Alignment::Center => (room - width) / 2,
+        Alignment::Right => room - width,
+        Alignment::Left => 0,
+    };
+    // `Line::styled` lays its style over the whole row it is given, then writes the text.
+    buf.set_style(Rect { height: 1, ..area }, style);
+    let x = area.x + u16::try_from(indent).unwrap_or(u16::MAX);
+    set_str(buf, x, area.y, text, width, Style::default());
+}
+
 /// `s` onto `out` cut to `n` characters with an ellipsis, then padded with spaces to `pad`
 /// characters: `format!("{:<pad$}", clip(s, n))` without the two strings.
 pub fn push_fit(out: &mut String, s: &str, n: usize, pad: usize) {
@@ -224,6 +291,7 @@ mod tests {
         pen.put("ab", Style::default());
         pen.fmt(format_args!("{:>4}", 7), Style::default());
         pen.put("xyz", Style::default());
+        drop(pen);
         assert_eq!(buf, Buffer::with_lines(["          ", " ab   7xy "]));
     }
 
@@ -279,6 +347,37 @@ mod tests {
     /// Lines of styled pieces (one-cell text, a tab, a leading combining accent, wide
     /// characters, a piece without width), each alignment, in areas that fit them, that do
     /// not, that cross the buffer's edges or have no height: what `Line::render` draws.
+    /// Aligned text in areas wider, as wide and narrower than it, at the buffer's edge and
+    /// outside it, cell for cell what `Line::render` draws.
+    #[test]
+    fn put_aligned_draws_what_an_aligned_line_draws() {
+        use ratatui::layout::Alignment;
+        use ratatui::style::{Color, Modifier};
+        use ratatui::widgets::Widget;
+        let style = Style::new().fg(Color::Red).add_modifier(Modifier::BOLD);
+        for text in ["now", "-30s", "100%", "-15m00s", "", "日本", "a·b"] {
+            for alignment in [Alignment::Left, Alignment::Center, Alignment::Right] {
+                for area in [
+                    Rect::new(0, 0, 10, 1),
+                    Rect::new(3, 1, 4, 2),
+                    Rect::new(7, 0, 6, 1),
+                    Rect::new(2, 0, 3, 1),
+                    Rect::new(12, 0, 3, 1),
+                ] {
+                    for style in [Style::default(), style] {
+                        let mut ours = Buffer::empty(Rect::new(0, 0, 12, 3));
+                        let mut theirs = ours.clone();
+                        put_aligned(&mut ours, area, text, alignment, style);
+                        ratatui::text::Line::styled(text, style)
+                            .alignment(alignment)
+                            .render(area, &mut theirs);
+                        assert_eq!(ours, theirs, "{text:?} {alignment:?} {area:?} {style:?}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn put_line_draws_what_line_render_draws() {
         use ratatui::layout::Alignment;

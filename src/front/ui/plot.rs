@@ -14,8 +14,6 @@ use ratatui::style::{Color, Style};
 use ratatui::symbols::braille::BRAILLE;
 use ratatui::symbols::line::{BOTTOM_LEFT, HORIZONTAL, VERTICAL};
 use ratatui::symbols::Marker;
-use ratatui::text::Line;
-use ratatui::widgets::Widget;
 
 /// How a series is marked: braille dots (2×4 a cell) or one symbol per cell.
 #[derive(Clone, Copy)]
@@ -141,7 +139,7 @@ impl Layout {
 
 /// One axis label, as `Chart` renders it: a raw line aligned in its area.
 fn label(buf: &mut Buffer, text: &str, area: Rect, alignment: Alignment) {
-    Line::raw(text).alignment(alignment).render(area, buf);
+    super::pen::put_aligned(buf, area, text, alignment, Style::default());
 }
 
 /// One plot: its cells, its bounds, and the dots of the series being drawn.

@@ -40,9 +40,11 @@ pub(super) fn strips(
         ));
     }
     let inner = super::border::Border::inner(area);
-    super::border::Border::new(title, theme.border())
-        .bottom(health_line(dev, area.width, theme))
-        .render(area, frame.buffer_mut());
+    super::pen::with_strings(|health| {
+        super::border::Border::new(title, theme.border())
+            .bottom(health_line(dev, area.width, theme, health))
+            .render(area, frame.buffer_mut());
+    });
     let secs = window as f64 / 1000.0;
     let (label_w, value_w) = (7u16, 5u16);
     let bars_w = inner.width.saturating_sub(label_w + value_w);
