@@ -54,7 +54,11 @@ fn write_parts(store: &Store, [source, versions, driver, cost]: [&mut String; 4]
         or_unknown(s.driver_version.as_deref()),
         or_unknown(s.cuda_driver_version.as_deref())
     );
-    let _ = write!(driver, " · driver {}", or_unknown(s.driver_version.as_deref()));
+    let _ = write!(
+        driver,
+        " · driver {}",
+        or_unknown(s.driver_version.as_deref())
+    );
     let c = store.cost();
     cost.push_str(" · self: CPU ");
     let _ = match c.cpu_pct {
