@@ -79,8 +79,7 @@ pub fn render(
             style,
         );
     }
-    let header_rows = band_rows + 1;
-    let header_rows = usize::from(header_rows);
+    let header_rows = usize::from(band_rows) + 1;
     let rows = usize::from(inner.height).saturating_sub(header_rows);
     let first = scroll_start(state.selected_gpu, rows, n);
     let mut pen = Pen::new(frame.buffer_mut(), inner);
