@@ -1,7 +1,7 @@
 //! What a rule reads: one device's history, the box's, the thresholds and the learned floor,
 //! with window statistics computed once per evaluation.
 
-use super::{Floor, Stats};
+use super::{Floor, Metric, Stats};
 use crate::config::Thresholds;
 use crate::history::{DeviceHistory, History};
 
@@ -28,9 +28,6 @@ pub struct Ctx<'a> {
     pub(super) windows: std::cell::RefCell<super::window::Windows>,
 }
 
-/// A metric of a sample, as the statistics of a window read it.
-pub type Metric = fn(&crate::model::DeviceSample) -> Option<f32>;
-
 impl Ctx<'_> {
     #[must_use]
     pub fn tdp_w(&self) -> Option<f32> {
@@ -50,7 +47,7 @@ impl Ctx<'_> {
     /// steady training loop reuses its cached blocks. Unknown memory counts as steady.
     #[must_use]
     pub fn memory_settled(&self, span_ms: u64) -> bool {
-        let used = self.stats(span_ms, |s| s.mem_used_bytes.map(|b| b as f32));
+        let used = self.stats(span_ms, Metric::MemUsedBytes);
         used.n == 0 || used.max - used.min <= (512.0 * 1024.0 * 1024.0f32).max(used.max * 0.02)
     }
 
@@ -91,7 +88,7 @@ impl Ctx<'_> {
     /// The statistics of `metric` over the samples with `from_ms <= t_ms <= to_ms`, from the
     /// window kept since the last evaluation (`Windows`).
     fn window_stats(&self, span_ms: u64, part: u8, metric: Metric, bounds: (u64, u64)) -> Stats {
-        let key = (span_ms, part, metric as usize);
+        let key = (span_ms, part, metric);
         self.windows
             .borrow_mut()
             .stats(self.dev, key, metric, bounds)

@@ -9,7 +9,7 @@
 
 mod culprit;
 
-use super::{ms, Ctx, OnMig, Rule, RuleId, Severity, Stats, Verdict, Watching};
+use super::{ms, Ctx, Metric, OnMig, Rule, RuleId, Severity, Stats, Verdict, Watching};
 use crate::text::span_words;
 use culprit::{lost_rank, outside_the_collective, ranks_with_stacks, straggler, where_ranks_are};
 
@@ -44,8 +44,8 @@ fn spinning(c: &Ctx, span_ms: u64) -> Option<(Stats, Stats, Option<Gpm>)> {
         return spinning_on_instance(c, span_ms)
             .map(|g| (Stats::default(), Stats::default(), Some(g)));
     }
-    let util = c.stats(span_ms, |s| s.util_gpu_pct);
-    let power = c.stats(span_ms, |s| s.power_w);
+    let util = c.stats(span_ms, Metric::Util);
+    let power = c.stats(span_ms, Metric::Power);
     // Once open, a little slack so one lower sample does not close it (hysteresis).
     let util_min = c.thresholds.hang_util_min_pct - if c.open { 10.0 } else { 0.0 };
     // Percentiles, not extremes: one odd sample must not open or close a hang.
@@ -66,13 +66,13 @@ fn spinning(c: &Ctx, span_ms: u64) -> Option<(Stats, Stats, Option<Gpm>)> {
     if newest_unpinned == 2 {
         return None;
     }
-    let sm = c.stats(span_ms, |s| s.gpm.sm_active_pct);
+    let sm = c.stats(span_ms, Metric::SmActive);
     if sm.n == 0 {
         // Without GPM, a power trace flat at the floor is what tells a spin from real work.
         return (power.sd <= 3.0).then_some((util, power, None));
     }
-    let tensor = c.stats(span_ms, |s| s.gpm.tensor_active_pct);
-    let dram = c.stats(span_ms, |s| s.gpm.dram_bw_pct);
+    let tensor = c.stats(span_ms, Metric::TensorActive);
+    let dram = c.stats(span_ms, Metric::DramBw);
     if sm.median > c.thresholds.hang_sm_max_pct || tensor.median > 10.0 || dram.median > 10.0 {
         return None;
     }
@@ -84,9 +84,9 @@ fn spinning(c: &Ctx, span_ms: u64) -> Option<(Stats, Stats, Option<Gpm>)> {
 /// and flat) with no tensor or DRAM work. An instance idle between requests reads 0 and a
 /// working one moves memory.
 fn spinning_on_instance(c: &Ctx, span_ms: u64) -> Option<Gpm> {
-    let sm = c.stats(span_ms, |s| s.gpm.sm_active_pct);
-    let tensor = c.stats(span_ms, |s| s.gpm.tensor_active_pct);
-    let dram = c.stats(span_ms, |s| s.gpm.dram_bw_pct);
+    let sm = c.stats(span_ms, Metric::SmActive);
+    let tensor = c.stats(span_ms, Metric::TensorActive);
+    let dram = c.stats(span_ms, Metric::DramBw);
     let floor = MIG_SPIN_SM_MIN_PCT * if c.open { 0.5 } else { 1.0 };
     let flat = sm.sd <= (sm.median * 0.25).max(0.5);
     let ended = c

@@ -1,9 +1,9 @@
 //! Rules about the GPU itself: lost from the bus, power capped below TDP, thermal or hardware
 //! slowdown, a `PCIe` link below its maximum, persistence mode off.
 
-use super::ctx::Metric;
+use super::Metric;
 use super::{Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
-use crate::model::{clock_event, DeviceSample, DeviceStatus};
+use crate::model::DeviceStatus;
 use crate::text::span_words;
 
 pub const LOST: Rule = Rule {
@@ -134,43 +134,22 @@ fn share_with(c: &Ctx, w: u64, metric: Metric) -> Option<f32> {
     (s.n > 0).then_some(s.mean)
 }
 
-/// 1 while any of `bits` is among the sample's clock events, 0 while none is.
-fn event_in(s: &DeviceSample, bits: u64) -> Option<f32> {
-    s.clock_events
-        .map(|e| if e & bits != 0 { 1.0 } else { 0.0 })
-}
-
-// The clock events the rules time, each a plain metric so that its window is kept between
-// judgings like the others' (a closure over the bits was summarised anew at each one).
-fn thermal_event(s: &DeviceSample) -> Option<f32> {
-    event_in(
-        s,
-        clock_event::SW_THERMAL | clock_event::HW_THERMAL | clock_event::HW_SLOWDOWN,
-    )
-}
-fn power_brake_event(s: &DeviceSample) -> Option<f32> {
-    event_in(s, clock_event::HW_POWER_BRAKE)
-}
-fn power_cap_event(s: &DeviceSample) -> Option<f32> {
-    event_in(s, clock_event::SW_POWER_CAP)
-}
-
 fn check_powercap(c: &Ctx) -> Option<Verdict> {
     let w = c.window_ms;
-    let util = c.stats(w, |s| s.util_gpu_pct);
+    let util = c.stats(w, Metric::Util);
     let default = c.dev.info.power_limit_default_w?;
     let limit = c
-        .stats(w, |s| s.power_limit_w)
+        .stats(w, Metric::PowerLimit)
         .median_or(c.dev.info.power_limit_enforced_w)?;
     if util.median < c.thresholds.busy_util_min_pct || limit >= default * 0.99 {
         return None;
     }
-    let power = c.stats(w, |s| s.power_w);
-    let capped = share_with(c, w, power_cap_event).unwrap_or(0.0);
+    let power = c.stats(w, Metric::Power);
+    let capped = share_with(c, w, Metric::POWER_CAP).unwrap_or(0.0);
     if power.median < limit * 0.9 && capped < 0.5 {
         return None;
     }
-    let clock = c.stats(w, |s| s.sm_clock_mhz.map(|m| m as f32));
+    let clock = c.stats(w, Metric::SmClock);
     let max_clock = c
         .dev
         .info
@@ -198,9 +177,9 @@ fn check_powercap(c: &Ctx) -> Option<Verdict> {
 
 fn check_thermal(c: &Ctx) -> Option<Verdict> {
     let w = c.window_ms;
-    let thermal = share_with(c, w, thermal_event).unwrap_or(0.0);
-    let brake = share_with(c, w, power_brake_event).unwrap_or(0.0);
-    let temp = c.stats(w, |s| s.temp_c);
+    let thermal = share_with(c, w, Metric::THERMAL).unwrap_or(0.0);
+    let brake = share_with(c, w, Metric::POWER_BRAKE).unwrap_or(0.0);
+    let temp = c.stats(w, Metric::Temp);
     let hot = match (c.dev.info.temp_slowdown_c, temp.n) {
         (Some(limit), n) if n > 0 => temp.median >= limit as f32 - 2.0,
         _ => false,
@@ -208,7 +187,7 @@ fn check_thermal(c: &Ctx) -> Option<Verdict> {
     if thermal < 0.5 && brake < 0.5 && !hot {
         return None;
     }
-    let clock = c.stats(w, |s| s.sm_clock_mhz.map(|m| m as f32));
+    let clock = c.stats(w, Metric::SmClock);
     let limit = c
         .dev
         .info
@@ -261,11 +240,11 @@ fn check_thermal(c: &Ctx) -> Option<Verdict> {
 fn check_pcie(c: &Ctx) -> Option<Verdict> {
     let w = c.window_ms;
     let (max_gen, max_width) = (c.dev.info.pcie_max_gen?, c.dev.info.pcie_max_width?);
-    let util = c.stats(w, |s| s.util_gpu_pct);
+    let util = c.stats(w, Metric::Util);
     // Links drop their speed when there is no traffic: judge only under real load (a hung
     // GPU reads 100 % util but moves nothing, so util alone is not enough).
-    let sm = c.stats(w, |s| s.gpm.sm_active_pct);
-    let power = c.stats(w, |s| s.power_w);
+    let sm = c.stats(w, Metric::SmActive);
+    let power = c.stats(w, Metric::Power);
     let working = if sm.n > 0 {
         sm.median >= c.thresholds.busy_util_min_pct
     } else {

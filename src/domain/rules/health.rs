@@ -3,7 +3,7 @@
 //! These name a broken GPU or link, which a hang or a crash may follow: a different remedy
 //! (reset, drain, cables) from a stuck collective's.
 
-use super::{ms, Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
+use super::{ms, Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::history::EventCount;
 use crate::model::{EventKind, Health};
 use crate::text::{clock, span_words};
@@ -295,11 +295,7 @@ fn check_pcie_replay(c: &Ctx) -> Option<Verdict> {
         return None;
     }
     let window = ms(c.thresholds.link_errors_window);
-    let traffic = c.stats(window, |s| {
-        s.pcie_rx_kib_s
-            .zip(s.pcie_tx_kib_s)
-            .map(|(r, t)| (r + t) / 1024.0)
-    });
+    let traffic = c.stats(window, Metric::PcieTrafficMib);
     let moving = match traffic.median {
         _ if traffic.n == 0 => String::new(),
         mib if mib >= 1024.0 => format!(" while moving {:.1} GiB/s", mib / 1024.0),

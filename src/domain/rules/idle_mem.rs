@@ -1,7 +1,7 @@
 //! The idle-mem rule: a process holds GPU memory while no kernel runs for a long time, and none
 //! of the GPU's processes is busy on its host (an idle notebook, a job that did not exit).
 
-use super::{Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
+use super::{Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::GIB;
 use crate::text::span_words;
 
@@ -80,7 +80,7 @@ fn idle_mem_building(c: &Ctx) -> bool {
 fn check_idle_mem(c: &Ctx) -> Option<Verdict> {
     let w = c.window_ms;
     let held = idle_with_memory(c)?;
-    let util = c.stats(w, |s| s.util_gpu_pct);
+    let util = c.stats(w, Metric::Util);
     let holders: Vec<String> = c
         .dev
         .processes
@@ -96,7 +96,7 @@ fn check_idle_mem(c: &Ctx) -> Option<Verdict> {
     Some(Verdict {
         evidence: vec![
             if c.dev.info.mig.is_some() {
-                let sm = c.stats(w, |s| s.gpm.sm_active_pct);
+                let sm = c.stats(w, Metric::SmActive);
                 format!("no kernel ran for {} (SM activity max {:.1} %, GPM: a MIG instance has no util)", span_words(w), sm.max)
             } else {
                 format!("no kernel ran for {} (util max {:.0} %)", span_words(w), util.max)

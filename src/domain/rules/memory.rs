@@ -1,6 +1,6 @@
 //! Memory nearly full, or growing steadily (a leak, or a cache that never stops).
 
-use super::{ms, Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
+use super::{ms, Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::GIB;
 use crate::text::span_words;
 
@@ -44,7 +44,7 @@ fn check_full(c: &Ctx) -> Option<Verdict> {
     if total <= 0.0 {
         return None;
     }
-    let used = c.stats(w, |s| s.mem_used_bytes.map(|b| b as f32));
+    let used = c.stats(w, Metric::MemUsedBytes);
     if used.n == 0 || used.min < total * c.thresholds.mem_full_pct / 100.0 {
         return None;
     }

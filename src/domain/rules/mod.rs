@@ -16,6 +16,7 @@ mod hints;
 mod id;
 mod idle_mem;
 mod memory;
+mod metric;
 mod slots;
 mod stacks;
 mod starved;
@@ -30,10 +31,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Thresholds;
 pub use conclusions::{Conclusions, Judging, Watch};
-pub use ctx::{Ctx, Metric};
+pub use ctx::Ctx;
 use engine::KEEP_CLEARED;
 pub use engine::{Engine, Floor, WATCH_MS};
 pub use id::RuleId;
+pub use metric::Metric;
 pub use stats::Stats;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -136,14 +138,14 @@ fn measures(ctx: &Ctx, window_ms: u64, out: &mut Vec<Measure>) {
             unit: Cow::Borrowed(unit),
         })
     };
-    let median = |f: fn(&crate::model::DeviceSample) -> Option<f32>| {
+    let median = |f: Metric| {
         let s = ctx.stats(window_ms, f);
         (s.n > 0).then_some(s.median)
     };
-    let power = median(|s| s.power_w);
-    let mem = ctx.stats(window_ms, |s| s.mem_used_bytes.map(|b| (b >> 20) as f32));
+    let power = median(Metric::Power);
+    let mem = ctx.stats(window_ms, Metric::MemUsedMib);
     let figures = [
-        m("utilization.gpu", median(|s| s.util_gpu_pct), "%"),
+        m("utilization.gpu", median(Metric::Util), "%"),
         m("power.draw", power, "W"),
         m("power.idle_floor", Some(ctx.floor_w), "W"),
         m(
@@ -151,7 +153,7 @@ fn measures(ctx: &Ctx, window_ms: u64, out: &mut Vec<Measure>) {
             power.zip(ctx.tdp_w()).map(|(p, t)| p / t * 100.0),
             "%",
         ),
-        m("gpm.sm_active", median(|s| s.gpm.sm_active_pct), "%"),
+        m("gpm.sm_active", median(Metric::SmActive), "%"),
         m("memory.used", (mem.n > 0).then_some(mem.max), "MiB"),
         m("window", Some(window_ms as f32 / 1000.0), "s"),
     ];

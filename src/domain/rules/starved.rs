@@ -9,7 +9,7 @@ mod host_side;
 
 use host_side::{host_evidence, Kind};
 
-use super::{stacks, Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
+use super::{stacks, Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::stack::StackClass;
 use crate::text::span_words;
 
@@ -59,8 +59,8 @@ fn starved_counters(c: &Ctx) -> Option<Counters> {
         return starved_counters_on_instance(c);
     }
     let w = c.window_ms;
-    let util = c.stats(w, |s| s.util_gpu_pct);
-    let power = c.stats(w, |s| s.power_w);
+    let util = c.stats(w, Metric::Util);
+    let power = c.stats(w, Metric::Power);
     let tdp = c.tdp_w().unwrap_or(0.0);
     let power_ceiling = c.floor_w + tdp * c.thresholds.starved_power_margin_pct_of_tdp / 100.0;
     // Some work arrives, a little: NVML's averaging smooths a starved loader's bursts into a
@@ -69,10 +69,10 @@ fn starved_counters(c: &Ctx) -> Option<Counters> {
     // exactly 0. Both halves must be low, so a phase change (idle, then a saturated job) is
     // not starvation.
     let util_max = c.thresholds.starved_util_max_median_pct + if c.open { 10.0 } else { 0.0 };
-    let sm = c.stats(w, |s| s.gpm.sm_active_pct);
+    let sm = c.stats(w, Metric::SmActive);
     // In both halves: a start-up that ends in full load has activity in its newer half only.
-    let (u1, u2) = c.halves(w, |s| s.util_gpu_pct);
-    let (s1, s2) = c.halves(w, |s| s.gpm.sm_active_pct);
+    let (u1, u2) = c.halves(w, Metric::Util);
+    let (s1, s2) = c.halves(w, Metric::SmActive);
     let kernels_run = u1.nonzero_share.min(u2.nonzero_share) >= STARVED_ACTIVE_SHARE / 2.0
         || (sm.n > 0 && s1.nonzero_share.min(s2.nonzero_share) >= STARVED_ACTIVE_SHARE);
     if !kernels_run
@@ -122,8 +122,8 @@ fn starved_counters(c: &Ctx) -> Option<Counters> {
 /// arrives), and not held flat above zero (a resident spinning kernel: the hang's).
 fn starved_counters_on_instance(c: &Ctx) -> Option<Counters> {
     let w = c.window_ms;
-    let sm = c.stats(w, |s| s.gpm.sm_active_pct);
-    let (s1, s2) = c.halves(w, |s| s.gpm.sm_active_pct);
+    let sm = c.stats(w, Metric::SmActive);
+    let (s1, s2) = c.halves(w, Metric::SmActive);
     let max = c.thresholds.starved_util_max_median_pct + if c.open { 10.0 } else { 0.0 };
     let some_work = sm.n > 0 && s1.nonzero_share.min(s2.nonzero_share) >= STARVED_ACTIVE_SHARE;
     let low = [s1.median, s2.median, sm.median].iter().all(|m| *m < max);

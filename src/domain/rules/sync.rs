@@ -4,7 +4,7 @@
 //! done. Fires wrongly on: a legitimately small model served with batch size 1 (still
 //! launch-bound, still worth knowing).
 
-use super::{stacks, Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
+use super::{stacks, Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::stack::StackClass;
 use crate::text::span_words;
 
@@ -27,8 +27,8 @@ fn check(c: &Ctx) -> Option<Verdict> {
     if c.dev.processes.is_empty() || !c.memory_settled(w) {
         return None;
     }
-    let util = c.stats(w, |s| s.util_gpu_pct);
-    let power = c.stats(w, |s| s.power_w);
+    let util = c.stats(w, Metric::Util);
+    let power = c.stats(w, Metric::Power);
     let util_max = if c.open { 95.0 } else { 90.0 };
     if util.n == 0
         || util.median < 5.0
@@ -38,14 +38,14 @@ fn check(c: &Ctx) -> Option<Verdict> {
     {
         return None;
     }
-    let (u1, u2) = c.halves(w, |s| s.util_gpu_pct);
+    let (u1, u2) = c.halves(w, Metric::Util);
     if [u1, u2]
         .iter()
         .any(|h| h.n == 0 || h.median < 5.0 || h.median > util_max)
     {
         return None;
     }
-    let sm = c.stats(w, |s| s.gpm.sm_active_pct);
+    let sm = c.stats(w, Metric::SmActive);
     let mut fit: f32 = 0.6;
     let mut evidence = vec![
         format!(
@@ -77,8 +77,8 @@ fn check(c: &Ctx) -> Option<Verdict> {
         ));
         "utilization steadiness, power against the idle floor (no GPM)"
     };
-    let rx = c.stats(w, |s| s.pcie_rx_kib_s);
-    let tx = c.stats(w, |s| s.pcie_tx_kib_s);
+    let rx = c.stats(w, Metric::PcieRx);
+    let tx = c.stats(w, Metric::PcieTx);
     if rx.n > 0 {
         evidence.push(format!(
             "PCIe rx {:.1} MiB/s, tx {:.1} MiB/s for little work",
@@ -87,7 +87,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
         ));
         // GiB/s coming in now: the steps wait on copies, not on syncs (the transfer rule's,
         // which sees it a second or two later: GPM's PCIe rate needs two slow readings).
-        let (_, rx_now) = c.halves(w, |s| s.pcie_rx_kib_s);
+        let (_, rx_now) = c.halves(w, Metric::PcieRx);
         if rx_now.median >= c.thresholds.transfer_rx_min_gib_s * 1024.0 * 1024.0 {
             return None;
         }

@@ -4,7 +4,7 @@
 //! Fires wrongly on: a job that streams data on purpose with little compute per byte (a
 //! checkpoint load, a data-movement benchmark), which is still "the GPU waits on the link".
 
-use super::{Ctx, OnMig, Rule, RuleId, Severity, Stats, Verdict, Watching};
+use super::{Ctx, Metric, OnMig, Rule, RuleId, Severity, Stats, Verdict, Watching};
 use crate::model::GIB;
 use crate::text::span_words;
 
@@ -28,16 +28,16 @@ fn check(c: &Ctx) -> Option<Verdict> {
     if c.dev.processes.is_empty() || !c.memory_settled(w) {
         return None;
     }
-    let rx = c.stats(w, |s| s.pcie_rx_kib_s);
+    let rx = c.stats(w, Metric::PcieRx);
     let relax = if c.open { 0.7 } else { 1.0 };
-    let (r1, r2) = c.halves(w, |s| s.pcie_rx_kib_s);
+    let (r1, r2) = c.halves(w, Metric::PcieRx);
     let min_kib = c.thresholds.transfer_rx_min_gib_s * KIB_PER_GIB * relax;
     if rx.n == 0 || r1.median < min_kib || r2.median < min_kib {
         return None;
     }
-    let util = c.stats(w, |s| s.util_gpu_pct);
-    let power = c.stats(w, |s| s.power_w);
-    let sm = c.stats(w, |s| s.gpm.sm_active_pct);
+    let util = c.stats(w, Metric::Util);
+    let power = c.stats(w, Metric::Power);
+    let sm = c.stats(w, Metric::SmActive);
     let (signals, work) = if sm.n > 0 {
         if sm.median > c.thresholds.transfer_sm_max_pct {
             return None;

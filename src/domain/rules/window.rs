@@ -6,7 +6,7 @@
 //! the bit, as `Stats::of` over the window; the mean and spread come from sums in f64, equal to
 //! within f32 rounding (a test walks windows at random and compares both).
 
-use super::ctx::Metric;
+use super::Metric;
 use super::Stats;
 use crate::history::{DeviceHistory, Ring};
 use crate::model::DeviceSample;
@@ -59,8 +59,8 @@ struct Searched {
     stats: Stats,
 }
 
-/// (span ms, which part of it, the metric's function), as `Ctx` keys its statistics.
-pub type Key = (u64, u8, usize);
+/// (span ms, which part of it, the metric), as `Ctx` keys its statistics.
+pub type Key = (u64, u8, Metric);
 
 /// Every window kept for one GPU.
 #[derive(Debug, Default)]
@@ -148,7 +148,7 @@ impl Kept {
             let Some(s) = ring.at_position(self.start).filter(|s| s.t_ms < from_ms) else {
                 break;
             };
-            if let Some(v) = metric(s) {
+            if let Some(v) = metric.read(s) {
                 changed += 1;
                 resort |= changed > limit;
                 resort |= !self.take(v, !resort);
@@ -166,7 +166,7 @@ impl Kept {
                 self.start = self.next;
                 continue;
             }
-            if let Some(v) = metric(s) {
+            if let Some(v) = metric.read(s) {
                 changed += 1;
                 resort |= changed > limit;
                 self.put(v, !resort);
@@ -203,7 +203,10 @@ impl Kept {
         match self.searched {
             Some(s) if s.bounds == bounds && s.held == held => s.stats,
             _ => {
-                let stats = Stats::of(ring.window(from_ms, to_ms).filter_map(metric));
+                let stats = Stats::of(
+                    ring.window(from_ms, to_ms)
+                        .filter_map(move |s| metric.read(s)),
+                );
                 self.searched = Some(Searched {
                     bounds,
                     held,
@@ -222,7 +225,7 @@ impl Kept {
     ) -> impl Iterator<Item = f32> + 'a {
         (self.start..self.next)
             .filter_map(|p| ring.at_position(p))
-            .filter_map(metric)
+            .filter_map(move |s| metric.read(s))
     }
 
     /// One value into the window: its sums, and its sorted list when `sorted` (else that is
@@ -352,6 +355,11 @@ mod tests {
         close(a.mean, b.mean) && close(a.sd, b.sd)
     }
 
+    /// `Stats::of` over the samples of the window, read afresh.
+    fn fresh(dev: &DeviceHistory, metric: Metric, (from, to): (u64, u64)) -> Stats {
+        Stats::of(dev.samples.window(from, to).filter_map(|s| metric.read(s)))
+    }
+
     /// Windows walked at random over samples with gaps, repeated times, signed zeros, a clock
     /// now and then set back and a ring that forgets: what is kept gives `Stats::of`'s order
     /// statistics over the same samples, to the bit, and its mean and spread (a search of the
@@ -365,8 +373,8 @@ mod tests {
             x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
             u64::from((x >> 8) % m)
         };
-        let power: Metric = |s| s.power_w;
-        let memory: Metric = |s| s.mem_used_bytes.map(|b| b as f32);
+        let power = Metric::Power;
+        let memory = Metric::MemUsedBytes;
         let (mut t, mut tick) = (100_000u64, Tick::for_devices(1));
         let (mut kept, mut searched) = (0, 0);
         for _ in 0..6000 {
@@ -399,9 +407,9 @@ mod tests {
             for ((part, span, (from, to)), metric) in
                 walks.into_iter().flat_map(|w| [(w, power), (w, memory)])
             {
-                let key = (span, part, metric as usize);
+                let key = (span, part, metric);
                 let s = windows.stats(dev, key, metric, (from, to));
-                let fresh = Stats::of(dev.samples.window(from, to).filter_map(metric));
+                let fresh = fresh(dev, metric, (from, to));
                 assert_eq!(s.n, fresh.n);
                 assert_eq!(bits(&s), bits(&fresh), "{from}..={to}");
                 assert!(moments_agree(&s, &fresh), "{s:?} against {fresh:?}");
@@ -434,10 +442,10 @@ mod tests {
             h.push(&tick);
         }
         let dev = &h.devices[0];
-        let metric: Metric = |s| s.power_w;
+        let metric = Metric::Power;
         let bounds = (0, tick.t_ms);
-        let kept = Windows::default().stats(dev, (0, 0, 0), metric, bounds);
-        let fresh = Stats::of(dev.samples.window(bounds.0, bounds.1).filter_map(metric));
+        let kept = Windows::default().stats(dev, (0, 0, metric), metric, bounds);
+        let fresh = fresh(dev, metric, bounds);
         assert_eq!((kept.n, bits(&kept)), (fresh.n, bits(&fresh)));
     }
 }
