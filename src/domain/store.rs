@@ -140,8 +140,8 @@ impl Store {
     }
 
     /// Brings the findings up to the last tick taken in, every GPU judged on its newest
-    /// sample (one resting at the quiet cadence included): at the end of a replay or a run,
-    /// so that what is reported judged every sample.
+    /// sample (one resting at the quiet cadence included) and every open finding worded from
+    /// it: at the end of a replay or a run, so that what is reported judged every sample.
     pub fn settle(&mut self) {
         let Some(t) = self.history.latest_ms() else {
             return;
@@ -152,7 +152,7 @@ impl Store {
                 .latest()
                 .is_some_and(|s| engine.judged_at_ms(p) != Some(s.t_ms))
         });
-        if behind || self.evaluated_ms != Some(t) {
+        if behind || self.evaluated_ms != Some(t) || self.engine.words_behind() {
             self.engine.judge_every_device_next();
             self.evaluate(t);
         }
@@ -273,7 +273,7 @@ impl Store {
 mod tests {
     use super::*;
 
-    use crate::rules::Severity;
+    use crate::rules::{Severity, REWORD_MS};
     use crate::source::sim::{Scenario, SimSource};
 
     fn store(src: &SimSource, span_s: u64) -> Store {
@@ -394,6 +394,89 @@ mod tests {
         assert!(behind(&st) > 0, "some GPUs rest at the last tick");
         st.settle();
         assert_eq!(behind(&st), 0);
+    }
+
+    /// An open finding as a judging left it: when, its evidence, severity and title.
+    type Judged = (u64, Vec<String>, Severity, String);
+
+    /// The hang demo at 50 ms ticks: the open hang finding at each judging.
+    fn hang_as_judged(ticks: usize) -> Vec<Judged> {
+        let mut src = SimSource::new(Scenario::Hang, 1, 7, 0, 50);
+        // Confirmed between two wordings (they fall on whole seconds from its opening).
+        let t = Thresholds {
+            hang_window: Duration::from_millis(25_400),
+            ..Thresholds::default()
+        };
+        let mut st = Store::new(&src, Duration::from_secs(60), t).unwrap();
+        let mut tick = Tick::default();
+        let mut seen = Vec::new();
+        for _ in 0..ticks {
+            src.sample(&mut tick).unwrap();
+            st.absorb(&tick, SelfCost::default());
+            let judged = st.evaluated_at_ms() == Some(tick.t_ms);
+            if let Some(f) = st.findings().active().iter().find(|f| f.rule == "hang") {
+                if judged {
+                    seen.push((tick.t_ms, f.evidence.clone(), f.severity, f.title.clone()));
+                }
+            }
+        }
+        seen
+    }
+
+    /// An open hang is judged every 200 ms, but its evidence is worded again at most once a
+    /// second (`REWORD_MS`): between, its figures stay as worded. Its confirmation is worded
+    /// at the judging that confirms it, and a run's last judging words it from the newest
+    /// samples.
+    #[test]
+    fn an_open_findings_evidence_is_worded_once_a_second_and_its_rise_at_once() {
+        let seen = hang_as_judged(60 * 20);
+        let changes: Vec<u64> = seen
+            .windows(2)
+            .filter(|w| w[0].1 != w[1].1)
+            .map(|w| w[1].0)
+            .collect();
+        // The simulated power moves, so the figures do change: worded again, not frozen.
+        assert!(changes.len() >= 15, "{changes:?}");
+        let rose = seen
+            .iter()
+            .find(|s| s.2 == Severity::Critical)
+            .expect("confirmed within a minute");
+        // Confirmed once it lasted `hang_window` (25.4 s; it spins from the start), at the
+        // first judging from then on: raised and worded at once.
+        assert!((25_400..25_600).contains(&rose.0), "raised at {}", rose.0);
+        assert_eq!(rose.3, "Busy but idle: GPU hung", "worded when confirmed");
+        assert!(
+            rose.1
+                .iter()
+                .any(|e| e.contains("throughout the last 25 s")),
+            "{:?}",
+            rose.1
+        );
+        let after_rise: Vec<u64> = changes.into_iter().filter(|t| *t > rose.0).collect();
+        assert!(
+            after_rise.windows(2).all(|w| w[1] - w[0] >= REWORD_MS),
+            "{after_rise:?}"
+        );
+        // Ended between two wordings, a run reports what a run that words every judging
+        // reports: its last judging (`settle`) words every finding from the newest samples.
+        let mut src = SimSource::new(Scenario::Hang, 1, 7, 0, 50);
+        let (mut throttled, mut every) = (store(&src, 60), store(&src, 60));
+        every.engine.word_every_judging();
+        let mut tick = Tick::default();
+        let shown = |st: &Store| format!("{:?}", st.findings().active());
+        let mut between = 0;
+        for _ in 0..60 * 20 {
+            src.sample(&mut tick).unwrap();
+            throttled.absorb(&tick, SelfCost::default());
+            every.absorb(&tick, SelfCost::default());
+            if shown(&throttled) != shown(&every) {
+                between += 1;
+                throttled.settle();
+                every.settle();
+                assert_eq!(shown(&throttled), shown(&every), "at {}", tick.t_ms);
+            }
+        }
+        assert!(between >= 3, "{between} runs ended between two wordings");
     }
 
     #[test]

@@ -111,6 +111,12 @@ fn check(c: &Ctx) -> Option<Verdict> {
     let confirm = ms(c.thresholds.hang_window);
     let confirmed = c.covers(confirm) && spinning(c, confirm).is_some();
     let lost = lost_rank(c);
+    if !c.wording {
+        // Open and worded lately: whether it still holds, and whether it is critical (the
+        // same test as below: confirmed, or a rank exited), is all that is decided now.
+        let critical = confirmed || lost.is_some();
+        return Some(Verdict::held(critical.then_some(Severity::Critical)));
+    }
     let held = if confirmed { confirm } else { w };
     let mut v = Verdict {
         // Where the ranks are, when their stacks were read, is the better evidence: kept over

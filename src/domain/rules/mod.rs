@@ -33,7 +33,7 @@ use crate::config::Thresholds;
 pub use conclusions::{Conclusions, Judging, Watch};
 pub use ctx::Ctx;
 use engine::KEEP_CLEARED;
-pub use engine::{Engine, Floor, WATCH_MS};
+pub use engine::{Engine, Floor, REWORD_MS, WATCH_MS};
 pub use id::RuleId;
 pub use metric::Metric;
 pub use stats::Stats;
@@ -196,6 +196,21 @@ pub struct Verdict {
     pub culprit: Option<Culprit>,
     /// Set by the engine: the runner-up cause.
     pub alternative: Option<RuleId>,
+    /// The finding still holds, at `severity`; its words are those of its last worded
+    /// verdict (the rule was asked without `Ctx::wording`). Its fit is that verdict's too.
+    pub held: bool,
+}
+
+impl Verdict {
+    /// An open finding that still holds, at `severity` (none: the rule's), not worded anew.
+    #[must_use]
+    pub fn held(severity: Option<Severity>) -> Verdict {
+        Verdict {
+            held: true,
+            severity,
+            ..Verdict::default()
+        }
+    }
 }
 
 /// One diagnosis. Rules are plain values; their state lives in the engine.

@@ -62,6 +62,7 @@ pub(super) fn watch_rules(
         }
         let window = ms((rule.window)(ctx.thresholds));
         ctx.open = false;
+        ctx.wording = true;
         ctx.judged_from_ms = if rule.after_startup {
             judged_from_ms
         } else {
@@ -191,7 +192,11 @@ pub(super) fn update_slot(
     verdict: Option<Verdict>,
 ) -> Option<Finding> {
     let verdict = verdict.map(|mut v| {
-        hints::apply(rule.id, ctx.dev, &mut v);
+        if !v.held {
+            hints::apply(rule.id, ctx.dev, &mut v);
+            slot.worded_ms = Some(ctx.now_ms);
+            slot.worded_fit = v.fit;
+        }
         v
     });
     match (verdict, slot.open.as_mut()) {
@@ -203,6 +208,10 @@ pub(super) fn update_slot(
                 crate::model::DeviceStatus::Ok => energy_since(ctx, slot.energy_base_j),
                 crate::model::DeviceStatus::Lost { .. } => None,
             };
+            if v.held {
+                // Still holds, as worded last (`check` worded anew one that raises it).
+                return None;
+            }
             // Severity only rises while a finding is open (a hang once confirmed stays so).
             let escalates = v.severity.unwrap_or(rule.severity) > f.severity;
             f.severity = f.severity.max(v.severity.unwrap_or(rule.severity));

@@ -156,6 +156,11 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
     if let Some(v) = seen.as_ref().and_then(|s| not_input(c, &n, s)) {
         return Some(v);
     }
+    if !c.wording {
+        // Open and worded lately: it still holds, at the rule's severity (below, nothing
+        // raises it); its host side and stacks are worded again in a second.
+        return Some(Verdict::held(None));
+    }
     let host = host_evidence(&c.dev.processes, c.thresholds.starved_host_cpu_min_pct);
     let mut fit = n.fit
         + match host.kind {

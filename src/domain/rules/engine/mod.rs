@@ -28,7 +28,25 @@ pub(super) struct Slot {
     pub(super) energy_base_j: f64,
     /// Joules used while this rule's earlier findings on this device were open.
     pub(super) energy_closed_j: f64,
+    /// When the open finding's verdict was last worded (sample time), and that verdict's fit.
+    pub(super) worded_ms: Option<u64>,
+    pub(super) worded_fit: f32,
 }
+
+impl Slot {
+    /// The open finding's words are due again: it was never worded, `REWORD_MS` passed, or
+    /// time went back.
+    fn words_due(&self, now_ms: u64, every_ms: u64) -> bool {
+        self.worded_ms
+            .is_none_or(|at| now_ms < at || now_ms - at >= every_ms)
+    }
+}
+
+/// How often an open finding's evidence is worded anew, at most (sample time): the figures a
+/// person reads move slower than the rules judge (every 200 ms while a hang is open). A
+/// verdict that raises the finding's severity is worded at once, and the last judging of a
+/// run words every finding.
+pub const REWORD_MS: u64 = 1_000;
 
 /// How long a cause's symptom must hold to be "watched": long enough that one odd sample is
 /// not a symptom, short enough to be said in the first seconds of a hang.
@@ -66,6 +84,8 @@ pub struct Engine {
     /// Where the open findings are (device, rule), in the order readers get them: kept
     /// between evaluations so that ordering them allocates nothing.
     pub(super) open_order: Vec<(usize, usize)>,
+    /// `REWORD_MS`; 0 words every verdict (tests compare the two).
+    pub(super) reword_ms: u64,
 }
 
 pub(super) const KEEP_CLEARED: usize = 256;
@@ -126,7 +146,15 @@ impl Engine {
             infos: Vec::new(),
             out: Conclusions::default(),
             open_order: Vec::new(),
+            reword_ms: REWORD_MS,
         }
+    }
+
+    /// Words every verdict of an open finding, as before `REWORD_MS`: what the throttled
+    /// wording is tested against.
+    #[cfg(test)]
+    pub(crate) fn word_every_judging(&mut self) {
+        self.reword_ms = 0;
     }
 
     #[must_use]
@@ -227,16 +255,33 @@ impl Engine {
             if self.rests(i, now_ms) {
                 continue;
             }
+            // Unjudged since `judge_every_device_next` (a run's last judging) or ever: every
+            // open finding is worded anew.
+            let word_all = self.judged_ms[i].is_none();
             self.judged_ms[i] = now_ms;
-            self.evaluate_device(i, dev, history);
+            self.evaluate_device(i, dev, history, word_all);
         }
         self.conclude();
     }
 
-    /// The next evaluation judges every device, none resting: the end of a run reports what
-    /// the newest samples say.
+    /// The next evaluation judges every device, none resting, and words every open finding
+    /// anew: the end of a run reports what the newest samples say.
     pub fn judge_every_device_next(&mut self) {
         self.judged_ms.iter_mut().for_each(|j| *j = None);
+    }
+
+    /// Some open finding's words are older than its device's last judging (it held since,
+    /// not worded anew: `REWORD_MS`).
+    #[must_use]
+    pub fn words_behind(&self) -> bool {
+        self.slots
+            .iter()
+            .zip(&self.judged_ms)
+            .any(|(slots, judged)| {
+                slots
+                    .iter()
+                    .any(|s| s.open.is_some() && judged.is_some() && s.worded_ms != *judged)
+            })
     }
 
     /// When device `position` (history order) was last judged, sample time.
@@ -269,7 +314,13 @@ impl Engine {
     }
 
     /// Every rule on device `i`: the verdicts, which are being timed, one cause, the slots.
-    fn evaluate_device(&mut self, i: usize, dev: &DeviceHistory, history: &History) {
+    fn evaluate_device(
+        &mut self,
+        i: usize,
+        dev: &DeviceHistory,
+        history: &History,
+        word_all: bool,
+    ) {
         self.learn_floor(i, dev);
         let Some(now_ms) = dev.samples.latest().map(|s| s.t_ms) else {
             return;
@@ -285,13 +336,15 @@ impl Engine {
             judged_from_ms: 0,
             open: false,
             window_ms: 0,
+            wording: true,
             windows: std::cell::RefCell::new(std::mem::take(&mut self.windows[i])),
         };
         // A buffer kept between evaluations: judging healthy GPUs allocates nothing.
         let verdicts = &mut self.verdicts;
         verdicts.clear();
         for (rule, slot) in self.rules.iter().zip(&self.slots[i]) {
-            verdicts.push(check(rule, slot, &mut ctx, judged_from_ms));
+            let reword_ms = (!word_all).then_some(self.reword_ms);
+            verdicts.push(check(rule, slot, &mut ctx, (judged_from_ms, reword_ms)));
         }
         watch_rules(
             &self.rules,
@@ -419,7 +472,12 @@ impl Engine {
 
 /// One rule's verdict on the device `ctx` reads: `None` when it does not hold, when its
 /// window is not covered yet, or when it does not judge this kind of device (a MIG instance).
-fn check(rule: &Rule, slot: &Slot, ctx: &mut Ctx, judged_from_ms: u64) -> Option<Verdict> {
+fn check(
+    rule: &Rule,
+    slot: &Slot,
+    ctx: &mut Ctx,
+    (judged_from_ms, reword_ms): (u64, Option<u64>),
+) -> Option<Verdict> {
     ctx.judged_from_ms = if rule.after_startup {
         judged_from_ms
     } else {
@@ -427,10 +485,23 @@ fn check(rule: &Rule, slot: &Slot, ctx: &mut Ctx, judged_from_ms: u64) -> Option
     };
     ctx.open = slot.open.is_some();
     ctx.window_ms = ms((rule.window)(ctx.thresholds));
+    // `reword_ms` none: every finding is worded (a run's last judging).
+    ctx.wording =
+        slot.open.is_none() || reword_ms.is_none_or(|every| slot.words_due(ctx.now_ms, every));
     // Coverage is checked here, once, for every rule: a rule reads its window.
     let covered = ctx.window_ms == 0 || ctx.covers(ctx.window_ms);
     let judged = covered && rule.mig.judges(&ctx.dev.info);
-    judged.then(|| (rule.check)(ctx)).flatten()
+    let mut verdict = judged.then(|| (rule.check)(ctx)).flatten()?;
+    if verdict.held {
+        let shown = slot.open.as_ref().map_or(rule.severity, |f| f.severity);
+        if verdict.severity.unwrap_or(rule.severity) > shown {
+            // Raised (a hang confirmed): its title and evidence say so now.
+            ctx.wording = true;
+            return (rule.check)(ctx);
+        }
+        verdict.fit = slot.worded_fit;
+    }
+    Some(verdict)
 }
 
 /// Opens, holds, escalates or closes each of a device's findings (`slots`) from this
