@@ -47,21 +47,30 @@ fn check(c: &Ctx) -> Option<Verdict> {
     }
     let sm = c.stats(w, Metric::SmActive);
     let mut fit: f32 = 0.6;
-    let mut evidence = vec![
+    // Worded only when asked (`Ctx::wording`): an open finding worded lately only holds.
+    let mut evidence = Vec::new();
+    let mut say = |line: &dyn Fn() -> String| {
+        if c.wording {
+            evidence.push(line());
+        }
+    };
+    say(&|| {
         format!(
             "util median {:.0} % over {} (range {:.0}–{:.0} %)",
             util.median,
             span_words(w),
             util.min,
             util.max
-        ),
-        c.power_evidence(power.median),
-    ];
+        )
+    });
+    say(&|| c.power_evidence(power.median));
     let signals = if sm.n > 0 {
         if sm.median > 5.0 || sm.median > c.thresholds.sync_sm_to_util_max * util.median {
             return None;
         }
-        evidence.push(format!("SM activity {:.1} % (GPM) while util says {:.0} %: kernels far too small to fill the GPU", sm.median, util.median));
+        say(&|| {
+            format!("SM activity {:.1} % (GPM) while util says {:.0} %: kernels far too small to fill the GPU", sm.median, util.median)
+        });
         fit += 0.2 * (1.0 - sm.median / (c.thresholds.sync_sm_to_util_max * util.median).max(0.1));
         "utilization against GPM SM activity, power against the idle floor"
     } else {
@@ -71,20 +80,24 @@ fn check(c: &Ctx) -> Option<Verdict> {
         if util.variation() >= 0.5 || power.median > c.floor_w + margin {
             return None;
         }
-        evidence.push(format!(
-            "steady util (variation {:.2}) at floor power; no GPM, so SM activity is unknown",
-            util.variation()
-        ));
+        say(&|| {
+            format!(
+                "steady util (variation {:.2}) at floor power; no GPM, so SM activity is unknown",
+                util.variation()
+            )
+        });
         "utilization steadiness, power against the idle floor (no GPM)"
     };
     let rx = c.stats(w, Metric::PcieRx);
     let tx = c.stats(w, Metric::PcieTx);
     if rx.n > 0 {
-        evidence.push(format!(
-            "PCIe rx {:.1} MiB/s, tx {:.1} MiB/s for little work",
-            rx.median / 1024.0,
-            tx.median / 1024.0
-        ));
+        say(&|| {
+            format!(
+                "PCIe rx {:.1} MiB/s, tx {:.1} MiB/s for little work",
+                rx.median / 1024.0,
+                tx.median / 1024.0
+            )
+        });
         // GiB/s coming in now: the steps wait on copies, not on syncs (the transfer rule's,
         // which sees it a second or two later: GPM's PCIe rate needs two slow readings).
         let (_, rx_now) = c.halves(w, Metric::PcieRx);
@@ -103,12 +116,19 @@ fn check(c: &Ctx) -> Option<Verdict> {
                 && h.state != Some('D')
         });
     if let Some(h) = busy {
-        evidence.push(format!(
-            "the process ({}) runs at {:.0} % CPU: it launches and waits, step after step",
-            h.name,
-            h.cpu_pct.unwrap_or(0.0)
-        ));
+        say(&|| {
+            format!(
+                "the process ({}) runs at {:.0} % CPU: it launches and waits, step after step",
+                h.name,
+                h.cpu_pct.unwrap_or(0.0)
+            )
+        });
         fit += 0.2;
+    }
+    if !c.wording {
+        // Held at the rule's severity: a benign reading of its stacks (info) is worded, and
+        // shown, at the next wording.
+        return Some(Verdict::held(None));
     }
     Some(with_stacks(c, evidence, signals, fit, util.median))
 }
