@@ -22,9 +22,10 @@ pub struct Ctx<'a> {
     pub open: bool,
     /// The rule's window, ms: the history covers it whenever the rule is asked.
     pub window_ms: u64,
-    /// False when the rule's finding is open and was worded less than `REWORD_MS` ago: the
-    /// rule may then only say whether it still holds, and how severe (`Verdict::held`), and
-    /// leave its evidence as it was worded. Wording a hang's evidence (where every rank is,
+    /// False when the rule's finding is open and was worded less than `REWORD_MS` ago, or when
+    /// only whether its symptom holds is asked (timing one that builds): the rule may then
+    /// only say whether it holds, and how severe (`Verdict::held`), and leave its evidence as
+    /// it was worded. Wording a hang's evidence (where every rank is,
     /// who they wait for, figures formatted anew) at every judging was a third of what
     /// judging 64 GPUs cost.
     pub wording: bool,

@@ -62,7 +62,8 @@ pub(super) fn watch_rules(
         }
         let window = ms((rule.window)(ctx.thresholds));
         ctx.open = false;
-        ctx.wording = true;
+        // Whether it holds is all that is asked here: its words would be dropped.
+        ctx.wording = false;
         ctx.judged_from_ms = if rule.after_startup {
             judged_from_ms
         } else {
