@@ -15,11 +15,12 @@ mod plot;
 mod process_view;
 mod processes;
 mod scroll;
+mod split;
 mod stacks;
 mod strips;
 pub mod theme;
 
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Constraint, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui::Frame;
@@ -66,12 +67,14 @@ pub fn render(frame: &mut Frame, state: &AppState, store: &Store) -> HitAreas {
             ..HitAreas::default()
         };
     }
-    let [head, body, status] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Min(0),
-        Constraint::Length(1),
-    ])
-    .areas(area);
+    let [head, body, status] = split::vertical(
+        [
+            Constraint::Length(1),
+            Constraint::Min(0),
+            Constraint::Length(1),
+        ],
+        area,
+    );
     header::render(frame, head, state, store, &theme);
     let mut hits = match state.view {
         View::Main | View::Help => main_screen(frame, body, state, store, &theme),
@@ -144,12 +147,14 @@ fn main_screen(
     // The findings pane, focused on a terminal under 40 rows, grows into the chart's rows:
     // forty lines of evidence do not read through a slot of two.
     let grow = state.focus == crate::app::Pane::Findings && area.height < 40 && !side_by_side;
-    let [ov, chart_area, lower] = Layout::vertical([
-        Constraint::Length(rows.overview),
-        Constraint::Min(0),
-        Constraint::Length(rows.lower),
-    ])
-    .areas(area);
+    let [ov, chart_area, lower] = split::vertical(
+        [
+            Constraint::Length(rows.overview),
+            Constraint::Min(0),
+            Constraint::Length(rows.lower),
+        ],
+        area,
+    );
     let drawn = overview::render(frame, ov, state, store, rows.compact, theme);
     let mut chart_points = 0;
     let lower = if grow {
@@ -165,15 +170,20 @@ fn main_screen(
         lower
     };
     let (find_area, proc_area) = if side_by_side {
-        let [a, b] = Layout::horizontal([Constraint::Percentage(45), Constraint::Percentage(55)])
-            .areas(lower);
+        let [a, b] = split::horizontal(
+            [Constraint::Percentage(45), Constraint::Percentage(55)],
+            lower,
+        );
         (a, b)
     } else {
         // Grown, the findings leave the processes a row to show (borders, header, one).
         let [a, b] = if grow {
-            Layout::vertical([Constraint::Min(0), Constraint::Length(4)]).areas(lower)
+            split::vertical([Constraint::Min(0), Constraint::Length(4)], lower)
         } else {
-            Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(lower)
+            split::vertical(
+                [Constraint::Percentage(50), Constraint::Percentage(50)],
+                lower,
+            )
         };
         (a, b)
     };

@@ -2,7 +2,7 @@
 //! (where they are, from its newest stack burst), its children (`DataLoader` workers) with their
 //! CPU, its command line, and the findings that involve it.
 
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::{Constraint, Rect};
 use ratatui::symbols::Marker;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
@@ -144,12 +144,14 @@ pub fn render(
         (false, false) => 12,
     };
     let info_rows = (wrapped as u16 + 2).min(area.height / 2);
-    let [info, curves, lower] = Layout::vertical([
-        Constraint::Length(info_rows),
-        Constraint::Min(4),
-        Constraint::Length(lower_rows),
-    ])
-    .areas(area);
+    let [info, curves, lower] = super::split::vertical(
+        [
+            Constraint::Length(info_rows),
+            Constraint::Min(4),
+            Constraint::Length(lower_rows),
+        ],
+        area,
+    );
     frame.render_widget(
         Paragraph::new(head)
             .wrap(Wrap { trim: false })
@@ -158,9 +160,15 @@ pub fn render(
     );
     curves_chart(frame, curves, state, store, device, pid, theme);
     let [kids, finds] = if side_by_side {
-        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).areas(lower)
+        super::split::horizontal(
+            [Constraint::Percentage(50), Constraint::Percentage(50)],
+            lower,
+        )
     } else {
-        Layout::vertical([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(lower)
+        super::split::vertical(
+            [Constraint::Percentage(55), Constraint::Percentage(45)],
+            lower,
+        )
     };
     let mut child_lines: Vec<Line> = match h {
         Some(h) if !h.children.is_empty() => h
