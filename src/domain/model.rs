@@ -225,10 +225,14 @@ pub mod clock_event {
     /// Short names of the bits set in `bits`, for evidence and the screen.
     #[must_use]
     pub fn names(bits: u64) -> Vec<&'static str> {
+        each(bits).collect()
+    }
+
+    /// The same names one by one, without collecting them (the overview's every frame).
+    pub fn each(bits: u64) -> impl Iterator<Item = &'static str> {
         ALL.iter()
-            .filter(|(bit, _)| bits & bit != 0)
+            .filter(move |(bit, _)| bits & bit != 0)
             .map(|(_, name)| *name)
-            .collect()
     }
 }
 

@@ -129,13 +129,9 @@ pub fn clock(ms: u64) -> String {
 /// `s` cut to `n` characters, with an ellipsis when cut.
 #[must_use]
 pub fn clip(s: &str, n: usize) -> String {
-    if s.chars().count() <= n {
-        s.to_string()
-    } else {
-        let mut out: String = s.chars().take(n.saturating_sub(1)).collect();
-        out.push('…');
-        out
-    }
+    let mut out = s.to_string();
+    clip_in_place(&mut out, n);
+    out
 }
 
 /// `clip` of `s` where it stands.
@@ -308,6 +304,10 @@ mod tests {
         assert_eq!(clip("python3 train.py", 8), "python3…");
         assert_eq!(clip("abc", 8), "abc");
         assert_eq!(clip("ééééé", 3), "éé…");
+        assert_eq!(clip("ééé", 3), "ééé");
+        assert_eq!(clip("ab", 1), "…");
+        assert_eq!(clip("ab", 0), "…");
+        assert_eq!(clip("", 0), "");
     }
 
     #[test]

@@ -5,7 +5,9 @@
 mod keys;
 mod processes;
 
-pub use processes::{find_process, process_rows, short_command, write_short_command, ProcessRow};
+pub use processes::{
+    find_process, process_rows, process_rows_into, short_command, write_short_command, ProcessRow,
+};
 
 use crate::store::Store;
 

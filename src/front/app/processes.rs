@@ -33,28 +33,43 @@ pub fn find_process(store: &Store, device: u32, pid: u32) -> Option<&ProcessSamp
 /// The process table's rows: every GPU's processes, filtered and sorted.
 #[must_use]
 pub fn process_rows<'a>(state: &AppState, store: &'a Store) -> Vec<ProcessRow<'a>> {
-    let needle = state.filter.to_lowercase();
-    let mut rows: Vec<ProcessRow> = store
-        .history()
-        .devices
-        .iter()
-        .flat_map(|d| {
-            d.processes.iter().map(move |p| ProcessRow {
-                gpu: d.info.index,
-                process: p,
-            })
+    let mut rows = Vec::new();
+    process_rows_into(state, store, &mut rows);
+    rows
+}
+
+/// The same rows into `rows` (emptied first), whose buffer the screen keeps from frame to frame.
+pub fn process_rows_into<'a>(state: &AppState, store: &'a Store, rows: &mut Vec<ProcessRow<'a>>) {
+    rows.clear();
+    let all = store.history().devices.iter().flat_map(|d| {
+        d.processes.iter().map(move |p| ProcessRow {
+            gpu: d.info.index,
+            process: p,
         })
-        .filter(|r| needle.is_empty() || matches_filter(r, &needle))
-        .collect();
-    rows.sort_by(|a, b| {
+    });
+    if state.filter.is_empty() {
+        rows.extend(all);
+    } else {
+        let needle = state.filter.to_lowercase();
+        rows.extend(all.filter(|r| matches_filter(r, &needle)));
+    }
+    // Rows that compare equal keep the order they were listed in, as a stable sort keeps them;
+    // sorted in place, as the stable sort of more than 20 rows would have allocated for.
+    let listed = |r: &ProcessRow| std::ptr::from_ref(r.process) as usize;
+    let device = |r: &ProcessRow| {
+        let devices = &store.history().devices;
+        devices.iter().position(|d| d.info.index == r.gpu)
+    };
+    rows.sort_unstable_by(|a, b| {
         let o = compare(a, b, state.sort);
-        if state.sort_descending {
+        let o = if state.sort_descending {
             o.reverse()
         } else {
             o
-        }
+        };
+        o.then_with(|| device(a).cmp(&device(b)))
+            .then_with(|| listed(a).cmp(&listed(b)))
     });
-    rows
 }
 
 fn matches_filter(r: &ProcessRow, needle: &str) -> bool {

@@ -9,19 +9,93 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::{Alignment, Rect};
 use ratatui::style::Style;
 use ratatui::symbols::border::PLAIN;
-use ratatui::text::Line;
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Widget};
 
 pub struct Border<'a> {
-    title: Line<'a>,
-    bottom: Option<Line<'a>>,
+    title: Title<'a>,
+    bottom: Option<Title<'a>>,
     style: Style,
+}
+
+/// What a border's title is. A `Line` owns a `Vec` of its spans, made anew each frame; a title
+/// of one span, or of spans the caller keeps in an array, needs none.
+#[allow(clippy::large_enum_variant)] // on the stack for one draw: boxing the pieces is the allocation avoided
+pub enum Title<'a> {
+    /// Placed by the line's own alignment.
+    Line(Line<'a>),
+    /// One span, from the left or ending at the right.
+    Span(Span<'a>, Alignment),
+    /// Spans one after another, from the left or ending at the right.
+    Spans(&'a [Span<'a>], Alignment),
+    /// A few spans held in place, from the left or ending at the right.
+    Pieces(Pieces<'a>, Alignment),
+}
+
+/// Up to `Pieces::MAX` spans in an array: a title of a few styled pieces without a `Vec`.
+#[derive(Default)]
+pub struct Pieces<'a> {
+    spans: [Span<'a>; Pieces::MAX],
+    len: usize,
+}
+
+impl<'a> Pieces<'a> {
+    /// The most pieces a title has: the chart's (its GPU, four metrics, the current finding).
+    pub const MAX: usize = 6;
+
+    /// `span` after the others; one past `MAX` would be a programming error, and is dropped.
+    pub fn push(&mut self, span: Span<'a>) {
+        debug_assert!(
+            self.len < Self::MAX,
+            "a title of more than {} pieces",
+            Self::MAX
+        );
+        if let Some(slot) = self.spans.get_mut(self.len) {
+            *slot = span;
+            self.len += 1;
+        }
+    }
+
+    #[must_use]
+    pub fn as_slice(&self) -> &[Span<'a>] {
+        &self.spans[..self.len]
+    }
+}
+
+impl<'a> From<Line<'a>> for Title<'a> {
+    fn from(line: Line<'a>) -> Self {
+        Title::Line(line)
+    }
+}
+
+impl<'a> From<Span<'a>> for Title<'a> {
+    fn from(span: Span<'a>) -> Self {
+        Title::Span(span, Alignment::Left)
+    }
+}
+
+impl<'a> From<&'a str> for Title<'a> {
+    fn from(text: &'a str) -> Self {
+        Title::Span(Span::raw(text), Alignment::Left)
+    }
+}
+
+impl From<String> for Title<'_> {
+    fn from(text: String) -> Self {
+        Title::Span(Span::raw(text), Alignment::Left)
+    }
+}
+
+impl<'a> From<&'a [Span<'a>]> for Title<'a> {
+    fn from(spans: &'a [Span<'a>]) -> Self {
+        Title::Spans(spans, Alignment::Left)
+    }
 }
 
 impl<'a> Border<'a> {
     /// A pane titled `title` whose border is drawn in `border`.
     #[must_use]
-    pub fn new(title: impl Into<Line<'a>>, border: Style) -> Self {
+    pub fn new(title: impl Into<Title<'a>>, border: Style) -> Self {
         Border {
             title: title.into(),
             bottom: None,
@@ -29,10 +103,10 @@ impl<'a> Border<'a> {
         }
     }
 
-    /// A title on the bottom border (its alignment its own).
+    /// A title on the bottom border.
     #[must_use]
-    pub fn bottom(mut self, line: Line<'a>) -> Self {
-        self.bottom = Some(line);
+    pub fn bottom(mut self, title: impl Into<Title<'a>>) -> Self {
+        self.bottom = Some(title.into());
         self
     }
 
@@ -80,15 +154,52 @@ impl<'a> Border<'a> {
         put(left, top, PLAIN.top_left);
         let row = |y: u16| Rect::new(left.saturating_add(1), y, area.width.saturating_sub(2), 1);
         title(buf, row(top), &self.title);
-        if let Some(line) = &self.bottom {
-            title(buf, row(bottom), line);
+        if let Some(t) = &self.bottom {
+            title(buf, row(bottom), t);
         }
     }
 }
 
+fn title(buf: &mut Buffer, row: Rect, title: &Title) {
+    match title {
+        Title::Line(line) => title_line(buf, row, line),
+        Title::Span(span, alignment) => {
+            title_spans(buf, row, std::slice::from_ref(span), *alignment);
+        }
+        Title::Spans(spans, alignment) => title_spans(buf, row, spans, *alignment),
+        Title::Pieces(pieces, alignment) => title_spans(buf, row, pieces.as_slice(), *alignment),
+    }
+}
+
+/// Spans where `Block` puts a line of them with `alignment`. Those that fit, and those that
+/// do not from the left (cut at the right, as `Line::render` cuts them), are drawn here; a
+/// centred title, or a right one cut at its left, goes through a `Line` as before.
+fn title_spans(buf: &mut Buffer, row: Rect, spans: &[Span], alignment: Alignment) {
+    if row.is_empty() {
+        return;
+    }
+    let width: usize = spans.iter().map(Span::width).sum();
+    let x = match alignment {
+        Alignment::Left => row.left(),
+        Alignment::Right if width <= usize::from(row.width) => {
+            row.right() - u16::try_from(width).unwrap_or(u16::MAX)
+        }
+        _ => {
+            let line = Line::from(spans.to_vec()).alignment(alignment);
+            return title_line(buf, row, &line);
+        }
+    };
+    let at = Rect {
+        x,
+        width: u16::try_from(width).unwrap_or(u16::MAX).min(row.width),
+        ..row
+    };
+    super::pen::put_spans(buf, at, spans);
+}
+
 /// Writes `line` into `row` where `Block` puts a title of its alignment: from the left, or
 /// ending at the right (clipped as `Block` clips it). A centred one is left to `Block`.
-fn title(buf: &mut Buffer, row: Rect, line: &Line) {
+fn title_line(buf: &mut Buffer, row: Rect, line: &Line) {
     if row.is_empty() {
         return;
     }
@@ -116,59 +227,84 @@ mod tests {
     use ratatui::style::Color;
     use ratatui::widgets::Borders;
 
-    /// Every size from 0×0 to 7×4 and two wider, a title wider than some of them (left-aligned,
-    /// centred, or of two styled pieces under a style of its own),
-    /// with and without a right-aligned bottom mark, on a buffer with something already in it,
+    const YELLOW: Style = Style::new().fg(Color::Yellow);
+    const RED: Style = Style::new().fg(Color::Red);
+
+    /// Title `top` as given to `Border`, and as the line given to `Block`: left-aligned,
+    /// centred, of styled pieces under a style of its own, one span, spans without a `Line`.
+    fn titles<'a>(top: u8, two: &'a [Span<'a>]) -> (Title<'a>, Line<'a>) {
+        let line = match top {
+            0 | 3 => Line::styled(" GPUs (8) ", YELLOW),
+            1 => Line::from(" ECC ok ").centered(),
+            2 => Line::from(two.to_vec()).style(Style::default().bg(Color::Blue)),
+            _ => Line::from(two.to_vec()),
+        };
+        let ours = match top {
+            3 => Span::styled(" GPUs (8) ", YELLOW).into(),
+            4 => Title::Spans(two, Alignment::Left),
+            _ => line.clone().into(),
+        };
+        (ours, line)
+    }
+
+    /// A bottom mark ending at the right: a right-aligned line, or (`span`) one span.
+    fn marks<'a>(span: bool) -> (Title<'a>, Line<'a>) {
+        let line = Line::styled(" ▼ 3 more ", RED).right_aligned();
+        let ours = if span {
+            Title::Span(Span::styled(" ▼ 3 more ", RED), Alignment::Right)
+        } else {
+            line.clone().into()
+        };
+        (ours, line)
+    }
+
+    /// Every size from 0×0 to 7×4 and two wider, each title above (some wider than the
+    /// pane), with and without a bottom mark, on a buffer with something already in it,
     /// inside the buffer and across its right and bottom edges: the same cells and styles as
-    /// `Block::bordered()` and the same inner area.
+    /// `Block::bordered()` with the same titles as lines, and the same inner area.
     #[test]
     fn draws_what_a_bordered_block_draws() {
         let border = Style::default().fg(Color::Cyan);
-        let title = || Line::styled(" GPUs (8) ", Style::default().fg(Color::Yellow));
-        let centred = || Line::from(" ECC ok ").centered();
-        let mark = || Line::styled(" ▼ 3 more ", Style::default().fg(Color::Red)).right_aligned();
-        let pieces = || {
-            Line::from(vec![
-                ratatui::text::Span::styled(" GPU 0 ", Style::default().fg(Color::Yellow)),
-                ratatui::text::Span::raw("· ok "),
-            ])
-            .style(Style::default().bg(Color::Blue))
-        };
+        let two = [
+            Span::styled(" GPU 0 ", YELLOW),
+            Span::raw("· ok "),
+            Span::styled("", RED),
+            Span::styled("界 x", RED),
+        ];
         let sizes = (0..=7)
             .chain([12, 16])
             .flat_map(|w| (0..=4).map(move |h| (w, h)));
+        let tops = [
+            (false, 0),
+            (true, 0),
+            (true, 1),
+            (true, 2),
+            (false, 3),
+            (true, 4),
+        ];
         for ((w, h), (x, y)) in sizes.flat_map(|s| [(1, 1), (5, 3)].map(|at| (s, at))) {
-            for (with_mark, top) in [(false, 0), (true, 0), (true, 1), (true, 2)] {
-                let title = || match top {
-                    0 => title(),
-                    1 => centred(),
-                    _ => pieces(),
-                };
+            for (with_mark, top) in tops {
                 let area = Rect::new(x, y, w, h);
                 let mut theirs = Buffer::empty(Rect::new(0, 0, 20, 6));
-                theirs.set_string(
-                    0,
-                    2,
-                    "0123456789abcdefghij",
-                    Style::default().fg(Color::Green),
-                );
+                let green = Style::default().fg(Color::Green);
+                theirs.set_string(0, 2, "0123456789abcdefghij", green);
                 let mut ours = theirs.clone();
+                let (title, line) = titles(top, &two);
                 let mut block = Block::default()
                     .borders(Borders::ALL)
-                    .title(title())
+                    .title(line)
                     .border_style(border);
-                let mut pane = Border::new(title(), border);
+                let mut pane = Border::new(title, border);
                 if with_mark {
-                    block = block.title_bottom(mark());
-                    pane = pane.bottom(mark());
+                    let (mark, line) = marks(top >= 3);
+                    block = block.title_bottom(line);
+                    pane = pane.bottom(mark);
                 }
                 assert_eq!(Border::inner(area), block.inner(area), "{w}×{h} at {x},{y}");
                 block.render(area, &mut theirs);
                 pane.render(area, &mut ours);
-                assert_eq!(
-                    ours, theirs,
-                    "{w}×{h} at {x},{y}, mark {with_mark}, title {top}"
-                );
+                let case = format!("{w}×{h} at {x},{y}, mark {with_mark}, title {top}");
+                assert_eq!(ours, theirs, "{case}");
             }
         }
     }

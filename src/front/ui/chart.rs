@@ -2,11 +2,11 @@
 //! gap between util and power shows at a glance. Spans where a busy-but-idle finding was open
 //! are marked on the chart itself, as a band across its top.
 
-use super::border::Border;
-use ratatui::layout::Rect;
+use super::border::{Border, Pieces, Title};
+use ratatui::layout::{Alignment, Rect};
 use ratatui::style::Style;
 use ratatui::symbols::Marker;
-use ratatui::text::{Line, Span};
+use ratatui::text::Span;
 use ratatui::Frame;
 use std::fmt::Write;
 
@@ -262,9 +262,10 @@ pub(super) fn health_line<'a>(
     width: u16,
     theme: &Theme,
     [problem, counters, energy, shown]: &'a mut [String; 4],
-) -> Line<'a> {
+) -> Title<'a> {
+    let mut spans = Pieces::default();
     let Some(h) = dev.samples.latest().map(|s| s.health) else {
-        return Line::default();
+        return Title::Pieces(spans, Alignment::Right);
     };
     if let Some(p) = h.standing_problem() {
         let _ = write!(problem, " ‼ {p} ");
@@ -298,7 +299,6 @@ pub(super) fn health_line<'a>(
     if !shown.is_empty() {
         shown.push(' ');
     }
-    let mut spans = Vec::with_capacity(2);
     if !problem.is_empty() {
         spans.push(Span::styled(
             problem.as_str(),
@@ -308,7 +308,7 @@ pub(super) fn health_line<'a>(
     if !shown.is_empty() {
         spans.push(Span::styled(shown.as_str(), theme.dim()));
     }
-    Line::from(spans).right_aligned()
+    Title::Pieces(spans, Alignment::Right)
 }
 
 /// The counters a GPU reports, one after another in `counters`: piece `i` ends at `ends[i]`,
@@ -348,7 +348,7 @@ fn chart_title<'a>(
     marks: &[(Marker, &str); 4],
     spans: &[(f64, f64, &Finding)],
     theme: &Theme,
-) -> Line<'a> {
+) -> Title<'a> {
     let [head, shown @ .., named] = pieces;
     let _ = write!(
         head,
@@ -376,7 +376,7 @@ fn chart_title<'a>(
         let _ = write!(named, "▀ {} {} ", f.severity.marker(), f.rule);
     }
     let pieces: &'a [String; 6] = pieces;
-    let mut title = Vec::with_capacity(6);
+    let mut title = Pieces::default();
     title.push(Span::styled(pieces[0].as_str(), theme.title()));
     for ((_, style, _), text) in metrics.iter().zip(&pieces[1..5]) {
         title.push(Span::styled(text.as_str(), *style));
@@ -384,7 +384,7 @@ fn chart_title<'a>(
     if let Some(f) = current {
         title.push(Span::styled(pieces[5].as_str(), theme.severity(f.severity)));
     }
-    Line::from(title)
+    Title::Pieces(title, Alignment::Left)
 }
 
 /// Draws a time chart's `pane` and its axes as `Chart` would: the last `window_ms` across,

@@ -2,7 +2,7 @@
 
 use crate::model::GIB;
 
-pub use crate::text::{clip, span_compact as duration};
+pub use crate::text::clip;
 
 pub fn gib(b: Option<u64>) -> String {
     let mut out = String::new();
@@ -60,6 +60,6 @@ mod tests {
     #[test]
     fn clip_and_duration() {
         assert_eq!(clip("python3 train.py", 8), "python3…");
-        assert_eq!(duration(185_000), "3m05s");
+        assert_eq!(crate::text::span_compact(185_000), "3m05s");
     }
 }

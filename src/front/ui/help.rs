@@ -98,12 +98,30 @@ const DROPPED_FIRST: [&str; 9] = [
 ];
 
 /// Where the footer is shown: it lists what works there.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Context {
     /// In a process view: Esc goes back and p reads stacks; Tab and Enter do nothing there.
     pub process_view: bool,
     /// Paused: the status line already says "space resumes", so the hint is not repeated.
     pub paused: bool,
+}
+
+thread_local! {
+    /// The last footer made, and for what: it changes only with the terminal's width and the
+    /// view, and is asked for every frame.
+    static LAST: std::cell::RefCell<Option<(usize, Context, String)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// `footer(width, ctx)` onto `out`, made again only when `width` or `ctx` changed.
+pub fn write_footer(out: &mut String, width: usize, ctx: Context) {
+    LAST.with_borrow_mut(|last| match last {
+        Some((w, c, text)) if *w == width && *c == ctx => out.push_str(text),
+        _ => {
+            let text = footer(width, ctx);
+            out.push_str(&text);
+            *last = Some((width, ctx, text));
+        }
+    });
 }
 
 /// The footer: the keys that work here, from the table, in at most `width` characters

@@ -20,6 +20,8 @@ mod stacks;
 mod strips;
 pub mod theme;
 
+use std::fmt::Write as _;
+
 use ratatui::layout::{Constraint, Rect};
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
@@ -200,45 +202,64 @@ fn main_screen(
 }
 
 fn status_line(frame: &mut Frame, area: Rect, state: &AppState, store: &Store, theme: &Theme) {
-    let width = usize::from(area.width);
-    // A message's end (a file name, a pid) matters as much as its start: cut in the middle.
-    let text = if let Some(s) = &state.status {
-        crate::text::clip_middle(s, width)
-    } else if state.editing_filter {
-        format!("filter: {}▏ (Enter keeps it, Esc clears)", state.filter)
-    } else if let Some(e) = store.error() {
-        format!("sampling stopped: {e}")
-    } else {
-        let paused = if state.paused {
-            "PAUSED (space resumes) · "
-        } else {
-            ""
-        };
-        let ctx = help::Context {
-            process_view: matches!(state.view, View::Process { .. }),
-            paused: state.paused,
-        };
-        match store.position() {
-            Some(pos) => {
-                let bar = position_bar(pos, store, state.paused, area.width);
-                let room = width.saturating_sub(bar.chars().count() + 3);
-                format!("{bar} · {}", help::footer(room, ctx))
-            }
-            None => format!(
-                "{paused}{}",
-                help::footer(width.saturating_sub(paused.chars().count()), ctx)
-            ),
-        }
-    };
-    let text = crate::text::clip(&text, width);
-    // The style on the text's cells only, as the `Paragraph` this was drew it (`Line::styled`
-    // would lay it over the whole row).
-    let line = Line::from(ratatui::text::Span::styled(text, theme.label()));
-    pen::put_line(frame.buffer_mut(), area, &line);
+    pen::with_strings(|[text]| {
+        write_status(text, usize::from(area.width), state, store);
+        crate::text::clip_in_place(text, usize::from(area.width));
+        // The style on the text's cells only, as the `Paragraph` this was drew it (a styled
+        // `Line` would lay it over the whole row).
+        let span = ratatui::text::Span::styled(text.as_str(), theme.label());
+        pen::put_spans(frame.buffer_mut(), area, std::slice::from_ref(&span));
+    });
 }
 
-/// Where a replay is: "▶ 1m23s / 5m00s ━━━━━━╸────── [ ] seek".
-fn position_bar(pos: crate::store::Position, store: &Store, paused: bool, width: u16) -> String {
+/// The status line's text onto `text`: a message, the filter being edited, why sampling
+/// stopped, or where a replay is and the keys that work here.
+fn write_status(text: &mut String, width: usize, state: &AppState, store: &Store) {
+    // A message's end (a file name, a pid) matters as much as its start: cut in the middle.
+    if let Some(s) = &state.status {
+        text.push_str(&crate::text::clip_middle(s, width));
+        return;
+    }
+    let _ = if state.editing_filter {
+        write!(
+            text,
+            "filter: {}▏ (Enter keeps it, Esc clears)",
+            state.filter
+        )
+    } else if let Some(e) = store.error() {
+        write!(text, "sampling stopped: {e}")
+    } else {
+        Ok(())
+    };
+    if !text.is_empty() {
+        return;
+    }
+    let ctx = help::Context {
+        process_view: matches!(state.view, View::Process { .. }),
+        paused: state.paused,
+    };
+    if let Some(pos) = store.position() {
+        position_bar(text, pos, store, state.paused, width);
+        text.push_str(" · ");
+        let room = width.saturating_sub(text.chars().count());
+        help::write_footer(text, room, ctx);
+    } else {
+        if state.paused {
+            text.push_str("PAUSED (space resumes) · ");
+        }
+        let room = width.saturating_sub(text.chars().count());
+        help::write_footer(text, room, ctx);
+    }
+}
+
+/// Where a replay is, onto `out`: "▶ 1m23s / 5m00s ━━━━━━╸────── [ ] seek".
+fn position_bar(
+    out: &mut String,
+    pos: crate::store::Position,
+    store: &Store,
+    paused: bool,
+    width: usize,
+) {
     let played = store
         .history()
         .latest_ms()
@@ -255,27 +276,25 @@ fn position_bar(pos: crate::store::Position, store: &Store, paused: bool, width:
     } else {
         "] } >"
     };
+    let played_words = crate::text::Compact(played);
     let Some(end) = pos.end_ms.filter(|e| *e > pos.first_ms) else {
-        return format!(
-            "{mark} {} played {back} seek",
-            crate::text::span_compact(played)
-        );
+        let _ = write!(out, "{mark} {played_words} played {back} seek");
+        return;
     };
     let length = end - pos.first_ms;
     let cells: usize = if width >= 120 { 24 } else { 12 };
     let done = ((played.min(length) as f64 / length as f64) * cells as f64).round() as usize;
-    let bar: String = (0..cells)
-        .map(|i| match i.cmp(&done) {
-            std::cmp::Ordering::Less => '━',
-            std::cmp::Ordering::Equal => '╸',
-            std::cmp::Ordering::Greater => '─',
-        })
-        .collect();
-    format!(
-        "{mark} {} / {} {bar} {back} seek",
-        crate::text::span_compact(played),
-        crate::text::span_compact(length)
-    )
+    let _ = write!(
+        out,
+        "{mark} {played_words} / {} ",
+        crate::text::Compact(length)
+    );
+    out.extend((0..cells).map(|i| match i.cmp(&done) {
+        std::cmp::Ordering::Less => '━',
+        std::cmp::Ordering::Equal => '╸',
+        std::cmp::Ordering::Greater => '─',
+    }));
+    let _ = write!(out, " {back} seek");
 }
 
 fn kill_prompt(frame: &mut Frame, area: Rect, prompt: &crate::app::KillPrompt, theme: &Theme) {

@@ -109,19 +109,21 @@ fn bordered(
     (store, n, fits, focused): (&Store, usize, bool, bool),
     theme: &Theme,
 ) -> Rect {
-    let title = if fits {
-        Line::styled(format!(" GPUs ({n}) "), theme.title())
-    } else {
-        band(store, n, focused, theme)
-    };
     let border = if focused {
         theme.focus_border()
     } else {
         theme.border()
     };
-    let inner = super::border::Border::inner(area);
-    super::border::Border::new(title, border).render(area, frame.buffer_mut());
-    inner
+    super::pen::with_strings(|[text]| {
+        let title: super::border::Title = if fits {
+            let _ = write!(text, " GPUs ({n}) ");
+            Span::styled(text.as_str(), theme.title()).into()
+        } else {
+            band(store, n, focused, theme).into()
+        };
+        super::border::Border::new(title, border).render(area, frame.buffer_mut());
+    });
+    super::border::Border::inner(area)
 }
 
 /// "GPUs (64) · findings on 3 17 42 · ↑↓ scrolls": the line over a table that does not fit.
@@ -311,17 +313,16 @@ fn link_cells(pen: &mut Pen, s: &crate::model::DeviceSample, events: bool) {
         // The reasons clocks are held down (power cap, thermal…), which nvidia-smi hides in -q.
         pen.text.clear();
         match s.clock_events {
-            Some(e) => {
-                let mut names = String::new();
-                for (k, name) in crate::model::clock_event::names(e).iter().enumerate() {
+            Some(e) => super::pen::with_strings(|[names]| {
+                for (k, name) in crate::model::clock_event::each(e).enumerate() {
                     if k > 0 {
                         names.push(',');
                     }
                     names.push_str(name);
                 }
                 pen.text.push(' ');
-                push_fit(&mut pen.text, &names, 20, 0);
-            }
+                push_fit(&mut pen.text, names, 20, 0);
+            }),
             None => pen.text.push_str(" –"),
         }
         pen.put_text(Style::default());

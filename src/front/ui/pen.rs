@@ -99,6 +99,14 @@ pub fn with_strings<const N: usize, R>(f: impl FnOnce(&mut [String; N]) -> R) ->
     r
 }
 
+/// `v`'s allocation, emptied, as a `Vec` of another type of the same size and alignment (the
+/// same rows of another frame's lifetime): collecting an emptied `vec::IntoIter` through `map`
+/// reuses its buffer. Of any other type, the buffer is freed and an empty `Vec` returned.
+pub fn recycled<T, U>(mut v: Vec<T>) -> Vec<U> {
+    v.clear();
+    v.into_iter().map(|_| unreachable!("emptied")).collect()
+}
+
 /// True when every character of `s` takes one cell and stands alone as a grapheme: one
 /// character, one column, one cell, whatever comes before or after it. Printable ASCII, and
 /// the symbols the screen draws with (Latin-1 letters, dashes, the middle dot, arrows, box
@@ -166,7 +174,7 @@ pub fn set_str(buf: &mut Buffer, x: u16, y: u16, s: &str, max: usize, style: Sty
 /// to `Line::render`, which places and clips it by its alignment.
 pub fn put_line(buf: &mut Buffer, area: Rect, line: &ratatui::text::Line) {
     use ratatui::layout::Alignment;
-    use ratatui::widgets::Widget;
+    use ratatui::widgets::Widget as _;
     let area = area.intersection(buf.area);
     if area.is_empty() {
         return;
@@ -182,8 +190,23 @@ pub fn put_line(buf: &mut Buffer, area: Rect, line: &ratatui::text::Line) {
         return;
     }
     buf.set_style(area, line.style);
+    put_spans(buf, area, &line.spans);
+}
+
+/// `spans` one after another from the left of `area` (one row), each in its style and placed
+/// where the widths before it say, cut at the area's right edge as `Line::render` cuts a
+/// left-aligned line: a span that no longer fits is drawn as far as it goes (one-cell text cell
+/// by cell, anything else by `Span::render`, which drops a wide character that would cross the
+/// edge), and nothing after it.
+pub fn put_spans(buf: &mut Buffer, area: Rect, spans: &[ratatui::text::Span]) {
+    use ratatui::widgets::Widget;
+    let area = area.intersection(buf.area);
+    if area.is_empty() {
+        return;
+    }
+    let area = Rect { height: 1, ..area };
     let mut x = area.x;
-    for span in &line.spans {
+    for span in spans {
         let w = span.width();
         // As `Line::render`: a span without width is skipped, and the next one goes where
         // this one's width ends (a control character counts one column but draws nothing).

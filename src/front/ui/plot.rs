@@ -142,6 +142,22 @@ fn label(buf: &mut Buffer, text: &str, area: Rect, alignment: Alignment) {
     super::pen::put_aligned(buf, area, text, alignment, Style::default());
 }
 
+thread_local! {
+    /// The last plot's buffers, for the next one: a chart is drawn every frame at one size.
+    static SPARE: std::cell::Cell<(Vec<u8>, Vec<u32>)> = const { std::cell::Cell::new((Vec::new(), Vec::new())) };
+}
+
+impl Drop for Plot {
+    fn drop(&mut self) {
+        let kept = (
+            std::mem::take(&mut self.dots),
+            std::mem::take(&mut self.touched),
+        );
+        // A thread being torn down has no spare to keep: the buffers are simply freed.
+        let _ = SPARE.try_with(|spare| spare.set(kept));
+    }
+}
+
 /// One plot: its cells, its bounds, and the dots of the series being drawn.
 pub struct Plot {
     area: Rect,
@@ -156,12 +172,17 @@ pub struct Plot {
 impl Plot {
     #[must_use]
     pub fn new(area: Rect, x_bounds: [f64; 2], y_bounds: [f64; 2]) -> Self {
+        let (mut dots, mut touched) = SPARE.take();
+        dots.clear();
+        dots.resize(usize::from(area.width) * usize::from(area.height), 0);
+        touched.clear();
+        touched.reserve(usize::from(area.width) * 2);
         Plot {
             area,
             x_bounds,
             y_bounds,
-            dots: vec![0; usize::from(area.width) * usize::from(area.height)],
-            touched: Vec::with_capacity(usize::from(area.width) * 2),
+            dots,
+            touched,
         }
     }
 

@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Flex, Layout, Rect};
+use ratatui::layout::{Constraint, Rect};
 use ratatui::style::Style;
 use ratatui::text::Span;
 use ratatui::widgets::Paragraph;
@@ -11,7 +11,7 @@ use ratatui::Frame;
 
 use super::format::write_gib;
 use super::theme::Theme;
-use crate::app::{process_rows, write_short_command, AppState, Pane, ProcessRow, SortKey};
+use crate::app::{process_rows_into, write_short_command, AppState, Pane, ProcessRow, SortKey};
 use crate::store::Store;
 
 /// Name, what it shows (by its sort key; `None`: the container, which sorts nothing), width
@@ -63,43 +63,73 @@ pub fn render(
     store: &Store,
     theme: &Theme,
 ) -> u16 {
-    let rows = process_rows(state, store);
+    KEPT_ROWS.with_borrow_mut(|kept| {
+        // The rows' `Vec` is kept from frame to frame; it is empty between frames and holds
+        // rows of this frame's store only while this frame draws.
+        let mut rows = super::pen::recycled(std::mem::take(kept));
+        process_rows_into(state, store, &mut rows);
+        let shown = super::pen::with_strings(|[title, text, part]| {
+            let arrow = if state.sort_descending { "▼" } else { "▲" };
+            let _ = write!(
+                title,
+                " Processes ({}) sort {}{arrow}",
+                rows.len(),
+                state.sort.name()
+            );
+            if !state.filter.is_empty() {
+                let _ = write!(title, " filter \"{}\"", state.filter);
+            }
+            title.push(' ');
+            let scratch = (std::mem::take(text), std::mem::take(part));
+            let (shown, scratch) = draw(frame, area, (state, store, theme), &rows, title, scratch);
+            (*text, *part) = scratch;
+            shown
+        });
+        *kept = super::pen::recycled(rows);
+        shown
+    })
+}
+
+thread_local! {
+    static KEPT_ROWS: std::cell::RefCell<Vec<ProcessRow<'static>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The table of `rows` under `title`, or why there is none; returns how many rows are visible,
+/// and the scratch strings back.
+fn draw(
+    frame: &mut Frame,
+    area: Rect,
+    (state, store, theme): (&AppState, &Store, &Theme),
+    rows: &[ProcessRow],
+    title: &str,
+    scratch: (String, String),
+) -> (u16, (String, String)) {
     let focused = state.focus == Pane::Processes;
-    let filter = if state.filter.is_empty() {
-        String::new()
-    } else {
-        format!(" filter \"{}\"", state.filter)
-    };
-    let arrow = if state.sort_descending { "▼" } else { "▲" };
-    let title = format!(
-        " Processes ({}) sort {}{arrow}{filter} ",
-        rows.len(),
-        state.sort.name()
-    );
     let inner = super::border::Border::inner(area);
-    if let Some(msg) = nothing_to_list(&rows, state, store) {
+    if let Some(msg) = nothing_to_list(rows, state, store) {
         frame.render_widget(
             Paragraph::new(Span::styled(msg, theme.dim()))
                 .block(theme.block(title, focused))
                 .wrap(ratatui::widgets::Wrap { trim: true }),
             area,
         );
-        return 0;
+        return (0, scratch);
     }
     let visible = inner.height.saturating_sub(1) as usize;
     let selected = state.selected_process.min(rows.len() - 1);
     let first = super::overview::scroll_start(selected, visible, rows.len());
-    let pane = scroll_mark(
-        theme.pane(title, focused),
-        first,
-        rows.len().saturating_sub(first + visible),
-        theme,
-    );
+    let below = rows.len().saturating_sub(first + visible);
+    super::pen::with_strings(|[mark]| {
+        scroll_mark(theme.pane(title, focused), (first, below), theme, mark)
+            .render(area, frame.buffer_mut());
+    });
     // The container column appears when some process runs in one (docker ps's 12 digits).
     let containers = rows
         .iter()
         .any(|r| r.host().is_some_and(|h| h.container.is_some()));
-    let mut columns = COLUMNS.to_vec();
+    let mut columns = [("", None, 0); COLUMNS.len() + 1];
+    columns[..COLUMNS.len()].copy_from_slice(&COLUMNS);
+    let mut n = COLUMNS.len();
     // A MIG instance's label ("0:10") is wider than a GPU's number.
     let widest = rows
         .iter()
@@ -107,22 +137,23 @@ pub fn render(
         .max()
         .unwrap_or(0);
     columns[0].2 = columns[0].2.max(widest as u16);
-    if containers && fits_container(&columns, inner.width) {
-        columns.insert(columns.len() - 1, ("CONTAINER", None, 12));
+    if containers && fits_container(&columns[..n], inner.width) {
+        columns[n] = columns[n - 1];
+        columns[n - 1] = ("CONTAINER", None, 12);
+        n += 1;
     }
-    pane.render(area, frame.buffer_mut());
     let table = Table {
         area: inner,
-        columns: &columns,
-        scratch: (String::with_capacity(64), String::with_capacity(16)),
+        columns: &columns[..n],
+        scratch,
     };
     let buf = frame.buffer_mut();
-    table.draw(buf, state, arrow, theme, |i| {
+    let scratch = table.draw(buf, state, theme, |i| {
         let r = rows.get(first + i)?;
         let style = (first + i == selected && focused).then(|| theme.selected());
         Some((r, style))
     });
-    visible.min(rows.len() - first) as u16
+    (visible.min(rows.len() - first) as u16, scratch)
 }
 
 /// Whether the CONTAINER column fits beside `columns` in `width` cells with the command's ten:
@@ -145,25 +176,30 @@ struct Table<'c> {
 
 impl Table<'_> {
     /// Header, then the rows `row(0)`, `row(1)`… while they fit and exist, each with its style.
+    /// Returns the scratch strings, to be kept for the next frame.
     fn draw<'r>(
         mut self,
         buf: &mut Buffer,
         state: &AppState,
-        arrow: &str,
         theme: &Theme,
         row: impl Fn(usize) -> Option<(&'r ProcessRow<'r>, Option<Style>)>,
-    ) {
-        let rects = Layout::horizontal(self.columns.iter().map(|c| match c.2 {
-            0 => Constraint::Min(10),
-            w => Constraint::Length(w),
-        }))
-        .flex(Flex::Start)
-        .spacing(1)
-        .split(Rect::new(0, 0, self.area.width, 1));
+    ) -> (String, String) {
+        let mut constraints = [Constraint::Min(0); COLUMNS.len() + 1];
+        for (c, column) in constraints.iter_mut().zip(self.columns) {
+            *c = match column.2 {
+                0 => Constraint::Min(10),
+                w => Constraint::Length(w),
+            };
+        }
+        let mut rects = [Rect::ZERO; COLUMNS.len() + 1];
+        let n = self.columns.len();
+        let row_area = Rect::new(0, 0, self.area.width, 1);
+        super::split::columns(&constraints[..n], 1, row_area, &mut rects[..n]);
         let line = |y: u16| Rect::new(self.area.x, y, self.area.width, 1);
         if self.area.height == 0 {
-            return;
+            return self.scratch;
         }
+        let arrow = if state.sort_descending { "▼" } else { "▲" };
         buf.set_style(line(self.area.y), theme.label());
         for (c, rect) in self.columns.iter().zip(rects.iter()) {
             self.scratch.0.clear();
@@ -183,6 +219,7 @@ impl Table<'_> {
                 self.put(buf, *rect, y);
             }
         }
+        self.scratch
     }
 
     /// The cell's text at column `rect` (x from the table's left) of row `y`, clipped to it.
@@ -302,18 +339,21 @@ fn words(r: &ProcessRow, col: Option<SortKey>, text: &mut String) {
 
 /// Rows out of sight said on the border, as the findings pane says its lines: at 80x24 the
 /// table has room for one or two of eight processes.
-fn scroll_mark(
-    pane: super::border::Border<'static>,
-    above: usize,
-    below: usize,
+fn scroll_mark<'a>(
+    pane: super::border::Border<'a>,
+    (above, below): (usize, usize),
     theme: &Theme,
-) -> super::border::Border<'static> {
-    let mark = match (above, below) {
-        (_, 1..) => format!(" ▼ {below} more (↓) "),
-        (1.., 0) => format!(" ▲ {above} above (↑) "),
+    mark: &'a mut String,
+) -> super::border::Border<'a> {
+    let _ = match (above, below) {
+        (_, 1..) => write!(mark, " ▼ {below} more (↓) "),
+        (1.., 0) => write!(mark, " ▲ {above} above (↑) "),
         _ => return pane,
     };
-    pane.bottom(ratatui::text::Line::styled(mark, theme.title()).right_aligned())
+    pane.bottom(super::border::Title::Span(
+        Span::styled(mark.as_str(), theme.title()),
+        ratatui::layout::Alignment::Right,
+    ))
 }
 
 #[cfg(test)]

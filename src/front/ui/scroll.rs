@@ -13,7 +13,7 @@ use std::fmt::Write;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
-use ratatui::text::{Line, Span};
+use ratatui::text::Span;
 use ratatui::widgets::Widget;
 use ratatui::Frame;
 use unicode_width::UnicodeWidthChar;
@@ -121,7 +121,10 @@ pub fn render(
     let doc = &*doc;
     let mut pane = pane;
     if !doc.mark.is_empty() {
-        pane = pane.bottom(Line::styled(doc.mark.as_str(), theme.title()).right_aligned());
+        pane = pane.bottom(super::border::Title::Span(
+            ratatui::text::Span::styled(doc.mark.as_str(), theme.title()),
+            ratatui::layout::Alignment::Right,
+        ));
     }
     pane.render(area, frame.buffer_mut());
     let buf = frame.buffer_mut();
@@ -306,6 +309,7 @@ mod tests {
     use super::*;
     use ratatui::backend::TestBackend;
     use ratatui::style::{Color, Modifier};
+    use ratatui::text::Line;
     use ratatui::Terminal;
 
     /// `s` as one plain line, wrapped: each row's text as drawn.

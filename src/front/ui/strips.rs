@@ -1,10 +1,13 @@
 //! The time chart as rows of bars, for areas too short to plot: a braille chart of one or two
 //! rows lets the series drawn last hide the others.
 
-use ratatui::layout::Rect;
-use ratatui::text::{Line, Span};
+use std::fmt::Write;
+
+use ratatui::layout::{Alignment, Rect};
+use ratatui::text::Span;
 use ratatui::Frame;
 
+use super::border::{Pieces, Title};
 use super::chart::{current_span, health_line, Metric};
 use super::theme::Theme;
 use crate::rules::Finding;
@@ -25,43 +28,49 @@ pub(super) fn strips(
     theme: &Theme,
 ) {
     let gpu = dev.info.index;
-    let mut title = vec![Span::styled(
-        format!(
+    let inner = super::border::Border::inner(area);
+    super::pen::with_strings(|[head, named]| {
+        let _ = write!(
+            head,
             " GPU {} · last {} ",
             crate::model::gpu_label(gpu),
-            super::format::duration(window)
-        ),
-        theme.title(),
-    )];
-    if let Some((_, _, f)) = current_span(spans) {
-        title.push(Span::styled(
-            format!("{} {} ", f.severity.marker(), f.rule),
-            theme.severity(f.severity),
-        ));
-    }
-    let inner = super::border::Border::inner(area);
-    super::pen::with_strings(|health| {
-        super::border::Border::new(title, theme.border())
-            .bottom(health_line(dev, area.width, theme, health))
-            .render(area, frame.buffer_mut());
+            crate::text::Compact(window)
+        );
+        let mut title = Pieces::default();
+        title.push(Span::styled(head.as_str(), theme.title()));
+        if let Some((_, _, f)) = current_span(spans) {
+            let _ = write!(named, "{} {} ", f.severity.marker(), f.rule);
+            title.push(Span::styled(named.as_str(), theme.severity(f.severity)));
+        }
+        super::pen::with_strings(|health| {
+            super::border::Border::new(Title::Pieces(title, Alignment::Left), theme.border())
+                .bottom(health_line(dev, area.width, theme, health))
+                .render(area, frame.buffer_mut());
+        });
     });
     let secs = window as f64 / 1000.0;
     let (label_w, value_w) = (7u16, 5u16);
     let bars_w = inner.width.saturating_sub(label_w + value_w);
-    // Row by row with `put_line`: what a `Paragraph` of these lines drew, without collecting
+    // Row by row with `put_spans`: what a `Paragraph` of these lines drew, without collecting
     // them or splitting their text into graphemes.
-    for (y, &i) in (inner.y..inner.bottom()).zip(&[1, 0, 2, 3]) {
-        let (name, style, segments) = &metrics[i];
-        let short = name.split(' ').next().unwrap_or(name);
-        let latest = segments.last().and_then(|s| s.last()).map(|p| p.1);
-        let value = latest.map_or_else(|| " n/a".to_string(), |v| format!("{v:>4.0}%"));
-        let line = Line::from(vec![
-            Span::styled(format!("{short:<6} "), *style),
-            Span::styled(bar_row(segments, secs, bars_w as usize), *style),
-            Span::styled(value, *style),
-        ]);
-        super::pen::put_line(frame.buffer_mut(), Rect { y, ..inner }, &line);
-    }
+    super::pen::with_strings(|[label, bars, value]| {
+        for (y, &i) in (inner.y..inner.bottom()).zip(&[1, 0, 2, 3]) {
+            let (name, style, segments) = &metrics[i];
+            let short = name.split(' ').next().unwrap_or(name);
+            let latest = segments.last().and_then(|s| s.last()).map(|p| p.1);
+            label.clear();
+            bars.clear();
+            value.clear();
+            let _ = write!(label, "{short:<6} ");
+            write_bar_row(bars, segments, secs, bars_w as usize);
+            let _ = match latest {
+                Some(v) => write!(value, "{v:>4.0}%"),
+                None => write!(value, " n/a"),
+            };
+            let line = [&*label, &*bars, &*value].map(|s| Span::styled(s.as_str(), *style));
+            super::pen::put_spans(frame.buffer_mut(), Rect { y, ..inner }, &line);
+        }
+    });
     if let Some(bg) = spans.iter().find_map(|(_, _, f)| theme.tint(f.severity)) {
         for (a, b, _) in spans {
             let col =
@@ -79,8 +88,42 @@ pub(super) fn strips(
 
 /// One series as `width` bars over the last `secs` seconds: each the mean of its points.
 pub(super) fn bar_row(segments: &[Vec<(f64, f64)>], secs: f64, width: usize) -> String {
+    let mut out = String::new();
+    write_bar_row(&mut out, segments, secs, width);
+    out
+}
+
+thread_local! {
+    /// Each column's sum and count, kept from row to row and frame to frame.
+    static SUMS: std::cell::RefCell<Vec<(f64, u32)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// `bar_row` onto `out`.
+pub(super) fn write_bar_row(
+    out: &mut String,
+    segments: &[Vec<(f64, f64)>],
+    secs: f64,
+    width: usize,
+) {
     const BARS: [char; 8] = ['▁', '▂', '▃', '▄', '▅', '▆', '▇', '█'];
-    let mut sums = vec![(0.0f64, 0u32); width];
+    SUMS.with_borrow_mut(|sums| {
+        sums.clear();
+        sums.resize(width, (0.0, 0));
+        sum_columns(sums, segments, secs);
+        out.extend(sums.iter().map(|&(sum, n)| {
+            if n == 0 {
+                ' '
+            } else {
+                let level = (sum / f64::from(n) / 100.0 * 7.0).round().clamp(0.0, 7.0);
+                BARS[level as usize]
+            }
+        }));
+    });
+}
+
+/// Each column's sum and count of the points that fall in it (`sums.len()` columns).
+fn sum_columns(sums: &mut [(f64, u32)], segments: &[Vec<(f64, f64)>], secs: f64) {
+    let width = sums.len();
     // The column of a point; the newest sits exactly at "now", the right edge.
     let column = |x: f64| {
         let col = ((x + secs) / secs * width as f64).floor();
@@ -105,14 +148,4 @@ pub(super) fn bar_row(segments: &[Vec<(f64, f64)>], secs: f64, width: usize) -> 
             }
         }
     }
-    sums.iter()
-        .map(|&(sum, n)| {
-            if n == 0 {
-                ' '
-            } else {
-                let level = (sum / f64::from(n) / 100.0 * 7.0).round().clamp(0.0, 7.0);
-                BARS[level as usize]
-            }
-        })
-        .collect()
 }
