@@ -93,6 +93,11 @@ impl<B: Backend> Screen<B> {
         self.frames
     }
 
+    /// Sends what the backend still holds (a frame cut short by an error).
+    pub fn flush(&mut self) -> Result<(), B::Error> {
+        self.terminal.backend_mut().flush()
+    }
+
     pub fn backend(&self) -> &B {
         self.terminal.backend()
     }
