@@ -9,7 +9,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use gpuwatch::app::{Action, AppState};
+use gpuwatch::app::{Action, AppState, Key};
 use gpuwatch::config::Thresholds;
 use gpuwatch::model::{SelfCost, Tick};
 use gpuwatch::source::sim::{Scenario, SimSource};
@@ -125,12 +125,20 @@ fn frame(term: &mut Screen<Ansi<Tty>>, state: &mut AppState, store: &Store) {
 /// What drawing costs over `frames` frames on a terminal of `size`, one tick of data before
 /// each: the allocations they made, all told, and the bytes sent per frame.
 fn per_frame(frames: u64, size: (u16, u16)) -> (u64, f64) {
+    per_frame_after(&[], frames, size)
+}
+
+/// `per_frame` after `keys` were pressed.
+fn per_frame_after(keys: &[Key], frames: u64, size: (u16, u16)) -> (u64, f64) {
     let _turn = ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let (mut store, mut src, mut tick) = scene();
     let mut term = terminal(size);
     let mut state = AppState::new(true);
+    for key in keys {
+        let _ = state.update(Action::Key(*key), &store);
+    }
     for _ in 0..20 {
         src.sample(&mut tick).unwrap();
         store.absorb(&tick, SelfCost::default());
@@ -177,6 +185,24 @@ fn a_frame_at_80_by_24_allocates_nothing() {
     let (allocs, bytes) = per_frame(40, (80, 24));
     eprintln!("40 frames at 80×24: {allocs} allocations; {bytes:.0} bytes sent a frame");
     assert_eq!(allocs, 0, "allocations in 40 frames");
+}
+
+/// A process's own view (Tab to the process table, Enter on its first row): a guard against
+/// growth, not yet nothing. Its header, threads and children are `Paragraph`s of lines made
+/// each frame.
+#[test]
+fn a_frame_of_the_process_view_allocates_a_bounded_amount() {
+    let keys = [Key::Tab, Key::Tab, Key::Enter];
+    let (allocs, _) = per_frame_after(&keys, 40, (200, 50));
+    let per = allocs as f64 / 40.0;
+    eprintln!("process view: {per:.1} allocations a frame");
+    // Measured 101 (2026-12-04); 137 before its series' lines and its findings' text were
+    // kept from frame to frame.
+    assert!(
+        per > 50.0,
+        "{per:.1} allocations a frame: is the process view drawn?"
+    );
+    assert!(per <= 110.0, "{per:.1} allocations a frame");
 }
 
 /// What judging costs in allocations: the fixed scene's 8 GPUs (a hang, a starved loader, a

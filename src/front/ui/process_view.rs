@@ -8,6 +8,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use ratatui::Frame;
 
+use super::chart::Segments;
 use super::format::{clip, gib};
 use super::theme::Theme;
 use crate::app::{find_process, AppState};
@@ -202,7 +203,8 @@ pub fn render(
         kids,
     );
     let plain = ratatui::style::Style::default();
-    let mut doc = super::scroll::Doc::default();
+    let mut doc = FINDINGS.take();
+    doc.clear();
     for f in store
         .findings()
         .active()
@@ -231,23 +233,20 @@ pub fn render(
     if doc.is_empty() {
         doc.styled("no open finding involves this process", theme.dim());
     }
-    super::scroll::render(
+    let max = super::scroll::render(
         frame,
         finds,
         theme.pane(" findings (↑↓ scroll) ", false),
         &mut doc,
         state.process_scroll,
         theme,
-    )
+    );
+    FINDINGS.set(doc);
+    max
 }
 
 /// A series' name, style, lines and the scale from the axis's percent to its own unit.
-type BarRow<'a> = (
-    &'a str,
-    ratatui::style::Style,
-    &'a Vec<Vec<(f64, f64)>>,
-    f64,
-);
+type BarRow<'a> = (&'a str, ratatui::style::Style, &'a Segments, f64);
 
 /// A process's series as one row of bars each (▁ to █ over the window), named, with the
 /// latest value (`scale` turns the axis's percent back into the series' own: CPU in % of a
@@ -283,28 +282,59 @@ fn bars(
 
 /// One series of a process's trail as lines (x in seconds before `to_ms`), split where a value
 /// is missing or no point came for longer than `gap_ms`.
+#[cfg(test)]
 fn trail_lines<'p>(
     points: impl Iterator<Item = &'p crate::history::ProcessPoint>,
     to_ms: u64,
     gap_ms: u64,
     f: &dyn Fn(&crate::history::ProcessPoint) -> Option<f64>,
-) -> Vec<Vec<(f64, f64)>> {
-    let mut lines: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
+) -> Segments {
+    let mut lines = Vec::new();
+    trail_lines_into(points, (to_ms, gap_ms), f, &mut lines);
+    lines
+}
+
+/// `trail_lines` written over `lines`, whose vectors are kept from frame to frame.
+fn trail_lines_into<'p>(
+    points: impl Iterator<Item = &'p crate::history::ProcessPoint>,
+    (to_ms, gap_ms): (u64, u64),
+    f: &dyn Fn(&crate::history::ProcessPoint) -> Option<f64>,
+    lines: &mut Segments,
+) {
+    // `lines[..used]` are this call's lines; the last is the one being drawn (maybe empty).
+    let mut used = 1;
+    match lines.first_mut() {
+        Some(first) => first.clear(),
+        None => lines.push(Vec::new()),
+    }
     let mut last: Option<u64> = None;
     for p in points {
         let value = f(p);
         let hole = last.is_some_and(|t| p.t_ms.saturating_sub(t) > gap_ms);
-        if (value.is_none() || hole) && lines.last().is_some_and(|l| !l.is_empty()) {
-            lines.push(Vec::new());
+        if (value.is_none() || hole) && !lines[used - 1].is_empty() {
+            match lines.get_mut(used) {
+                Some(kept) => kept.clear(),
+                None => lines.push(Vec::new()),
+            }
+            used += 1;
         }
         if let Some(v) = value {
             let x = (p.t_ms as f64 - to_ms as f64) / 1000.0;
-            lines.last_mut().expect("never empty").push((x, v));
+            lines[used - 1].push((x, v));
         }
         last = Some(p.t_ms);
     }
-    lines.retain(|l| !l.is_empty());
-    lines
+    if lines[used - 1].is_empty() {
+        used -= 1;
+    }
+    lines.truncate(used);
+}
+
+thread_local! {
+    /// The three series' lines, kept from frame to frame for `trail_lines_into` to write over.
+    static TRAILS: std::cell::RefCell<[Segments; 3]> = std::cell::RefCell::default();
+    /// The findings pane's text, kept from frame to frame.
+    static FINDINGS: std::cell::RefCell<super::scroll::Doc> = std::cell::RefCell::default();
 }
 
 /// Host CPU in % of one core can exceed 100: scaled onto the axis by whole cores (top =
@@ -361,25 +391,44 @@ fn curves_chart(
         .find(|d| d.info.index == device)
         .and_then(|d| d.info.memory_total_bytes);
     let gap = super::chart::hole_ms(store);
-    let pts = |f: &dyn Fn(&crate::history::ProcessPoint) -> Option<f64>| {
-        trail_lines(trail.points.iter().filter(|p| p.t_ms >= from), to, gap, f)
+    let pts = |f: &dyn Fn(&crate::history::ProcessPoint) -> Option<f64>, out: &mut _| {
+        let points = trail.points.iter().filter(|p| p.t_ms >= from);
+        trail_lines_into(points, (to, gap), f, out);
     };
-    let sm = pts(&|p| p.sm_pct.map(f64::from));
-    let mem = pts(&|p| Some(p.gpu_mem_bytes? as f64 / total? as f64 * 100.0));
+    let mut kept = TRAILS.take();
+    let [sm, mem, cpu] = &mut kept;
+    pts(&|p| p.sm_pct.map(f64::from), sm);
+    pts(
+        &|p| Some(p.gpu_mem_bytes? as f64 / total? as f64 * 100.0),
+        mem,
+    );
     let cpu_top = cpu_axis_top(trail.points.iter(), from);
-    let cpu = pts(&|p| {
+    let cpu_scaled = |p: &crate::history::ProcessPoint| {
         p.cpu_pct
             .map(|c| f64::from(c).min(cpu_top) / cpu_top * 100.0)
-    });
+    };
+    pts(&cpu_scaled, cpu);
+    draw_curves(frame, area, (state, theme), cpu_top, &kept);
+    TRAILS.set(kept);
+}
+
+/// The process's three series in `area`: a braille chart, or rows of bars when it is short.
+fn draw_curves(
+    frame: &mut Frame,
+    area: Rect,
+    (state, theme): (&AppState, &Theme),
+    cpu_top: f64,
+    [sm, mem, cpu]: &[Segments; 3],
+) {
     let title = curves_title(cpu_top, theme);
     let window = state.window_ms();
     if area.height < super::strips::STRIPS_BELOW_ROWS {
         // One or two rows of plot would let the series drawn last hide the others: a row of
         // bars each, as the GPU's chart does.
         let rows = [
-            ("kernel", theme.sm(), &sm, 1.0),
-            ("memory", theme.mem(), &mem, 1.0),
-            ("CPU", theme.power(), &cpu, cpu_top / 100.0),
+            ("kernel", theme.sm(), sm, 1.0),
+            ("memory", theme.mem(), mem, 1.0),
+            ("CPU", theme.power(), cpu, cpu_top / 100.0),
         ];
         bars(frame, area, title, &rows, window, theme);
         return;
@@ -388,11 +437,7 @@ fn curves_chart(
     if let Some(plot_area) = super::chart::axes(frame, area, border, window, theme) {
         let secs = window as f64 / 1000.0;
         let mut plot = super::plot::Plot::new(plot_area, [-secs, 0.0], [0.0, 100.0]);
-        for (points, style) in [
-            (&sm, theme.sm()),
-            (&mem, theme.mem()),
-            (&cpu, theme.power()),
-        ] {
+        for (points, style) in [(sm, theme.sm()), (mem, theme.mem()), (cpu, theme.power())] {
             let color = style.fg.unwrap_or(ratatui::style::Color::Reset);
             for line in points {
                 plot.series(frame.buffer_mut(), line, color, Marker::Braille);
