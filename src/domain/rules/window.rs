@@ -50,6 +50,25 @@ struct Kept {
     searched: Option<Searched>,
 }
 
+/// A window being moved: the values that came or went, how many may before the sorted list is
+/// sorted again whole instead, whether it will be, and the first value to leave while it
+/// waits for the first to arrive to take its place in the list (`Kept::replace`): a window
+/// that slid by one shifts only the values between the two, not the list's tail twice.
+struct Moving {
+    changed: usize,
+    limit: usize,
+    resort: bool,
+    leaving: Option<f32>,
+}
+
+impl Moving {
+    /// One value more came or went.
+    fn count(&mut self) {
+        self.changed += 1;
+        self.resort |= self.changed > self.limit;
+    }
+}
+
 /// The statistics a search of the ring gave over `bounds`, when it held the positions
 /// `held` (first, end): the same ring and bounds give the same.
 #[derive(Debug, Clone, Copy)]
@@ -135,43 +154,24 @@ impl Kept {
             || from_ms < self.from_ms
             || to_ms < self.to_ms
             || self.start < ring.first_position();
-        let mut resort = restart;
         if restart {
             self.sorted.clear();
             self.start = ring.position_from(from_ms);
             self.next = self.start;
             self.filled = true;
         }
-        let limit = ONE_BY_ONE.max(self.sorted.len() / 4);
-        let mut changed = 0;
-        while self.start < self.next {
-            let Some(s) = ring.at_position(self.start).filter(|s| s.t_ms < from_ms) else {
-                break;
-            };
-            if let Some(v) = metric.read(s) {
-                changed += 1;
-                resort |= changed > limit;
-                resort |= !self.take(v, !resort);
-            }
-            self.start += 1;
+        let mut m = Moving {
+            changed: 0,
+            limit: ONE_BY_ONE.max(self.sorted.len() / 4),
+            resort: restart,
+            leaving: None,
+        };
+        self.leave_before(ring, metric, from_ms, &mut m);
+        self.arrive_until(ring, metric, (from_ms, to_ms), &mut m);
+        if let Some(old) = m.leaving.filter(|_| !m.resort) {
+            m.resort |= !self.remove(old);
         }
-        let end = ring.end_position();
-        while self.next < end {
-            let Some(s) = ring.at_position(self.next).filter(|s| s.t_ms <= to_ms) else {
-                break;
-            };
-            self.next += 1;
-            if s.t_ms < from_ms {
-                // Before the window (it jumped past the samples that came since).
-                self.start = self.next;
-                continue;
-            }
-            if let Some(v) = metric.read(s) {
-                changed += 1;
-                resort |= changed > limit;
-                self.put(v, !resort);
-            }
-        }
+        let (changed, resort) = (m.changed, m.resort);
         self.from_ms = from_ms;
         self.to_ms = to_ms;
         if resort {
@@ -184,6 +184,63 @@ impl Kept {
         }
         if changed > 0 || resort {
             self.stats = None;
+        }
+    }
+
+    /// Takes out the values of the samples now before `from_ms`.
+    fn leave_before(
+        &mut self,
+        ring: &Ring<DeviceSample>,
+        metric: Metric,
+        from_ms: u64,
+        m: &mut Moving,
+    ) {
+        while self.start < self.next {
+            let Some(s) = ring.at_position(self.start).filter(|s| s.t_ms < from_ms) else {
+                break;
+            };
+            if let Some(v) = metric.read(s) {
+                m.count();
+                if m.resort || m.leaving.is_some() {
+                    m.resort |= !self.take(v, !m.resort);
+                } else {
+                    self.count(v, false);
+                    m.leaving = Some(v);
+                }
+            }
+            self.start += 1;
+        }
+    }
+
+    /// Takes in the values of the samples that arrived since, up to `to_ms`.
+    fn arrive_until(
+        &mut self,
+        ring: &Ring<DeviceSample>,
+        metric: Metric,
+        (from_ms, to_ms): (u64, u64),
+        m: &mut Moving,
+    ) {
+        let end = ring.end_position();
+        while self.next < end {
+            let Some(s) = ring.at_position(self.next).filter(|s| s.t_ms <= to_ms) else {
+                break;
+            };
+            self.next += 1;
+            if s.t_ms < from_ms {
+                // Before the window (it jumped past the samples that came since).
+                self.start = self.next;
+                continue;
+            }
+            if let Some(v) = metric.read(s) {
+                m.count();
+                match m.leaving.take() {
+                    Some(old) if !m.resort => {
+                        self.count(v, true);
+                        m.resort |= !self.replace(old, v);
+                    }
+                    _ => self.put(v, !m.resort),
+                }
+            }
         }
     }
 
@@ -242,18 +299,41 @@ impl Kept {
     /// no longer says the window: it must be sorted whole again).
     fn take(&mut self, v: f32, sorted: bool) -> bool {
         self.count(v, false);
-        if !sorted {
-            return true;
-        }
+        !sorted || self.remove(v)
+    }
+
+    /// Where the sorted list holds `v`, if it does.
+    fn find(&self, v: f32) -> Option<usize> {
         let i = self.sorted.partition_point(|x| x.total_cmp(&v).is_lt());
         let there = self
             .sorted
             .get(i)
             .is_some_and(|x| x.to_bits() == v.to_bits());
-        if there {
-            self.sorted.remove(i);
+        there.then_some(i)
+    }
+
+    /// `v` out of the sorted list (not the sums); false when it did not hold it.
+    fn remove(&mut self, v: f32) -> bool {
+        self.find(v).map(|i| self.sorted.remove(i)).is_some()
+    }
+
+    /// `new` in `old`'s place in the sorted list (not the sums), the list kept in order: what
+    /// removing one and inserting the other gives, moving only the values between them.
+    /// False when the list did not hold `old`.
+    fn replace(&mut self, old: f32, new: f32) -> bool {
+        let Some(i) = self.find(old) else {
+            return false;
+        };
+        // Where `new` goes among the values, `old` still counted when it is not above `new`.
+        let j = self.sorted.partition_point(|x| x.total_cmp(&new).is_le());
+        if j > i {
+            self.sorted.copy_within(i + 1..j, i);
+            self.sorted[j - 1] = new;
+        } else {
+            self.sorted.copy_within(j..i, j + 1);
+            self.sorted[j] = new;
         }
-        there
+        true
     }
 
     /// Adds one value to the running sums, or takes it away.
