@@ -4,6 +4,7 @@
 #   . docs/workloads/bench.sh      # in the repository root on the device, with $OUT set
 #   start_load                     # the steady bf16 load: an 8192² matmul every 50 ms
 #   M LABEL CMD ARGS...            # CMD's steady CPU over 20 s in a 200x50 pty (5 s warm-up)
+#   pair ROUND LABEL ARGS...       # M of $NEW and $OLD with ARGS, new first in odd rounds
 #   nvtop_path                     # nvtop unpacked from .device/bench/peers, its path printed
 #   stop_load; summary             # one line per measurement into $OUT/summary.txt
 #
@@ -32,6 +33,18 @@ stop_load() {
 M() {
   timeout 60 python3 docs/workloads/steady_overhead.py 5 20 "$1" -- "${@:2}" \
     >> "$R/threads.jsonl" 2>> "$R/log.txt"
+}
+
+# The two builds of a side-by-side run, as .device/bins holds them (NEW and OLD may be set first).
+NEW=${NEW:-.device/bins/gw-new}
+OLD=${OLD:-.device/bins/gw-old}
+
+# The order of a pair is turned round from one round to the next: runs 45 and 46 read the first
+# of a pair higher.
+pair() {
+  local r=$1 l=$2; shift 2
+  if [ $((r % 2)) = 1 ]; then M "new-$l" "$NEW" "$@"; M "old-$l" "$OLD" "$@"
+  else M "old-$l" "$OLD" "$@"; M "new-$l" "$NEW" "$@"; fi
 }
 
 nvtop_path() {
