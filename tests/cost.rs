@@ -205,6 +205,15 @@ fn a_frame_of_the_process_view_allocates_a_bounded_amount() {
     assert!(per <= 110.0, "{per:.1} allocations a frame");
 }
 
+/// The key overlay (`?`) over the fixed scene: its text is kept from frame to frame, and a
+/// frame of it allocates nothing (18 a frame before).
+#[test]
+fn a_frame_with_the_key_overlay_allocates_nothing() {
+    let (allocs, _) = per_frame_after(&[Key::Char('?')], 40, (200, 50));
+    eprintln!("40 frames with the key overlay: {allocs} allocations");
+    assert_eq!(allocs, 0, "allocations in 40 frames");
+}
+
 /// What judging costs in allocations: the fixed scene's 8 GPUs (a hang, a starved loader, a
 /// launch-bound loop… open) over a simulated minute, per judging. An open finding is judged
 /// every 200 ms or 500 ms but worded again once a second (`REWORD_MS`): its evidence, causes

@@ -189,7 +189,8 @@ pub fn render(frame: &mut Frame, area: Rect, offset: usize, theme: &Theme) -> us
         width: w,
         height: h,
     };
-    let mut doc = super::scroll::Doc::default();
+    let mut doc = DOC.take();
+    doc.clear();
     for k in KEYS {
         doc.line(Style::default());
         doc.fmt(format_args!(" {:<20} ", k.keys), Style::default());
@@ -203,7 +204,14 @@ pub fn render(frame: &mut Frame, area: Rect, offset: usize, theme: &Theme) -> us
     }
     frame.render_widget(Clear, r);
     let pane = super::border::Border::new(" keys (Esc closes, ↑↓ scroll) ", theme.focus_border());
-    super::scroll::render(frame, r, pane, &mut doc, offset, theme)
+    let max = super::scroll::render(frame, r, pane, &mut doc, offset, theme);
+    DOC.set(doc);
+    max
+}
+
+thread_local! {
+    /// The overlay's text, kept from frame to frame while it is open.
+    static DOC: std::cell::RefCell<super::scroll::Doc> = std::cell::RefCell::default();
 }
 
 #[cfg(test)]
