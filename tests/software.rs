@@ -79,6 +79,11 @@ fn only_the_allow_listed_settings_are_read() {
             ("OMP_NUM_THREADS".into(), "4".into()),
         ]
     );
+    // The process view writes them without a `String` of their own: the same line.
+    assert_eq!(
+        gpuwatch::software::Settings(&blocking, " · ").to_string(),
+        blocking.settings_text(|s| s, " · ").unwrap()
+    );
     let ddp = fixture(629);
     let keys: Vec<&str> = ddp.settings.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(

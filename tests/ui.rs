@@ -192,6 +192,84 @@ fn process_view_80x24_and_160x48() {
     insta::assert_snapshot!("process_view_160x48", text(&draw(&mut st, &obs, 160, 48)));
 }
 
+/// A torch process's libraries and settings, as read from its /proc.
+fn torch_software() -> std::sync::Arc<gpuwatch::software::Software> {
+    use gpuwatch::software::{Framework, Library, Software};
+    std::sync::Arc::new(Software {
+        libraries: vec![
+            Library {
+                name: "CUDA runtime".into(),
+                version: Some("13.0.96".into()),
+                from: "file name".into(),
+                path: "/x/libcudart.so.13".into(),
+            },
+            Library {
+                name: "CUDA driver".into(),
+                version: Some("580.159.04".into()),
+                from: "file name".into(),
+                path: "/x/libcuda.so.1".into(),
+            },
+            Library {
+                name: "NCCL".into(),
+                version: None,
+                from: "soname (major only)".into(),
+                path: "/x/libnccl.so.2".into(),
+            },
+        ],
+        frameworks: vec![Framework {
+            name: "torch".into(),
+            version: "2.11.0+cu130".into(),
+            cuda: Some("13.0".into()),
+        }],
+        settings: vec![
+            ("CUDA_LAUNCH_BLOCKING".into(), "1".into()),
+            ("OMP_NUM_THREADS".into(), "4".into()),
+        ],
+        unreadable: None,
+    })
+}
+
+/// What the process runs with, under its command line: the settings read from its
+/// environment, its framework and libraries, its container and pod.
+#[test]
+fn process_view_says_what_the_process_runs_with() {
+    let software = torch_software();
+    let container = std::sync::Arc::new(gpuwatch::container::Container {
+        runtime: "containerd".into(),
+        id: "0123456789abcdef".repeat(4),
+        pod_uid: Some("5f1c2d3e-0000-4000-8000-000000000001".into()),
+    });
+    let (infos, mut ticks) = sim_ticks(Scenario::Sync, 1, 30, START_MS);
+    for t in &mut ticks {
+        for p in &mut t.devices[0].processes {
+            let h = p.host.as_mut().unwrap();
+            h.software = Some(software.clone());
+            h.container = Some(container.clone());
+        }
+    }
+    let src = SimSource::new(Scenario::Sync, 1, 7, START_MS, 250);
+    let mut obs = Store::new(
+        &src,
+        std::time::Duration::from_secs(900),
+        Thresholds::default(),
+    )
+    .unwrap();
+    assert_eq!(obs.history().devices.len(), infos.len());
+    for t in &ticks {
+        obs.absorb(t, gpuwatch::model::SelfCost::default());
+    }
+    let mut st = AppState::new(true);
+    keys(&mut st, &obs, &[Key::Tab, Key::Tab, Key::Enter]);
+    let screen = text(&draw(&mut st, &obs, 160, 48));
+    for line in [
+        "│settings  CUDA_LAUNCH_BLOCKING=1 · OMP_NUM_THREADS=4",
+        "│runs      torch 2.11.0+cu130 · CUDA runtime 13.0.96 · NCCL ?",
+        "│container containerd 0123456789ab, pod 5f1c2d3e-0000-4000-8000-000000000001",
+    ] {
+        assert!(screen.contains(line), "no {line:?} in\n{screen}");
+    }
+}
+
 #[test]
 fn help_lists_every_key() {
     let obs = observed_sim(Scenario::Healthy, 1, 5);

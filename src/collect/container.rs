@@ -34,11 +34,18 @@ impl Container {
     /// "containerd 0123456789ab, pod 5f1c…": the screen and the Markdown say it alike.
     #[must_use]
     pub fn describe(&self) -> String {
-        let pod = self
-            .pod_uid
-            .as_deref()
-            .map_or(String::new(), |u| format!(", pod {u}"));
-        format!("{} {}{pod}", self.runtime, self.short_id())
+        self.to_string()
+    }
+}
+
+/// `describe`, written without a `String` of its own (the process view, every frame).
+impl std::fmt::Display for Container {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.runtime, self.short_id())?;
+        match &self.pod_uid {
+            Some(u) => write!(f, ", pod {u}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -150,6 +157,11 @@ mod tests {
             assert_eq!(c.id, ID, "{text}");
             assert_eq!(c.pod_uid.as_deref(), pod, "{text}");
             assert_eq!(c.short_id(), &ID[..12]);
+            let said = match pod {
+                Some(uid) => format!("{runtime} {}, pod {uid}", &ID[..12]),
+                None => format!("{runtime} {}", &ID[..12]),
+            };
+            assert_eq!(c.describe(), said, "{text}");
         }
     }
 

@@ -105,16 +105,49 @@ impl Software {
     /// "torch 2.11.0+cu130 · CUDA runtime 13.0.96 · cuDNN 9.19.0.56 · NCCL 2.28.9": one line.
     #[must_use]
     pub fn summary(&self) -> String {
-        let frameworks = self
-            .frameworks
-            .iter()
-            .map(|f| format!("{} {}", f.name, f.version));
-        let libraries = self
-            .libraries
-            .iter()
-            .filter(|l| l.name != "CUDA driver")
-            .map(|l| format!("{} {}", l.name, l.version.as_deref().unwrap_or("?")));
-        frameworks.chain(libraries).collect::<Vec<_>>().join(" · ")
+        Summary(self).to_string()
+    }
+
+    /// Whether `summary` says anything (a framework, or a library besides the driver).
+    #[must_use]
+    pub fn has_summary(&self) -> bool {
+        !self.frameworks.is_empty() || self.summarised_libraries().next().is_some()
+    }
+
+    fn summarised_libraries(&self) -> impl Iterator<Item = &Library> {
+        self.libraries.iter().filter(|l| l.name != "CUDA driver")
+    }
+}
+
+/// `Software::summary` as a value that formats without a `String` of its own.
+pub struct Summary<'a>(pub &'a Software);
+
+impl std::fmt::Display for Summary<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut sep = "";
+        for fw in &self.0.frameworks {
+            write!(f, "{sep}{} {}", fw.name, fw.version)?;
+            sep = " · ";
+        }
+        for l in self.0.summarised_libraries() {
+            write!(f, "{sep}{} {}", l.name, l.version.as_deref().unwrap_or("?"))?;
+            sep = " · ";
+        }
+        Ok(())
+    }
+}
+
+/// The settings read, `KEY=value` joined by its separator: `settings_text` without wrapping,
+/// as a value that formats without a `String` of its own.
+pub struct Settings<'a>(pub &'a Software, pub &'a str);
+
+impl std::fmt::Display for Settings<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, (k, v)) in self.0.settings.iter().enumerate() {
+            let sep = if i == 0 { "" } else { self.1 };
+            write!(f, "{sep}{k}={v}")?;
+        }
+        Ok(())
     }
 }
 

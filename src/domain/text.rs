@@ -134,6 +134,46 @@ pub fn clip(s: &str, n: usize) -> String {
     out
 }
 
+/// `clip` as a value that formats without a `String` of its own.
+#[derive(Debug, Clone, Copy)]
+pub struct Clip<'a>(pub &'a str, pub usize);
+
+impl std::fmt::Display for Clip<'_> {
+    /// Honours a width and alignment (`{:<8}`), as `str` does.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use std::fmt::Write as _;
+        let Clip(s, n) = *self;
+        let cut = s.char_indices().nth(n).is_some();
+        let head = if cut {
+            &s[..s
+                .char_indices()
+                .nth(n.saturating_sub(1))
+                .map_or(s.len(), |(i, _)| i)]
+        } else {
+            s
+        };
+        let count = head.chars().count() + usize::from(cut);
+        let pad = f.width().map_or(0, |w| w.saturating_sub(count));
+        let (before, after) = match f.align() {
+            Some(std::fmt::Alignment::Right) => (pad, 0),
+            Some(std::fmt::Alignment::Center) => (pad / 2, pad - pad / 2),
+            _ => (0, pad),
+        };
+        let fill = f.fill();
+        for _ in 0..before {
+            f.write_char(fill)?;
+        }
+        f.write_str(head)?;
+        if cut {
+            f.write_str("…")?;
+        }
+        for _ in 0..after {
+            f.write_char(fill)?;
+        }
+        Ok(())
+    }
+}
+
 /// `clip` of `s` where it stands.
 pub fn clip_in_place(s: &mut String, n: usize) {
     if s.chars().count() > n {
@@ -308,6 +348,27 @@ mod tests {
         assert_eq!(clip("ab", 1), "…");
         assert_eq!(clip("ab", 0), "…");
         assert_eq!(clip("", 0), "");
+    }
+
+    /// `Clip` writes what `clip` returns, and pads as that `String` would be padded.
+    #[test]
+    fn clip_as_a_value_writes_and_pads_what_clip_returns() {
+        for s in [
+            "",
+            "a",
+            "pt_data_worker_0",
+            "ééééé",
+            "界e✓界e✓界e✓",
+            "a much longer name of a worker",
+        ] {
+            for n in 0..20 {
+                let c = clip(s, n);
+                assert_eq!(Clip(s, n).to_string(), c, "{s:?} {n}");
+                assert_eq!(format!("{:<24}", Clip(s, n)), format!("{c:<24}"));
+                assert_eq!(format!("{:>9}", Clip(s, n)), format!("{c:>9}"));
+                assert_eq!(format!("{:^7}", Clip(s, n)), format!("{c:^7}"));
+            }
+        }
     }
 
     #[test]

@@ -4,20 +4,88 @@ use crate::model::GIB;
 
 pub use crate::text::clip;
 
-pub fn gib(b: Option<u64>) -> String {
-    let mut out = String::new();
-    write_gib(b, &mut out);
-    out
-}
-
-/// `gib` written onto `out` (the process table, without a string per cell).
+/// `Gib` written onto `out` (the process table, without a string per cell).
 pub fn write_gib(b: Option<u64>, out: &mut String) {
     use std::fmt::Write;
-    let _ = match b {
-        None => write!(out, "–"),
-        Some(b) if b >= GIB => write!(out, "{:.1}G", b as f64 / GIB as f64),
-        Some(b) => write!(out, "{}M", b / (1024 * 1024)),
-    };
+    let _ = write!(out, "{}", Gib(b));
+}
+
+/// Bytes as the screen gives them: "8.0G" from a GiB up, "512M" below, "–" unknown. Formats
+/// without a `String` of its own.
+#[derive(Debug, Clone, Copy)]
+pub struct Gib(pub Option<u64>);
+
+impl std::fmt::Display for Gib {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            None => f.pad("–"),
+            Some(b) if b >= GIB => padded(f, format_args!("{:.1}G", b as f64 / GIB as f64)),
+            Some(b) => padded(f, format_args!("{}M", b / (1024 * 1024))),
+        }
+    }
+}
+
+/// Writes `args` into `f` with `f`'s width and alignment (`{:>5}`), as a `str` would be:
+/// formatted on the stack first, since a value's own `write!` ignores them.
+fn padded(f: &mut std::fmt::Formatter<'_>, args: std::fmt::Arguments<'_>) -> std::fmt::Result {
+    if f.width().is_none() {
+        return f.write_fmt(args);
+    }
+    let mut small = Small::default();
+    std::fmt::Write::write_fmt(&mut small, args)?;
+    f.pad(small.as_str())
+}
+
+/// Up to 32 bytes of text on the stack: a number with its unit.
+#[derive(Default)]
+struct Small {
+    bytes: [u8; 32],
+    len: usize,
+}
+
+impl Small {
+    fn as_str(&self) -> &str {
+        // Only whole `str`s are ever copied in.
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or("")
+    }
+}
+
+impl std::fmt::Write for Small {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        if end > self.bytes.len() {
+            return Err(std::fmt::Error);
+        }
+        self.bytes[self.len..end].copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// A whole percentage ("97%"), or what stands for an unknown one.
+#[derive(Debug, Clone, Copy)]
+pub struct Pct(pub Option<f32>, pub &'static str);
+
+impl std::fmt::Display for Pct {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0 {
+            Some(v) => padded(f, format_args!("{v:.0}%")),
+            None => f.pad(self.1),
+        }
+    }
+}
+
+/// A value, or what stands for an unknown one.
+#[derive(Debug, Clone, Copy)]
+pub struct Or<T>(pub Option<T>, pub &'static str);
+
+impl<T: std::fmt::Display> std::fmt::Display for Or<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            Some(v) => v.fmt(f),
+            None => f.pad(self.1),
+        }
+    }
 }
 
 /// A horizontal bar of `width` cells for `pct` (0–100), with eighth-block precision.
@@ -55,6 +123,27 @@ mod tests {
         assert_eq!(bar(Some(0.0), 3), "   ");
         assert_eq!(bar(Some(56.25), 2), "█▏");
         assert_eq!(bar(None, 3), "···");
+    }
+
+    /// The values pad as their text would: the children's `{:>5}` column lines up.
+    #[test]
+    fn values_pad_as_their_text_would() {
+        for b in [
+            None,
+            Some(0),
+            Some(512 * 1024 * 1024),
+            Some(8 * GIB),
+            Some(141 * GIB),
+        ] {
+            let text = Gib(b).to_string();
+            assert_eq!(format!("{:>7}", Gib(b)), format!("{text:>7}"));
+            assert_eq!(format!("{:<7}", Gib(b)), format!("{text:<7}"));
+        }
+        assert_eq!(Gib(Some(8 * GIB)).to_string(), "8.0G");
+        assert_eq!(format!("{:>5}", Pct(Some(60.4), "–")), "  60%");
+        assert_eq!(format!("{:>5}", Pct(None, "–")), "    –");
+        assert_eq!(format!("{:>4}", Or(Some(28), "?")), "  28");
+        assert_eq!(format!("{:>4}", Or(None::<u32>, "?")), "   ?");
     }
 
     #[test]

@@ -1,94 +1,222 @@
 //! One process: its own curves (kernel time %, GPU memory, host CPU %), its Python threads
 //! (where they are, from its newest stack burst), its children (`DataLoader` workers) with their
-//! CPU, its command line, and the findings that involve it.
+//! CPU, its command line, and the findings that involve it. Its text is written into `Doc`s
+//! kept from frame to frame: a frame of it allocates nothing once they have grown.
 
 use ratatui::layout::{Constraint, Rect};
+use ratatui::style::Style;
 use ratatui::symbols::Marker;
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
+use ratatui::text::Span;
 use ratatui::Frame;
 
+use super::border::{Pieces, Title};
 use super::chart::Segments;
-use super::format::{clip, gib};
+use super::format::{Gib, Or, Pct};
+use super::scroll::Doc;
 use super::theme::Theme;
 use crate::app::{find_process, AppState};
+use crate::model::{gpu_label, HostProcess, ProcessSample};
 use crate::store::Store;
+use crate::text::{Clip, EnergyWords};
+
+/// The panes' text, kept from frame to frame.
+#[derive(Default)]
+struct Docs {
+    head: Doc,
+    threads: Doc,
+    findings: Doc,
+}
 
 /// What the process runs with, from /proc (read once): its framework and CUDA libraries, the
 /// allow-listed settings, its container.
-fn runs_with(h: &crate::model::HostProcess, theme: &Theme) -> Vec<Line<'static>> {
-    let mut lines = Vec::new();
-    let label = |l: &str| Span::styled(format!("{l:<10}"), theme.label());
+fn runs_with(doc: &mut Doc, h: &HostProcess, theme: &Theme) {
+    let label = |doc: &mut Doc, l: &str| {
+        doc.line(Style::default());
+        doc.fmt(format_args!("{l:<10}"), theme.label());
+    };
     if let Some(sw) = h.software.as_deref() {
         // The settings first: they are what explains a slow job (CUDA_LAUNCH_BLOCKING=1).
-        let settings = match (&sw.unreadable, sw.settings_text(|s| s, " · ")) {
-            (Some(why), _) => why.clone(),
-            (None, Some(text)) => text,
-            (None, None) => "none of the settings gpuwatch reads (docs/diagnoses.md, Hints)".into(),
-        };
-        lines.push(Line::from(vec![label("settings"), Span::raw(settings)]));
-        let summary = sw.summary();
-        if !summary.is_empty() {
-            lines.push(Line::from(vec![label("runs"), Span::raw(summary)]));
+        label(doc, "settings");
+        match &sw.unreadable {
+            Some(why) => doc.push(why, Style::default()),
+            None if sw.settings.is_empty() => doc.push(
+                "none of the settings gpuwatch reads (docs/diagnoses.md, Hints)",
+                Style::default(),
+            ),
+            None => doc.fmt(
+                format_args!("{}", crate::software::Settings(sw, " · ")),
+                Style::default(),
+            ),
+        }
+        if sw.has_summary() {
+            label(doc, "runs");
+            doc.fmt(
+                format_args!("{}", crate::software::Summary(sw)),
+                Style::default(),
+            );
         }
     }
     if let Some(c) = h.container.as_deref() {
-        lines.push(Line::from(vec![
-            label("container"),
-            Span::raw(c.describe()),
-        ]));
+        label(doc, "container");
+        doc.fmt(format_args!("{c}"), Style::default());
     }
-    lines
 }
 
 /// What this process and its job used: "energy 12.3 kJ since seen (all of GPU 0's) · job
 /// torchelastic:run-7: 48.1 kJ, 4 ranks". A GPU shared with others is split by kernel time.
-fn energy_text(
+fn energy_line(
+    doc: &mut Doc,
     store: &Store,
-    device: u32,
-    pid: u32,
-    h: Option<&crate::model::HostProcess>,
-) -> Option<String> {
-    use std::fmt::Write as _;
+    (device, pid): (u32, u32),
+    h: Option<&HostProcess>,
+    theme: &Theme,
+) {
     let history = store.history();
-    let trail = history.trail(device, pid).filter(|t| t.energy_j > 0.0)?;
-    let device = crate::model::gpu_label(device);
-    let whose = if trail.energy_shared {
-        format!("its share of GPU {device}'s by kernel time")
-    } else {
-        format!("all of GPU {device}'s")
+    let Some(trail) = history.trail(device, pid).filter(|t| t.energy_j > 0.0) else {
+        return;
     };
-    let mut text = format!(
-        "energy {} since seen ({whose})",
-        crate::text::energy_words(trail.energy_j)
+    let label = gpu_label(device);
+    // Dim text, not a dim line: the row past the text keeps the terminal's own style.
+    let dim = theme.dim();
+    doc.line(Style::default());
+    doc.fmt(
+        format_args!("energy {} since seen (", EnergyWords(trail.energy_j)),
+        dim,
     );
-    if let Some(job) = h.and_then(|h| h.job.as_ref()) {
-        let ranks: Vec<f64> = history
-            .devices
-            .iter()
-            .flat_map(|d| d.processes.iter().map(move |p| (d.info.index, p)))
-            .filter(|(_, p)| {
-                p.host
-                    .as_ref()
-                    .and_then(|h| h.job.as_ref())
-                    .is_some_and(|j| j.key == job.key)
-            })
-            .filter_map(|(d, p)| history.trail(d, p.pid).map(|t| t.energy_j))
-            .collect();
-        if ranks.len() > 1 {
-            let _ = write!(
-                text,
-                " · job {}: {}, {} ranks",
-                crate::text::printable(&job.key),
-                crate::text::energy_words(ranks.iter().sum()),
-                ranks.len()
-            );
-        }
+    if trail.energy_shared {
+        doc.fmt(
+            format_args!("its share of GPU {label}'s by kernel time)"),
+            dim,
+        );
+    } else {
+        doc.fmt(format_args!("all of GPU {label}'s)"), dim);
     }
-    Some(text)
+    let Some(job) = h.and_then(|h| h.job.as_ref()) else {
+        return;
+    };
+    let (sum, ranks) = history
+        .devices
+        .iter()
+        .flat_map(|d| d.processes.iter().map(move |p| (d.info.index, p)))
+        .filter(|(_, p)| {
+            p.host
+                .as_ref()
+                .and_then(|h| h.job.as_ref())
+                .is_some_and(|j| j.key == job.key)
+        })
+        .filter_map(|(d, p)| history.trail(d, p.pid).map(|t| t.energy_j))
+        .fold((0.0, 0), |(sum, n), j| (sum + j, n + 1));
+    if ranks > 1 {
+        doc.fmt(
+            format_args!(
+                " · job {}: {}, {ranks} ranks",
+                crate::text::printable(&job.key),
+                EnergyWords(sum)
+            ),
+            dim,
+        );
+    }
 }
 
-#[allow(clippy::too_many_lines)] // one pane: header, curves, children, findings
+/// The header: who the process is and what it uses, its command line, energy and software.
+fn write_head(doc: &mut Doc, store: &Store, (device, p): (u32, &ProcessSample), theme: &Theme) {
+    let h = p.host.as_ref();
+    let plain = Style::default();
+    doc.clear();
+    doc.line(plain);
+    doc.fmt(format_args!("pid {}", p.pid), theme.title());
+    doc.fmt(
+        format_args!(
+            " on GPU {} · user {} · state {} · {} threads · RSS {} · CPU {} · GPU mem {} · kernel time {} (NVML, per process)",
+            gpu_label(device),
+            h.and_then(|h| h.user.as_deref()).unwrap_or("?"),
+            h.and_then(|h| h.state).unwrap_or('?'),
+            Or(h.and_then(|h| h.threads), "?"),
+            Gib(h.and_then(|h| h.rss_bytes)),
+            Pct(h.and_then(|h| h.cpu_pct), "?"),
+            Gib(p.gpu_mem_bytes),
+            Pct(p.sm_pct, "–"),
+        ),
+        plain,
+    );
+    match h {
+        Some(h) => doc.styled_fmt(format_args!("$ {}", h.cmdline), plain),
+        None => doc.styled(
+            "its PID does not resolve on this machine, so its host side is unknown",
+            plain,
+        ),
+    }
+    energy_line(doc, store, (device, p.pid), h, theme);
+    if let Some(h) = h {
+        runs_with(doc, h, theme);
+    }
+}
+
+/// The threads (from the newest stack burst) and the children with their CPU.
+fn write_threads(doc: &mut Doc, store: &Store, p: &ProcessSample, theme: &Theme) {
+    doc.clear();
+    let now = store.history().latest_ms().unwrap_or(0);
+    let burst = store.history().stacks_of(p.pid);
+    super::stacks::write(doc, burst, now, store.pids_are_local(), theme);
+    doc.styled("    PID NAME                      CPU% S", theme.label());
+    match p.host.as_ref() {
+        Some(h) if !h.children.is_empty() => {
+            for c in &h.children {
+                doc.styled_fmt(
+                    format_args!(
+                        "{:>7} {:<24} {:>5} {}",
+                        c.pid,
+                        Clip(&c.name, 24),
+                        Pct(c.cpu_pct, "–"),
+                        c.state.unwrap_or('?')
+                    ),
+                    Style::default(),
+                );
+            }
+        }
+        Some(_) => doc.styled(
+            "no child processes (a DataLoader with num_workers=0 has none)",
+            theme.dim(),
+        ),
+        None => doc.styled("unknown", theme.dim()),
+    }
+}
+
+/// The open findings that name this process.
+fn write_findings(doc: &mut Doc, store: &Store, pid: u32, theme: &Theme) {
+    let plain = Style::default();
+    doc.clear();
+    for f in store
+        .findings()
+        .active()
+        .iter()
+        .filter(|f| f.pids.contains(&pid))
+    {
+        // The GPU the finding is on: a straggler's own GPU may be fine while it is named the
+        // culprit of another's hang.
+        doc.styled_fmt(
+            format_args!(
+                "{} GPU {} {} · {}",
+                f.severity.marker(),
+                gpu_label(f.device),
+                crate::text::Upper(&f.rule),
+                f.title
+            ),
+            theme.severity(f.severity),
+        );
+        for e in &f.evidence {
+            doc.styled_fmt(format_args!("  {e}"), plain);
+        }
+        for a in f.actions.iter().take(2) {
+            doc.styled_fmt(format_args!("  → {a}"), plain);
+        }
+    }
+    if doc.is_empty() {
+        doc.styled("no open finding involves this process", theme.dim());
+    }
+}
+
+/// Draws the process view; returns how far its findings can scroll.
 pub fn render(
     frame: &mut Frame,
     area: Rect,
@@ -98,45 +226,44 @@ pub fn render(
     pid: u32,
     theme: &Theme,
 ) -> usize {
-    let Some(p) = find_process(store, device, pid) else {
-        let device = crate::model::gpu_label(device);
-        let msg = format!("pid {pid} no longer holds GPU {device} (it exited or released its context). Esc goes back.");
-        frame.render_widget(
-            Paragraph::new(msg).block(Block::default().borders(Borders::ALL).title(" process ")),
-            area,
+    let mut docs = DOCS.take();
+    let max = if let Some(p) = find_process(store, device, pid) {
+        draw(frame, area, (state, store, theme), (device, p), &mut docs)
+    } else {
+        docs.head.clear();
+        docs.head.styled_fmt(
+            format_args!(
+                "pid {pid} no longer holds GPU {} (it exited or released its context). Esc goes back.",
+                gpu_label(device)
+            ),
+            Style::default(),
         );
-        return 0;
+        super::scroll::render_cut(
+            frame,
+            area,
+            super::border::Border::new(Span::raw(" process "), Style::default()),
+            &docs.head,
+        );
+        0
     };
-    let h = p.host.as_ref();
-    let mut head = vec![
-        Line::from(vec![
-            Span::styled(format!("pid {pid}"), theme.title()),
-            Span::raw(format!(
-                " on GPU {} · user {} · state {} · {} threads · RSS {} · CPU {} · GPU mem {} · kernel time {} (NVML, per process)",
-                crate::model::gpu_label(device),
-                h.and_then(|h| h.user.clone()).unwrap_or_else(|| "?".into()),
-                h.and_then(|h| h.state).unwrap_or('?'),
-                h.and_then(|h| h.threads).map_or("?".into(), |t| t.to_string()),
-                gib(h.and_then(|h| h.rss_bytes)),
-                h.and_then(|h| h.cpu_pct).map_or("?".into(), |c| format!("{c:.0}%")),
-                gib(p.gpu_mem_bytes),
-                p.sm_pct.map_or("–".into(), |v| format!("{v:.0}%")),
-            )),
-        ]),
-        Line::raw(h.map_or("its PID does not resolve on this machine, so its host side is unknown".into(), |h| format!("$ {}", h.cmdline))),
-    ];
-    head.extend(energy_text(store, device, pid, h).map(|t| Line::styled(t, theme.dim())));
-    head.extend(h.map(|h| runs_with(h, theme)).unwrap_or_default());
+    DOCS.set(docs);
+    max
+}
+
+fn draw(
+    frame: &mut Frame,
+    area: Rect,
+    (state, store, theme): (&AppState, &Store, &Theme),
+    (device, p): (u32, &ProcessSample),
+    docs: &mut Docs,
+) -> usize {
+    write_head(&mut docs.head, store, (device, p), theme);
     // As many rows as the lines take once wrapped, up to half the screen; the curves keep 4.
-    let inner_w = usize::from(area.width.saturating_sub(2)).max(1);
-    let wrapped: usize = head
-        .iter()
-        .map(|l| l.width().max(1).div_ceil(inner_w))
-        .sum();
-    let burst = store.history().stacks_of(pid);
-    // Stacks take a few more rows than the children alone.
+    let wrapped =
+        super::scroll::wrapped_rows(&docs.head, usize::from(area.width.saturating_sub(2)));
     // Below the curves, the threads (stacks, children) and the findings: side by side on a
     // wide terminal, one over the other on a narrow one, where each gets the whole width.
+    // Stacks take a few more rows than the children alone.
     let side_by_side = area.width >= 120;
     let lower_rows = match (side_by_side, area.height >= 30) {
         (true, true) => 14,
@@ -153,13 +280,13 @@ pub fn render(
         ],
         area,
     );
-    frame.render_widget(
-        Paragraph::new(head)
-            .wrap(Wrap { trim: false })
-            .block(theme.block(" process (Esc back, K signal) ", true)),
+    super::scroll::render_fixed(
+        frame,
         info,
+        theme.pane(" process (Esc back, K signal) ", true),
+        &docs.head,
     );
-    curves_chart(frame, curves, state, store, device, pid, theme);
+    curves_chart(frame, curves, state, store, device, p.pid, theme);
     let [kids, finds] = if side_by_side {
         super::split::horizontal(
             [Constraint::Percentage(50), Constraint::Percentage(50)],
@@ -171,78 +298,22 @@ pub fn render(
             lower,
         )
     };
-    let mut child_lines: Vec<Line> = match h {
-        Some(h) if !h.children.is_empty() => h
-            .children
-            .iter()
-            .map(|c| {
-                Line::raw(format!(
-                    "{:>7} {:<24} {:>5} {}",
-                    c.pid,
-                    clip(&c.name, 24),
-                    c.cpu_pct.map_or("–".into(), |v| format!("{v:.0}%")),
-                    c.state.unwrap_or('?')
-                ))
-            })
-            .collect(),
-        Some(_) => vec![Line::styled(
-            "no child processes (a DataLoader with num_workers=0 has none)",
-            theme.dim(),
-        )],
-        None => vec![Line::styled("unknown", theme.dim())],
-    };
-    child_lines.insert(
-        0,
-        Line::styled("    PID NAME                      CPU% S", theme.label()),
-    );
-    let now = store.history().latest_ms().unwrap_or(0);
-    let mut thread_lines = super::stacks::lines(burst, now, store.pids_are_local(), theme);
-    thread_lines.append(&mut child_lines);
-    frame.render_widget(
-        Paragraph::new(thread_lines).block(theme.block(" threads · children (p: stacks) ", false)),
+    write_threads(&mut docs.threads, store, p, theme);
+    super::scroll::render_cut(
+        frame,
         kids,
+        theme.pane(" threads · children (p: stacks) ", false),
+        &docs.threads,
     );
-    let plain = ratatui::style::Style::default();
-    let mut doc = FINDINGS.take();
-    doc.clear();
-    for f in store
-        .findings()
-        .active()
-        .iter()
-        .filter(|f| f.pids.contains(&pid))
-    {
-        // The GPU the finding is on: a straggler's own GPU may be fine while it is named the
-        // culprit of another's hang.
-        doc.styled_fmt(
-            format_args!(
-                "{} GPU {} {} · {}",
-                f.severity.marker(),
-                crate::model::gpu_label(f.device),
-                f.rule.to_uppercase(),
-                f.title
-            ),
-            theme.severity(f.severity),
-        );
-        for e in &f.evidence {
-            doc.styled_fmt(format_args!("  {e}"), plain);
-        }
-        for a in f.actions.iter().take(2) {
-            doc.styled_fmt(format_args!("  → {a}"), plain);
-        }
-    }
-    if doc.is_empty() {
-        doc.styled("no open finding involves this process", theme.dim());
-    }
-    let max = super::scroll::render(
+    write_findings(&mut docs.findings, store, p.pid, theme);
+    super::scroll::render(
         frame,
         finds,
         theme.pane(" findings (↑↓ scroll) ", false),
-        &mut doc,
+        &mut docs.findings,
         state.process_scroll,
         theme,
-    );
-    FINDINGS.set(doc);
-    max
+    )
 }
 
 /// A series' name, style, lines and the scale from the axis's percent to its own unit.
@@ -254,30 +325,34 @@ type BarRow<'a> = (&'a str, ratatui::style::Style, &'a Segments, f64);
 fn bars(
     frame: &mut Frame,
     area: Rect,
-    title: Line,
+    title: Title,
     rows: &[BarRow],
     window_ms: u64,
     theme: &Theme,
 ) {
+    use std::fmt::Write as _;
     let inner = super::border::Border::inner(area);
     super::border::Border::new(title, theme.border()).render(area, frame.buffer_mut());
     let (label_w, value_w) = (7u16, 6u16);
     let width = usize::from(inner.width.saturating_sub(label_w + value_w));
     let secs = window_ms as f64 / 1000.0;
-    let lines: Vec<Line> = rows
-        .iter()
-        .take(usize::from(inner.height))
-        .map(|(name, style, lines, scale)| {
+    // Row by row with `put_spans`, as the GPU's strips: what a `Paragraph` of these lines drew.
+    super::pen::with_strings(|[label, bar, value]| {
+        for (y, (name, style, lines, scale)) in (inner.y..inner.bottom()).zip(rows) {
             let latest = lines.last().and_then(|l| l.last()).map(|p| p.1 * scale);
-            let value = latest.map_or_else(|| "  n/a".to_string(), |v| format!("{v:>5.0}%"));
-            Line::from(vec![
-                Span::styled(format!("{name:<6} "), *style),
-                Span::styled(super::strips::bar_row(lines, secs, width), *style),
-                Span::styled(value, *style),
-            ])
-        })
-        .collect();
-    frame.render_widget(Paragraph::new(lines), inner);
+            label.clear();
+            bar.clear();
+            value.clear();
+            let _ = write!(label, "{name:<6} ");
+            super::strips::write_bar_row(bar, lines, secs, width);
+            let _ = match latest {
+                Some(v) => write!(value, "{v:>5.0}%"),
+                None => write!(value, "  n/a"),
+            };
+            let line = [&*label, &*bar, &*value].map(|s| Span::styled(s.as_str(), *style));
+            super::pen::put_spans(frame.buffer_mut(), Rect { y, ..inner }, &line);
+        }
+    });
 }
 
 /// One series of a process's trail as lines (x in seconds before `to_ms`), split where a value
@@ -331,10 +406,11 @@ fn trail_lines_into<'p>(
 }
 
 thread_local! {
-    /// The three series' lines, kept from frame to frame for `trail_lines_into` to write over.
-    static TRAILS: std::cell::RefCell<[Segments; 3]> = std::cell::RefCell::default();
-    /// The findings pane's text, kept from frame to frame.
-    static FINDINGS: std::cell::RefCell<super::scroll::Doc> = std::cell::RefCell::default();
+    /// The three series' lines, kept from frame to frame for `trail_lines_into` to write over,
+    /// and the legend's words for the CPU.
+    static TRAILS: std::cell::RefCell<([Segments; 3], String)> = std::cell::RefCell::default();
+    /// The panes' text, kept from frame to frame.
+    static DOCS: std::cell::RefCell<Docs> = std::cell::RefCell::default();
 }
 
 /// Host CPU in % of one core can exceed 100: scaled onto the axis by whole cores (top =
@@ -352,22 +428,21 @@ fn cpu_axis_top<'a>(
 }
 
 /// The process chart's legend; CPU in % of one core, as the header gives it, on the axis
-/// scaled to its top.
-fn curves_title(cpu_top: f64, theme: &Theme) -> Line<'static> {
-    Line::from(vec![
-        Span::styled(" this process · ", theme.title()),
-        Span::styled("━ kernel time % ", theme.sm()),
-        Span::styled("━ GPU memory % ", theme.mem()),
-        // CPU in % of one core, as the header gives it, on the axis scaled to its top.
-        Span::styled(
-            if cpu_top > 100.0 {
-                format!("━ host CPU % (axis top = {cpu_top:.0} %) ")
-            } else {
-                "━ host CPU % ".to_string()
-            },
-            theme.power(),
-        ),
-    ])
+/// scaled to its top (its words written into `cpu`, kept from frame to frame).
+fn curves_title<'a>(cpu_top: f64, theme: &Theme, cpu: &'a mut String) -> Title<'a> {
+    use std::fmt::Write as _;
+    cpu.clear();
+    if cpu_top > 100.0 {
+        let _ = write!(cpu, "━ host CPU % (axis top = {cpu_top:.0} %) ");
+    } else {
+        cpu.push_str("━ host CPU % ");
+    }
+    let mut title = Pieces::default();
+    title.push(Span::styled(" this process · ", theme.title()));
+    title.push(Span::styled("━ kernel time % ", theme.sm()));
+    title.push(Span::styled("━ GPU memory % ", theme.mem()));
+    title.push(Span::styled(cpu.as_str(), theme.power()));
+    Title::Pieces(title, ratatui::layout::Alignment::Left)
 }
 
 fn curves_chart(
@@ -396,7 +471,8 @@ fn curves_chart(
         trail_lines_into(points, (to, gap), f, out);
     };
     let mut kept = TRAILS.take();
-    let [sm, mem, cpu] = &mut kept;
+    let (trails, words) = &mut kept;
+    let [sm, mem, cpu] = trails;
     pts(&|p| p.sm_pct.map(f64::from), sm);
     pts(
         &|p| Some(p.gpu_mem_bytes? as f64 / total? as f64 * 100.0),
@@ -408,7 +484,8 @@ fn curves_chart(
             .map(|c| f64::from(c).min(cpu_top) / cpu_top * 100.0)
     };
     pts(&cpu_scaled, cpu);
-    draw_curves(frame, area, (state, theme), cpu_top, &kept);
+    let title = curves_title(cpu_top, theme, words);
+    draw_curves(frame, area, (state, theme, title), cpu_top, trails);
     TRAILS.set(kept);
 }
 
@@ -416,11 +493,10 @@ fn curves_chart(
 fn draw_curves(
     frame: &mut Frame,
     area: Rect,
-    (state, theme): (&AppState, &Theme),
+    (state, theme, title): (&AppState, &Theme, Title),
     cpu_top: f64,
     [sm, mem, cpu]: &[Segments; 3],
 ) {
-    let title = curves_title(cpu_top, theme);
     let window = state.window_ms();
     if area.height < super::strips::STRIPS_BELOW_ROWS {
         // One or two rows of plot would let the series drawn last hide the others: a row of

@@ -97,11 +97,8 @@ pub fn render(
     theme: &Theme,
 ) -> usize {
     let inner = Border::inner(area);
-    let width = usize::from(inner.width).max(1);
     // Rows counted without being built: only the visible ones are drawn.
-    let total: usize = (0..doc.lines.len())
-        .map(|i| rows(&doc.text[doc.line_at(i).2], width).count())
-        .sum();
+    let total = wrapped_rows(doc, usize::from(inner.width));
     let visible = inner.height as usize;
     let max = total.saturating_sub(visible);
     let offset = offset.min(max);
@@ -127,7 +124,85 @@ pub fn render(
         ));
     }
     pane.render(area, frame.buffer_mut());
+    draw_wrapped(frame.buffer_mut(), inner, doc, offset);
+    max
+}
+
+/// How many rows `doc` takes wrapped to `width` cells.
+#[must_use]
+pub fn wrapped_rows(doc: &Doc, width: usize) -> usize {
+    (0..doc.lines.len())
+        .map(|i| rows(&doc.text[doc.line_at(i).2], width.max(1)).count())
+        .sum()
+}
+
+/// Draws `doc` wrapped inside `pane` from its first line, with no mark of more: a pane sized
+/// to its text (the process's header), whose rows past its bottom are cut.
+pub fn render_fixed(frame: &mut Frame, area: Rect, pane: Border<'_>, doc: &Doc) {
+    pane.render(area, frame.buffer_mut());
+    draw_wrapped(frame.buffer_mut(), Border::inner(area), doc, 0);
+}
+
+/// Draws each line of `doc` on one row inside `pane`, cut at its right edge: what a
+/// `Paragraph` of the same lines draws without wrapping.
+pub fn render_cut(frame: &mut Frame, area: Rect, pane: Border<'_>, doc: &Doc) {
+    pane.render(area, frame.buffer_mut());
+    let inner = Border::inner(area);
     let buf = frame.buffer_mut();
+    for (i, y) in (0..doc.lines.len()).zip(inner.y..inner.bottom()) {
+        let (style, pieces, _) = doc.line_at(i);
+        let mut x = inner.x;
+        for p in pieces {
+            let text = &doc.text[doc.piece_start(p)..doc.pieces[p].0];
+            let Some(next) = put_cut(buf, (x, y, inner), text, style.patch(doc.pieces[p].1)) else {
+                break;
+            };
+            x = next;
+        }
+    }
+}
+
+/// One piece of a cut line from column `x`: its graphemes in `style`, as a `Paragraph`'s
+/// truncating composer lays them (one wider than the whole row skipped, the first that does
+/// not fit ending the line, those of no width left out). `None` once the line is full.
+fn put_cut(
+    buf: &mut Buffer,
+    (x, y, inner): (u16, u16, Rect),
+    text: &str,
+    style: Style,
+) -> Option<u16> {
+    use ratatui::buffer::CellWidth;
+    let mut x = x;
+    if one_cell_each(text) {
+        for c in text.chars() {
+            if x >= inner.right() {
+                return None;
+            }
+            buf[(x, y)].set_char(c).set_style(style);
+            x += 1;
+        }
+        return Some(x);
+    }
+    for g in Span::styled(text, style).styled_graphemes(Style::default()) {
+        let w = g.symbol.cell_width();
+        if w > inner.width {
+            continue;
+        }
+        if x + w > inner.right() {
+            return None;
+        }
+        if w > 0 {
+            let symbol = if g.symbol.is_empty() { " " } else { g.symbol };
+            buf[(x, y)].set_symbol(symbol).set_style(g.style);
+            x += w;
+        }
+    }
+    Some(x)
+}
+
+/// The rows of `doc` from row `offset` on, wrapped into `inner`.
+fn draw_wrapped(buf: &mut Buffer, inner: Rect, doc: &Doc, offset: usize) {
+    let width = usize::from(inner.width).max(1);
     let mut y = inner.y;
     let mut skip = offset;
     'lines: for i in 0..doc.lines.len() {
@@ -148,7 +223,6 @@ pub fn render(
             y += 1;
         }
     }
-    max
 }
 
 /// One screen row of a line: its part of the text (byte range within the line), the indent
@@ -442,6 +516,44 @@ mod tests {
         let mut term = Terminal::new(TestBackend::new(width, height)).unwrap();
         term.draw(f).unwrap();
         term.backend().buffer().clone()
+    }
+
+    /// `render_cut` draws what a `Paragraph` of the same lines drew without wrapping, cell for
+    /// cell, at widths from 1 to 62 and at heights that cut the lines off at the bottom.
+    #[test]
+    fn a_cut_doc_draws_what_an_unwrapped_paragraph_drew() {
+        let lines = samples();
+        let mut doc = Doc::default();
+        for l in &lines {
+            doc.line(l[0].1);
+            for (t, _, st) in l {
+                doc.push(t, *st);
+            }
+        }
+        for width in 1..=62u16 {
+            for height in [1, 3, 7, 12] {
+                let area = Rect::new(0, 0, width, height);
+                let old = draw(width, height, |f| {
+                    let text: Vec<Line> = lines
+                        .iter()
+                        .map(|l| {
+                            Line::from(
+                                l.iter()
+                                    .map(|(t, _, st)| Span::styled(*t, *st))
+                                    .collect::<Vec<_>>(),
+                            )
+                            .style(l[0].1)
+                        })
+                        .collect();
+                    let block = ratatui::widgets::Block::bordered();
+                    f.render_widget(ratatui::widgets::Paragraph::new(text).block(block), area);
+                });
+                let new = draw(width, height, |f| {
+                    render_cut(f, area, Border::new("", Style::default()), &doc);
+                });
+                assert_eq!(new, old, "width {width}, height {height}");
+            }
+        }
     }
 
     /// Every cell and style the `Doc` draws equals what the wrapped `Line`s drew, at widths

@@ -1,119 +1,133 @@
 //! The process view's Python stacks: its newest burst, main thread first with its frames (the
 //! program's own marked ▸), the other threads a line each, then the `DataLoader` workers.
+//! Written into the pane's kept `Doc`: a frame formats them without a `String` of their own.
 
-use ratatui::text::{Line, Span};
+use ratatui::style::Style;
 
+use super::scroll::Doc;
 use super::theme::Theme;
-use crate::model::stack::{is_user_file, StackBurst, StackOutcome, ThreadStack};
-use crate::text::{clip, span_compact};
+use crate::model::stack::{is_user_file, StackBurst, StackFrame, StackOutcome, ThreadStack};
+use crate::text::{Clip, Compact};
 
 /// Frames of the main thread shown.
 const MAIN_FRAMES: usize = 6;
 
-/// The lines of `burst` as read at `now_ms`; `live`: `p` can read the process now.
-#[must_use]
-pub fn lines(
-    burst: Option<&StackBurst>,
-    now_ms: u64,
-    live: bool,
-    theme: &Theme,
-) -> Vec<Line<'static>> {
+/// The lines of `burst` as read at `now_ms`, added to `doc`; `live`: `p` can read the process
+/// now.
+pub fn write(doc: &mut Doc, burst: Option<&StackBurst>, now_ms: u64, live: bool, theme: &Theme) {
     let Some(b) = burst else {
         let why = if live {
             "not read yet: p reads them now (they are read by themselves while a hang, starved or sync finding is judged)"
         } else {
             "none were recorded for this process"
         };
-        return vec![Line::styled(format!("Python stacks: {why}"), theme.dim())];
+        doc.styled_fmt(format_args!("Python stacks: {why}"), theme.dim());
+        return;
     };
-    let age = span_compact(now_ms.saturating_sub(b.t_ms));
+    let age = Compact(now_ms.saturating_sub(b.t_ms));
     if b.outcome != StackOutcome::Read {
         let msg = b.message.as_deref().unwrap_or("not read");
-        return vec![Line::styled(
-            format!("Python stacks ({age} ago): {msg}"),
+        doc.styled_fmt(
+            format_args!("Python stacks ({age} ago): {msg}"),
             theme.dim(),
-        )];
+        );
+        return;
     }
     let again = if live { ", p again" } else { "" };
-    let mut out = vec![Line::styled(
-        format!("Python stacks · {age} ago · {} reads{again}", b.read),
+    doc.styled_fmt(
+        format_args!("Python stacks · {age} ago · {} reads{again}", b.read),
         theme.label(),
-    )];
+    );
     for t in &b.threads {
-        out.push(thread_line(t, theme));
+        thread_line(doc, t, theme);
         if t.main {
-            out.extend(main_frames(t));
+            main_frames(doc, t);
         }
     }
     for c in &b.children {
         if let Some(t) = c.main_thread() {
-            let at = t
-                .user_frame()
-                .map_or(String::new(), |f| format!("  {} {}", f.place(), f.function));
-            out.push(Line::raw(format!(
-                "worker {}: {} {}/{}{at}",
-                c.pid,
-                t.class.words(),
-                t.class_samples,
-                t.samples
-            )));
+            doc.line(Style::default());
+            doc.fmt(
+                format_args!(
+                    "worker {}: {} {}/{}",
+                    c.pid,
+                    t.class.words(),
+                    t.class_samples,
+                    t.samples
+                ),
+                Style::default(),
+            );
+            if let Some(f) = t.user_frame() {
+                doc.fmt(
+                    format_args!("  {} {}", Place(f), f.function),
+                    Style::default(),
+                );
+            }
         }
     }
-    out
+}
+
+/// `file.py:88`: a frame's file without its directories, and its line.
+struct Place<'a>(&'a StackFrame);
+
+impl std::fmt::Display for Place<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let file = &self.0.file;
+        let short = file.rsplit('/').next().unwrap_or(file);
+        write!(f, "{short}:{}", self.0.line)
+    }
 }
 
 /// The main thread's frames to show: the program's own first, innermost first (marked ▸: where
 /// the program is, which a short pane must not lose), then the innermost frame it waits or
 /// works in, when that is a library's; at most `MAIN_FRAMES` lines.
-fn main_frames(t: &ThreadStack) -> Vec<Line<'static>> {
-    let line = |mark: &str, f: &crate::model::stack::StackFrame| {
-        let short = f.file.rsplit('/').next().unwrap_or(&f.file);
-        let code = f
-            .code
-            .as_deref()
-            .map_or(String::new(), |c| format!("  {c}"));
-        Line::raw(format!(
-            "  {mark} {short}:{} {}{code}",
-            f.line,
-            clip(&f.function, 40)
-        ))
+fn main_frames(doc: &mut Doc, t: &ThreadStack) {
+    let mut line = |mark: &str, f: &StackFrame| {
+        doc.line(Style::default());
+        doc.fmt(
+            format_args!("  {mark} {} {}", Place(f), Clip(&f.function, 40)),
+            Style::default(),
+        );
+        if let Some(code) = f.code.as_deref() {
+            doc.fmt(format_args!("  {code}"), Style::default());
+        }
     };
-    let mut out: Vec<Line<'static>> = t
+    for f in t
         .frames
         .iter()
         .filter(|f| is_user_file(&f.file))
         .take(MAIN_FRAMES - 1)
-        .map(|f| line("▸", f))
-        .collect();
-    if let Some(top) = t.frames.first().filter(|f| !is_user_file(&f.file)) {
-        out.push(line("in", top));
+    {
+        line("▸", f);
     }
-    out
+    if let Some(top) = t.frames.first().filter(|f| !is_user_file(&f.file)) {
+        line("in", top);
+    }
 }
 
-fn thread_line(t: &ThreadStack, theme: &Theme) -> Line<'static> {
-    let name = if t.main {
-        "main".to_string()
+fn thread_line(doc: &mut Doc, t: &ThreadStack, theme: &Theme) {
+    doc.line(Style::default());
+    let style = if t.main { theme.title() } else { theme.label() };
+    if t.main {
+        doc.push("main    ", style);
     } else {
-        clip(t.name.as_deref().unwrap_or("thread"), 16)
-    };
-    let what = if t.frames.is_empty() {
-        "no Python frames read".to_string()
+        let name = Clip(t.name.as_deref().unwrap_or("thread"), 16);
+        doc.fmt(format_args!("{name:<8}"), style);
+    }
+    if t.frames.is_empty() {
+        doc.push(" no Python frames read", Style::default());
     } else {
-        format!("{} {}/{}", t.class.words(), t.class_samples, t.samples)
-    };
-    let top = if t.main {
-        String::new()
-    } else {
-        t.top().map_or(String::new(), |f| {
-            format!("  {} {}", f.place(), clip(&f.function, 30))
-        })
-    };
-    Line::from(vec![
-        Span::styled(
-            format!("{name:<8}"),
-            if t.main { theme.title() } else { theme.label() },
-        ),
-        Span::raw(format!(" {what}{top}")),
-    ])
+        doc.fmt(
+            format_args!(" {} {}/{}", t.class.words(), t.class_samples, t.samples),
+            Style::default(),
+        );
+    }
+    if !t.main {
+        if let Some(f) = t.top() {
+            doc.fmt(
+                format_args!("  {} {}", Place(f), Clip(&f.function, 30)),
+                Style::default(),
+            );
+        }
+    }
 }

@@ -86,19 +86,13 @@ pub(super) fn strips(
     }
 }
 
-/// One series as `width` bars over the last `secs` seconds: each the mean of its points.
-pub(super) fn bar_row(segments: &[Vec<(f64, f64)>], secs: f64, width: usize) -> String {
-    let mut out = String::new();
-    write_bar_row(&mut out, segments, secs, width);
-    out
-}
-
 thread_local! {
     /// Each column's sum and count, kept from row to row and frame to frame.
     static SUMS: std::cell::RefCell<Vec<(f64, u32)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// `bar_row` onto `out`.
+/// One series as `width` bars over the last `secs` seconds, each the mean of its points,
+/// written onto `out`.
 pub(super) fn write_bar_row(
     out: &mut String,
     segments: &[Vec<(f64, f64)>],
