@@ -284,7 +284,8 @@ fn rows(line: &str, width: usize) -> impl Iterator<Item = Row> + '_ {
             used += cell_width(c);
             end = start + i + c.len_utf8();
         }
-        if end < line.len() {
+        // Cut after the last space, unless the run ends where a word does (a space follows).
+        if end < line.len() && !line[end..].starts_with(' ') {
             if let Some(sp) = last_space.filter(|&sp| sp > start) {
                 end = sp + 1;
             }
@@ -414,6 +415,9 @@ mod tests {
             ]
         );
         assert_eq!(wrapped("fits", 10), ["fits"]);
+        // A word that ends at the edge stays on its row (it went down with the space before it).
+        assert_eq!(wrapped("ab cd ef", 5), ["ab cd", " ef"]);
+        assert_eq!(wrapped("CPU 97% · GPU", 9), ["CPU 97% ·", "  GPU"]);
     }
 
     /// What the pane drew before it kept a `Doc`: `Line`s wrapped into new `Line`s of runs of
@@ -462,7 +466,7 @@ mod tests {
                 used += cell_width(cells[end].0);
                 end += 1;
             }
-            if end < cells.len() {
+            if end < cells.len() && cells[end].0 != ' ' {
                 if let Some(sp) = last_space.filter(|&sp| sp > start) {
                     end = sp + 1;
                 }
