@@ -6,8 +6,7 @@ use std::fmt::Write;
 
 use ratatui::layout::Rect;
 use ratatui::style::Style;
-use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
+use ratatui::text::Span;
 use ratatui::Frame;
 
 use super::badge::{badge, NARROW_BADGE, WIDE_BADGE};
@@ -58,25 +57,24 @@ pub fn render(
     let events = wide && inner.width >= 139;
     let band_rows = u16::from(compact && !fits);
     if band_rows == 1 && inner.height > 0 {
-        let band = band(store, n, focused, theme);
-        frame.render_widget(Paragraph::new(band), Rect { height: 1, ..inner });
-    }
-    // The column names are always there: a table of bars without them is a puzzle. Their style
-    // is on their text only, as a `Paragraph` of the line drew it.
-    let mut style = theme.label();
-    if compact && fits && focused {
-        style = style.patch(theme.title());
+        band_row(
+            frame,
+            Rect { height: 1, ..inner },
+            (store, n, focused),
+            theme,
+        );
     }
     if band_rows < inner.height {
-        let header = header_text((wide, links, events));
-        let y = inner.y + band_rows;
-        super::pen::set_str(
-            frame.buffer_mut(),
-            inner.x,
-            y,
-            header,
-            inner.width.into(),
-            style,
+        let row = Rect {
+            y: inner.y + band_rows,
+            height: 1,
+            ..inner
+        };
+        column_names(
+            frame,
+            row,
+            (compact && fits && focused, (wide, links, events)),
+            theme,
         );
     }
     let header_rows = usize::from(band_rows) + 1;
@@ -114,45 +112,103 @@ fn bordered(
     } else {
         theme.border()
     };
-    super::pen::with_strings(|[text]| {
+    super::pen::with_strings(|[text, list]| {
         let title: super::border::Title = if fits {
             let _ = write!(text, " GPUs ({n}) ");
             Span::styled(text.as_str(), theme.title()).into()
         } else {
-            band(store, n, focused, theme).into()
+            let band = band(store, (n, focused), theme, [text, list]);
+            super::border::Title::Pieces(band, ratatui::layout::Alignment::Left)
         };
         super::border::Border::new(title, border).render(area, frame.buffer_mut());
     });
     super::border::Border::inner(area)
 }
 
-/// "GPUs (64) · findings on 3 17 42 · ↑↓ scrolls": the line over a table that does not fit.
-fn band<'a>(store: &Store, n: usize, focused: bool, theme: &Theme) -> Line<'a> {
-    let mut flagged: Vec<u32> = store.findings().active().iter().map(|f| f.device).collect();
-    flagged.sort_unstable();
-    flagged.dedup();
+/// The column names, always there: a table of bars without them is a puzzle. Their style is
+/// on their text only, as a `Paragraph` of the line drew it; `title` where a compact overview
+/// that has the focus shows no other title.
+fn column_names(
+    frame: &mut Frame,
+    row: Rect,
+    (title, cols): (bool, (bool, bool, bool)),
+    theme: &Theme,
+) {
+    let mut style = theme.label();
+    if title {
+        style = style.patch(theme.title());
+    }
+    let header = header_text(cols);
+    super::pen::set_str(
+        frame.buffer_mut(),
+        row.x,
+        row.y,
+        header,
+        row.width.into(),
+        style,
+    );
+}
+
+/// The band on a row of its own (a borderless, compact overview).
+fn band_row(
+    frame: &mut Frame,
+    row: Rect,
+    (store, n, focused): (&Store, usize, bool),
+    theme: &Theme,
+) {
+    super::pen::with_strings(|[head, list]| {
+        let band = band(store, (n, focused), theme, [head, list]);
+        super::pen::put_spans(frame.buffer_mut(), row, band.as_slice());
+    });
+}
+
+/// "GPUs (64) · findings on 3 17 42 · ↑↓ scrolls": the line over a table that does not fit,
+/// its words written into `head` and `list` (kept from frame to frame).
+fn band<'a>(
+    store: &Store,
+    (n, focused): (usize, bool),
+    theme: &Theme,
+    [head, list]: [&'a mut String; 2],
+) -> super::border::Pieces<'a> {
     let style = if focused {
         theme.title()
     } else {
         theme.label()
     };
-    let mut spans = vec![Span::styled(format!("GPUs ({n}) · "), style)];
-    if flagged.is_empty() {
+    let _ = write!(head, "GPUs ({n}) · ");
+    let mut spans = super::border::Pieces::default();
+    spans.push(Span::styled(head.as_str(), style));
+    FLAGGED.with_borrow_mut(|flagged| {
+        flagged.clear();
+        flagged.extend(store.findings().active().iter().map(|f| f.device));
+        flagged.sort_unstable();
+        flagged.dedup();
+        if !flagged.is_empty() {
+            list.push_str("findings on GPU ");
+            write_ranges(list, flagged);
+        }
+    });
+    if list.is_empty() {
         spans.push(Span::styled("no findings", theme.dim()));
     } else {
         let worst = store.findings().active().iter().map(|f| f.severity).max();
         spans.push(Span::styled(
-            format!("findings on GPU {}", ranges(&flagged)),
+            list.as_str(),
             worst.map_or(theme.label(), |s| theme.severity(s)),
         ));
     }
     spans.push(Span::styled(" · ↑↓ or 0-9 to scroll ", theme.dim()));
-    Line::from(spans)
+    spans
 }
 
-/// "2-5 10 12-13": sorted GPU numbers, runs written as ranges so 64 GPUs fit on a line.
-fn ranges(sorted: &[u32]) -> String {
-    let mut out: Vec<String> = Vec::new();
+thread_local! {
+    /// The GPUs with findings, kept from frame to frame.
+    static FLAGGED: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// "2-5 10 12-13": sorted GPU numbers, runs written as ranges so 64 GPUs fit on a line, onto
+/// `out`.
+fn write_ranges(out: &mut String, sorted: &[u32]) {
     let mut i = 0;
     while i < sorted.len() {
         let mut j = i;
@@ -161,14 +217,14 @@ fn ranges(sorted: &[u32]) -> String {
         while j + 1 < sorted.len() && gpu(sorted[j + 1]) && sorted[j + 1] == sorted[j] + 1 {
             j += 1;
         }
-        out.push(if j == i {
-            crate::model::gpu_label(sorted[i]).to_string()
+        let sep = if i == 0 { "" } else { " " };
+        let _ = if j == i {
+            write!(out, "{sep}{}", crate::model::gpu_label(sorted[i]))
         } else {
-            format!("{}-{}", sorted[i], sorted[j])
-        });
+            write!(out, "{sep}{}-{}", sorted[i], sorted[j])
+        };
         i = j + 1;
     }
-    out.join(" ")
 }
 
 /// The first row shown so that the selected GPU is visible.
@@ -380,4 +436,31 @@ fn instance_activity(
     push_fit(&mut pen.text, &whose, bw + 10, bw + 10);
     pen.text.push(' ');
     pen.put_text(theme.dim());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gpu_numbers_are_written_as_ranges_and_instances_one_by_one() {
+        let written = |sorted: &[u32]| {
+            let mut out = String::new();
+            write_ranges(&mut out, sorted);
+            out
+        };
+        assert_eq!(written(&[2, 3, 4, 5, 10, 12, 13]), "2-5 10 12-13");
+        assert_eq!(written(&[7]), "7");
+        assert_eq!(written(&[]), "");
+        let mig = crate::model::MIG_INDEX_BASE;
+        let (a, b) = (mig + 9, mig + 10);
+        assert_eq!(
+            written(&[0, 1, a, b]),
+            format!(
+                "0-1 {} {}",
+                crate::model::gpu_label(a),
+                crate::model::gpu_label(b)
+            )
+        );
+    }
 }
