@@ -170,18 +170,28 @@ fn drawn_on(gpus: usize, keys: &[Key], frames: u64, size: (u16, u16)) -> (u64, f
         made += counting(|| frame(&mut term, &mut state, &store)).1;
         sent += SENT.load(Ordering::Relaxed) - bytes;
     }
-    let mut screen = String::new();
+    (
+        made,
+        sent as f64 / frames as f64,
+        screen(&mut term, &state, &store),
+    )
+}
+
+/// The text of one more frame (not counted), row by row.
+fn screen(term: &mut Screen<Ansi<Tty>>, state: &AppState, store: &Store) -> String {
+    let mut text = String::new();
     term.draw(|f| {
-        gpuwatch::ui::render(f, &state, &store);
+        gpuwatch::ui::render(f, state, store);
+        let width = usize::from(f.area().width);
         for (i, cell) in f.buffer_mut().content.iter().enumerate() {
-            if i % usize::from(size.0) == 0 {
-                screen.push('\n');
+            if i % width == 0 {
+                text.push('\n');
             }
-            screen.push_str(cell.symbol());
+            text.push_str(cell.symbol());
         }
     })
     .unwrap();
-    (made, sent as f64 / frames as f64, screen)
+    text
 }
 
 /// A frame of the fixed scene after one tick of new data: nothing allocated (the panes'
@@ -250,6 +260,79 @@ fn a_frame_of_64_gpus_allocates_nothing() {
         // Measured 0 (2026-12-04); 33 a frame before the band left `format!` and `Paragraph`.
         assert_eq!(allocs, 0, "allocations in 40 frames at {size:?}");
     }
+}
+
+/// A recording played back (the H200's phases, findings opening) with a message on the status
+/// line: the seek bar is written into the line's kept string, the message cut in its middle
+/// onto it, the chart's finding spans kept; a frame allocates nothing once the panes' text has
+/// grown to its size.
+#[test]
+fn a_frame_of_a_replay_with_a_message_allocates_nothing() {
+    let _turn = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/h200/phases.jsonl.gz");
+    let file = std::fs::File::open(&path).unwrap();
+    let name = std::path::Path::new("phases.jsonl.gz");
+    let mut src =
+        gpuwatch::source::replay::ReplaySource::from_input(Box::new(file), name, f64::INFINITY)
+            .unwrap();
+    let ticks = src.read_all().unwrap();
+    let mut store = Store::new(
+        &src,
+        std::time::Duration::from_secs(900),
+        Thresholds::default(),
+    )
+    .unwrap();
+    let position = gpuwatch::store::Position {
+        first_ms: ticks[0].t_ms,
+        end_ms: ticks.last().map(|t| t.t_ms),
+        can_rewind: true,
+    };
+    let mut term = terminal((200, 50));
+    let mut state = AppState::new(true);
+    let message = format!(
+        "snapshot written to /home/someone/a/long/path/{}/gpuwatch-snapshot-20261204-120000.json",
+        "deep/".repeat(40)
+    );
+    // Played three times (the user's `[` rewinds): the first time the panes' kept text grows
+    // to the findings' size; what is counted is the next two, with the message on the status
+    // line and then the seek bar.
+    let mut made = 0;
+    let mut shown = Vec::new();
+    for (counted, status) in [
+        (false, Some(&message)),
+        (true, Some(&message)),
+        (true, None),
+    ] {
+        state.status = status.cloned();
+        store.restart();
+        for (i, t) in ticks.iter().take(400).enumerate() {
+            store.absorb(t, SelfCost::default());
+            store.set_position(position);
+            if counted && i >= 360 {
+                made += counting(|| frame(&mut term, &mut state, &store)).1;
+            } else if i >= 300 {
+                frame(&mut term, &mut state, &store);
+            }
+        }
+        shown.push(screen(&mut term, &state, &store));
+    }
+    eprintln!("80 frames of a replay, with a message and without: {made} allocations");
+    assert!(
+        shown[1].contains("snapshot written to /home/someone/") && shown[1].contains("…"),
+        "no message cut in its middle:{}",
+        shown[1]
+    );
+    assert!(
+        shown[2].contains("▶ ") && shown[2].contains("seek"),
+        "no seek bar:{}",
+        shown[2]
+    );
+    // Measured 0 (2026-12-04); 2 a frame before the message was cut onto the line's string and
+    // the spans were kept.
+    assert_eq!(made, 0, "allocations in 80 frames");
 }
 
 /// The key overlay (`?`) over the fixed scene: its text is kept from frame to frame, and a

@@ -190,19 +190,26 @@ pub fn clip_in_place(s: &mut String, n: usize) {
 /// matters as much as their start ("snapshot written to …/gpuwatch-snapshot-0601.json").
 #[must_use]
 pub fn clip_middle(s: &str, n: usize) -> String {
+    let mut out = String::new();
+    push_clip_middle(&mut out, s, n);
+    out
+}
+
+/// `clip_middle` of `s` pushed onto `out` (the status line, without a `String` of its own).
+pub fn push_clip_middle(out: &mut String, s: &str, n: usize) {
     let len = s.chars().count();
     if len <= n {
-        return s.to_string();
+        out.push_str(s);
+        return;
     }
     let Some(keep) = n.checked_sub(1) else {
-        return String::new();
+        return;
     };
     let head = keep / 2;
     let tail = keep - head;
-    let mut out: String = s.chars().take(head).collect();
+    out.extend(s.chars().take(head));
     out.push('…');
     out.extend(s.chars().skip(len - tail));
-    out
 }
 
 /// A span of time in little room: "42s", "3m05s" or "1h02m" (the screen).

@@ -110,6 +110,9 @@ thread_local! {
     /// The four series' points, kept from frame to frame for `series_into` to write over
     /// (only the drawing thread draws).
     static POINTS: std::cell::RefCell<[Segments; 4]> = std::cell::RefCell::default();
+    /// The findings' spans' buffer, kept from frame to frame (as the frame's spans borrow its
+    /// findings, it is kept emptied, of a type of the same layout).
+    static SPANS: std::cell::RefCell<Vec<(f64, f64, usize)>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Longer than this without a sample is a hole in a chart's line, not part of it: five
@@ -118,20 +121,23 @@ pub fn hole_ms(store: &Store) -> u64 {
     (store.interval().as_millis() as u64 * 5).max(2_000)
 }
 
-/// The visible part of each busy-but-idle finding on this GPU: (start s, end s, finding).
-pub fn finding_spans(
-    store: &Store,
+/// The visible part of each busy-but-idle finding on this GPU: (start s, end s, finding),
+/// written over `out`.
+fn finding_spans_into<'s>(
+    store: &'s Store,
     device: u32,
-    from_ms: u64,
-    to_ms: u64,
-) -> Vec<(f64, f64, &Finding)> {
+    (from_ms, to_ms): (u64, u64),
+    out: &mut Vec<(f64, f64, &'s Finding)>,
+) {
+    out.clear();
     let open = store.findings().active_on(device);
     let cleared = store
         .findings()
         .cleared()
         .iter()
         .filter(|f| f.device == device);
-    open.chain(cleared)
+    let spans = open
+        .chain(cleared)
         // Spans are marked for the rules where util says busy but the GPU is not working.
         .filter(|f| crate::rules::is_busy_but_idle(&f.rule))
         .filter_map(|f| {
@@ -146,8 +152,8 @@ pub fn finding_spans(
                     f,
                 )
             })
-        })
-        .collect()
+        });
+    out.extend(spans);
 }
 
 /// Draws the selected GPU's chart; returns how many points it shows across (0: none drawn),
@@ -189,7 +195,9 @@ pub fn render(
         ("SM active", theme.sm(), sm),
         ("memory", theme.mem(), memory),
     ];
-    let spans = finding_spans(store, dev.info.index, from, to);
+    // A kept `Vec` of another frame's spans, of the same layout (`pen::recycled`).
+    let mut spans: Vec<(f64, f64, &Finding)> = super::pen::recycled(SPANS.take());
+    finding_spans_into(store, dev.info.index, (from, to), &mut spans);
     let points = u16::try_from(width).unwrap_or(u16::MAX);
     'draw: {
         if area.height < super::strips::STRIPS_BELOW_ROWS {
@@ -240,6 +248,7 @@ pub fn render(
         mark_axis(frame, plot_area, &spans, window, theme);
     }
     POINTS.set(metrics.map(|(_, _, points)| points));
+    SPANS.set(super::pen::recycled(spans));
     points
 }
 

@@ -217,7 +217,7 @@ fn status_line(frame: &mut Frame, area: Rect, state: &AppState, store: &Store, t
 fn write_status(text: &mut String, width: usize, state: &AppState, store: &Store) {
     // A message's end (a file name, a pid) matters as much as its start: cut in the middle.
     if let Some(s) = &state.status {
-        text.push_str(&crate::text::clip_middle(s, width));
+        crate::text::push_clip_middle(text, s, width);
         return;
     }
     let _ = if state.editing_filter {
