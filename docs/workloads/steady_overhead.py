@@ -3,7 +3,11 @@ pseudo-terminal; after WARM seconds (start-up: NVML's initialisation, the first 
 time is read from /proc/PID/task/*/schedstat (nanoseconds, not 10 ms ticks), again after
 SECONDS more, and the difference over the wall time between is its steady cost. Also printed:
 the CPU its start-up took, the peak RSS, and the bytes it wrote to the terminal while measured.
-usage: steady_overhead.py WARM SECONDS LABEL -- CMD ARGS...   (one JSON line)"""
+usage: steady_overhead.py WARM SECONDS LABEL -- CMD ARGS...   (one JSON line)
+KEYS (environment), when set, is typed into the terminal 2 s after the start (for a view other
+than the main screen: "\t\t\r" opens the first process of the table); SCREEN, when set, is a
+file the last 256 KiB the monitor wrote are saved to (to see that the view measured is the one
+meant)."""
 import fcntl, json, os, pty, select, signal, struct, sys, termios, time
 
 warm, secs, label = float(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
@@ -46,19 +50,28 @@ def cpu_ns():
     return sum(threads().values())
 
 
+seen = bytearray()
+
+
 def drain(until, count):
     n = 0
     while time.time() < until:
         r, _, _ = select.select([fd], [], [], 0.05)
         if r:
             try:
-                n += len(os.read(fd, 65536))
+                b = os.read(fd, 65536)
             except OSError:
                 break
+            n += len(b)
+            seen.extend(b)
+            del seen[:-262144]
     return n if count else 0
 
 
 t0 = time.time()
+if os.environ.get("KEYS"):
+    drain(t0 + 2, False)
+    os.write(fd, os.environ["KEYS"].encode())
 drain(t0 + warm, False)
 th1 = threads()
 c1, t1 = sum(th1.values()), time.time()
@@ -73,6 +86,8 @@ for p in tree(pid):
                 hwm = max(hwm, int(line.split()[1]))
     except Exception:
         pass
+if os.environ.get("SCREEN"):
+    open(os.environ["SCREEN"], "wb").write(seen)
 os.kill(pid, signal.SIGTERM)
 time.sleep(0.3)
 try:
