@@ -26,8 +26,6 @@ pub enum Title<'a> {
     Line(Line<'a>),
     /// One span, from the left or ending at the right.
     Span(Span<'a>, Alignment),
-    /// Spans one after another, from the left or ending at the right.
-    Spans(&'a [Span<'a>], Alignment),
     /// A few spans held in place, from the left or ending at the right.
     Pieces(Pieces<'a>, Alignment),
 }
@@ -83,12 +81,6 @@ impl<'a> From<&'a str> for Title<'a> {
 impl From<String> for Title<'_> {
     fn from(text: String) -> Self {
         Title::Span(Span::raw(text), Alignment::Left)
-    }
-}
-
-impl<'a> From<&'a [Span<'a>]> for Title<'a> {
-    fn from(spans: &'a [Span<'a>]) -> Self {
-        Title::Spans(spans, Alignment::Left)
     }
 }
 
@@ -166,7 +158,6 @@ fn title(buf: &mut Buffer, row: Rect, title: &Title) {
         Title::Span(span, alignment) => {
             title_spans(buf, row, std::slice::from_ref(span), *alignment);
         }
-        Title::Spans(spans, alignment) => title_spans(buf, row, spans, *alignment),
         Title::Pieces(pieces, alignment) => title_spans(buf, row, pieces.as_slice(), *alignment),
     }
 }
@@ -231,7 +222,7 @@ mod tests {
     const RED: Style = Style::new().fg(Color::Red);
 
     /// Title `top` as given to `Border`, and as the line given to `Block`: left-aligned,
-    /// centred, of styled pieces under a style of its own, one span, spans without a `Line`.
+    /// centred, of styled pieces under a style of its own, one span, `Pieces` without a `Line`.
     fn titles<'a>(top: u8, two: &'a [Span<'a>]) -> (Title<'a>, Line<'a>) {
         let line = match top {
             0 | 3 => Line::styled(" GPUs (8) ", YELLOW),
@@ -241,7 +232,13 @@ mod tests {
         };
         let ours = match top {
             3 => Span::styled(" GPUs (8) ", YELLOW).into(),
-            4 => Title::Spans(two, Alignment::Left),
+            4 => {
+                let mut pieces = Pieces::default();
+                for s in two {
+                    pieces.push(s.clone());
+                }
+                Title::Pieces(pieces, Alignment::Left)
+            }
             _ => line.clone().into(),
         };
         (ours, line)
