@@ -30,6 +30,9 @@ pub use collect::{container, driver, host, sampler, software, source, stack};
 pub use domain::{config, energy, format, history, model, redact, report, rules, store, text, xid};
 pub use front::{app, cli, command, fleet, query, serve, snapshot, tui, ui};
 
+#[cfg(test)]
+pub use domain::testing;
+
 use collect::sys;
 /// For the tests that bound what a hostile input can cost: a child's peak memory.
 pub use sys::wait_peak_rss;

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 const LAYERS: &[(&str, u32)] = &[
     ("sys", 0),
     ("text", 0),
+    ("testing", 0),
     ("container", 0),
     ("software", 1),
     ("model", 2),

@@ -12,5 +12,7 @@ pub mod redact;
 pub mod report;
 pub mod rules;
 pub mod store;
+#[cfg(test)]
+pub mod testing;
 pub mod text;
 pub mod xid;

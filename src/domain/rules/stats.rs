@@ -149,14 +149,9 @@ mod tests {
     /// The order statistics by selection equal those of a full sort, at every size.
     #[test]
     fn selection_gives_what_a_sort_gives() {
-        let mut x = 7u32;
+        let mut lcg = crate::testing::Lcg(7);
         for n in 1..300usize {
-            let vals: Vec<f32> = (0..n)
-                .map(|_| {
-                    x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
-                    ((x >> 8) % 97) as f32 / 4.0
-                })
-                .collect();
+            let vals: Vec<f32> = (0..n).map(|_| lcg.below(97) as f32 / 4.0).collect();
             let s = Stats::of(vals.iter().copied());
             let mean = vals.iter().sum::<f32>() / n as f32;
             assert_eq!(

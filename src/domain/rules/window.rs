@@ -448,11 +448,8 @@ mod tests {
     fn kept_windows_give_what_a_fresh_summary_gives() {
         let mut h = History::new(&[DeviceInfo::default()], 64);
         let mut windows = Windows::default();
-        let mut x = 12_345u32;
-        let mut rnd = |m: u32| {
-            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-            u64::from((x >> 8) % m)
-        };
+        let mut lcg = crate::testing::Lcg(12_345);
+        let mut rnd = |m: u32| u64::from(lcg.below(m));
         let power = Metric::Power;
         let memory = Metric::MemUsedBytes;
         let (mut t, mut tick) = (100_000u64, Tick::for_devices(1));

@@ -208,11 +208,8 @@ mod tests {
     /// `CrosstermBackend` writes.
     #[test]
     fn writes_what_crosstermbackend_writes() {
-        let mut x = 7u32;
-        let mut rnd = |m: u32| {
-            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-            (x >> 8) % m
-        };
+        let mut lcg = crate::testing::Lcg(7);
+        let mut rnd = |m: u32| lcg.below(m);
         let colors = [
             Color::Reset,
             Color::Red,

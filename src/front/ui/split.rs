@@ -127,11 +127,8 @@ mod tests {
     /// apart), asked again and again in random order: always what ratatui's `Layout` gives.
     #[test]
     fn a_split_is_what_ratatuis_layout_gives_remembered_or_not() {
-        let mut x = 99u32;
-        let mut rnd = |m: u32| {
-            x = x.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-            (x >> 8) % m
-        };
+        let mut lcg = crate::testing::Lcg(99);
+        let mut rnd = |m: u32| lcg.below(m);
         for _ in 0..4000 {
             let area = Rect::new(
                 rnd(3) as u16,
