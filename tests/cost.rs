@@ -271,20 +271,7 @@ fn a_frame_of_a_replay_with_a_message_allocates_nothing() {
     let _turn = ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/h200/phases.jsonl.gz");
-    let file = std::fs::File::open(&path).unwrap();
-    let name = std::path::Path::new("phases.jsonl.gz");
-    let mut src =
-        gpuwatch::source::replay::ReplaySource::from_input(Box::new(file), name, f64::INFINITY)
-            .unwrap();
-    let ticks = src.read_all().unwrap();
-    let mut store = Store::new(
-        &src,
-        std::time::Duration::from_secs(900),
-        Thresholds::default(),
-    )
-    .unwrap();
+    let (mut store, ticks) = common::h200_phases();
     let position = gpuwatch::store::Position {
         first_ms: ticks[0].t_ms,
         end_ms: ticks.last().map(|t| t.t_ms),

@@ -35,18 +35,7 @@ fn observed_sim(sc: Scenario, gpus: usize, seconds: u64) -> Store {
 
 /// The H200 recording up to `until_s` seconds after its first tick.
 fn observed_h200(until_s: u64) -> Store {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200/phases.jsonl.gz");
-    // Read under its file name alone: the label on screen must not depend on the checkout.
-    let file = std::fs::File::open(&path).unwrap();
-    let name = Path::new("phases.jsonl.gz");
-    let mut src = ReplaySource::from_input(Box::new(file), name, f64::INFINITY).unwrap();
-    let ticks = src.read_all().unwrap();
-    let mut store = Store::new(
-        &src,
-        std::time::Duration::from_secs(900),
-        Thresholds::default(),
-    )
-    .unwrap();
+    let (mut store, ticks) = common::h200_phases();
     let first = ticks[0].t_ms;
     for t in ticks
         .iter()

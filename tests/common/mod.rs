@@ -118,6 +118,27 @@ pub fn shifted(mut ticks: Vec<Tick>, by_ms: u64) -> Vec<Tick> {
     ticks
 }
 
+/// The H200 phases recording (`tests/fixtures/h200`) read under its file name alone (a label on
+/// screen must not depend on the checkout): an empty store over it (15 minutes of history) and
+/// its ticks.
+pub fn h200_phases() -> (gpuwatch::store::Store, Vec<Tick>) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/h200/phases.jsonl.gz");
+    let file = std::fs::File::open(&path).unwrap();
+    let name = std::path::Path::new("phases.jsonl.gz");
+    let mut src =
+        gpuwatch::source::replay::ReplaySource::from_input(Box::new(file), name, f64::INFINITY)
+            .unwrap();
+    let ticks = src.read_all().unwrap();
+    let store = gpuwatch::store::Store::new(
+        &src,
+        std::time::Duration::from_secs(900),
+        Thresholds::default(),
+    )
+    .unwrap();
+    (store, ticks)
+}
+
 /// A store fed `seconds` of `scenario` on `gpus` simulated GPUs, each tick first given to `edit`
 /// (to strip or add a host side, a container, what the process runs with).
 pub fn store_with(
