@@ -36,11 +36,20 @@ fn padded(f: &mut std::fmt::Formatter<'_>, args: std::fmt::Arguments<'_>) -> std
     f.pad(small.as_str())
 }
 
-/// Up to 32 bytes of text on the stack: a number with its unit.
-#[derive(Default)]
+/// Up to 64 bytes of text on the stack: a number with its unit (the longest, `f32::MAX` as a
+/// whole percentage with its sign, is 41).
 struct Small {
-    bytes: [u8; 32],
+    bytes: [u8; 64],
     len: usize,
+}
+
+impl Default for Small {
+    fn default() -> Self {
+        Small {
+            bytes: [0; 64],
+            len: 0,
+        }
+    }
 }
 
 impl Small {
@@ -144,6 +153,15 @@ mod tests {
         assert_eq!(format!("{:>5}", Pct(None, "–")), "    –");
         assert_eq!(format!("{:>4}", Or(Some(28), "?")), "  28");
         assert_eq!(format!("{:>4}", Or(None::<u32>, "?")), "   ?");
+        // The largest values a hostile recording can hold still pad whole.
+        for v in [f32::MAX, -f32::MAX] {
+            assert_eq!(format!("{:>5}", Pct(Some(v), "–")), format!("{v:>4.0}%"));
+        }
+        let most = Gib(Some(u64::MAX)).to_string();
+        assert_eq!(
+            format!("{:>30}", Gib(Some(u64::MAX))),
+            format!("{most:>30}")
+        );
     }
 
     #[test]
