@@ -25,8 +25,10 @@ const RESUM_EVERY: u32 = 1024;
 /// ring as they leave, so none is copied but into the sorted list.
 #[derive(Debug, Default)]
 struct Kept {
-    /// The window's values (gaps skipped) in `f32::total_cmp` order.
-    sorted: Vec<f32>,
+    /// The window's values (gaps skipped) as `order_key`s, ascending: `f32::total_cmp`'s
+    /// order, compared as plain integers (the binary searches were a fifth of what judging
+    /// 64 GPUs at 50 ms cost, most of it `total_cmp`'s conversions).
+    sorted: Vec<i32>,
     /// Running sums of the values less `base` (a value of the window when they were last
     /// summed whole, so that a spread small beside the values keeps its precision), and the
     /// count above zero: the mean and spread without a pass over the window.
@@ -51,14 +53,50 @@ struct Kept {
 }
 
 /// A window being moved: the values that came or went, how many may before the sorted list is
-/// sorted again whole instead, whether it will be, and the first value to leave while it
-/// waits for the first to arrive to take its place in the list (`Kept::replace`): a window
-/// that slid by one shifts only the values between the two, not the list's tail twice.
+/// sorted again whole instead, whether it will be, and the values that left while they wait
+/// for values that arrive to take their places in the list (`Kept::replace`): a window that
+/// slid by a few shifts only the values between each pair, not the list's tail twice each.
 struct Moving {
     changed: usize,
     limit: usize,
     resort: bool,
-    leaving: Option<f32>,
+    leaving: Leaving,
+}
+
+/// At most `ONE_BY_ONE` values that left the window and are still in the sorted list.
+#[derive(Default)]
+struct Leaving {
+    keys: [i32; ONE_BY_ONE],
+    len: usize,
+}
+
+impl Leaving {
+    /// Holds `key` if there is room; false if there is none.
+    fn hold(&mut self, key: i32) -> bool {
+        let room = self.len < ONE_BY_ONE;
+        if room {
+            self.keys[self.len] = key;
+            self.len += 1;
+        }
+        room
+    }
+
+    fn pop(&mut self) -> Option<i32> {
+        self.len = self.len.checked_sub(1)?;
+        Some(self.keys[self.len])
+    }
+}
+
+/// `f32::total_cmp`'s order as an integer's: the sign bit kept, the other bits of a negative
+/// value flipped. Its own inverse (`value`).
+fn order_key(v: f32) -> i32 {
+    let bits = v.to_bits().cast_signed();
+    bits ^ ((bits >> 31).cast_unsigned() >> 1).cast_signed()
+}
+
+/// The value whose `order_key` is `key`.
+fn value(key: i32) -> f32 {
+    f32::from_bits(order_key(f32::from_bits(key.cast_unsigned())).cast_unsigned())
 }
 
 impl Moving {
@@ -164,11 +202,11 @@ impl Kept {
             changed: 0,
             limit: ONE_BY_ONE.max(self.sorted.len() / 4),
             resort: restart,
-            leaving: None,
+            leaving: Leaving::default(),
         };
         self.leave_before(ring, metric, from_ms, &mut m);
         self.arrive_until(ring, metric, (from_ms, to_ms), &mut m);
-        if let Some(old) = m.leaving.filter(|_| !m.resort) {
+        while let Some(old) = m.leaving.pop().filter(|_| !m.resort) {
             m.resort |= !self.remove(old);
         }
         let (changed, resort) = (m.changed, m.resort);
@@ -176,8 +214,8 @@ impl Kept {
         self.to_ms = to_ms;
         if resort {
             self.sorted.clear();
-            self.sorted.extend(self.values(ring, metric));
-            self.sorted.sort_unstable_by(f32::total_cmp);
+            self.sorted.extend(self.values(ring, metric).map(order_key));
+            self.sorted.sort_unstable();
         }
         if resort || self.updates >= RESUM_EVERY {
             self.resum(ring, metric);
@@ -201,11 +239,9 @@ impl Kept {
             };
             if let Some(v) = metric.read(s) {
                 m.count();
-                if m.resort || m.leaving.is_some() {
-                    m.resort |= !self.take(v, !m.resort);
-                } else {
-                    self.count(v, false);
-                    m.leaving = Some(v);
+                self.count(v, false);
+                if !m.resort && !m.leaving.hold(order_key(v)) {
+                    m.resort |= !self.remove(order_key(v));
                 }
             }
             self.start += 1;
@@ -233,12 +269,13 @@ impl Kept {
             }
             if let Some(v) = metric.read(s) {
                 m.count();
-                match m.leaving.take() {
-                    Some(old) if !m.resort => {
-                        self.count(v, true);
-                        m.resort |= !self.replace(old, v);
-                    }
-                    _ => self.put(v, !m.resort),
+                self.count(v, true);
+                if m.resort {
+                    continue;
+                }
+                match m.leaving.pop() {
+                    Some(old) => m.resort |= !self.replace(old, order_key(v)),
+                    None => self.insert(order_key(v)),
                 }
             }
         }
@@ -285,47 +322,33 @@ impl Kept {
             .filter_map(move |s| metric.read(s))
     }
 
-    /// One value into the window: its sums, and its sorted list when `sorted` (else that is
-    /// sorted whole afterwards).
-    fn put(&mut self, v: f32, sorted: bool) {
-        self.count(v, true);
-        if sorted {
-            let i = self.sorted.partition_point(|x| x.total_cmp(&v).is_le());
-            self.sorted.insert(i, v);
-        }
+    /// One value's key into the sorted list (not the sums).
+    fn insert(&mut self, key: i32) {
+        let i = self.sorted.partition_point(|x| *x <= key);
+        self.sorted.insert(i, key);
     }
 
-    /// One value out of the window, as `put`. False when the sorted list did not hold it (it
-    /// no longer says the window: it must be sorted whole again).
-    fn take(&mut self, v: f32, sorted: bool) -> bool {
-        self.count(v, false);
-        !sorted || self.remove(v)
+    /// Where the sorted list holds `key`, if it does.
+    fn find(&self, key: i32) -> Option<usize> {
+        let i = self.sorted.partition_point(|x| *x < key);
+        (self.sorted.get(i) == Some(&key)).then_some(i)
     }
 
-    /// Where the sorted list holds `v`, if it does.
-    fn find(&self, v: f32) -> Option<usize> {
-        let i = self.sorted.partition_point(|x| x.total_cmp(&v).is_lt());
-        let there = self
-            .sorted
-            .get(i)
-            .is_some_and(|x| x.to_bits() == v.to_bits());
-        there.then_some(i)
-    }
-
-    /// `v` out of the sorted list (not the sums); false when it did not hold it.
-    fn remove(&mut self, v: f32) -> bool {
-        self.find(v).map(|i| self.sorted.remove(i)).is_some()
+    /// `key` out of the sorted list (not the sums); false when it did not hold it (it no
+    /// longer says the window: it must be sorted whole again).
+    fn remove(&mut self, key: i32) -> bool {
+        self.find(key).map(|i| self.sorted.remove(i)).is_some()
     }
 
     /// `new` in `old`'s place in the sorted list (not the sums), the list kept in order: what
     /// removing one and inserting the other gives, moving only the values between them.
     /// False when the list did not hold `old`.
-    fn replace(&mut self, old: f32, new: f32) -> bool {
+    fn replace(&mut self, old: i32, new: i32) -> bool {
         let Some(i) = self.find(old) else {
             return false;
         };
         // Where `new` goes among the values, `old` still counted when it is not above `new`.
-        let j = self.sorted.partition_point(|x| x.total_cmp(&new).is_le());
+        let j = self.sorted.partition_point(|x| *x <= new);
         if j > i {
             self.sorted.copy_within(i + 1..j, i);
             self.sorted[j - 1] = new;
@@ -394,24 +417,24 @@ impl Kept {
         // Never below zero, whatever the rounding of a flat window's sums.
         let var = (self.sum_sq / n as f64 - shift * shift).max(0.0) as f32;
         let above = self.above;
-        let s = &self.sorted;
+        let at = |i: usize| value(self.sorted[i]);
         let m = n / 2;
         let median = if n % 2 == 1 {
-            s[m]
+            at(m)
         } else {
-            f32::midpoint(s[m - 1], s[m])
+            f32::midpoint(at(m - 1), at(m))
         };
         let i10 = (n - 1) / 10;
         Stats {
             n,
-            min: s[0],
-            max: s[n - 1],
+            min: at(0),
+            max: at(n - 1),
             mean,
             median,
             sd: var.sqrt(),
             nonzero_share: above as f32 / n as f32,
-            p10: s[i10],
-            p90: s[(n - 1) - i10],
+            p10: at(i10),
+            p90: at((n - 1) - i10),
         }
     }
 }
@@ -454,7 +477,7 @@ mod tests {
         let memory = Metric::MemUsedBytes;
         let (mut t, mut tick) = (100_000u64, Tick::for_devices(1));
         let (mut kept, mut searched) = (0, 0);
-        for _ in 0..6000 {
+        for step in 0..6000 {
             t = if rnd(400) == 0 {
                 t - rnd(5000)
             } else {
@@ -480,9 +503,11 @@ mod tests {
                 (0, 10_000, (t - 10_000, t)),
                 (1, 6_000, (t - 6_000, t - 3_000)),
                 (2, far, (t - far, t - far / 3)),
+                // Asked every seventh sample: several values leave and arrive at once.
+                (3, 4_000, (t - 4_000, t)),
             ];
-            for ((part, span, (from, to)), metric) in
-                walks.into_iter().flat_map(|w| [(w, power), (w, memory)])
+            let asked = walks.into_iter().filter(|w| w.0 != 3 || step % 7 == 0);
+            for ((part, span, (from, to)), metric) in asked.flat_map(|w| [(w, power), (w, memory)])
             {
                 let key = (span, part, metric);
                 let s = windows.stats(dev, key, metric, (from, to));
@@ -504,6 +529,38 @@ mod tests {
             kept > 30_000 && searched > 0,
             "{kept} kept, {searched} searched"
         );
+    }
+
+    /// Integer keys order values as `f32::total_cmp` does, and give each value back to the bit.
+    #[test]
+    fn order_keys_keep_total_order_and_every_bit() {
+        let mut values = vec![
+            f32::NAN,
+            -f32::NAN,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            0.0,
+            -0.0,
+            f32::MIN_POSITIVE,
+            -f32::MIN_POSITIVE,
+            f32::from_bits(1),
+            f32::from_bits(0x8000_0001),
+            f32::MAX,
+            f32::MIN,
+            1.5,
+            -1.5,
+            700.0,
+        ];
+        let mut lcg = crate::testing::Lcg(99);
+        values.extend(
+            (0..2000).map(|_| f32::from_bits(lcg.below(1 << 16) << 16 | lcg.below(1 << 16))),
+        );
+        for a in &values {
+            assert_eq!(value(order_key(*a)).to_bits(), a.to_bits());
+            for b in &values[..20] {
+                assert_eq!(order_key(*a).cmp(&order_key(*b)), a.total_cmp(b), "{a} {b}");
+            }
+        }
     }
 
     /// A window longer than `Stats::of` summarises whole gives its subsample's statistics.
