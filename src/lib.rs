@@ -4,7 +4,7 @@
 //! `docs/architecture.md`):
 //!
 //! ```text
-//! collect/source (NVML | simulated | replay) — NVML only in collect/source/nvml.rs
+//! collect/source (NVML | simulated | replay) — NVML only in collect/source/nvml/
 //!   → collect/sampler (one tick, self-timed) — reads the source, adds collect/host.rs
 //!   → collect/driver (the one loop)          — paces any source, stops, feeds a sink
 //!   → domain/store (one writer)              — domain/history/ + the domain/rules/ engine

@@ -181,3 +181,25 @@ fn every_import_points_down_and_every_module_has_a_layer() {
     assert!(edges["driver"].iter().any(|t| t == "store"));
     assert!(!edges["source"].iter().any(|t| t == "snapshot"));
 }
+
+/// NVML is known in one place: no file outside `collect/source/nvml/` names nvml-wrapper, so a
+/// call that blocks or a type that needs the driver cannot leak into a layer that runs
+/// without one.
+#[test]
+fn only_the_nvml_module_names_nvml_wrapper() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let home = src.join("collect").join("source").join("nvml");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let naming: Vec<&PathBuf> = files
+        .iter()
+        .filter(|f| std::fs::read_to_string(f).unwrap().contains("nvml_wrapper"))
+        .collect();
+    assert!(
+        naming.len() >= 4,
+        "the NVML module itself was found: {naming:?}"
+    );
+    for f in naming {
+        assert!(f.starts_with(&home), "{} names nvml_wrapper", f.display());
+    }
+}

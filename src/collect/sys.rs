@@ -2,7 +2,7 @@
 //! has them (already in the tree for py-spy), by hand where it does not (`sigpending`,
 //! `signal`, `wait4` with its resource usage, and registering a descriptor with tokio). The
 //! only module allowed `unsafe` (`[lints]` in Cargo.toml denies it everywhere else, but for
-//! NVML's instance ids in `nvml.rs`).
+//! NVML's instance ids in `nvml/mig.rs`).
 #![allow(unsafe_code)]
 
 use nix::sys::signal::{SigSet, SigmaskHow, Signal};

@@ -202,7 +202,7 @@ pub(super) fn draw(lv: &Level, n: &mut Noise, t_ms: u64, info: &DeviceInfo) -> D
             sm_occupancy_pct: pct(n, lv.occ, 1.0),
             tensor_active_pct: pct(n, lv.tensor, 1.0),
             dram_bw_pct: pct(n, lv.dram, 1.0),
-            // Not read live either (see GPM_IDS in nvml.rs).
+            // Not read live either (see GPM_IDS in nvml/slow.rs).
             engine_active_pct: None,
             fp16_active_pct: Some(0.0),
             fp32_active_pct: pct(n, lv.sm * 0.1, 0.5),

@@ -1,0 +1,552 @@
+//! The slow thread: NVML's calls that take more than microseconds (GPM, process lists,
+//! memory, links, health, the energy counter), read in rounds once a second, some only every
+//! few rounds, and handed to the fast tick.
+
+use std::collections::HashMap;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use nvml_wrapper::enum_wrappers::device::{EccCounter, MemoryError, PcieUtilCounter};
+use nvml_wrapper::enum_wrappers::nv_link::ErrorCounter;
+use nvml_wrapper::enums::device::{SampleValue, UsedGpuMemory};
+use nvml_wrapper::enums::gpm::GpmMetricId;
+use nvml_wrapper::error::NvmlError;
+use nvml_wrapper::gpm::GpmSample;
+use nvml_wrapper::structs::device::FieldId;
+use nvml_wrapper::{Device, Nvml};
+
+use super::{read, util_by_pid, w};
+use crate::model::health::count;
+use crate::model::{DeviceInfo, GpmMetrics, Health, ProcessSample};
+use crate::source::CallTimes;
+
+/// Values read on the slow thread, copied into each fast tick.
+#[derive(Debug, Default, Clone)]
+pub(super) struct SlowReading {
+    pub(super) energy_power_w: Option<f32>,
+    pub(super) energy_mj: Option<u64>,
+    pub(super) health: Health,
+    pub(super) power_limit_w: Option<f32>,
+    pub(super) gpm: GpmMetrics,
+    pub(super) pcie_tx_kib_s: Option<f32>,
+    pub(super) pcie_rx_kib_s: Option<f32>,
+    // Measured on an H200, memory_info and the link width each took up to 13 ms when they met
+    // a slow call in the driver: they change slowly, so they live here, off the fast tick.
+    pub(super) mem_used_bytes: Option<u64>,
+    pub(super) pcie_gen: Option<u32>,
+    pub(super) pcie_width: Option<u32>,
+    pub(super) processes: Vec<ProcessSample>,
+}
+
+/// The slow thread's latest readings and a round counter, so the fast tick copies the process
+/// lists only when they are new (once a second, not every tick).
+pub(super) type Shared = Arc<Mutex<(u64, Vec<SlowReading>)>>;
+
+/// The GPM metrics read each slow round. `GraphicsUtil` is left out on purpose: measured on an
+/// H200 it alone cost 745 µs of CPU per `gpm_metrics_get` (every other metric ~1 µs), and it
+/// says what `utilization_rates().gpu` already says (time with a kernel resident).
+pub(super) const GPM_IDS: [GpmMetricId; 9] = [
+    GpmMetricId::SmUtil,
+    GpmMetricId::SmOccupancy,
+    GpmMetricId::AnyTensorUtil,
+    GpmMetricId::DramBwUtil,
+    GpmMetricId::Fp16Util,
+    GpmMetricId::Fp32Util,
+    GpmMetricId::Fp64Util,
+    GpmMetricId::PcieTxPerSec,
+    GpmMetricId::PcieRxPerSec,
+];
+
+/// `NVML_FI_DEV_REMAPPED_COR`, `_UNC`, `_PENDING`, `_FAILURE`.
+pub(super) const REMAP_FIELDS: [FieldId; 4] =
+    [FieldId(142), FieldId(143), FieldId(144), FieldId(145)];
+/// `NVML_NVLINK_MAX_LINKS` as of CUDA 12/13.
+pub(super) const MAX_NVLINKS: u32 = 18;
+
+/// State the slow thread keeps per device between its rounds.
+pub(super) struct SlowDevice {
+    device: Device<'static>,
+    /// A MIG instance's GPU and GPU instance id: GPM is sampled through the GPU.
+    mig: Option<(Device<'static>, u32)>,
+    gpm_supported: bool,
+    prev_gpm: Option<GpmSample<'static>>,
+    prev_energy: Option<(u64, Instant)>,
+    last_proc_ts: u64,
+    /// Rounds read so far; the slowest calls run only every few rounds.
+    round: u64,
+    /// The latest values, kept between the rounds that skip a call.
+    last: SlowReading,
+    /// pid -> (SM %, memory %) from the last per-process utilization read.
+    proc_util: HashMap<u32, (Option<f32>, Option<f32>)>,
+    /// `NVLink` links this GPU has; 0 where NVML has none to report (learned on first read).
+    nvlinks: Option<u32>,
+    /// When the process list is read again.
+    list_watch: ListWatch,
+}
+
+/// Rounds between reads of the process list of a GPU with one process or none while its used
+/// memory holds still. The two list calls take 190 µs of CPU a round on an H200 (164 and 26
+/// µs, run 31), a third of the slow round. A process that starts or ends on a GPU creates or
+/// frees a context, and the one process's memory is the GPU's less the driver's, so a list
+/// that matters to the screen or the rules changes only with the used memory: in every H200
+/// recording of the corpus, the list changed with it or one round after it (the list lags the
+/// memory by a round at times), never alone.
+pub(super) const PROC_LIST_EVERY: u64 = 5;
+
+/// Says from the GPU's used memory whether its process list is due.
+#[derive(Debug, Default)]
+pub(super) struct ListWatch {
+    mem: Option<u64>,
+    /// Rounds the used memory has held still.
+    still: u64,
+    /// The last read of the list failed: read it again next round.
+    failed: bool,
+}
+
+impl ListWatch {
+    /// Due when the used memory changed this round or the last, when it cannot be read,
+    /// with more than one process (their per-process utilization is read with the list),
+    /// after a read that failed, and otherwise every `PROC_LIST_EVERY` rounds.
+    fn due(&mut self, mem: Option<u64>, processes: usize) -> bool {
+        if mem.is_some() && mem == self.mem {
+            self.still += 1;
+        } else {
+            self.still = 0;
+        }
+        self.mem = mem;
+        mem.is_none()
+            || self.failed
+            || processes > 1
+            || self.still < 2
+            || self.still.is_multiple_of(PROC_LIST_EVERY)
+    }
+}
+
+/// Rounds between reads of the energy counter: 3.5 ms of CPU per call on an H200 (a busy wait
+/// in the driver), for a value that only cross-checks `power_usage` (the joules shown are the
+/// counter's steps with the power integral between them, whatever the spacing). Every 15 s it
+/// was a fifth of the slow thread's CPU (run 27: 16-18 ms per 20 s); once a minute.
+pub(super) const ENERGY_EVERY: u64 = 60;
+/// Rounds between reads of the health counters (ECC, remapped rows, `PCIe` replays, `NVLink`):
+/// they change rarely, and the replay counter costs 180 µs of CPU a read on an H200 (325 µs
+/// median latency, run 31). Read every 5th round they were a seventh of the slow thread (run
+/// 40: about 65 of 450 µs a second). The rules judge their rise over `link_errors_window`
+/// (60 s), so a read every 15 s delays a finding by at most that; ECC errors and Xids also
+/// arrive at once as NVML events (`events.rs`). dcgm-exporter collects every 30 s by default.
+pub(super) const HEALTH_EVERY: u64 = 15;
+/// Rounds between reads of the `PCIe` link's width: 90 µs a read on an H200 (median, timed by
+/// `devices --timings` in run 31; the generation, which drops whenever the GPU idles, takes 3
+/// µs and is read every round), a sixth of the slow round, for a width that changes only when
+/// a link retrains.
+pub(super) const LINK_WIDTH_EVERY: u64 = 5;
+/// Rounds between reads of per-process utilization: 1.4 ms of CPU per call on an H200. It is
+/// not read at all while a GPU has one process (see `device_util_to_process`).
+pub(super) const PROC_UTIL_EVERY: u64 = 2;
+
+pub(super) fn spawn_slow_thread(
+    nvml: &'static Nvml,
+    infos: &[DeviceInfo],
+    (shared, times): (Shared, Arc<Mutex<CallTimes>>),
+    stop: mpsc::Receiver<()>,
+    every: Duration,
+) -> std::io::Result<JoinHandle<()>> {
+    let mut devs: Vec<SlowDevice> = infos
+        .iter()
+        .filter_map(|i| {
+            let (device, mig) = match &i.mig {
+                // NVML takes a MIG device's UUID as it takes a GPU's.
+                Some(m) => (
+                    nvml.device_by_uuid(i.uuid.as_str()).ok()?,
+                    Some((nvml.device_by_index(m.parent).ok()?, m.gpu_instance)),
+                ),
+                None => (nvml.device_by_index(i.index).ok()?, None),
+            };
+            Some((device, mig, i.gpm_supported))
+        })
+        .map(|(device, mig, gpm_supported)| SlowDevice {
+            device,
+            mig,
+            gpm_supported,
+            prev_gpm: None,
+            prev_energy: None,
+            last_proc_ts: 0,
+            round: 0,
+            last: SlowReading::default(),
+            proc_util: HashMap::new(),
+            nvlinks: None,
+            list_watch: ListWatch::default(),
+        })
+        .collect();
+    std::thread::Builder::new()
+        .name("gpuwatch-nvml-slow".into())
+        .spawn(move || {
+            loop {
+                let started = Instant::now();
+                let readings: Vec<SlowReading> = match times.lock() {
+                    Ok(mut t) => devs.iter_mut().map(|d| d.read(nvml, &mut t)).collect(),
+                    Err(_) => return,
+                };
+                if let Ok(mut g) = shared.lock() {
+                    g.0 += 1;
+                    g.1 = readings;
+                }
+                // Sleeps until the next round, or returns at once when the source is dropped.
+                let wait = every.saturating_sub(started.elapsed());
+                if stop.recv_timeout(wait) != Err(RecvTimeoutError::Timeout) {
+                    return;
+                }
+            }
+        })
+}
+
+impl SlowDevice {
+    fn read(&mut self, nvml: &'static Nvml, t: &mut CallTimes) -> SlowReading {
+        let mut lost = None;
+        let round = self.round;
+        self.round += 1;
+        let d = &self.device;
+        let mem = read(t, "memory_info", &mut lost, || d.memory_info()).map(|m| m.used);
+        self.last.mem_used_bytes = mem;
+        if self.list_watch.due(mem, self.last.processes.len()) {
+            // A list that could not be read keeps the last one, and is asked for again next
+            // round: an empty list would drop the GPU's processes for up to five rounds.
+            let read = self.processes(t, &mut lost, round.is_multiple_of(PROC_UTIL_EVERY));
+            self.list_watch.failed = read.is_none();
+            if let Some(procs) = read {
+                self.last.processes = procs;
+            }
+        }
+        if self.mig.is_some() {
+            // Limits, links, energy and health are the GPU's: read there, not once per
+            // instance to be told NotSupported.
+            if self.gpm_supported {
+                let mut r = std::mem::take(&mut self.last);
+                self.read_gpm(nvml, t, &mut r);
+                self.last = r;
+            }
+            return self.last.clone();
+        }
+        self.read_board(t, &mut lost, round);
+        if round.is_multiple_of(HEALTH_EVERY) {
+            let mut h = std::mem::take(&mut self.last.health);
+            self.read_health(t, &mut lost, &mut h);
+            self.last.health = h;
+        }
+        self.read_traffic(nvml, t, &mut lost);
+        self.last.clone()
+    }
+
+    /// The board's limit, `PCIe` link and energy counter (the link width and the energy less
+    /// often: they change rarely, and the energy read can stall the fast tick's calls).
+    fn read_board(&mut self, t: &mut CallTimes, lost: &mut Option<String>, round: u64) {
+        let d = &self.device;
+        let r = &mut self.last;
+        r.power_limit_w = read(t, "enforced_power_limit", lost, || d.enforced_power_limit()).map(w);
+        r.pcie_gen = read(t, "current_pcie_link_gen", lost, || {
+            d.current_pcie_link_gen()
+        });
+        if round.is_multiple_of(LINK_WIDTH_EVERY) {
+            r.pcie_width = read(t, "current_pcie_link_width", lost, || {
+                d.current_pcie_link_width()
+            });
+        }
+        if round.is_multiple_of(ENERGY_EVERY) {
+            if let Some(mj) = read(t, "total_energy_consumption", lost, || {
+                d.total_energy_consumption()
+            }) {
+                let now = Instant::now();
+                r.energy_power_w = self.prev_energy.and_then(|(prev, at)| {
+                    let secs = now.duration_since(at).as_secs_f32();
+                    (secs > 0.05 && mj >= prev).then(|| (mj - prev) as f32 / 1000.0 / secs)
+                });
+                self.prev_energy = Some((mj, now));
+                r.energy_mj = Some(mj);
+            }
+        }
+    }
+
+    /// GPM activity where the GPU has it; otherwise the `PCIe` throughput counters.
+    fn read_traffic(&mut self, nvml: &'static Nvml, t: &mut CallTimes, lost: &mut Option<String>) {
+        if self.gpm_supported {
+            let mut r = std::mem::take(&mut self.last);
+            self.read_gpm(nvml, t, &mut r);
+            self.last = r;
+            return;
+        }
+        // Pre-Hopper only: this call blocks for its 20 ms window, which is why it lives here.
+        let d = &self.device;
+        self.last.pcie_tx_kib_s = read(t, "pcie_throughput", lost, || {
+            d.pcie_throughput(PcieUtilCounter::Send)
+        })
+        .map(|v| v as f32);
+        self.last.pcie_rx_kib_s = read(t, "pcie_throughput", lost, || {
+            d.pcie_throughput(PcieUtilCounter::Receive)
+        })
+        .map(|v| v as f32);
+    }
+
+    /// The processes holding a context, with their per-process utilization: read fresh when
+    /// `refresh_util`, otherwise the values from the last read are kept. `None` when the list
+    /// of compute processes could not be read.
+    fn processes(
+        &mut self,
+        t: &mut CallTimes,
+        lost: &mut Option<String>,
+        refresh_util: bool,
+    ) -> Option<Vec<ProcessSample>> {
+        let d = &self.device;
+        let mut procs: Vec<ProcessSample> = Vec::new();
+        let compute = read(t, "running_compute_processes", lost, || {
+            d.running_compute_processes()
+        })?;
+        let graphics = read(t, "running_graphics_processes", lost, || {
+            d.running_graphics_processes()
+        })
+        .unwrap_or_default();
+        for p in compute.into_iter().chain(graphics) {
+            if procs.iter().any(|q| q.pid == p.pid) {
+                continue;
+            }
+            let gpu_mem_bytes = match p.used_gpu_memory {
+                UsedGpuMemory::Used(b) => Some(b),
+                UsedGpuMemory::Unavailable => None,
+            };
+            procs.push(ProcessSample {
+                pid: p.pid,
+                gpu_mem_bytes,
+                ..ProcessSample::default()
+            });
+        }
+        // One process: its utilization is the GPU's, copied in on the fast tick.
+        if refresh_util && procs.len() > 1 {
+            let started = Instant::now();
+            let stats = d.process_utilization_stats(self.last_proc_ts);
+            t.record("process_utilization_stats", started);
+            match stats {
+                Ok(samples) => {
+                    if let Some(ts) = samples.iter().map(|s| s.timestamp).max() {
+                        self.last_proc_ts = self.last_proc_ts.max(ts);
+                    }
+                    util_by_pid(&procs, &samples, &mut self.proc_util);
+                }
+                // "No sample since lastSeenTimeStamp" (nvml-wrapper#56): nothing ran.
+                Err(NvmlError::NotFound) => util_by_pid(&procs, &[], &mut self.proc_util),
+                // Unsupported (MIG) or failed: unknown, a gap.
+                Err(_) => self.proc_util.clear(),
+            }
+        } else if procs.len() <= 1 {
+            self.proc_util.clear();
+        }
+        for p in &mut procs {
+            if let Some((sm, mem)) = self.proc_util.get(&p.pid) {
+                (p.sm_pct, p.mem_pct) = (*sm, *mem);
+            }
+        }
+        Some(procs)
+    }
+
+    /// ECC counts, remapped rows, `PCIe` replays and `NVLink`; each unsupported one stays `None`.
+    fn read_health(&mut self, t: &mut CallTimes, lost: &mut Option<String>, h: &mut Health) {
+        let d = &self.device;
+        let ecc = |t: &mut CallTimes, lost: &mut Option<String>, kind, counter| {
+            read(t, "total_ecc_errors", lost, || {
+                d.total_ecc_errors(kind, counter)
+            })
+            .map(count)
+        };
+        h.ecc_corrected_volatile = ecc(t, lost, MemoryError::Corrected, EccCounter::Volatile);
+        h.ecc_uncorrected_volatile = ecc(t, lost, MemoryError::Uncorrected, EccCounter::Volatile);
+        h.ecc_corrected_aggregate = ecc(t, lost, MemoryError::Corrected, EccCounter::Aggregate);
+        h.ecc_uncorrected_aggregate = ecc(t, lost, MemoryError::Uncorrected, EccCounter::Aggregate);
+        h.pcie_replays = read(t, "pcie_replay_counter", lost, || d.pcie_replay_counter());
+        // nvml-wrapper has no call for the row remapper: its four field values say it all.
+        let fields = read(t, "field_values(remap)", lost, || {
+            d.field_values_for(&REMAP_FIELDS)
+        });
+        let value = |i: usize| -> Option<u64> {
+            match fields
+                .as_ref()?
+                .get(i)?
+                .as_ref()
+                .ok()?
+                .value
+                .as_ref()
+                .ok()?
+            {
+                SampleValue::U32(v) => Some(u64::from(*v)),
+                SampleValue::U64(v) => Some(*v),
+                SampleValue::I64(v) => u64::try_from(*v).ok(),
+                SampleValue::F64(_) => None,
+            }
+        };
+        h.remapped_rows_corrected = value(0).map(count);
+        h.remapped_rows_uncorrected = value(1).map(count);
+        h.remap_pending = value(2).map(|v| v != 0);
+        h.remap_failure = value(3).map(|v| v != 0);
+        self.read_nvlink(t, h);
+    }
+
+    /// Links up and their error counters, over the links the GPU has. A GPU without
+    /// `NVLink` (or a VM that hides it, as the lent H200's does) is asked once.
+    fn read_nvlink(&mut self, t: &mut CallTimes, h: &mut Health) {
+        let d = &self.device;
+        let links = *self.nvlinks.get_or_insert_with(|| {
+            (0..MAX_NVLINKS)
+                .take_while(|&l| d.link_wrapper_for(l).is_active().is_ok())
+                .count() as u32
+        });
+        if links == 0 {
+            return;
+        }
+        let mut active = 0u8;
+        let mut errors: Option<u64> = None;
+        let mut none = None;
+        for l in 0..links {
+            let link = d.link_wrapper_for(l);
+            if read(t, "nvlink_state", &mut none, || link.is_active()) == Some(true) {
+                active += 1;
+            }
+            for c in [
+                ErrorCounter::DlCrcFlit,
+                ErrorCounter::DlCrcData,
+                ErrorCounter::DlReplay,
+                ErrorCounter::DlRecovery,
+            ] {
+                if let Some(n) = read(t, "nvlink_error_counter", &mut none, || {
+                    link.error_counter(c)
+                }) {
+                    errors = Some(errors.unwrap_or(0).saturating_add(n));
+                }
+            }
+        }
+        h.nvlink_links = u8::try_from(links).ok();
+        h.nvlink_active = Some(active);
+        h.nvlink_errors = errors.map(count);
+    }
+
+    /// GPM needs two samples more than 100 ms apart; the slow cadence guarantees that.
+    fn read_gpm(&mut self, nvml: &'static Nvml, t: &mut CallTimes, r: &mut SlowReading) {
+        let started = Instant::now();
+        let sample = match &self.mig {
+            Some((gpu, gi)) => gpu.gpm_mig_sample(*gi),
+            None => self.device.gpm_sample(),
+        };
+        t.record("gpm_sample", started);
+        let Ok(sample) = sample else {
+            return;
+        };
+        if let Some(prev) = &self.prev_gpm {
+            let started = Instant::now();
+            let got = nvml_wrapper::gpm::gpm_metrics_get(nvml, prev, &sample, &GPM_IDS);
+            t.record("gpm_metrics_get", started);
+            if let Ok(values) = got {
+                let v: Vec<Option<f32>> = values
+                    .into_iter()
+                    .map(|x| x.ok().map(|m| m.value as f32))
+                    .collect();
+                r.gpm = GpmMetrics {
+                    sm_active_pct: v[0],
+                    sm_occupancy_pct: v[1],
+                    tensor_active_pct: v[2],
+                    dram_bw_pct: v[3],
+                    engine_active_pct: None,
+                    fp16_active_pct: v[4],
+                    fp32_active_pct: v[5],
+                    fp64_active_pct: v[6],
+                };
+                // NVML's header gives GPM PCIe rates in MiB/s (the wrapper's doc says bytes).
+                r.pcie_tx_kib_s = v[7].map(|m| m * 1024.0);
+                r.pcie_rx_kib_s = v[8].map(|m| m * 1024.0);
+            }
+        }
+        self.prev_gpm = Some(sample);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::GIB;
+
+    #[test]
+    fn the_process_list_waits_while_the_used_memory_holds_still() {
+        let mut w = ListWatch::default();
+        let due: Vec<bool> = [1, 1, 1, 1, 1, 1, 1, 2, 2, 2]
+            .iter()
+            .map(|m| w.due(Some(m * GIB), 1))
+            .collect();
+        let expect = [
+            true, true, false, false, false, true, false, true, true, false,
+        ];
+        assert_eq!(
+            due, expect,
+            "read when it changed, a round after, then every fifth"
+        );
+        assert!(w.due(None, 1), "memory unread: the list is read");
+        assert!(
+            (0..4).all(|_| w.due(Some(GIB), 2)),
+            "several processes: every round"
+        );
+        let mut w = ListWatch::default();
+        (0..3).for_each(|_| {
+            w.due(Some(GIB), 1);
+        });
+        assert!(!w.due(Some(GIB), 1), "still: not due");
+        w.failed = true;
+        assert!(
+            w.due(Some(GIB), 1),
+            "a failed read is tried again next round"
+        );
+    }
+
+    /// Every H200 recording of the corpus, walked a slow round (1 s) at a time: the list the
+    /// slow thread would keep equals the one read every round, at every round.
+    #[test]
+    fn skipped_process_lists_miss_no_change_in_the_h200_recordings() {
+        use crate::source::replay::ReplaySource;
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+        let mut rounds = 0;
+        for file in [
+            "corpus/tune.jsonl.gz",
+            "corpus/holdout.jsonl.gz",
+            "corpus/holdout2.jsonl.gz",
+            "corpus/holdout3.jsonl.gz",
+            "corpus/holdout4.jsonl.gz",
+            "corpus/stacks.jsonl.gz",
+            "corpus/stacks2.jsonl.gz",
+            "fixtures/h200/phases.jsonl.gz",
+            "fixtures/h200x2/nccl_hang.jsonl.gz",
+            "fixtures/h200-jax/jax.jsonl.gz",
+        ] {
+            let mut src = ReplaySource::open(&dir.join(file), f64::INFINITY).unwrap();
+            let ticks = src.read_all().unwrap();
+            let gpus = ticks.first().map_or(0, |t| t.devices.len());
+            // Each GPU, with the rounds at four offsets into the recording's 250 ms ticks.
+            for (g, offset) in (0..gpus).flat_map(|g| [0, 250, 500, 750].map(|o| (g, o))) {
+                let mut w = ListWatch::default();
+                let mut kept: Vec<(u32, Option<u64>)> = Vec::new();
+                let mut next_round = ticks.first().map_or(0, |t| t.t_ms + offset);
+                for t in ticks.iter().filter(|t| t.devices.len() > g) {
+                    if t.t_ms < next_round {
+                        continue;
+                    }
+                    next_round = t.t_ms + 1000;
+                    let d = &t.devices[g];
+                    let list: Vec<(u32, Option<u64>)> = d
+                        .processes
+                        .iter()
+                        .map(|p| (p.pid, p.gpu_mem_bytes))
+                        .collect();
+                    if w.due(d.sample.mem_used_bytes, kept.len()) {
+                        kept.clone_from(&list);
+                    }
+                    assert_eq!(kept, list, "{file} GPU {g} at {} (offset {offset})", t.t_ms);
+                    rounds += 1;
+                }
+            }
+        }
+        assert!(rounds > 8000, "{rounds} rounds walked");
+    }
+}
