@@ -90,7 +90,12 @@ fn scene() -> (Store, SimSource, Tick) {
 
 /// The fixed scene with `gpus` GPUs.
 fn scene_of(gpus: usize) -> (Store, SimSource, Tick) {
-    let mut src = SimSource::new(Scenario::Mixed, gpus, 7, common::START_MS, 250).without_stacks();
+    scene_in(Scenario::Mixed, gpus)
+}
+
+/// `gpus` GPUs of `scenario` after 10 minutes.
+fn scene_in(scenario: Scenario, gpus: usize) -> (Store, SimSource, Tick) {
+    let mut src = SimSource::new(scenario, gpus, 7, common::START_MS, 250).without_stacks();
     let mut store = Store::new(
         &src,
         std::time::Duration::from_secs(900),
@@ -147,10 +152,21 @@ fn drawn_after(keys: &[Key], frames: u64, size: (u16, u16)) -> (u64, f64, String
 
 /// `drawn_after` with `gpus` GPUs in the scene.
 fn drawn_on(gpus: usize, keys: &[Key], frames: u64, size: (u16, u16)) -> (u64, f64, String) {
+    drawn_in(Scenario::Mixed, gpus, keys, frames, size)
+}
+
+/// `drawn_on` with the GPUs of `scenario`.
+fn drawn_in(
+    scenario: Scenario,
+    gpus: usize,
+    keys: &[Key],
+    frames: u64,
+    size: (u16, u16),
+) -> (u64, f64, String) {
     let _turn = ONE_AT_A_TIME
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let (mut store, mut src, mut tick) = scene_of(gpus);
+    let (mut store, mut src, mut tick) = scene_in(scenario, gpus);
     let mut term = terminal(size);
     let mut state = AppState::new(true);
     for key in keys {
@@ -258,6 +274,26 @@ fn a_frame_of_64_gpus_allocates_nothing() {
             "not the 64 GPUs' band:{screen}"
         );
         // Measured 0 (2026-12-04); 33 a frame before the band left `format!` and `Paragraph`.
+        assert_eq!(allocs, 0, "allocations in 40 frames at {size:?}");
+    }
+}
+
+/// MIG instances under their GPUs (the `mig` demo): an instance's row names it and its
+/// profile ("└9 1g.18gb") and says whose power it shows ("SM active · W: GPU 0"), written
+/// into kept strings; a frame allocates nothing, wide and at 80×24.
+#[test]
+fn a_frame_of_mig_instances_allocates_nothing() {
+    for (size, whose) in [
+        ((200, 50), "SM active · W: GPU"),
+        ((80, 24), "SM act · W: GPU"),
+    ] {
+        let (allocs, _, screen) = drawn_in(Scenario::Mig, 2, &[], 40, size);
+        eprintln!("MIG at {size:?}: {allocs} allocations in 40 frames");
+        assert!(
+            screen.contains('└') && screen.contains(whose),
+            "no MIG instance rows:{screen}"
+        );
+        // Measured 0 (2026-12-04); two `format!`s a visible instance row before.
         assert_eq!(allocs, 0, "allocations in 40 frames at {size:?}");
     }
 }

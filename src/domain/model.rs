@@ -153,13 +153,12 @@ impl GpuLabel {
 
 impl std::fmt::Display for GpuLabel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let text = match self.mig_parts() {
-            None => return self.0.fmt(f),
-            Some((gpu, gi, 0)) => format!("{gpu}:{gi}"),
-            Some((gpu, gi, ci)) => format!("{gpu}:{gi}:{ci}"),
-        };
-        // Through `pad`, so `{:>4}` lines it up as it does a number.
-        f.pad(&text)
+        // Padded as a `str`, so `{:>4}` lines it up as it does a number.
+        match self.mig_parts() {
+            None => self.0.fmt(f),
+            Some((gpu, gi, 0)) => crate::text::padded(f, format_args!("{gpu}:{gi}")),
+            Some((gpu, gi, ci)) => crate::text::padded(f, format_args!("{gpu}:{gi}:{ci}")),
+        }
     }
 }
 

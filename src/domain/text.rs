@@ -318,6 +318,52 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
+/// Writes `args` into `f` with `f`'s width and alignment (`{:>5}`), as a `str` would be:
+/// formatted on the stack first, since a value's own `write!` ignores them.
+pub fn padded(f: &mut std::fmt::Formatter<'_>, args: std::fmt::Arguments<'_>) -> std::fmt::Result {
+    if f.width().is_none() {
+        return f.write_fmt(args);
+    }
+    let mut small = Small::default();
+    std::fmt::Write::write_fmt(&mut small, args)?;
+    f.pad(small.as_str())
+}
+
+/// Up to 64 bytes of text on the stack: a number with its unit (the longest, `f32::MAX` as a
+/// whole percentage with its sign, is 41), a MIG instance's label (at most 32).
+struct Small {
+    bytes: [u8; 64],
+    len: usize,
+}
+
+impl Default for Small {
+    fn default() -> Self {
+        Small {
+            bytes: [0; 64],
+            len: 0,
+        }
+    }
+}
+
+impl Small {
+    fn as_str(&self) -> &str {
+        // Only whole `str`s are ever copied in.
+        std::str::from_utf8(&self.bytes[..self.len]).unwrap_or("")
+    }
+}
+
+impl std::fmt::Write for Small {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        if end > self.bytes.len() {
+            return Err(std::fmt::Error);
+        }
+        self.bytes[self.len..end].copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -408,8 +408,10 @@ fn ident(pen: &mut Pen, dev: &DeviceHistory, wide: bool, name_w: usize) {
     } else {
         m.profile.trim_end_matches("gb")
     };
-    let text = format!("└{} {profile}", m.gpu_instance);
-    push_fit(&mut pen.text, &text, name_w + 3, name_w + 3);
+    super::pen::with_strings(|[text]| {
+        let _ = write!(text, "└{} {profile}", m.gpu_instance);
+        push_fit(&mut pen.text, text, name_w + 3, name_w + 3);
+    });
     pen.text.push(' ');
     pen.put_text(Style::default());
 }
@@ -425,15 +427,14 @@ fn instance_activity(
     theme: &Theme,
 ) {
     let sm = s.gpm.sm_active_pct;
-    let whose = if wide {
-        format!("SM active · W: GPU {parent}")
-    } else {
-        format!("SM act · W: GPU {parent}")
-    };
     write_bar(&mut pen.text, sm, bw);
     pen.put_text(util_style);
     pen.fmt(format_args!(" {} ", Pct(sm)), Style::default());
-    push_fit(&mut pen.text, &whose, bw + 10, bw + 10);
+    super::pen::with_strings(|[whose]| {
+        let sm = if wide { "SM active" } else { "SM act" };
+        let _ = write!(whose, "{sm} · W: GPU {parent}");
+        push_fit(&mut pen.text, whose, bw + 10, bw + 10);
+    });
     pen.text.push(' ');
     pen.put_text(theme.dim());
 }
