@@ -406,13 +406,25 @@ pub fn axes(
     window_ms: u64,
     theme: &Theme,
 ) -> Option<Rect> {
+    axes_widened(frame, area, pane, (window_ms, 0), theme)
+}
+
+/// `axes` with `extra` more columns for the y labels, where a caller writes a second scale
+/// right-aligned beside the percentages (the process view's CPU).
+pub fn axes_widened(
+    frame: &mut Frame,
+    area: Rect,
+    pane: Border<'_>,
+    (window_ms, extra): (u64, u16),
+    theme: &Theme,
+) -> Option<Rect> {
     let inner = Border::inner(area);
     pane.render(area, frame.buffer_mut());
     super::pen::with_strings(|[oldest, middle]| {
         let _ = write!(oldest, "-{}", crate::text::Compact(window_ms));
         let first_width = u16::try_from(unicode_width::UnicodeWidthStr::width(oldest.as_str()))
             .unwrap_or(u16::MAX);
-        let layout = Layout::of(inner, PERCENTS_WIDTH, first_width)?;
+        let layout = Layout::of(inner, PERCENTS_WIDTH + extra, first_width)?;
         let _ = write!(middle, "-{}", crate::text::Compact(window_ms / 2));
         layout.draw_axes(
             frame.buffer_mut(),

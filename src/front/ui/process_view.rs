@@ -427,6 +427,39 @@ fn cpu_axis_top<'a>(
     (f64::from(cpu_max) / 100.0).ceil().clamp(1.0, 64.0) * 100.0
 }
 
+/// The widest of the CPU scale's labels ("6400%").
+fn cpu_label_width(cpu_top: f64) -> u16 {
+    if cpu_top >= 1000.0 {
+        5
+    } else {
+        4
+    }
+}
+
+/// The CPU scale's labels (0, half its top, its top), right-aligned in `labels`'s column on
+/// the rows of the percentages' (`plot::Layout::draw_axes`), in the CPU series' style.
+fn cpu_labels(
+    buf: &mut ratatui::buffer::Buffer,
+    (labels, plot): (Rect, Rect),
+    cpu_top: f64,
+    style: ratatui::style::Style,
+) {
+    use std::fmt::Write as _;
+    super::pen::with_strings(|[text]| {
+        for (i, value) in (0u16..).zip([0.0, cpu_top / 2.0, cpu_top]) {
+            let dy = i * (plot.height - 1) / 2;
+            text.clear();
+            let _ = write!(text, "{value:.0}%");
+            // Only the label's own cells take its style (the percentage beside it keeps its own).
+            let width = u16::try_from(text.len())
+                .unwrap_or(u16::MAX)
+                .min(labels.width);
+            let at = Rect::new(labels.right() - width, plot.bottom() - 1 - dy, width, 1);
+            super::pen::put_aligned(buf, at, text, ratatui::layout::Alignment::Right, style);
+        }
+    });
+}
+
 /// The process chart's legend; CPU in % of one core, as the header gives it, on the axis
 /// scaled to its top (its words written into `cpu`, kept from frame to frame).
 fn curves_title<'a>(cpu_top: f64, theme: &Theme, cpu: &'a mut String) -> Title<'a> {
@@ -510,7 +543,27 @@ fn draw_curves(
         return;
     }
     let border = super::border::Border::new(title, theme.border());
-    if let Some(plot_area) = super::chart::axes(frame, area, border, window, theme) {
+    // CPU above one core has a scale of its own: its labels beside the percentages.
+    let cpu_scale = cpu_top > 100.0;
+    let extra = if cpu_scale {
+        cpu_label_width(cpu_top) + 1
+    } else {
+        0
+    };
+    let axes = super::chart::axes_widened(frame, area, border, (window, extra), theme);
+    if let Some(plot_area) = axes {
+        if cpu_scale {
+            let labels = Rect {
+                width: (plot_area.x - area.x).saturating_sub(2),
+                ..super::border::Border::inner(area)
+            };
+            cpu_labels(
+                frame.buffer_mut(),
+                (labels, plot_area),
+                cpu_top,
+                theme.power(),
+            );
+        }
         let secs = window as f64 / 1000.0;
         let mut plot = super::plot::Plot::new(plot_area, [-secs, 0.0], [0.0, 100.0]);
         for (points, style) in [(sm, theme.sm()), (mem, theme.mem()), (cpu, theme.power())] {
@@ -526,6 +579,28 @@ fn draw_curves(
 mod tests {
     use super::*;
     use crate::history::ProcessPoint;
+
+    /// CPU's own scale (0, half, top) is written right-aligned in its label column, on the
+    /// rows of the percentages' labels (bottom, middle, top of the plot), in CPU's style.
+    #[test]
+    fn cpu_labels_stand_on_the_percentages_rows_in_cpus_style() {
+        use ratatui::style::{Color, Style};
+        let mut buf = ratatui::buffer::Buffer::empty(Rect::new(0, 0, 20, 7));
+        let style = Style::default().fg(Color::Magenta);
+        let (labels, plot) = (Rect::new(0, 0, 9, 7), Rect::new(10, 0, 10, 5));
+        cpu_labels(&mut buf, (labels, plot), 400.0, style);
+        let row = |y: u16| -> String { (0..9).map(|x| buf[(x, y)].symbol()).collect() };
+        assert_eq!(
+            [row(0), row(2), row(4)],
+            ["     400%", "     200%", "       0%"]
+        );
+        assert_eq!([row(1), row(3), row(5)], ["         "; 3]);
+        assert_eq!(buf[(5, 0)].fg, Color::Magenta);
+        // The cells left of it (the percentages' own) keep their style.
+        assert_eq!(buf[(4, 0)].fg, Color::Reset);
+        assert_eq!(cpu_label_width(6400.0), 5);
+        assert_eq!(cpu_label_width(200.0), 4);
+    }
 
     /// A trail (a point a second) breaks where a value is missing and where no point came
     /// for longer than the gap; otherwise it is one line.
