@@ -8,12 +8,16 @@ fn read(path: &str) -> String {
     std::fs::read_to_string(format!("{}/{path}", env!("CARGO_MANIFEST_DIR"))).unwrap()
 }
 
-/// The backquoted words of `text` that name a rule, known or not (`[a-z-]+`).
+/// The backquoted words of `text` that name a rule, known or not (`[a-z0-9-]+`).
 fn quoted(text: &str) -> Vec<String> {
     text.split('`')
         .skip(1)
         .step_by(2)
-        .filter(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_lowercase() || c == '-'))
+        .filter(|w| {
+            !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        })
         .map(String::from)
         .collect()
 }

@@ -29,6 +29,7 @@ fn each_scenario_raises_its_own_rule_and_no_other() {
         (Scenario::Thermal, vec!["thermal"]),
         (Scenario::Pcie, vec!["pcie"]),
         (Scenario::IdleMem, vec!["idle-mem"]),
+        (Scenario::Fp32, vec!["fp32"]),
         (Scenario::Lost, vec!["lost", "xid"]),
     ];
     for (sc, want) in cases {
@@ -68,6 +69,7 @@ fn windows() -> Vec<(&'static str, Scenario, u64)> {
         ("thermal", Scenario::Thermal, ms(t.thermal_window)),
         ("pcie", Scenario::Pcie, ms(t.pcie_window)),
         ("idle-mem", Scenario::IdleMem, ms(t.idle_mem_window)),
+        ("fp32", Scenario::Fp32, ms(t.fp32_window)),
     ]
 }
 

@@ -79,14 +79,23 @@ fn a_spinning_kernel_is_a_hang() {
 }
 
 #[test]
-fn healthy_jobs_raise_nothing() {
+fn healthy_jobs_raise_nothing_but_the_fp32_hint_of_the_fp32_product() {
     for name in [
         "healthy_below_cap",
         "dataloader_fixed",
         "transformer_inference",
     ] {
         let got = raised(name, |t| t);
-        assert!(got.is_empty(), "{name}: {got:?}");
+        // `healthy_below_cap` is an FP32 product with TF32 off (docs/workloads/variants.py),
+        // recorded before the `fp32` rule existed: no fault, and the info that tensor cores
+        // would do it several times faster, once its window (20 s) has run.
+        let want: &[&str] = if name == "healthy_below_cap" {
+            &["fp32"]
+        } else {
+            &[]
+        };
+        assert_eq!(rules(&got), want, "{name}: {got:?}");
+        assert!(got.iter().all(|(_, _, after)| *after >= 20), "{got:?}");
     }
 }
 

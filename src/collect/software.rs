@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 /// Environment variables read from a GPU process, and nothing else.
-pub const SETTINGS: [&str; 22] = [
+pub const SETTINGS: [&str; 23] = [
     "CUDA_LAUNCH_BLOCKING",
     "CUDA_VISIBLE_DEVICES",
     "CUDA_DEVICE_MAX_CONNECTIONS",
@@ -36,6 +36,7 @@ pub const SETTINGS: [&str; 22] = [
     "XLA_PYTHON_CLIENT_MEM_FRACTION",
     "OMP_NUM_THREADS",
     "TORCH_DISTRIBUTED_DEBUG",
+    "NVIDIA_TF32_OVERRIDE",
 ];
 /// Prefixes of variables read as well: `PyTorch`'s NCCL process-group settings.
 pub const SETTING_PREFIXES: [&str; 1] = ["TORCH_NCCL_"];

@@ -93,6 +93,14 @@ pub struct Thresholds {
     pub idle_mem_window: Duration,
     pub idle_mem_min_gib: f32,
 
+    /// FP32 math on CUDA cores is judged over this window (GPM)…
+    #[serde(with = "dur")]
+    pub fp32_window: Duration,
+    /// …when the FP32 pipes are active at least this much (median of each half)…
+    pub fp32_pipe_min_pct: f32,
+    /// …and the tensor pipes at most this much.
+    pub fp32_tensor_max_pct: f32,
+
     #[serde(with = "dur")]
     pub mem_full_window: Duration,
     pub mem_full_pct: f32,
@@ -151,6 +159,9 @@ impl Default for Thresholds {
             busy_util_min_pct: 50.0,
             idle_mem_window: Duration::from_secs(120),
             idle_mem_min_gib: 2.0,
+            fp32_window: Duration::from_secs(20),
+            fp32_pipe_min_pct: 25.0,
+            fp32_tensor_max_pct: 10.0,
             mem_full_window: Duration::from_secs(15),
             mem_full_pct: 95.0,
             mem_growth_window: Duration::from_secs(120),

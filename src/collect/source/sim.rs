@@ -22,6 +22,9 @@ pub enum Scenario {
     Healthy,
     /// Healthy memory-bound work, well under TDP with high SM and DRAM activity.
     Membound,
+    /// Training in FP32 without TF32: busy, with the FP32 pipes doing the products the tensor
+    /// cores could (an MLP on an H200: 648 W, SM 95 %, FP32 pipes 68 %, tensor 0 %).
+    Fp32,
     /// Input-starved training: bursty low util, power near the floor, host CPU pegged.
     Starved,
     /// A hung rank: util pinned at 100 %, power flat at the idle floor, SM activity ~1 %.
@@ -57,9 +60,10 @@ pub enum Scenario {
     Fleet { host: u8, hosts: u8 },
 }
 
-pub const SCENARIOS: [(&str, Scenario); 17] = [
+pub const SCENARIOS: [(&str, Scenario); 18] = [
     ("healthy", Scenario::Healthy),
     ("membound", Scenario::Membound),
+    ("fp32", Scenario::Fp32),
     ("starved", Scenario::Starved),
     ("hang", Scenario::Hang),
     ("sync", Scenario::Sync),

@@ -20,6 +20,8 @@ pub(super) struct Level {
     events: u64,
     pcie_gen: u32,
     pcie_width: u32,
+    /// FP32 pipe activity; none: a tenth of SM activity.
+    fp32: Option<f32>,
 }
 
 const BUSY: Level = Level {
@@ -37,6 +39,7 @@ const BUSY: Level = Level {
     events: clock_event::SW_POWER_CAP,
     pcie_gen: 5,
     pcie_width: 16,
+    fp32: None,
 };
 const FLOOR: Level = Level {
     util: 0.0,
@@ -53,6 +56,7 @@ const FLOOR: Level = Level {
     events: 0,
     pcie_gen: 5,
     pcie_width: 16,
+    fp32: None,
 };
 
 #[allow(clippy::too_many_lines)] // a table: what each scenario's GPU does over time, one arm a scenario
@@ -71,6 +75,22 @@ pub(super) fn level(sc: Scenario, t_s: f32, burst: f32) -> Level {
             temp: 55.0,
             mem_gib: 40.0,
             events: 0,
+            ..BUSY
+        },
+        // Measured on an H200: an MLP trained in FP32 with PyTorch's defaults.
+        Scenario::Fp32 => Level {
+            util: 100.0,
+            mem_util: 14.0,
+            power: 648.0,
+            sm_clock: 1980.0,
+            sm: 94.5,
+            occ: 16.0,
+            tensor: 0.0,
+            dram: 10.0,
+            pcie_rx_kib: 18_000.0,
+            temp: 58.0,
+            events: 0,
+            fp32: Some(68.0),
             ..BUSY
         },
         Scenario::Starved => {
@@ -205,7 +225,7 @@ pub(super) fn draw(lv: &Level, n: &mut Noise, t_ms: u64, info: &DeviceInfo) -> D
             // Not read live either (see GPM_IDS in nvml/slow.rs).
             engine_active_pct: None,
             fp16_active_pct: Some(0.0),
-            fp32_active_pct: pct(n, lv.sm * 0.1, 0.5),
+            fp32_active_pct: pct(n, lv.fp32.unwrap_or(lv.sm * 0.1), 0.5),
             fp64_active_pct: Some(0.0),
         },
     }

@@ -212,6 +212,7 @@ fn story(scenario: Scenario) -> Option<(StackClass, u32, Vec<StackFrame>)> {
         | Scenario::Health
         | Scenario::Fleet { .. }
         | Scenario::Membound
+        | Scenario::Fp32
         | Scenario::Powercap
         | Scenario::Thermal
         | Scenario::Pcie

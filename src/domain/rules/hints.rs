@@ -54,7 +54,7 @@ fn imports(s: &Software, framework: &str) -> bool {
     s.frameworks.iter().any(|f| f.name == framework)
 }
 
-const HINTS: [Hint; 9] = [
+const HINTS: [Hint; 10] = [
     Hint {
         rules: &[RuleId::Sync],
         applies: |s| setting_is(s, "CUDA_LAUNCH_BLOCKING", &["1"]),
@@ -80,6 +80,14 @@ const HINTS: [Hint; 9] = [
         reads: "environ",
         cause: "NCCL is told to use TCP sockets between nodes (NCCL_NET=Socket or NCCL_IB_DISABLE=1): collectives across nodes are far slower than over InfiniBand/RoCE",
         action: "Let NCCL use the RDMA fabric if there is one (unset NCCL_IB_DISABLE / NCCL_NET); check with NCCL_DEBUG=INFO which transport it picked; over sockets, `NCCL_NSOCKS_PERTHREAD=4 NCCL_SOCKET_NTHREADS=2` (reported by the source article, not verified here)",
+        reported: false,
+    },
+    Hint {
+        rules: &[RuleId::Fp32],
+        applies: |s| setting_is(s, "NVIDIA_TF32_OVERRIDE", &["0"]),
+        reads: "environ",
+        cause: "NVIDIA_TF32_OVERRIDE=0 is set: cuBLAS and cuDNN run FP32 products on CUDA cores whatever the program asks for (TF32 forbidden)",
+        action: "Unset NVIDIA_TF32_OVERRIDE (it overrides `torch.set_float32_matmul_precision` and `allow_tf32`) and restart the job",
         reported: false,
     },
     Hint {

@@ -23,12 +23,13 @@ pub enum RuleId {
     MemFull,
     MemGrowth,
     IdleMem,
+    Fp32,
     Persistence,
 }
 
 impl RuleId {
     /// Every id, in the registry's order (`rules::all_rules` checks that they agree).
-    pub const ALL: [RuleId; 17] = [
+    pub const ALL: [RuleId; 18] = [
         RuleId::Lost,
         RuleId::Xid,
         RuleId::Ecc,
@@ -45,6 +46,7 @@ impl RuleId {
         RuleId::MemFull,
         RuleId::MemGrowth,
         RuleId::IdleMem,
+        RuleId::Fp32,
         RuleId::Persistence,
     ];
 
@@ -68,6 +70,7 @@ impl RuleId {
             RuleId::MemFull => "mem-full",
             RuleId::MemGrowth => "mem-growth",
             RuleId::IdleMem => "idle-mem",
+            RuleId::Fp32 => "fp32",
             RuleId::Persistence => "persistence",
         }
     }
@@ -92,6 +95,7 @@ impl RuleId {
             RuleId::MemFull => "MEMFULL",
             RuleId::MemGrowth => "MEMGROW",
             RuleId::IdleMem => "IDLEMEM",
+            RuleId::Fp32 => "FP32",
             RuleId::Persistence => "PERSIST",
         }
     }

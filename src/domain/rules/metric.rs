@@ -15,6 +15,8 @@ pub enum Metric {
     Temp,
     SmActive,
     TensorActive,
+    /// GPM FP32 pipe activity.
+    Fp32Active,
     DramBw,
     PcieRx,
     PcieTx,
@@ -44,6 +46,7 @@ impl Metric {
             Metric::Temp => s.temp_c,
             Metric::SmActive => s.gpm.sm_active_pct,
             Metric::TensorActive => s.gpm.tensor_active_pct,
+            Metric::Fp32Active => s.gpm.fp32_active_pct,
             Metric::DramBw => s.gpm.dram_bw_pct,
             Metric::PcieRx => s.pcie_rx_kib_s,
             Metric::PcieTx => s.pcie_tx_kib_s,

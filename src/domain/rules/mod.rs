@@ -9,6 +9,7 @@ mod conclusions;
 mod copy;
 mod ctx;
 mod engine;
+mod fp32;
 mod hang;
 mod hardware;
 mod health;
@@ -300,7 +301,7 @@ pub fn is_busy_but_idle(id: &str) -> bool {
 }
 
 /// The registry: adding a rule is its file, a line here and its thresholds.
-static RULES: [Rule; 17] = [
+static RULES: [Rule; 18] = [
     hardware::LOST,
     health::XID,
     health::ECC,
@@ -317,6 +318,7 @@ static RULES: [Rule; 17] = [
     memory::FULL,
     memory::GROWTH,
     idle_mem::IDLE_MEM,
+    fp32::FP32,
     hardware::PERSISTENCE,
 ];
 

@@ -58,7 +58,7 @@ const ENVIRONMENT: &str = "Environment:
 /// Where live samples come from: real GPUs through NVML, or simulated ones.
 #[derive(Debug, Args, Clone)]
 pub struct LiveArgs {
-    /// Show simulated GPUs instead of real ones: healthy, membound, starved, hang, sync, powercap,
+    /// Show simulated GPUs instead of real ones: healthy, membound, fp32, starved, hang, sync, powercap,
     /// thermal, pcie, idle-mem, leak, idle, mixed (default), lost, straggler, health, mig (one GPU split into MIG instances), fleet (fleet:H/N: host H of N of one job).
     #[arg(long, num_args = 0..=1, default_missing_value = "mixed", value_name = "SCENARIO",
           value_parser = scenario_parser(), hide_possible_values = true)]

@@ -1,0 +1,81 @@
+//! FP32 math on CUDA cores: the GPU is busy, and its FP32 pipes do the work while the tensor
+//! cores stay idle. `PyTorch` runs FP32 matrix products without TF32 unless told otherwise, so
+//! a model trained in FP32 without mixed precision computes its products at a fraction of the
+//! speed the GPU has for them (on the H200, an 8192² FP32 product drew 674 W against 693 W for
+//! its TF32 twin, and did 50 TFLOP/s against 344: docs/diagnoses.md).
+//! Needs GPM (Hopper and newer): utilization and power read the same in both cases.
+//! Fires wrongly on: work that is FP32 by nature and has no matrix products to move (FFTs,
+//! stencils, reductions, custom kernels), where tensor cores cannot help. It is info for that
+//! reason: a hint about speed, never an alarm.
+
+use super::{Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
+use crate::text::span_words;
+
+pub const FP32: Rule = Rule {
+    id: RuleId::Fp32,
+    // GPM activity is per MIG instance, as the rule needs it.
+    mig: OnMig::Instance,
+    title: "FP32 math on CUDA cores, tensor cores idle",
+    severity: Severity::Info,
+    window: |t| t.fp32_window,
+    check,
+    cause: false,
+    after_startup: true,
+    busy_but_idle: false,
+    watch: Watching::No,
+};
+
+fn check(c: &Ctx) -> Option<Verdict> {
+    let w = c.window_ms;
+    let t = c.thresholds;
+    // Hysteresis: an open finding holds until the FP32 pipes fall well below where it opened.
+    let relax = if c.open { 0.7 } else { 1.0 };
+    let min = t.fp32_pipe_min_pct * relax;
+    let (first, second) = c.halves(w, Metric::Fp32Active);
+    if first.n == 0 || second.n == 0 || first.median < min || second.median < min {
+        return None;
+    }
+    let tensor = c.stats(w, Metric::TensorActive);
+    if tensor.n == 0 || tensor.median > t.fp32_tensor_max_pct {
+        return None;
+    }
+    let fp32 = c.stats(w, Metric::Fp32Active);
+    let sm = c.stats(w, Metric::SmActive);
+    let mut evidence = vec![
+        format!(
+            "FP32 pipes active {:.0} %, tensor pipes {:.1} % (GPM, medians over {})",
+            fp32.median,
+            tensor.median,
+            span_words(w)
+        ),
+        format!(
+            "SM activity {:.0} %: the GPU is busy, at the speed of its CUDA cores",
+            sm.median
+        ),
+    ];
+    let power = c.stats(w, Metric::Power);
+    if power.n > 0 {
+        evidence.push(c.power_evidence(power.median));
+    }
+    Some(Verdict {
+        evidence,
+        causes: vec![
+            "Matrix products in FP32 with TF32 off: PyTorch's default for matmul and linear layers (`torch.backends.cuda.matmul.allow_tf32` is False)".into(),
+            "A model trained or served without mixed precision (no autocast, weights in FP32)".into(),
+            "Work that is FP32 by nature (FFTs, stencils, reductions, custom kernels): tensor cores cannot help it".into(),
+        ],
+        actions: vec![
+            "`torch.set_float32_matmul_precision(\"high\")` at start-up: FP32 products run as TF32 on the tensor cores".into(),
+            "Mixed precision: the forward pass and loss under `torch.autocast(\"cuda\", dtype=torch.bfloat16)`".into(),
+            "JAX: `jax.config.update(\"jax_default_matmul_precision\", \"tensorfloat32\")`; TensorFlow: `tf.config.experimental.enable_tensor_float_32_execution(True)`".into(),
+            "Compare the step time before and after; keep FP32 where the loss diverges in lower precision".into(),
+        ],
+        pids: c.dev.processes.iter().map(|p| p.pid).collect(),
+        signals: "GPM FP32 and tensor pipe activity, SM activity".into(),
+        summary: format!(
+            "FP32 pipes {:.0} %, tensor {:.0} %",
+            fp32.median, tensor.median
+        ),
+        ..Verdict::default()
+    })
+}
