@@ -149,10 +149,11 @@ const HINTS: [Hint; 10] = [
 ];
 
 /// Puts the hints that hold for `dev`'s processes first among `v`'s causes and actions, each
-/// with the evidence it was read from.
-pub fn apply(rule: RuleId, dev: &DeviceHistory, v: &mut Verdict) {
+/// with the evidence it was read from; returns how many held.
+pub fn apply(rule: RuleId, dev: &DeviceHistory, v: &mut Verdict) -> usize {
     let mut unreadable = None;
     let mut at = 0;
+    let mut held = 0;
     for hint in HINTS.iter().filter(|h| h.rules.contains(&rule)) {
         let found = dev.processes.iter().find_map(|p| {
             let sw = p.host.as_ref()?.software.as_deref()?;
@@ -162,6 +163,7 @@ pub fn apply(rule: RuleId, dev: &DeviceHistory, v: &mut Verdict) {
             (hint.applies)(sw).map(|what| (p.pid, what))
         });
         if let Some((pid, what)) = found {
+            held += 1;
             v.evidence.push(format!(
                 "pid {pid} {what} (read from /proc/{pid}/{})",
                 hint.reads
@@ -181,4 +183,5 @@ pub fn apply(rule: RuleId, dev: &DeviceHistory, v: &mut Verdict) {
             "pid {pid}'s settings could not be read ({why}): hints from them are missing"
         ));
     }
+    held
 }
