@@ -42,6 +42,10 @@ fn check(c: &Ctx) -> Option<Verdict> {
     if tensor.n == 0 || tensor.median > t.fp32_tensor_max_pct {
         return None;
     }
+    if !c.wording {
+        // Still holds; its words are not due (a long FP32 job would word them every judging).
+        return Some(Verdict::held(None));
+    }
     let fp32 = c.stats(w, Metric::Fp32Active);
     let evidence = evidence(c, fp32.median, tensor.median);
     Some(Verdict {

@@ -149,11 +149,10 @@ const HINTS: [Hint; 10] = [
 ];
 
 /// Puts the hints that hold for `dev`'s processes first among `v`'s causes and actions, each
-/// with the evidence it was read from; returns how many held.
-pub fn apply(rule: RuleId, dev: &DeviceHistory, v: &mut Verdict) -> usize {
+/// with the evidence it was read from.
+pub fn apply(rule: RuleId, dev: &DeviceHistory, v: &mut Verdict) {
     let mut unreadable = None;
     let mut at = 0;
-    let mut held = 0;
     for hint in HINTS.iter().filter(|h| h.rules.contains(&rule)) {
         let found = dev.processes.iter().find_map(|p| {
             let sw = p.host.as_ref()?.software.as_deref()?;
@@ -163,7 +162,6 @@ pub fn apply(rule: RuleId, dev: &DeviceHistory, v: &mut Verdict) -> usize {
             (hint.applies)(sw).map(|what| (p.pid, what))
         });
         if let Some((pid, what)) = found {
-            held += 1;
             v.evidence.push(format!(
                 "pid {pid} {what} (read from /proc/{pid}/{})",
                 hint.reads
@@ -183,5 +181,33 @@ pub fn apply(rule: RuleId, dev: &DeviceHistory, v: &mut Verdict) -> usize {
             "pid {pid}'s settings could not be read ({why}): hints from them are missing"
         ));
     }
-    held
+}
+
+/// Keeps in `v`, worded after the GPU's processes left, the hints the shown finding `old` had
+/// read while they ran: their causes and actions where `apply` puts them, their evidence.
+pub fn carry(old: &crate::rules::Finding, v: &mut Verdict) {
+    let mut at = 0;
+    for hint in &HINTS {
+        let (cause, action) = (hint.cause, hint.action);
+        if !old.causes.iter().any(|c| c == cause) || v.causes.iter().any(|c| c == cause) {
+            continue;
+        }
+        if hint.reported {
+            v.causes.push(cause.into());
+            v.actions.push(action.into());
+        } else {
+            v.causes.insert(at.min(v.causes.len()), cause.into());
+            v.actions.insert(at.min(v.actions.len()), action.into());
+            at += 1;
+        }
+    }
+    for line in old
+        .evidence
+        .iter()
+        .filter(|e| e.contains(" (read from /proc/"))
+    {
+        if !v.evidence.contains(line) {
+            v.evidence.push(line.clone());
+        }
+    }
 }

@@ -192,17 +192,16 @@ pub(super) fn update_slot(
     ctx: &Ctx,
     verdict: Option<Verdict>,
 ) -> Option<Finding> {
-    let mut hints = 0;
     let verdict = verdict.map(|mut v| {
         if !v.held {
-            hints = hints::apply(rule.id, ctx.dev, &mut v);
+            hints::apply(rule.id, ctx.dev, &mut v);
             slot.worded_ms = Some(ctx.now_ms);
             slot.worded_fit = v.fit;
         }
         v
     });
     match (verdict, slot.open.as_mut()) {
-        (Some(v), Some(f)) => {
+        (Some(mut v), Some(f)) => {
             f.last_ms = ctx.now_ms;
             f.symptom_ended = false;
             // A GPU that stopped answering used what it used: unknown, not more.
@@ -227,18 +226,18 @@ pub(super) fn update_slot(
             } else {
                 v.fit > slot.best_fit + 0.05
             };
-            // A process that left /proc takes its settings with it: a wording that finds fewer
-            // hints than the one shown knows less (NVIDIA_TF32_OVERRIDE=0 seen live was lost
-            // from the finding once its job ended).
-            let better = better && hints >= slot.shown_hints;
             // A re-reading that says the GPU waits for something benign (stacks show a server
             // idle between requests) lowers the finding to its severity.
             if better && !same_reading && v.severity == Some(Severity::Info) {
                 f.severity = Severity::Info;
             }
             if better || escalates {
+                // The job ended and took its settings with it (NVIDIA_TF32_OVERRIDE=0 seen live
+                // was lost from the finding once its process left): keep the hints read.
+                if ctx.dev.processes.is_empty() {
+                    hints::carry(f, &mut v);
+                }
                 slot.best_fit = slot.best_fit.max(v.fit);
-                slot.shown_hints = hints;
                 measures(ctx, ms((rule.window)(ctx.thresholds)), &mut f.measures);
                 f.title = v.title.unwrap_or_else(|| rule.title.into());
                 f.evidence = v.evidence;
@@ -273,7 +272,6 @@ pub(super) fn update_slot(
         (Some(v), None) => {
             let window = (rule.window)(ctx.thresholds).as_millis() as u64;
             slot.best_fit = v.fit;
-            slot.shown_hints = hints;
             slot.opened += 1;
             let since_ms = ctx.now_ms.saturating_sub(window);
             slot.energy_base_j = ctx.dev.energy.total_j()

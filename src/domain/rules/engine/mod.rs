@@ -33,8 +33,6 @@ pub(super) struct Slot {
     /// When the open finding's verdict was last worded (sample time), and that verdict's fit.
     pub(super) worded_ms: Option<u64>,
     pub(super) worded_fit: f32,
-    /// How many hints (`hints::apply`) the evidence shown carries.
-    pub(super) shown_hints: usize,
 }
 
 impl Slot {
