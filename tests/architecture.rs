@@ -15,7 +15,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("model", 2),
     ("xid", 2),
     ("energy", 3),
-    ("config", 3),
+    ("config", 6),
     ("redact", 3),
     ("history", 4),
     ("host", 4),

@@ -127,12 +127,12 @@ fn replayed_h200_phases_get_their_expected_findings_and_healthy_phases_none() {
     let onset = hang.opened_ms - ms(span.start);
     let t = Thresholds::default();
     assert!(
-        onset <= (t.startup_grace + t.hang_suspect_window).as_millis() as u64 + 1_000,
+        onset <= (t.engine.startup_grace + t.hang.suspect_window).as_millis() as u64 + 1_000,
         "hang onset {onset} ms after the phase began"
     );
     // The phase lasts less than the confirmation window: a suspected hang, a warning.
     let phase_ms = ms(span.end) - ms(span.start);
-    let want = if phase_ms >= t.hang_window.as_millis() as u64 {
+    let want = if phase_ms >= t.hang.window.as_millis() as u64 {
         Severity::Critical
     } else {
         Severity::Warning

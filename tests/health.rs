@@ -138,11 +138,9 @@ fn an_xid_finding_clears_once_its_window_passed() {
         device: 0,
         kind: EventKind::Xid { code: Some(13) },
     });
-    let t = Thresholds {
-        xid_window: std::time::Duration::from_secs(5),
-        clear_after: std::time::Duration::from_secs(2),
-        ..Thresholds::default()
-    };
+    let mut t = Thresholds::default();
+    t.health.xid_window = std::time::Duration::from_secs(5);
+    t.engine.clear_after = std::time::Duration::from_secs(2);
     let r = run(&infos, &ticks, t);
     assert_eq!(raised_on(&r, 0), ["xid"]);
     assert!(r.engine.conclusions().active().is_empty());

@@ -62,14 +62,18 @@ fn windows() -> Vec<(&'static str, Scenario, u64)> {
     let t = Thresholds::default();
     let ms = |d: std::time::Duration| d.as_millis() as u64;
     vec![
-        ("hang", Scenario::Hang, ms(t.hang_suspect_window)),
-        ("starved", Scenario::Starved, ms(t.starved_window)),
-        ("sync", Scenario::Sync, ms(t.sync_window)),
-        ("powercap", Scenario::Powercap, ms(t.powercap_window)),
-        ("thermal", Scenario::Thermal, ms(t.thermal_window)),
-        ("pcie", Scenario::Pcie, ms(t.pcie_window)),
-        ("idle-mem", Scenario::IdleMem, ms(t.idle_mem_window)),
-        ("fp32", Scenario::Fp32, ms(t.fp32_window)),
+        ("hang", Scenario::Hang, ms(t.hang.suspect_window)),
+        ("starved", Scenario::Starved, ms(t.starved.window)),
+        ("sync", Scenario::Sync, ms(t.sync.window)),
+        (
+            "powercap",
+            Scenario::Powercap,
+            ms(t.hardware.powercap_window),
+        ),
+        ("thermal", Scenario::Thermal, ms(t.hardware.thermal_window)),
+        ("pcie", Scenario::Pcie, ms(t.hardware.pcie_window)),
+        ("idle-mem", Scenario::IdleMem, ms(t.idle_mem.window)),
+        ("fp32", Scenario::Fp32, ms(t.fp32.window)),
     ]
 }
 
@@ -105,11 +109,9 @@ fn onset_is_within_the_window_plus_one_tick_after_the_symptom_starts() {
 #[test]
 fn a_longer_configured_window_delays_onset() {
     let (infos, ticks) = sim_ticks(Scenario::Hang, 1, 120, START_MS);
-    let t = Thresholds {
-        hang_suspect_window: std::time::Duration::from_secs(60),
-        hang_window: std::time::Duration::from_secs(90),
-        ..Thresholds::default()
-    };
+    let mut t = Thresholds::default();
+    t.hang.suspect_window = std::time::Duration::from_secs(60);
+    t.hang.window = std::time::Duration::from_secs(90);
     let r = run(&infos, &ticks, t);
     let f = r.raised.iter().find(|f| f.rule == "hang").unwrap();
     assert_eq!(f.opened_ms - START_MS, 60_000, "suspected after its window");
@@ -144,10 +146,10 @@ fn a_finding_survives_a_one_tick_blip_and_clears_after_the_clear_window() {
         .iter()
         .find(|f| f.rule == "hang")
         .expect("cleared after recovery");
-    let clear_after = Thresholds::default().clear_after.as_millis() as u64;
+    let clear_after = Thresholds::default().engine.clear_after.as_millis() as u64;
     let closed_at = cleared.cleared_ms.unwrap() - (START_MS + 120_000);
     // The rule stops holding once 10 % of its window is healthy, then `clear_after` passes.
-    let hang_window = Thresholds::default().hang_window.as_millis() as u64;
+    let hang_window = Thresholds::default().hang.window.as_millis() as u64;
     assert!(
         closed_at >= clear_after && closed_at <= clear_after + hang_window / 10 + INTERVAL_MS,
         "closed {closed_at} ms after recovery"
@@ -374,7 +376,7 @@ fn at_50_ms_ticks_rules_judged_every_200_ms_still_open_within_the_window() {
     // The sampler judges the rules at most every 200 ms of sample time, not on every tick.
     let mut src = SimSource::new(Scenario::Hang, 1, 7, START_MS, 50);
     let mut store = Store::new(&src, Duration::from_secs(1000), Thresholds::default()).unwrap();
-    let window = Thresholds::default().hang_suspect_window.as_millis() as u64;
+    let window = Thresholds::default().hang.suspect_window.as_millis() as u64;
     let mut tick = Tick::default();
     let mut opened = None;
     while opened.is_none() && tick.t_ms < START_MS + window + 5_000 {
@@ -523,7 +525,7 @@ fn a_process_in_its_start_up_is_judged_only_from_its_arrival() {
     let r = run(&infos, &ticks, Thresholds::default());
     let f = r.raised.iter().find(|f| f.rule == "sync").expect("sync");
     let arrival = START_MS + 30_000;
-    let window = Thresholds::default().sync_window.as_millis() as u64;
+    let window = Thresholds::default().sync.window.as_millis() as u64;
     assert!(
         f.opened_ms >= arrival + window,
         "opened {} ms after arrival",
@@ -545,7 +547,7 @@ fn a_watched_leak_names_the_window_it_may_need() {
         .iter()
         .find(|w| w.rule == "mem-growth")
         .expect("the leak is being timed at 40 s");
-    let slow = Thresholds::default().mem_growth_window.as_millis() as u64;
+    let slow = Thresholds::default().memory.growth_window.as_millis() as u64;
     assert_eq!(w.window_ms, slow, "{w:?}");
     assert!(r.history.latest_ms().unwrap() - w.since_ms < w.window_ms);
 }

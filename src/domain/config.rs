@@ -4,178 +4,11 @@
 //! `~/.config/gpuwatch/config.toml`. Every key is optional; `docs/diagnoses.md` explains each.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-/// Durations are written as humantime strings ("30s", "2m") in the file.
-mod dur {
-    use serde::{Deserialize, Deserializer, Serializer};
-    use std::time::Duration;
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&humantime::format_duration(*d).to_string())
-    }
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        let s = String::deserialize(d)?;
-        // humantime alone says "expected number at 0": name what was given and what works.
-        humantime::parse_duration(&s).map_err(|e| {
-            serde::de::Error::custom(format!(
-                "\"{s}\" is not a duration ({e}); write one as \"30s\", \"2m\" or \"1m 30s\""
-            ))
-        })
-    }
-}
-
-/// Every threshold and window the rules use. Percentages are 0–100.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct Thresholds {
-    /// Assumed idle-with-context power as a share of TDP until the GPU shows its own floor.
-    pub floor_fallback_pct_of_tdp: f32,
-    /// What a resident CUDA context adds to the bare idle floor, as a share of TDP (H200: 79 →
-    /// 121 W); used until the GPU has been seen idle with a context.
-    pub context_floor_extra_pct_of_tdp: f32,
-    /// "Near the floor" means within this share of TDP above it…
-    pub floor_margin_pct_of_tdp: f32,
-    /// …or within this many watts, whichever is larger.
-    pub floor_margin_min_w: f32,
-
-    /// A process's first seconds on a GPU (import, model load, autotune, compile) are its
-    /// start-up: the "busy but idle" causes and memory growth judge only what comes after.
-    #[serde(with = "dur")]
-    pub startup_grace: Duration,
-
-    /// A hang is suspected (warning) once its symptoms held this long…
-    #[serde(with = "dur")]
-    pub hang_suspect_window: Duration,
-    /// …and confirmed (critical) once they held this long, or at once when the job lost a rank.
-    #[serde(with = "dur")]
-    pub hang_window: Duration,
-    /// Utilization at or above this for the whole window counts as pinned.
-    pub hang_util_min_pct: f32,
-    /// GPM SM activity below this is not real work (NVIDIA: < 50 % is ineffective use; a hung
-    /// collective spins on a few SMs, so this is set well above one kernel's ~1 %).
-    pub hang_sm_max_pct: f32,
-
-    #[serde(with = "dur")]
-    pub starved_window: Duration,
-    pub starved_util_max_median_pct: f32,
-    /// Power above the floor that starvation may still draw (bursts), as a share of TDP.
-    pub starved_power_margin_pct_of_tdp: f32,
-    /// The owning process (or one of its workers) counts as busy on the host above this CPU %.
-    pub starved_host_cpu_min_pct: f32,
-
-    #[serde(with = "dur")]
-    pub sync_window: Duration,
-    /// GPM SM activity below this share of utilization means kernels too small to fill the GPU.
-    pub sync_sm_to_util_max: f32,
-    /// Without GPM, launch-bound work keeps power within this share of TDP of the floor, while
-    /// starved work draws more in its bursts.
-    pub sync_power_margin_pct_of_tdp: f32,
-
-    #[serde(with = "dur")]
-    pub transfer_window: Duration,
-    /// Host-to-device traffic at or above this (GiB/s) with little SM work is input copying.
-    pub transfer_rx_min_gib_s: f32,
-    /// GPM SM activity below this while copying means the copies, not kernels, set the pace.
-    pub transfer_sm_max_pct: f32,
-
-    #[serde(with = "dur")]
-    pub powercap_window: Duration,
-    #[serde(with = "dur")]
-    pub thermal_window: Duration,
-    #[serde(with = "dur")]
-    pub pcie_window: Duration,
-    /// Work counts as "busy" for the power-cap, thermal and `PCIe` rules above this utilization.
-    pub busy_util_min_pct: f32,
-
-    #[serde(with = "dur")]
-    pub idle_mem_window: Duration,
-    pub idle_mem_min_gib: f32,
-
-    /// FP32 math on CUDA cores is judged over this window (GPM)…
-    #[serde(with = "dur")]
-    pub fp32_window: Duration,
-    /// …when the FP32 pipes are active at least this much (median of each half)…
-    pub fp32_pipe_min_pct: f32,
-    /// …and the tensor pipes at most this much.
-    pub fp32_tensor_max_pct: f32,
-
-    #[serde(with = "dur")]
-    pub mem_full_window: Duration,
-    pub mem_full_pct: f32,
-    #[serde(with = "dur")]
-    pub mem_growth_window: Duration,
-    /// Growth over the window, as a share of total memory, that counts as a leak.
-    pub mem_growth_min_pct: f32,
-    /// A fast leak is judged by its rate over this shorter window…
-    #[serde(with = "dur")]
-    pub mem_growth_fast_window: Duration,
-    /// …when memory grew at least this fast (MiB/s)…
-    pub mem_growth_min_mib_s: f32,
-    /// …and by at least this much (GiB) within it.
-    pub mem_growth_fast_min_gib: f32,
-
-    /// An Xid (or an uncorrected ECC event) keeps its finding open this long after it came:
-    /// what it broke does not mend by itself.
-    #[serde(with = "dur")]
-    pub xid_window: Duration,
-    /// `PCIe` replays and `NVLink` errors are counted over this window…
-    #[serde(with = "dur")]
-    pub link_errors_window: Duration,
-    /// …and this many of them within it make a link in trouble.
-    pub link_errors_min: f32,
-
-    /// A finding clears only after its condition has been false this long (hysteresis).
-    #[serde(with = "dur")]
-    pub clear_after: Duration,
-}
-
-impl Default for Thresholds {
-    fn default() -> Self {
-        Thresholds {
-            floor_fallback_pct_of_tdp: 17.0,
-            context_floor_extra_pct_of_tdp: 6.0,
-            floor_margin_pct_of_tdp: 8.0,
-            floor_margin_min_w: 25.0,
-            startup_grace: Duration::from_secs(5),
-            hang_suspect_window: Duration::from_secs(8),
-            hang_window: Duration::from_secs(25),
-            hang_util_min_pct: 95.0,
-            hang_sm_max_pct: 25.0,
-            starved_window: Duration::from_secs(10),
-            starved_util_max_median_pct: 50.0,
-            starved_power_margin_pct_of_tdp: 15.0,
-            starved_host_cpu_min_pct: 70.0,
-            sync_window: Duration::from_secs(10),
-            sync_sm_to_util_max: 0.25,
-            sync_power_margin_pct_of_tdp: 3.0,
-            transfer_window: Duration::from_secs(10),
-            transfer_rx_min_gib_s: 1.0,
-            transfer_sm_max_pct: 20.0,
-            powercap_window: Duration::from_secs(15),
-            thermal_window: Duration::from_secs(15),
-            pcie_window: Duration::from_secs(15),
-            busy_util_min_pct: 50.0,
-            idle_mem_window: Duration::from_secs(120),
-            idle_mem_min_gib: 2.0,
-            fp32_window: Duration::from_secs(20),
-            fp32_pipe_min_pct: 25.0,
-            fp32_tensor_max_pct: 10.0,
-            mem_full_window: Duration::from_secs(15),
-            mem_full_pct: 95.0,
-            mem_growth_window: Duration::from_secs(120),
-            mem_growth_min_pct: 5.0,
-            mem_growth_fast_window: Duration::from_secs(10),
-            mem_growth_min_mib_s: 200.0,
-            mem_growth_fast_min_gib: 2.0,
-            xid_window: Duration::from_secs(600),
-            link_errors_window: Duration::from_secs(60),
-            link_errors_min: 8.0,
-            clear_after: Duration::from_secs(10),
-        }
-    }
-}
+pub use crate::rules::Thresholds;
+use crate::rules::MAX_WINDOW;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -253,17 +86,21 @@ impl Config {
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
         let cfg: Config = toml::from_str(text).map_err(|e| ConfigError::Invalid {
             path: path.to_path_buf(),
-            reason: e.to_string(),
+            reason: which_threshold(text).unwrap_or_else(|| e.to_string()),
         })?;
-        cfg.validate().map_err(|reason| ConfigError::Invalid {
+        cfg.validate(text).map_err(|reason| ConfigError::Invalid {
             path: path.to_path_buf(),
             reason,
         })?;
         Ok(cfg)
     }
 
-    fn validate(&self) -> Result<(), String> {
+    /// Checks every threshold; `text`, the file's, is read only to point at a wrong key's line.
+    fn validate(&self, text: &str) -> Result<(), String> {
         let t = &self.thresholds;
+        if let Some(key) = t.unknown.keys().next() {
+            return Err(unknown_key(key, t, text));
+        }
         // Every number, generically: serde writes a NaN or an infinity as null.
         let value = serde_json::to_value(t).map_err(|e| e.to_string())?;
         for (name, v) in value.as_object().into_iter().flatten() {
@@ -299,21 +136,76 @@ impl Config {
                 ));
             }
         }
-        if t.hang_window < t.hang_suspect_window {
-            return Err(
-                "thresholds.hang_window (confirmed) must not be shorter than hang_suspect_window"
-                    .into(),
-            );
-        }
-        if t.startup_grace > MAX_WINDOW || t.clear_after > MAX_WINDOW {
-            return Err("thresholds.startup_grace and clear_after must be at most 1h".into());
-        }
-        Ok(())
+        t.check_sections()
     }
 }
 
-/// The longest window a rule may judge: the history holds 15 minutes by default.
-const MAX_WINDOW: Duration = Duration::from_secs(3600);
+/// The key a `[thresholds]` table failed on, with why. The sections are flattened into one
+/// table, so the parser's own error points at the table's header and not at the key; each key
+/// is tried alone to name it.
+fn which_threshold(text: &str) -> Option<String> {
+    let file: toml::Table = toml::from_str(text).ok()?;
+    let table = file.get("thresholds")?.as_table()?;
+    table.iter().find_map(|(key, value)| {
+        let mut alone = toml::Table::new();
+        alone.insert(key.clone(), value.clone());
+        let err = toml::Value::Table(alone).try_into::<Thresholds>().err()?;
+        Some(format!(
+            "thresholds.{key}{}: {}",
+            at_line(text, key),
+            err.message()
+        ))
+    })
+}
+
+/// " (line N)" for the line that sets `key`, as the parser's own errors say it; empty when the
+/// key is not written plainly at the start of a line (quoted, or in an inline table).
+fn at_line(text: &str, key: &str) -> String {
+    text.lines()
+        .position(|l| {
+            l.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        })
+        .map_or_else(String::new, |i| format!(" (line {})", i + 1))
+}
+
+/// Says that `key` is not a threshold, and which one was probably meant.
+fn unknown_key(key: &str, t: &Thresholds, text: &str) -> String {
+    let line = at_line(text, key);
+    let known = serde_json::to_value(t).unwrap_or_default();
+    let closest = known
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, _)| (edit_distance(key, k), k))
+        .min()
+        .filter(|(d, _)| *d <= 3);
+    match closest {
+        Some((_, k)) => format!("thresholds.{key}{line} is not a threshold: did you mean {k}?"),
+        None => format!(
+            "thresholds.{key}{line} is not a threshold (docs/diagnoses.md lists them, rule by rule)"
+        ),
+    }
+}
+
+/// Levenshtein distance, for naming the key a typo meant.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let next = (row[j + 1] + 1)
+                .min(row[j] + 1)
+                .min(diagonal + usize::from(ca != *cb));
+            diagonal = row[j + 1];
+            row[j + 1] = next;
+        }
+    }
+    row[b.len()]
+}
 
 /// A config file larger than this is not one (`--config /dev/zero` must not read forever).
 pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
@@ -321,6 +213,7 @@ pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn file_overrides_only_the_keys_it_names() {
@@ -332,11 +225,11 @@ mod tests {
         )
         .unwrap();
         let cfg = Config::load(Some(&p), true).unwrap();
-        assert_eq!(cfg.thresholds.hang_window, Duration::from_secs(120));
-        assert!((cfg.thresholds.hang_sm_max_pct - 10.0).abs() < f32::EPSILON);
+        assert_eq!(cfg.thresholds.hang.window, Duration::from_secs(120));
+        assert!((cfg.thresholds.hang.sm_max_pct - 10.0).abs() < f32::EPSILON);
         assert_eq!(
-            cfg.thresholds.starved_window,
-            Thresholds::default().starved_window
+            cfg.thresholds.starved.window,
+            Thresholds::default().starved.window
         );
     }
 
@@ -347,6 +240,14 @@ mod tests {
         std::fs::write(&p, "[thresholds]\nhang_windw = \"2m\"\n").unwrap();
         let e = Config::load(Some(&p), true).unwrap_err().to_string();
         assert!(e.contains("c.toml") && e.contains("hang_windw"), "{e}");
+        // The sections are flattened into one table: the key and its line are named all the same.
+        assert!(
+            e.contains("(line 2)") && e.contains("did you mean hang_window?"),
+            "{e}"
+        );
+        std::fs::write(&p, "[thresholds.hang]\nwindow = \"2m\"\n").unwrap();
+        let e = Config::load(Some(&p), true).unwrap_err().to_string();
+        assert!(e.contains("thresholds.hang is not a threshold"), "{e}");
         std::fs::write(&p, "[thresholds]\nmem_full_pct = 140\n").unwrap();
         let e = Config::load(Some(&p), true).unwrap_err().to_string();
         assert!(e.contains("mem_full_pct"), "{e}");
@@ -354,7 +255,7 @@ mod tests {
         std::fs::write(&p, "[thresholds]\nhang_window = \"banana\"\n").unwrap();
         let e = Config::load(Some(&p), true).unwrap_err().to_string();
         assert!(
-            e.contains("hang_window")
+            e.contains("thresholds.hang_window (line 2)")
                 && e.contains("\"banana\" is not a duration")
                 && e.contains("\"30s\""),
             "{e}"
@@ -382,6 +283,36 @@ mod tests {
             let e = Config::load(Some(&p), true).unwrap_err().to_string();
             assert!(e.contains(name), "{line}: {e}");
         }
+    }
+
+    #[test]
+    fn a_rule_sections_own_check_is_applied() {
+        let e = Config::parse(
+            "[thresholds]\nhang_suspect_window = \"60s\"\nhang_window = \"30s\"\n",
+            Path::new("c.toml"),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("must not be shorter than hang_suspect_window"),
+            "{e}"
+        );
+        let e = Config::parse("[thresholds]\nclear_after = \"2h\"\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("clear_after must be at most 1h"), "{e}");
+    }
+
+    #[test]
+    fn the_file_reads_as_the_flat_keys_users_write() {
+        let text = toml::to_string(&Config::default()).unwrap();
+        assert!(text.starts_with("[thresholds]\n"), "{text}");
+        assert!(text.contains("\nfp32_window = \"20s\"\n"), "{text}");
+        assert!(text.contains("\nmem_growth_min_mib_s = 200.0\n"), "{text}");
+        assert_eq!(
+            Config::parse(&text, Path::new("c.toml")).unwrap(),
+            Config::default()
+        );
     }
 
     #[test]

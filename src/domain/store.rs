@@ -5,9 +5,9 @@
 
 use std::time::Duration;
 
-use crate::config::Thresholds;
 use crate::history::History;
 use crate::model::{SelfCost, SystemInfo, Tick};
+use crate::rules::Thresholds;
 use crate::rules::{Conclusions, Engine};
 use crate::source::Source;
 
@@ -403,10 +403,8 @@ mod tests {
     fn hang_as_judged(ticks: usize) -> Vec<Judged> {
         let mut src = SimSource::new(Scenario::Hang, 1, 7, 0, 50);
         // Confirmed between two wordings (they fall on whole seconds from its opening).
-        let t = Thresholds {
-            hang_window: Duration::from_millis(25_400),
-            ..Thresholds::default()
-        };
+        let mut t = Thresholds::default();
+        t.hang.window = Duration::from_millis(25_400);
         let mut st = Store::new(&src, Duration::from_secs(60), t).unwrap();
         let mut tick = Tick::default();
         let mut seen = Vec::new();

@@ -3,9 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::Thresholds;
 use crate::model::{DeviceInfo, DeviceSample, DeviceStatus, ProcessSample, SelfCost, SystemInfo};
 use crate::rules::Finding;
+use crate::rules::Thresholds;
 
 pub const FORMAT: &str = "gpuwatch-snapshot";
 pub const VERSION: u32 = 1;

@@ -5,8 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Thresholds;
 use super::{Engine, Finding, KEEP_CLEARED};
-use crate::config::Thresholds;
 
 #[derive(Debug, Clone, Default)]
 pub struct Conclusions {

@@ -1,8 +1,8 @@
 //! What a rule reads: one device's history, the box's, the thresholds and the learned floor,
 //! with window statistics computed once per evaluation.
 
+use super::Thresholds;
 use super::{Floor, Metric, Stats};
-use crate::config::Thresholds;
 use crate::history::{DeviceHistory, History};
 
 /// Everything a rule may read about one device.
@@ -44,9 +44,9 @@ impl Ctx<'_> {
     #[must_use]
     pub fn near_floor_w(&self) -> f32 {
         let margin = self.tdp_w().map_or(0.0, |tdp| {
-            tdp * self.thresholds.floor_margin_pct_of_tdp / 100.0
+            tdp * self.thresholds.engine.floor_margin_pct_of_tdp / 100.0
         });
-        self.floor_w + margin.max(self.thresholds.floor_margin_min_w)
+        self.floor_w + margin.max(self.thresholds.engine.floor_margin_min_w)
     }
     /// True when GPU memory held steady over the last `span_ms` (within 512 MiB or 2 %): a
     /// process still laying out its memory — loading a model, cuDNN autotune trying
@@ -110,12 +110,12 @@ impl Ctx<'_> {
         } else if let Some(bare) = self.floor.bare {
             format!(
                 "this GPU's idle floor with a context, estimated ({:.0} W: {bare:.0} W seen with no process, plus {:.0} % of TDP for a context)",
-                self.floor_w, self.thresholds.context_floor_extra_pct_of_tdp
+                self.floor_w, self.thresholds.engine.context_floor_extra_pct_of_tdp
             )
         } else {
             format!(
                 "the assumed idle floor ({:.0} W, {:.0} % of TDP; no idle seen yet)",
-                self.floor_w, self.thresholds.floor_fallback_pct_of_tdp
+                self.floor_w, self.thresholds.engine.floor_fallback_pct_of_tdp
             )
         }
     }

@@ -8,8 +8,38 @@
 //! stencils, reductions, custom kernels), where tensor cores cannot help. It is info for that
 //! reason: a hint about speed, never an alarm.
 
+use super::thresholds::{dur, Section};
 use super::{Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::text::span_words;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// When FP32 math on CUDA cores is named.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Fp32Thresholds {
+    /// FP32 math on CUDA cores is judged over this window (GPM)…
+    #[serde(rename = "fp32_window", with = "dur")]
+    pub window: Duration,
+    /// …when the FP32 pipes are active at least this much (median of each half)…
+    #[serde(rename = "fp32_pipe_min_pct")]
+    pub pipe_min_pct: f32,
+    /// …and the tensor pipes at most this much.
+    #[serde(rename = "fp32_tensor_max_pct")]
+    pub tensor_max_pct: f32,
+}
+
+impl Default for Fp32Thresholds {
+    fn default() -> Self {
+        Fp32Thresholds {
+            window: Duration::from_secs(20),
+            pipe_min_pct: 25.0,
+            tensor_max_pct: 10.0,
+        }
+    }
+}
+
+impl Section for Fp32Thresholds {}
 
 pub const FP32: Rule = Rule {
     id: RuleId::Fp32,
@@ -17,7 +47,7 @@ pub const FP32: Rule = Rule {
     mig: OnMig::Instance,
     title: "FP32 math on CUDA cores, tensor cores idle",
     severity: Severity::Info,
-    window: |t| t.fp32_window,
+    window: |t| t.fp32.window,
     check,
     cause: false,
     after_startup: true,
@@ -30,7 +60,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
     let t = c.thresholds;
     // Hysteresis: an open finding holds until the FP32 pipes fall well below where it opened.
     let relax = if c.open { 0.7 } else { 1.0 };
-    let min = t.fp32_pipe_min_pct * relax;
+    let min = t.fp32.pipe_min_pct * relax;
     if !c.open && quiet_now(c, min) {
         return None;
     }
@@ -39,7 +69,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
         return None;
     }
     let tensor = c.stats(w, Metric::TensorActive);
-    if tensor.n == 0 || tensor.median > t.fp32_tensor_max_pct {
+    if tensor.n == 0 || tensor.median > t.fp32.tensor_max_pct {
         return None;
     }
     if !c.wording {

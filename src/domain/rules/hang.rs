@@ -9,16 +9,61 @@
 
 mod culprit;
 
+use super::thresholds::{dur, Section};
 use super::{ms, Ctx, Metric, OnMig, Rule, RuleId, Severity, Stats, Verdict, Watching};
 use crate::text::span_words;
 use culprit::{lost_rank, outside_the_collective, ranks_with_stacks, straggler, where_ranks_are};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// When a GPU that looks busy is called hung.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HangThresholds {
+    /// A hang is suspected (warning) once its symptoms held this long…
+    #[serde(rename = "hang_suspect_window", with = "dur")]
+    pub suspect_window: Duration,
+    /// …and confirmed (critical) once they held this long, or at once when the job lost a rank.
+    #[serde(rename = "hang_window", with = "dur")]
+    pub window: Duration,
+    /// Utilization at or above this for the whole window counts as pinned.
+    #[serde(rename = "hang_util_min_pct")]
+    pub util_min_pct: f32,
+    /// GPM SM activity below this is not real work (NVIDIA: < 50 % is ineffective use; a hung
+    /// collective spins on a few SMs, so this is set well above one kernel's ~1 %).
+    #[serde(rename = "hang_sm_max_pct")]
+    pub sm_max_pct: f32,
+}
+
+impl Default for HangThresholds {
+    fn default() -> Self {
+        HangThresholds {
+            suspect_window: Duration::from_secs(8),
+            window: Duration::from_secs(25),
+            util_min_pct: 95.0,
+            sm_max_pct: 25.0,
+        }
+    }
+}
+
+impl Section for HangThresholds {
+    fn check(&self) -> Result<(), String> {
+        if self.window < self.suspect_window {
+            return Err(
+                "thresholds.hang_window (confirmed) must not be shorter than hang_suspect_window"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+}
 
 pub const HANG: Rule = Rule {
     id: RuleId::Hang,
     mig: OnMig::Instance,
     title: "Busy but idle: GPU looks hung",
     severity: Severity::Warning,
-    window: |t| t.hang_suspect_window,
+    window: |t| t.hang.suspect_window,
     check,
     cause: true,
     after_startup: true,
@@ -47,7 +92,7 @@ fn spinning(c: &Ctx, span_ms: u64) -> Option<(Stats, Stats, Option<Gpm>)> {
     let util = c.stats(span_ms, Metric::Util);
     let power = c.stats(span_ms, Metric::Power);
     // Once open, a little slack so one lower sample does not close it (hysteresis).
-    let util_min = c.thresholds.hang_util_min_pct - if c.open { 10.0 } else { 0.0 };
+    let util_min = c.thresholds.hang.util_min_pct - if c.open { 10.0 } else { 0.0 };
     // Percentiles, not extremes: one odd sample must not open or close a hang.
     if util.n == 0 || util.p10 < util_min || power.n == 0 || power.p90 > c.near_floor_w() {
         return None;
@@ -73,7 +118,7 @@ fn spinning(c: &Ctx, span_ms: u64) -> Option<(Stats, Stats, Option<Gpm>)> {
     }
     let tensor = c.stats(span_ms, Metric::TensorActive);
     let dram = c.stats(span_ms, Metric::DramBw);
-    if sm.median > c.thresholds.hang_sm_max_pct || tensor.median > 10.0 || dram.median > 10.0 {
+    if sm.median > c.thresholds.hang.sm_max_pct || tensor.median > 10.0 || dram.median > 10.0 {
         return None;
     }
     Some((util, power, Some((sm, tensor, dram))))
@@ -98,7 +143,7 @@ fn spinning_on_instance(c: &Ctx, span_ms: u64) -> Option<Gpm> {
         .filter(|s| s.gpm.sm_active_pct.is_some_and(|v| v < floor))
         .count()
         == 2;
-    let resident = sm.n > 0 && sm.p10 >= floor && sm.median <= c.thresholds.hang_sm_max_pct;
+    let resident = sm.n > 0 && sm.p10 >= floor && sm.median <= c.thresholds.hang.sm_max_pct;
     let idle_work = tensor.median <= MIG_SPIN_WORK_MAX_PCT && dram.median <= MIG_SPIN_WORK_MAX_PCT;
     (resident && flat && idle_work && !ended).then_some((sm, tensor, dram))
 }
@@ -108,7 +153,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
     // replayed after the job ended has only its last (empty) process list.
     let w = c.window_ms;
     let (util, power, gpm) = spinning(c, w)?;
-    let confirm = ms(c.thresholds.hang_window);
+    let confirm = ms(c.thresholds.hang.window);
     let confirmed = c.covers(confirm) && spinning(c, confirm).is_some();
     let lost = lost_rank(c);
     if !c.wording {

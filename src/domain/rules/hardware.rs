@@ -1,10 +1,38 @@
 //! Rules about the GPU itself: lost from the bus, power capped below TDP, thermal or hardware
 //! slowdown, a `PCIe` link below its maximum, persistence mode off.
 
+use super::thresholds::{dur, Section};
 use super::Metric;
 use super::{Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::DeviceStatus;
 use crate::text::span_words;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// How long a busy GPU's power cap, heat or slow link must last to be named.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+#[allow(clippy::struct_field_names)] // each a rule's window, named as its key in the file
+pub struct HardwareThresholds {
+    #[serde(with = "dur")]
+    pub powercap_window: Duration,
+    #[serde(with = "dur")]
+    pub thermal_window: Duration,
+    #[serde(with = "dur")]
+    pub pcie_window: Duration,
+}
+
+impl Default for HardwareThresholds {
+    fn default() -> Self {
+        HardwareThresholds {
+            powercap_window: Duration::from_secs(15),
+            thermal_window: Duration::from_secs(15),
+            pcie_window: Duration::from_secs(15),
+        }
+    }
+}
+
+impl Section for HardwareThresholds {}
 
 pub const LOST: Rule = Rule {
     id: RuleId::Lost,
@@ -23,7 +51,7 @@ pub const POWERCAP: Rule = Rule {
     mig: OnMig::Parent,
     title: "Power capped below TDP",
     severity: Severity::Warning,
-    window: |t| t.powercap_window,
+    window: |t| t.hardware.powercap_window,
     check: check_powercap,
     cause: false,
     after_startup: false,
@@ -35,7 +63,7 @@ pub const THERMAL: Rule = Rule {
     mig: OnMig::Parent,
     title: "Clocks slowed: thermal or hardware slowdown",
     severity: Severity::Warning,
-    window: |t| t.thermal_window,
+    window: |t| t.hardware.thermal_window,
     check: check_thermal,
     cause: false,
     after_startup: false,
@@ -47,7 +75,7 @@ pub const PCIE: Rule = Rule {
     mig: OnMig::Parent,
     title: "PCIe link below its maximum",
     severity: Severity::Warning,
-    window: |t| t.pcie_window,
+    window: |t| t.hardware.pcie_window,
     check: check_pcie,
     cause: false,
     after_startup: false,
@@ -109,7 +137,7 @@ fn check_lost(c: &Ctx) -> Option<Verdict> {
 /// GPU was lost, or now), and the evidence line that names it: a GPU lost or hung after an Xid
 /// is that Xid's problem.
 pub(super) fn preceding_xid(c: &Ctx, at_ms: u64) -> Option<(Option<u64>, String)> {
-    let from = at_ms.saturating_sub(super::ms(c.thresholds.xid_window));
+    let from = at_ms.saturating_sub(super::ms(c.thresholds.health.xid_window));
     let e = c
         .all
         .events_since(c.dev.info.index, from)
@@ -141,7 +169,7 @@ fn check_powercap(c: &Ctx) -> Option<Verdict> {
     let limit = c
         .stats(w, Metric::PowerLimit)
         .median_or(c.dev.info.power_limit_enforced_w)?;
-    if util.median < c.thresholds.busy_util_min_pct || limit >= default * 0.99 {
+    if util.median < c.thresholds.engine.busy_util_min_pct || limit >= default * 0.99 {
         return None;
     }
     let power = c.stats(w, Metric::Power);
@@ -246,11 +274,11 @@ fn check_pcie(c: &Ctx) -> Option<Verdict> {
     let sm = c.stats(w, Metric::SmActive);
     let power = c.stats(w, Metric::Power);
     let working = if sm.n > 0 {
-        sm.median >= c.thresholds.busy_util_min_pct
+        sm.median >= c.thresholds.engine.busy_util_min_pct
     } else {
         power.median > c.near_floor_w()
     };
-    if util.median < c.thresholds.busy_util_min_pct || !working {
+    if util.median < c.thresholds.engine.busy_util_min_pct || !working {
         return None;
     }
     let below = c.stats_of(w, |s| {

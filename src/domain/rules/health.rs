@@ -3,11 +3,41 @@
 //! These name a broken GPU or link, which a hang or a crash may follow: a different remedy
 //! (reset, drain, cables) from a stuck collective's.
 
+use super::thresholds::{dur, Section};
 use super::{ms, Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::history::EventCount;
 use crate::model::{EventKind, Health};
 use crate::text::{clock, span_words};
 use crate::xid::{self, Need};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// How long a health event keeps its finding, and how many link errors make one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct HealthThresholds {
+    /// An Xid (or an uncorrected ECC event) keeps its finding open this long after it came:
+    /// what it broke does not mend by itself.
+    #[serde(with = "dur")]
+    pub xid_window: Duration,
+    /// `PCIe` replays and `NVLink` errors are counted over this window…
+    #[serde(with = "dur")]
+    pub link_errors_window: Duration,
+    /// …and this many of them within it make a link in trouble.
+    pub link_errors_min: f32,
+}
+
+impl Default for HealthThresholds {
+    fn default() -> Self {
+        HealthThresholds {
+            xid_window: Duration::from_secs(600),
+            link_errors_window: Duration::from_secs(60),
+            link_errors_min: 8.0,
+        }
+    }
+}
+
+impl Section for HealthThresholds {}
 
 pub const XID: Rule = Rule {
     id: RuleId::Xid,
@@ -115,7 +145,7 @@ fn worst(events: &[&EventCount]) -> Option<u64> {
 
 fn check_xid(c: &Ctx) -> Option<Verdict> {
     let device = c.dev.info.index;
-    let from = c.now_ms.saturating_sub(ms(c.thresholds.xid_window));
+    let from = c.now_ms.saturating_sub(ms(c.thresholds.health.xid_window));
     let events: Vec<&EventCount> = c
         .all
         .events_since(device, from)
@@ -185,7 +215,7 @@ fn advice_of(x: &xid::Xid) -> &'static str {
 fn check_ecc(c: &Ctx) -> Option<Verdict> {
     let h = latest_health(c)?;
     let device = c.dev.info.index;
-    let from = c.now_ms.saturating_sub(ms(c.thresholds.xid_window));
+    let from = c.now_ms.saturating_sub(ms(c.thresholds.health.xid_window));
     let events = c
         .all
         .events_since(device, from)
@@ -207,7 +237,7 @@ fn check_ecc(c: &Ctx) -> Option<Verdict> {
         evidence.push(format!(
             "the driver reported {events} uncorrected ECC error event{} since gpuwatch started, the last within {}",
             if events == 1 { "" } else { "s" },
-            span_words(ms(c.thresholds.xid_window))
+            span_words(ms(c.thresholds.health.xid_window))
         ));
     }
     if let (Some(corr), Some(unc)) = (h.ecc_corrected_aggregate, h.ecc_uncorrected_aggregate) {
@@ -278,7 +308,7 @@ fn rise(c: &Ctx, counter: fn(&Health) -> Option<u32>) -> Option<(u32, u32)> {
     if !c.dev.link_counters_seen {
         return None;
     }
-    let window = ms(c.thresholds.link_errors_window);
+    let window = ms(c.thresholds.health.link_errors_window);
     let mut values = c
         .dev
         .samples
@@ -291,10 +321,10 @@ fn rise(c: &Ctx, counter: fn(&Health) -> Option<u32>) -> Option<(u32, u32)> {
 
 fn check_pcie_replay(c: &Ctx) -> Option<Verdict> {
     let (rose, total) = rise(c, |h| h.pcie_replays)?;
-    if (rose as f32) < c.thresholds.link_errors_min {
+    if (rose as f32) < c.thresholds.health.link_errors_min {
         return None;
     }
-    let window = ms(c.thresholds.link_errors_window);
+    let window = ms(c.thresholds.health.link_errors_window);
     let traffic = c.stats(window, Metric::PcieTrafficMib);
     let moving = match traffic.median {
         _ if traffic.n == 0 => String::new(),
@@ -349,10 +379,10 @@ fn check_nvlink(c: &Ctx) -> Option<Verdict> {
         severity = Some(Severity::Critical);
     }
     if let Some((rose, total)) = rise(c, |h| h.nvlink_errors) {
-        if rose as f32 >= c.thresholds.link_errors_min {
+        if rose as f32 >= c.thresholds.health.link_errors_min {
             evidence.push(format!(
                 "{rose} NVLink CRC, replay or recovery errors in the last {} ({total} since the driver loaded)",
-                span_words(ms(c.thresholds.link_errors_window))
+                span_words(ms(c.thresholds.health.link_errors_window))
             ));
         }
     }

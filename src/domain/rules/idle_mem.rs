@@ -1,23 +1,47 @@
 //! The idle-mem rule: a process holds GPU memory while no kernel runs for a long time, and none
 //! of the GPU's processes is busy on its host (an idle notebook, a job that did not exit).
 
+use super::thresholds::{dur, Section};
 use super::{Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::GIB;
 use crate::text::span_words;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// When memory held by an idle GPU is named.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct IdleMemThresholds {
+    #[serde(rename = "idle_mem_window", with = "dur")]
+    pub window: Duration,
+    #[serde(rename = "idle_mem_min_gib")]
+    pub min_gib: f32,
+}
+
+impl Default for IdleMemThresholds {
+    fn default() -> Self {
+        IdleMemThresholds {
+            window: Duration::from_secs(120),
+            min_gib: 2.0,
+        }
+    }
+}
+
+impl Section for IdleMemThresholds {}
 
 pub const IDLE_MEM: Rule = Rule {
     id: RuleId::IdleMem,
     mig: OnMig::Instance,
     title: "Idle GPU with memory held",
     severity: Severity::Info,
-    window: |t| t.idle_mem_window,
+    window: |t| t.idle_mem.window,
     check: check_idle_mem,
     cause: false,
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::With {
         building: idle_mem_building,
-        needs: |t| t.idle_mem_window,
+        needs: |t| t.idle_mem.window,
     },
 };
 /// GPU memory held with no kernel run over the window, by processes none of which is busy on
@@ -36,7 +60,7 @@ fn idle_with_memory(c: &Ctx) -> Option<u64> {
         .filter_map(|p| p.host.as_ref())
         .any(|h| {
             h.state == Some('R')
-                || h.cpu_pct.unwrap_or(0.0) >= c.thresholds.starved_host_cpu_min_pct
+                || h.cpu_pct.unwrap_or(0.0) >= c.thresholds.starved.host_cpu_min_pct
         });
     if busy {
         return None;
@@ -69,7 +93,7 @@ fn idle_with_memory(c: &Ctx) -> Option<u64> {
     } else {
         c.dev.samples.latest()?.mem_used_bytes?
     };
-    ((held as f32) >= c.thresholds.idle_mem_min_gib * GIB as f32).then_some(held)
+    ((held as f32) >= c.thresholds.idle_mem.min_gib * GIB as f32).then_some(held)
 }
 
 /// Idle with memory held over what has been seen so far, its window not run yet.

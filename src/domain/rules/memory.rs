@@ -1,15 +1,58 @@
 //! Memory nearly full, or growing steadily (a leak, or a cache that never stops).
 
+use super::thresholds::{dur, Section};
 use super::{ms, Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::GIB;
 use crate::text::span_words;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// When memory is called full, or leaking.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MemoryThresholds {
+    #[serde(rename = "mem_full_window", with = "dur")]
+    pub full_window: Duration,
+    #[serde(rename = "mem_full_pct")]
+    pub full_pct: f32,
+    #[serde(rename = "mem_growth_window", with = "dur")]
+    pub growth_window: Duration,
+    /// Growth over the window, as a share of total memory, that counts as a leak.
+    #[serde(rename = "mem_growth_min_pct")]
+    pub growth_min_pct: f32,
+    /// A fast leak is judged by its rate over this shorter window…
+    #[serde(rename = "mem_growth_fast_window", with = "dur")]
+    pub growth_fast_window: Duration,
+    /// …when memory grew at least this fast (MiB/s)…
+    #[serde(rename = "mem_growth_min_mib_s")]
+    pub growth_min_mib_s: f32,
+    /// …and by at least this much (GiB) within it.
+    #[serde(rename = "mem_growth_fast_min_gib")]
+    pub growth_fast_min_gib: f32,
+}
+
+impl Default for MemoryThresholds {
+    fn default() -> Self {
+        MemoryThresholds {
+            full_window: Duration::from_secs(15),
+            full_pct: 95.0,
+            growth_window: Duration::from_secs(120),
+            growth_min_pct: 5.0,
+            growth_fast_window: Duration::from_secs(10),
+            growth_min_mib_s: 200.0,
+            growth_fast_min_gib: 2.0,
+        }
+    }
+}
+
+impl Section for MemoryThresholds {}
 
 pub const FULL: Rule = Rule {
     id: RuleId::MemFull,
     mig: OnMig::Instance,
     title: "GPU memory nearly full",
     severity: Severity::Warning,
-    window: |t| t.mem_full_window,
+    window: |t| t.memory.full_window,
     check: check_full,
     cause: false,
     after_startup: false,
@@ -21,14 +64,14 @@ pub const GROWTH: Rule = Rule {
     mig: OnMig::Instance,
     title: "GPU memory growing steadily",
     severity: Severity::Warning,
-    window: |t| t.mem_growth_fast_window,
+    window: |t| t.memory.growth_fast_window,
     check: check_growth,
     cause: false,
     after_startup: true,
     busy_but_idle: false,
     watch: Watching::With {
         building: growth_building,
-        needs: |t| t.mem_growth_window,
+        needs: |t| t.memory.growth_window,
     },
 };
 
@@ -45,7 +88,7 @@ fn check_full(c: &Ctx) -> Option<Verdict> {
         return None;
     }
     let used = c.stats(w, Metric::MemUsedBytes);
-    if used.n == 0 || used.min < total * c.thresholds.mem_full_pct / 100.0 {
+    if used.n == 0 || used.min < total * c.thresholds.memory.full_pct / 100.0 {
         return None;
     }
     Some(Verdict {
@@ -103,7 +146,7 @@ fn trend(c: &Ctx, w: u64) -> Option<(f32, f32)> {
 fn growth(c: &Ctx, w: u64, min_bytes: f32, min_rate: f32) -> Option<(f32, f32, f32)> {
     // A process's first seconds build its model and warm the allocator up: the window starts
     // after them (on an H200 a VGG-like job grew 0.5 -> 2.5 GiB in its first 10 s, live).
-    if !c.covers(w + ms(c.thresholds.startup_grace)) {
+    if !c.covers(w + ms(c.thresholds.engine.startup_grace)) {
         return None;
     }
     let (slope, r2) = trend(c, w)?;
@@ -151,21 +194,21 @@ fn growth_building(c: &Ctx) -> bool {
 
 fn check_growth(c: &Ctx) -> Option<Verdict> {
     let total = c.dev.info.memory_total_bytes? as f32;
-    let fast = ms(c.thresholds.mem_growth_fast_window);
-    let slow = ms(c.thresholds.mem_growth_window);
+    let fast = ms(c.thresholds.memory.growth_fast_window);
+    let slow = ms(c.thresholds.memory.growth_window);
     // A fast leak by its rate within seconds; a slow one by its share of memory over minutes.
     let (w, (grown, slope, r2)) = growth(
         c,
         fast,
-        c.thresholds.mem_growth_fast_min_gib * GIB as f32,
-        c.thresholds.mem_growth_min_mib_s * 1024.0 * 1024.0,
+        c.thresholds.memory.growth_fast_min_gib * GIB as f32,
+        c.thresholds.memory.growth_min_mib_s * 1024.0 * 1024.0,
     )
     .map(|g| (fast, g))
     .or_else(|| {
         growth(
             c,
             slow,
-            total * c.thresholds.mem_growth_min_pct / 100.0,
+            total * c.thresholds.memory.growth_min_pct / 100.0,
             0.0,
         )
         .map(|g| (slow, g))

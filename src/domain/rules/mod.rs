@@ -23,6 +23,7 @@ mod stacks;
 mod starved;
 mod stats;
 mod sync;
+mod thresholds;
 mod transfer;
 mod window;
 
@@ -30,7 +31,6 @@ use std::borrow::Cow;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::Thresholds;
 pub use conclusions::{Conclusions, Judging, Watch};
 pub use ctx::Ctx;
 use engine::KEEP_CLEARED;
@@ -38,6 +38,7 @@ pub use engine::{Engine, Floor, REWORD_MS, WATCH_MS};
 pub use id::RuleId;
 pub use metric::Metric;
 pub use stats::Stats;
+pub use thresholds::{dur, Section, MAX_WINDOW};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -300,7 +301,22 @@ pub fn is_busy_but_idle(id: &str) -> bool {
     RULES.iter().any(|r| r.id.as_str() == id && r.busy_but_idle)
 }
 
-/// The registry: adding a rule is its file, a line here and its thresholds.
+// The thresholds, a section per rule file that has any (flat in the config file).
+thresholds::thresholds! {
+    engine: engine::EngineThresholds,
+    hang: hang::HangThresholds,
+    starved: starved::StarvedThresholds,
+    sync: sync::SyncThresholds,
+    transfer: transfer::TransferThresholds,
+    hardware: hardware::HardwareThresholds,
+    idle_mem: idle_mem::IdleMemThresholds,
+    fp32: fp32::Fp32Thresholds,
+    memory: memory::MemoryThresholds,
+    health: health::HealthThresholds,
+}
+
+/// The registry: adding a rule is its file, a line here and, if it has thresholds, a line in
+/// `thresholds!` above.
 static RULES: [Rule; 18] = [
     hardware::LOST,
     health::XID,

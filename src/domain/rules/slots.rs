@@ -2,10 +2,10 @@
 //! cause per GPU, and each slot's finding opened, held, escalated or cleared.
 
 use super::engine::Slot;
+use super::Thresholds;
 use super::{
     hints, measures, ms, Ctx, Finding, Judging, Rule, Severity, Stats, Verdict, Watching, WATCH_MS,
 };
-use crate::config::Thresholds;
 use crate::history::DeviceHistory;
 
 /// A GPU with a process that drew less than half its TDP over the last `WATCH_MS`.
@@ -304,7 +304,7 @@ pub(super) fn update_slot(
         }
         (None, Some(f))
             if ctx.now_ms.saturating_sub(f.last_ms)
-                >= ctx.thresholds.clear_after.as_millis() as u64 =>
+                >= ctx.thresholds.engine.clear_after.as_millis() as u64 =>
         {
             let mut closed = slot.open.take()?;
             closed.cleared_ms = Some(ctx.now_ms);

@@ -7,18 +7,52 @@
 
 mod host_side;
 
+use super::thresholds::{dur, Section};
 use host_side::{host_evidence, Kind};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
 
 use super::{stacks, Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::stack::StackClass;
 use crate::text::span_words;
+
+/// When a GPU is called starved of input.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct StarvedThresholds {
+    /// Starvation is judged over this window…
+    #[serde(rename = "starved_window", with = "dur")]
+    pub window: Duration,
+    /// …when the median utilization is at most this.
+    #[serde(rename = "starved_util_max_median_pct")]
+    pub util_max_median_pct: f32,
+    /// Power above the floor that starvation may still draw (bursts), as a share of TDP.
+    #[serde(rename = "starved_power_margin_pct_of_tdp")]
+    pub power_margin_pct_of_tdp: f32,
+    /// The owning process (or one of its workers) counts as busy on the host above this CPU %.
+    #[serde(rename = "starved_host_cpu_min_pct")]
+    pub host_cpu_min_pct: f32,
+}
+
+impl Default for StarvedThresholds {
+    fn default() -> Self {
+        StarvedThresholds {
+            window: Duration::from_secs(10),
+            util_max_median_pct: 50.0,
+            power_margin_pct_of_tdp: 15.0,
+            host_cpu_min_pct: 70.0,
+        }
+    }
+}
+
+impl Section for StarvedThresholds {}
 
 pub const STARVED: Rule = Rule {
     id: RuleId::Starved,
     mig: OnMig::Instance,
     title: "GPU starved: waiting for input",
     severity: Severity::Warning,
-    window: |t| t.starved_window,
+    window: |t| t.starved.window,
     check: check_starved,
     cause: true,
     after_startup: true,
@@ -62,13 +96,13 @@ fn starved_counters(c: &Ctx) -> Option<Counters> {
     let util = c.stats(w, Metric::Util);
     let power = c.stats(w, Metric::Power);
     let tdp = c.tdp_w().unwrap_or(0.0);
-    let power_ceiling = c.floor_w + tdp * c.thresholds.starved_power_margin_pct_of_tdp / 100.0;
+    let power_ceiling = c.floor_w + tdp * c.thresholds.starved.power_margin_pct_of_tdp / 100.0;
     // Some work arrives, a little: NVML's averaging smooths a starved loader's bursts into a
     // steady 10-20 % on an H200, and a loader that waits on slow storage shows 0-1 %, with
     // GPM SM activity above zero (0.02 %) in nearly every sample where an idle process shows
     // exactly 0. Both halves must be low, so a phase change (idle, then a saturated job) is
     // not starvation.
-    let util_max = c.thresholds.starved_util_max_median_pct + if c.open { 10.0 } else { 0.0 };
+    let util_max = c.thresholds.starved.util_max_median_pct + if c.open { 10.0 } else { 0.0 };
     let sm = c.stats(w, Metric::SmActive);
     // In both halves: a start-up that ends in full load has activity in its newer half only.
     let (u1, u2) = c.halves(w, Metric::Util);
@@ -91,7 +125,7 @@ fn starved_counters(c: &Ctx) -> Option<Counters> {
     // below util, the sync rule's). Below a few % there is nothing to compare.
     let comparable = util.median >= 5.0;
     let signals = if sm.n > 0 {
-        if comparable && sm.median < c.thresholds.sync_sm_to_util_max * util.median {
+        if comparable && sm.median < c.thresholds.sync.sm_to_util_max * util.median {
             return None;
         }
         if comparable {
@@ -101,7 +135,7 @@ fn starved_counters(c: &Ctx) -> Option<Counters> {
     } else {
         // Without GPM: the GPU must draw above the floor while its kernels run; launch-bound
         // work does not (a utilization-variation test was tried and caught phase changes).
-        let margin = tdp * c.thresholds.sync_power_margin_pct_of_tdp / 100.0;
+        let margin = tdp * c.thresholds.sync.power_margin_pct_of_tdp / 100.0;
         if comparable && power.median <= c.floor_w + margin {
             return None;
         }
@@ -124,7 +158,7 @@ fn starved_counters_on_instance(c: &Ctx) -> Option<Counters> {
     let w = c.window_ms;
     let sm = c.stats(w, Metric::SmActive);
     let (s1, s2) = c.halves(w, Metric::SmActive);
-    let max = c.thresholds.starved_util_max_median_pct + if c.open { 10.0 } else { 0.0 };
+    let max = c.thresholds.starved.util_max_median_pct + if c.open { 10.0 } else { 0.0 };
     let some_work = sm.n > 0 && s1.nonzero_share.min(s2.nonzero_share) >= STARVED_ACTIVE_SHARE;
     let low = [s1.median, s2.median, sm.median].iter().all(|m| *m < max);
     let resident = sm.p10 >= 0.3 && sm.sd <= (sm.median * 0.25).max(0.5);
@@ -161,7 +195,7 @@ fn check_starved(c: &Ctx) -> Option<Verdict> {
         // raises it); its host side and stacks are worded again in a second.
         return Some(Verdict::held(None));
     }
-    let host = host_evidence(&c.dev.processes, c.thresholds.starved_host_cpu_min_pct);
+    let host = host_evidence(&c.dev.processes, c.thresholds.starved.host_cpu_min_pct);
     let mut fit = n.fit
         + match host.kind {
             Kind::Computing | Kind::Waiting => 0.3,

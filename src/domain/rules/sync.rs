@@ -4,16 +4,47 @@
 //! done. Fires wrongly on: a legitimately small model served with batch size 1 (still
 //! launch-bound, still worth knowing).
 
+use super::thresholds::{dur, Section};
 use super::{stacks, Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::stack::StackClass;
 use crate::text::span_words;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// When a GPU is called launch-bound.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SyncThresholds {
+    /// Launch-bound work is judged over this window.
+    #[serde(rename = "sync_window", with = "dur")]
+    pub window: Duration,
+    /// GPM SM activity below this share of utilization means kernels too small to fill the GPU.
+    #[serde(rename = "sync_sm_to_util_max")]
+    pub sm_to_util_max: f32,
+    /// Without GPM, launch-bound work keeps power within this share of TDP of the floor, while
+    /// starved work draws more in its bursts.
+    #[serde(rename = "sync_power_margin_pct_of_tdp")]
+    pub power_margin_pct_of_tdp: f32,
+}
+
+impl Default for SyncThresholds {
+    fn default() -> Self {
+        SyncThresholds {
+            window: Duration::from_secs(10),
+            sm_to_util_max: 0.25,
+            power_margin_pct_of_tdp: 3.0,
+        }
+    }
+}
+
+impl Section for SyncThresholds {}
 
 pub const SYNC: Rule = Rule {
     id: RuleId::Sync,
     mig: OnMig::Neither,
     title: "Launch-bound: tiny kernels and host syncs",
     severity: Severity::Warning,
-    window: |t| t.sync_window,
+    window: |t| t.sync.window,
     check,
     cause: true,
     after_startup: true,
@@ -65,18 +96,18 @@ fn check(c: &Ctx) -> Option<Verdict> {
     });
     say(&|| c.power_evidence(power.median));
     let signals = if sm.n > 0 {
-        if sm.median > 5.0 || sm.median > c.thresholds.sync_sm_to_util_max * util.median {
+        if sm.median > 5.0 || sm.median > c.thresholds.sync.sm_to_util_max * util.median {
             return None;
         }
         say(&|| {
             format!("SM activity {:.1} % (GPM) while util says {:.0} %: kernels far too small to fill the GPU", sm.median, util.median)
         });
-        fit += 0.2 * (1.0 - sm.median / (c.thresholds.sync_sm_to_util_max * util.median).max(0.1));
+        fit += 0.2 * (1.0 - sm.median / (c.thresholds.sync.sm_to_util_max * util.median).max(0.1));
         "utilization against GPM SM activity, power against the idle floor"
     } else {
         // Without GPM: steady medium util with power flat at the floor (starvation is burstier
         // and draws more while its kernels run).
-        let margin = c.tdp_w().unwrap_or(0.0) * c.thresholds.sync_power_margin_pct_of_tdp / 100.0;
+        let margin = c.tdp_w().unwrap_or(0.0) * c.thresholds.sync.power_margin_pct_of_tdp / 100.0;
         if util.variation() >= 0.5 || power.median > c.floor_w + margin {
             return None;
         }
@@ -101,7 +132,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
         // GiB/s coming in now: the steps wait on copies, not on syncs (the transfer rule's,
         // which sees it a second or two later: GPM's PCIe rate needs two slow readings).
         let (_, rx_now) = c.halves(w, Metric::PcieRx);
-        if rx_now.median >= c.thresholds.transfer_rx_min_gib_s * 1024.0 * 1024.0 {
+        if rx_now.median >= c.thresholds.transfer.rx_min_gib_s * 1024.0 * 1024.0 {
             return None;
         }
     }
@@ -112,7 +143,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
         .iter()
         .filter_map(|p| p.host.as_ref())
         .find(|h| {
-            h.cpu_pct.unwrap_or(0.0) >= c.thresholds.starved_host_cpu_min_pct
+            h.cpu_pct.unwrap_or(0.0) >= c.thresholds.starved.host_cpu_min_pct
                 && h.state != Some('D')
         });
     if let Some(h) = busy {

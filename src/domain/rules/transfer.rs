@@ -4,16 +4,46 @@
 //! Fires wrongly on: a job that streams data on purpose with little compute per byte (a
 //! checkpoint load, a data-movement benchmark), which is still "the GPU waits on the link".
 
+use super::thresholds::{dur, Section};
 use super::{Ctx, Metric, OnMig, Rule, RuleId, Severity, Stats, Verdict, Watching};
 use crate::model::GIB;
 use crate::text::span_words;
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// When a GPU is called bound by its input copies.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct TransferThresholds {
+    /// Copy-bound work is judged over this window.
+    #[serde(rename = "transfer_window", with = "dur")]
+    pub window: Duration,
+    /// Host-to-device traffic at or above this (GiB/s) with little SM work is input copying.
+    #[serde(rename = "transfer_rx_min_gib_s")]
+    pub rx_min_gib_s: f32,
+    /// GPM SM activity below this while copying means the copies, not kernels, set the pace.
+    #[serde(rename = "transfer_sm_max_pct")]
+    pub sm_max_pct: f32,
+}
+
+impl Default for TransferThresholds {
+    fn default() -> Self {
+        TransferThresholds {
+            window: Duration::from_secs(10),
+            rx_min_gib_s: 1.0,
+            sm_max_pct: 20.0,
+        }
+    }
+}
+
+impl Section for TransferThresholds {}
 
 pub const TRANSFER: Rule = Rule {
     id: RuleId::Transfer,
     mig: OnMig::Neither,
     title: "GPU waits on host-to-device copies",
     severity: Severity::Warning,
-    window: |t| t.transfer_window,
+    window: |t| t.transfer.window,
     check,
     cause: true,
     after_startup: true,
@@ -31,7 +61,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
     let rx = c.stats(w, Metric::PcieRx);
     let relax = if c.open { 0.7 } else { 1.0 };
     let (r1, r2) = c.halves(w, Metric::PcieRx);
-    let min_kib = c.thresholds.transfer_rx_min_gib_s * KIB_PER_GIB * relax;
+    let min_kib = c.thresholds.transfer.rx_min_gib_s * KIB_PER_GIB * relax;
     if rx.n == 0 || r1.median < min_kib || r2.median < min_kib {
         return None;
     }
@@ -39,7 +69,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
     let power = c.stats(w, Metric::Power);
     let sm = c.stats(w, Metric::SmActive);
     let (signals, work) = if sm.n > 0 {
-        if sm.median > c.thresholds.transfer_sm_max_pct {
+        if sm.median > c.thresholds.transfer.sm_max_pct {
             return None;
         }
         (
@@ -51,7 +81,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
         )
     } else {
         // Without GPM: utilization is kernel time, so copies leave it low.
-        if util.n == 0 || util.median >= c.thresholds.starved_util_max_median_pct {
+        if util.n == 0 || util.median >= c.thresholds.starved.util_max_median_pct {
             return None;
         }
         (

@@ -373,7 +373,7 @@ pub fn gpu_state(store: &Store, d: &DeviceHistory) -> &'static str {
         .collect();
     util.sort_by(f32::total_cmp);
     match util.get(util.len() / 2) {
-        Some(u) if *u >= f.thresholds().busy_util_min_pct => "busy",
+        Some(u) if *u >= f.thresholds().engine.busy_util_min_pct => "busy",
         _ => "idle",
     }
 }

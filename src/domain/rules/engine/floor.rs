@@ -61,8 +61,8 @@ impl Engine {
         f.context
             .or(f
                 .bare
-                .map(|b| b + tdp * t.context_floor_extra_pct_of_tdp / 100.0))
-            .unwrap_or(tdp * t.floor_fallback_pct_of_tdp / 100.0)
+                .map(|b| b + tdp * t.engine.context_floor_extra_pct_of_tdp / 100.0))
+            .unwrap_or(tdp * t.engine.floor_fallback_pct_of_tdp / 100.0)
     }
 
     /// The floor is the lowest power held through a stretch with no kernels running.

@@ -202,7 +202,7 @@ fn rank_text(rank: Option<u32>) -> String {
 pub(super) fn lost_rank(c: &Ctx) -> Option<Culprit> {
     let since = c
         .now_ms
-        .saturating_sub(ms(c.thresholds.hang_window) + DEPARTURE_LOOKBACK_MS);
+        .saturating_sub(ms(c.thresholds.hang.window) + DEPARTURE_LOOKBACK_MS);
     let gone: &Departure = c.all.departures.iter().rev().find(|d| {
         d.gone_ms >= since
             && !c.dev.processes.iter().any(|p| p.pid == d.pid)

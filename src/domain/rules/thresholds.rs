@@ -1,0 +1,66 @@
+//! The thresholds the rules judge by, one section per rule file. Each rule declares its own
+//! section beside its check (`HangThresholds` in `hang.rs`), with its defaults and whatever
+//! it must validate beyond the generic checks; the registry (`rules/mod.rs`) assembles them.
+//!
+//! In the config file (and in snapshots) the sections stay one flat `[thresholds]` table with
+//! the keys users already write (`hang_window`, `fp32_pipe_min_pct`): each section's fields
+//! carry their flat key as a serde name and are flattened into it.
+
+use std::time::Duration;
+
+/// What a rule's thresholds must satisfy beyond being finite, non-negative, percentages within
+/// 0–100 and windows within 1 h (those are checked for every key by its name, in `config`).
+pub trait Section {
+    /// Why these values cannot work together (`hang_window` shorter than its suspicion), as a
+    /// sentence naming the keys.
+    fn check(&self) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// The longest window a rule may judge: the history holds 15 minutes by default.
+pub const MAX_WINDOW: Duration = Duration::from_secs(3600);
+
+/// Assembles `Thresholds` from the sections the registry names. Keys no section knows are
+/// kept by name in `unknown`: a config file with one is refused (a typo would otherwise be
+/// silently ignored), a snapshot from a newer gpuwatch still opens.
+macro_rules! thresholds {
+    ($($(#[$doc:meta])* $field:ident: $ty:ty,)*) => {
+        /// Every threshold and window the rules use, by section. Percentages are 0–100.
+        #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+        #[serde(default)]
+        pub struct Thresholds {
+            $($(#[$doc])* #[serde(flatten)] pub $field: $ty,)*
+            /// Keys no section knows.
+            #[serde(flatten, skip_serializing)]
+            pub unknown: std::collections::BTreeMap<String, serde::de::IgnoredAny>,
+        }
+
+        impl Thresholds {
+            /// Every section's own check, in the registry's order.
+            pub fn check_sections(&self) -> Result<(), String> {
+                $($crate::rules::thresholds::Section::check(&self.$field)?;)*
+                Ok(())
+            }
+        }
+    };
+}
+pub(crate) use thresholds;
+
+/// Durations are written as humantime strings ("30s", "2m") in the file.
+pub mod dur {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&humantime::format_duration(*d).to_string())
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let s = String::deserialize(d)?;
+        // humantime alone says "expected number at 0": name what was given and what works.
+        humantime::parse_duration(&s).map_err(|e| {
+            serde::de::Error::custom(format!(
+                "\"{s}\" is not a duration ({e}); write one as \"30s\", \"2m\" or \"1m 30s\""
+            ))
+        })
+    }
+}
