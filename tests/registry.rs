@@ -137,3 +137,39 @@ fn alert_rules_name_only_registered_rules() {
     }
     assert!(seen > 0, "alerts.yml matches findings");
 }
+
+/// README's `--demo` row names every scenario `--demo` takes (a rule's own among them) and
+/// no other.
+#[test]
+fn readme_names_every_demo_scenario() {
+    let readme = read("README.md");
+    let row = readme
+        .lines()
+        .find(|l| l.starts_with("| `gpuwatch --demo"))
+        .expect("README's command table has the --demo row");
+    let named: Vec<String> = row
+        .split('`')
+        .skip(3) // the command itself
+        .step_by(2)
+        .map(|w| w.trim_end_matches(":H/N").to_string())
+        .collect();
+    let known: Vec<&str> = gpuwatch::source::sim::scenarios()
+        .iter()
+        .map(|(name, _)| *name)
+        .collect();
+    for name in &known {
+        assert!(
+            named.iter().any(|n| n == name),
+            "README's --demo row lacks `{name}`"
+        );
+    }
+    for n in named.iter().filter(|n| {
+        n.chars()
+            .all(|c| c.is_ascii_lowercase() || c == '-' || c.is_ascii_digit())
+    }) {
+        assert!(
+            known.contains(&n.as_str()),
+            "README's --demo row names `{n}`, which is no scenario"
+        );
+    }
+}

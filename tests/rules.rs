@@ -6,7 +6,7 @@ mod common;
 use common::{rules_raised, run, shifted, sim_ticks, INTERVAL_MS, START_MS};
 use gpuwatch::config::Thresholds;
 use gpuwatch::model::{GpmMetrics, Tick};
-use gpuwatch::rules::{all_rules, Severity};
+use gpuwatch::rules::{all_rules, demos, Severity};
 use gpuwatch::source::sim::{Scenario, SimSource};
 use gpuwatch::source::Source;
 use gpuwatch::store::Store;
@@ -29,10 +29,14 @@ fn each_scenario_raises_its_own_rule_and_no_other() {
         (Scenario::Thermal, vec!["thermal"]),
         (Scenario::Pcie, vec!["pcie"]),
         (Scenario::IdleMem, vec!["idle-mem"]),
-        (Scenario::Fp32, vec!["fp32"]),
         (Scenario::Lost, vec!["lost", "xid"]),
     ];
-    for (sc, want) in cases {
+    // A rule's own scenario (`Rule::demo`) is checked without a row here.
+    let declared: Vec<_> = demos()
+        .map(|(id, _)| (Scenario::Rule(id), vec![id.as_str()]))
+        .collect();
+    assert!(!declared.is_empty(), "fp32 declares its scenario");
+    for (sc, want) in cases.into_iter().chain(declared) {
         assert_eq!(rules_raised(sc, 300), want, "{sc:?}");
     }
 }
@@ -73,8 +77,14 @@ fn windows() -> Vec<(&'static str, Scenario, u64)> {
         ("thermal", Scenario::Thermal, ms(t.hardware.thermal_window)),
         ("pcie", Scenario::Pcie, ms(t.hardware.pcie_window)),
         ("idle-mem", Scenario::IdleMem, ms(t.idle_mem.window)),
-        ("fp32", Scenario::Fp32, ms(t.fp32.window)),
     ]
+    .into_iter()
+    // A rule's own scenario, at that rule's window.
+    .chain(demos().map(|(id, _)| {
+        let rule = all_rules().into_iter().find(|r| r.id == id).unwrap();
+        (id.as_str(), Scenario::Rule(id), ms((rule.window)(&t)))
+    }))
+    .collect()
 }
 
 #[test]

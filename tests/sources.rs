@@ -11,7 +11,7 @@ use gpuwatch::format::record::{Header, Recorder};
 use gpuwatch::history::History;
 use gpuwatch::model::{DeviceStatus, SystemInfo, Tick};
 use gpuwatch::source::replay::{ReplayError, ReplaySource};
-use gpuwatch::source::sim::{Scenario, SimSource, SCENARIOS};
+use gpuwatch::source::sim::{scenarios, Scenario, SimSource};
 use gpuwatch::source::{Sampled, Source};
 
 #[test]
@@ -40,7 +40,7 @@ fn simulated_time_advances_by_the_interval() {
 
 #[test]
 fn every_scenario_runs_on_1_to_64_gpus_with_plausible_values() {
-    for (name, sc) in SCENARIOS {
+    for (name, sc) in scenarios() {
         for gpus in [1, 64] {
             let (infos, ticks) = sim_ticks(sc, gpus, 1, START_MS);
             let whole = infos.iter().filter(|d| d.mig.is_none()).count();

@@ -6,6 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod demo;
 pub mod health;
 mod process;
 pub mod stack;

@@ -10,6 +10,7 @@ use crate::model::{
     DeviceInfo, DeviceReading, DeviceSample, DeviceStatus, EventKind, GpuEvent, ProcessSample,
     SystemInfo, Tick, MIB,
 };
+use crate::rules::RuleId;
 use crate::source::{Sampled, Source, SourceError};
 
 use super::simlevel::{device_info, draw, level};
@@ -22,9 +23,6 @@ pub enum Scenario {
     Healthy,
     /// Healthy memory-bound work, well under TDP with high SM and DRAM activity.
     Membound,
-    /// Training in FP32 without TF32: busy, with the FP32 pipes doing the products the tensor
-    /// cores could (an MLP on an H200: 648 W, SM 95 %, FP32 pipes 68 %, tensor 0 %).
-    Fp32,
     /// Input-starved training: bursty low util, power near the floor, host CPU pegged.
     Starved,
     /// A hung rank: util pinned at 100 %, power flat at the idle floor, SM activity ~1 %.
@@ -58,12 +56,15 @@ pub enum Scenario {
     /// Host `host` of `hosts` running one multi-node job (`--demo fleet:H/N`): every rank
     /// spins in a collective except the last host's last rank, which idles on its GPU.
     Fleet { host: u8, hosts: u8 },
+    /// A rule's own scenario (`Rule::demo`), declared in the rule's file: its GPUs read the
+    /// levels it gives, each with a training process.
+    Rule(RuleId),
 }
 
-pub const SCENARIOS: [(&str, Scenario); 18] = [
+/// The scenarios written here; `scenarios()` adds those the rules declare.
+const BUILT_IN: [(&str, Scenario); 17] = [
     ("healthy", Scenario::Healthy),
     ("membound", Scenario::Membound),
-    ("fp32", Scenario::Fp32),
     ("starved", Scenario::Starved),
     ("hang", Scenario::Hang),
     ("sync", Scenario::Sync),
@@ -81,6 +82,13 @@ pub const SCENARIOS: [(&str, Scenario); 18] = [
     ("fleet", Scenario::Fleet { host: 0, hosts: 1 }),
 ];
 
+/// Every scenario `--demo` knows, by name: those written here, then the rules' own.
+#[must_use]
+pub fn scenarios() -> Vec<(&'static str, Scenario)> {
+    let rules = crate::rules::demos().map(|(id, d)| (d.name, Scenario::Rule(id)));
+    BUILT_IN.into_iter().chain(rules).collect()
+}
+
 impl FromStr for Scenario {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
@@ -93,12 +101,12 @@ impl FromStr for Scenario {
                 .then_some(Scenario::Fleet { host, hosts })
                 .ok_or_else(bad);
         }
-        SCENARIOS
-            .iter()
+        let all = scenarios();
+        all.iter()
             .find(|(name, _)| *name == s)
             .map(|(_, sc)| *sc)
             .ok_or_else(|| {
-                let names: Vec<&str> = SCENARIOS.iter().map(|(n, _)| *n).collect();
+                let names: Vec<&str> = all.iter().map(|(n, _)| *n).collect();
                 format!(
                     "unknown scenario '{s}'; choose one of: {}",
                     names.join(", ")
@@ -110,10 +118,12 @@ impl FromStr for Scenario {
 impl Scenario {
     #[must_use]
     pub fn name(self) -> &'static str {
-        if let Scenario::Fleet { .. } = self {
-            return "fleet";
+        match self {
+            Scenario::Fleet { .. } => return "fleet",
+            Scenario::Rule(id) => return crate::rules::demo(id).map_or("?", |d| d.name),
+            _ => {}
         }
-        SCENARIOS
+        BUILT_IN
             .iter()
             .find(|(_, s)| *s == self)
             .map_or("?", |(n, _)| *n)

@@ -2,62 +2,8 @@
 //! clocks and activity (as measured on an H200), and the noise drawn around them.
 
 use super::sim::{Noise, Scenario, MEM_TOTAL, TDP_W};
+use crate::model::demo::{Level, BUSY, FLOOR};
 use crate::model::{clock_event, DeviceInfo, DeviceSample, GpmMetrics, GIB};
-
-/// The mean levels of a scenario at `t_s` seconds; noise is added by `draw`.
-pub(super) struct Level {
-    pub(super) util: f32,
-    mem_util: f32,
-    power: f32,
-    sm_clock: f32,
-    sm: f32,
-    occ: f32,
-    tensor: f32,
-    dram: f32,
-    pcie_rx_kib: f32,
-    temp: f32,
-    mem_gib: f32,
-    events: u64,
-    pcie_gen: u32,
-    pcie_width: u32,
-    /// FP32 pipe activity; none: a tenth of SM activity.
-    fp32: Option<f32>,
-}
-
-const BUSY: Level = Level {
-    util: 99.0,
-    mem_util: 24.0,
-    power: 692.0,
-    sm_clock: 1455.0,
-    sm: 96.0,
-    occ: 14.0,
-    tensor: 93.0,
-    dram: 17.0,
-    pcie_rx_kib: 16_000.0,
-    temp: 62.0,
-    mem_gib: 70.0,
-    events: clock_event::SW_POWER_CAP,
-    pcie_gen: 5,
-    pcie_width: 16,
-    fp32: None,
-};
-const FLOOR: Level = Level {
-    util: 0.0,
-    mem_util: 0.0,
-    power: 121.0,
-    sm_clock: 1980.0,
-    sm: 0.0,
-    occ: 0.0,
-    tensor: 0.0,
-    dram: 0.0,
-    pcie_rx_kib: 430.0,
-    temp: 33.0,
-    mem_gib: 2.0,
-    events: 0,
-    pcie_gen: 5,
-    pcie_width: 16,
-    fp32: None,
-};
 
 #[allow(clippy::too_many_lines)] // a table: what each scenario's GPU does over time, one arm a scenario
 pub(super) fn level(sc: Scenario, t_s: f32, burst: f32) -> Level {
@@ -77,22 +23,8 @@ pub(super) fn level(sc: Scenario, t_s: f32, burst: f32) -> Level {
             events: 0,
             ..BUSY
         },
-        // Measured on an H200: an MLP trained in FP32 with PyTorch's defaults.
-        Scenario::Fp32 => Level {
-            util: 100.0,
-            mem_util: 14.0,
-            power: 648.0,
-            sm_clock: 1980.0,
-            sm: 94.5,
-            occ: 16.0,
-            tensor: 0.0,
-            dram: 10.0,
-            pcie_rx_kib: 18_000.0,
-            temp: 58.0,
-            events: 0,
-            fp32: Some(68.0),
-            ..BUSY
-        },
+        // A rule's own scenario, declared in its file.
+        Scenario::Rule(id) => crate::rules::demo(id).map_or(BUSY, |d| (d.level)(t_s)),
         Scenario::Starved => {
             let on = burst < 0.3;
             Level {

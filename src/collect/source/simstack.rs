@@ -212,7 +212,7 @@ fn story(scenario: Scenario) -> Option<(StackClass, u32, Vec<StackFrame>)> {
         | Scenario::Health
         | Scenario::Fleet { .. }
         | Scenario::Membound
-        | Scenario::Fp32
+        | Scenario::Rule(_)
         | Scenario::Powercap
         | Scenario::Thermal
         | Scenario::Pcie

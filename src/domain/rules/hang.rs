@@ -69,6 +69,7 @@ pub const HANG: Rule = Rule {
     after_startup: true,
     busy_but_idle: true,
     watch: Watching::Check,
+    demo: None,
 };
 
 /// How far before the stall a rank's exit still counts as its cause.

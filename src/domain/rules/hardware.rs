@@ -45,6 +45,7 @@ pub const LOST: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
+    demo: None,
 };
 pub const POWERCAP: Rule = Rule {
     id: RuleId::Powercap,
@@ -57,6 +58,7 @@ pub const POWERCAP: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
+    demo: None,
 };
 pub const THERMAL: Rule = Rule {
     id: RuleId::Thermal,
@@ -69,6 +71,7 @@ pub const THERMAL: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
+    demo: None,
 };
 pub const PCIE: Rule = Rule {
     id: RuleId::Pcie,
@@ -81,6 +84,7 @@ pub const PCIE: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
+    demo: None,
 };
 pub const PERSISTENCE: Rule = Rule {
     id: RuleId::Persistence,
@@ -93,6 +97,7 @@ pub const PERSISTENCE: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
+    demo: None,
 };
 
 fn check_lost(c: &Ctx) -> Option<Verdict> {

@@ -50,6 +50,7 @@ pub const XID: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
+    demo: None,
 };
 pub const ECC: Rule = Rule {
     id: RuleId::Ecc,
@@ -62,6 +63,7 @@ pub const ECC: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
+    demo: None,
 };
 pub const REMAP: Rule = Rule {
     id: RuleId::RowRemap,
@@ -74,6 +76,7 @@ pub const REMAP: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
+    demo: None,
 };
 pub const PCIE_REPLAY: Rule = Rule {
     id: RuleId::PcieReplay,
@@ -87,6 +90,7 @@ pub const PCIE_REPLAY: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
+    demo: None,
 };
 pub const NVLINK: Rule = Rule {
     id: RuleId::Nvlink,
@@ -99,6 +103,7 @@ pub const NVLINK: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
+    demo: None,
 };
 
 fn latest_health(c: &Ctx) -> Option<Health> {

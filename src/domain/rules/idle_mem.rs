@@ -43,6 +43,7 @@ pub const IDLE_MEM: Rule = Rule {
         building: idle_mem_building,
         needs: |t| t.idle_mem.window,
     },
+    demo: None,
 };
 /// GPU memory held with no kernel run over the window, by processes none of which is busy on
 /// its host: the bytes held.

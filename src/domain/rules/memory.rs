@@ -58,6 +58,7 @@ pub const FULL: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
+    demo: None,
 };
 pub const GROWTH: Rule = Rule {
     id: RuleId::MemGrowth,
@@ -73,6 +74,7 @@ pub const GROWTH: Rule = Rule {
         building: growth_building,
         needs: |t| t.memory.growth_window,
     },
+    demo: None,
 };
 
 fn gib(b: f32) -> f32 {

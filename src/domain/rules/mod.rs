@@ -38,6 +38,8 @@ pub use engine::{Engine, Floor, REWORD_MS, WATCH_MS};
 pub use id::RuleId;
 pub use metric::Metric;
 pub use stats::Stats;
+
+use crate::model::demo::Demo;
 pub use thresholds::{dur, Section, MAX_WINDOW};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -238,6 +240,10 @@ pub struct Rule {
     pub watch: Watching,
     /// Where it judges on a GPU in MIG mode (docs/diagnoses.md says why, rule by rule).
     pub mig: OnMig,
+    /// Its simulated scenario (`--demo NAME`), where it has one of its own: the scenarios of
+    /// the first rules, and those whose GPUs need more than a level (a MIG split, a job's
+    /// ranks), are written in the simulator.
+    pub demo: Option<Demo>,
 }
 
 /// Where a rule judges on a GPU in MIG mode. A GPU without MIG is judged by every rule.
@@ -293,6 +299,17 @@ pub enum Watching {
 #[must_use]
 pub fn all_rules() -> Vec<Rule> {
     RULES.to_vec()
+}
+
+/// The scenario rule `id` declares for the simulator, if any.
+#[must_use]
+pub fn demo(id: RuleId) -> Option<&'static Demo> {
+    RULES.iter().find(|r| r.id == id)?.demo.as_ref()
+}
+
+/// Every rule's own scenario, with its rule, in the registry's order.
+pub fn demos() -> impl Iterator<Item = (RuleId, &'static Demo)> {
+    RULES.iter().filter_map(|r| Some((r.id, r.demo.as_ref()?)))
 }
 
 /// True when rule `id` is one of the "busy but idle" diagnoses.

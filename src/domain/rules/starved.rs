@@ -58,6 +58,7 @@ pub const STARVED: Rule = Rule {
     after_startup: true,
     busy_but_idle: true,
     watch: Watching::Check,
+    demo: None,
 };
 
 /// Share of samples with GPM SM activity above zero (or util above zero, at half this) that

@@ -50,6 +50,7 @@ pub const SYNC: Rule = Rule {
     after_startup: true,
     busy_but_idle: true,
     watch: Watching::Check,
+    demo: None,
 };
 
 #[allow(clippy::too_many_lines)] // the verdict is assembled in one pass over the figures it just read; its parts are already functions

@@ -49,6 +49,7 @@ pub const TRANSFER: Rule = Rule {
     after_startup: true,
     busy_but_idle: false,
     watch: Watching::Check,
+    demo: None,
 };
 
 const KIB_PER_GIB: f32 = (GIB / 1024) as f32;

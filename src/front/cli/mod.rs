@@ -55,12 +55,32 @@ const ENVIRONMENT: &str = "Environment:
   GPUWATCH_PROMETHEUS       fleet --prometheus
   NO_COLOR                  no colours unless --color always (any value)";
 
+/// `--demo`'s help: every scenario, those the rules declare with what they show.
+fn demo_help() -> String {
+    let named: Vec<String> = crate::source::sim::scenarios()
+        .into_iter()
+        .map(|(name, sc)| match sc {
+            Scenario::Mixed => format!("{name} (default)"),
+            Scenario::Mig => format!("{name} (one GPU split into MIG instances)"),
+            Scenario::Fleet { .. } => format!("{name} (fleet:H/N: host H of N of one job)"),
+            Scenario::Rule(id) => {
+                let about = crate::rules::demo(id).map_or("", |d| d.about);
+                format!("{name} ({about})")
+            }
+            _ => name.to_string(),
+        })
+        .collect();
+    format!(
+        "Show simulated GPUs instead of real ones: {}.",
+        named.join(", ")
+    )
+}
+
 /// Where live samples come from: real GPUs through NVML, or simulated ones.
 #[derive(Debug, Args, Clone)]
 pub struct LiveArgs {
-    /// Show simulated GPUs instead of real ones: healthy, membound, fp32, starved, hang, sync, powercap,
-    /// thermal, pcie, idle-mem, leak, idle, mixed (default), lost, straggler, health, mig (one GPU split into MIG instances), fleet (fleet:H/N: host H of N of one job).
-    #[arg(long, num_args = 0..=1, default_missing_value = "mixed", value_name = "SCENARIO",
+    /// Show simulated GPUs instead of real ones (the list: `demo_help`).
+    #[arg(long, help = demo_help(), num_args = 0..=1, default_missing_value = "mixed", value_name = "SCENARIO",
           value_parser = scenario_parser(), hide_possible_values = true)]
     pub demo: Option<Scenario>,
     /// Number of simulated GPUs for --demo (1 to 64).
@@ -425,7 +445,9 @@ impl clap::builder::TypedValueParser for ScenarioParser {
                     .with_cmd(cmd)
             });
         }
-        let names = crate::source::sim::SCENARIOS.map(|(name, _)| name);
+        let names = crate::source::sim::scenarios()
+            .into_iter()
+            .map(|(name, _)| name);
         clap::builder::PossibleValuesParser::new(names)
             .parse_ref(cmd, arg, value)
             // Only names from the list get here, and each parses.
@@ -435,9 +457,9 @@ impl clap::builder::TypedValueParser for ScenarioParser {
         &self,
     ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
         Some(Box::new(
-            crate::source::sim::SCENARIOS
-                .iter()
-                .map(|(name, _)| clap::builder::PossibleValue::new(*name)),
+            crate::source::sim::scenarios()
+                .into_iter()
+                .map(|(name, _)| clap::builder::PossibleValue::new(name)),
         ))
     }
 }

@@ -1,0 +1,77 @@
+//! What a simulated GPU reads, as a rule's demo scenario declares it beside the rule
+//! (`Rule::demo`): the mean levels of util, power, clocks and activity at a moment, around
+//! which the simulator draws its noise. `BUSY` and `FLOOR` are an H200 measured at work and
+//! idle with a context; a scenario states what differs from one of them.
+
+use super::clock_event;
+
+/// The mean levels of a simulated GPU at one moment.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Level {
+    pub util: f32,
+    pub mem_util: f32,
+    pub power: f32,
+    pub sm_clock: f32,
+    pub sm: f32,
+    pub occ: f32,
+    pub tensor: f32,
+    pub dram: f32,
+    pub pcie_rx_kib: f32,
+    pub temp: f32,
+    pub mem_gib: f32,
+    /// Clock event reasons (`clock_event`).
+    pub events: u64,
+    pub pcie_gen: u32,
+    pub pcie_width: u32,
+    /// FP32 pipe activity; none: a tenth of SM activity.
+    pub fp32: Option<f32>,
+}
+
+/// An H200 training in bf16 at its power cap.
+pub const BUSY: Level = Level {
+    util: 99.0,
+    mem_util: 24.0,
+    power: 692.0,
+    sm_clock: 1455.0,
+    sm: 96.0,
+    occ: 14.0,
+    tensor: 93.0,
+    dram: 17.0,
+    pcie_rx_kib: 16_000.0,
+    temp: 62.0,
+    mem_gib: 70.0,
+    events: clock_event::SW_POWER_CAP,
+    pcie_gen: 5,
+    pcie_width: 16,
+    fp32: None,
+};
+
+/// An H200 idle with a CUDA context.
+pub const FLOOR: Level = Level {
+    util: 0.0,
+    mem_util: 0.0,
+    power: 121.0,
+    sm_clock: 1980.0,
+    sm: 0.0,
+    occ: 0.0,
+    tensor: 0.0,
+    dram: 0.0,
+    pcie_rx_kib: 430.0,
+    temp: 33.0,
+    mem_gib: 2.0,
+    events: 0,
+    pcie_gen: 5,
+    pcie_width: 16,
+    fp32: None,
+};
+
+/// A rule's simulated scenario: `--demo NAME` shows GPUs that read `level` (at `t_s` seconds
+/// since the start), each with a training process, and the rule should raise its finding there.
+#[derive(Clone, Copy)]
+pub struct Demo {
+    /// The scenario's name after `--demo`.
+    pub name: &'static str,
+    /// What it shows, for `--help`.
+    pub about: &'static str,
+    pub level: fn(t_s: f32) -> Level,
+}
