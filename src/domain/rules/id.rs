@@ -1,105 +1,49 @@
 //! Every rule's id, typed: a misspelt id does not compile. On the wire (findings, recordings,
 //! snapshots, the exporter's `finding` label, alert rules) it is the kebab-case string.
 
-use serde::{Deserialize, Serialize};
+use super::RuleId;
 
-/// The rules gpuwatch knows, as findings and files name them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RuleId {
-    Lost,
-    Xid,
-    Ecc,
-    RowRemap,
-    Hang,
-    Starved,
-    Sync,
-    Transfer,
-    Powercap,
-    Thermal,
-    Pcie,
-    PcieReplay,
-    Nvlink,
-    MemFull,
-    MemGrowth,
-    IdleMem,
-    Fp32,
-    Persistence,
+/// Declares the registry from its lines (`Fp32 = "fp32", "FP32" => fp32::FP32;`): the typed
+/// id `RuleId` with its wire name and short name, `RuleId::ALL` and `RULES`, all in one order,
+/// so a rule is registered by one line and its id cannot be left out of a list.
+macro_rules! registry {
+    ($($variant:ident = $name:literal, $short:literal => $rule:path;)*) => {
+        /// The rules gpuwatch knows, as findings and files name them.
+        #[derive(
+            Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord,
+            serde::Serialize, serde::Deserialize,
+        )]
+        pub enum RuleId {
+            $(#[serde(rename = $name)] $variant,)*
+        }
+
+        impl RuleId {
+            /// Every id, in the registry's order.
+            pub const ALL: [RuleId; [$($name),*].len()] = [$(RuleId::$variant),*];
+
+            /// The id as findings and files write it: `hang`, `mem-growth`.
+            #[must_use]
+            pub const fn as_str(self) -> &'static str {
+                match self {
+                    $(RuleId::$variant => $name,)*
+                }
+            }
+
+            /// The short name where the whole one does not fit (a GPU row at 80 columns).
+            #[must_use]
+            pub const fn short(self) -> &'static str {
+                match self {
+                    $(RuleId::$variant => $short,)*
+                }
+            }
+        }
+
+        static RULES: [Rule; [$($name),*].len()] = [$($rule),*];
+    };
 }
+pub(super) use registry;
 
 impl RuleId {
-    /// Every id, in the registry's order (`rules::all_rules` checks that they agree).
-    pub const ALL: [RuleId; 18] = [
-        RuleId::Lost,
-        RuleId::Xid,
-        RuleId::Ecc,
-        RuleId::RowRemap,
-        RuleId::Hang,
-        RuleId::Starved,
-        RuleId::Sync,
-        RuleId::Transfer,
-        RuleId::Powercap,
-        RuleId::Thermal,
-        RuleId::Pcie,
-        RuleId::PcieReplay,
-        RuleId::Nvlink,
-        RuleId::MemFull,
-        RuleId::MemGrowth,
-        RuleId::IdleMem,
-        RuleId::Fp32,
-        RuleId::Persistence,
-    ];
-
-    /// The id as findings and files write it: `hang`, `mem-growth`.
-    #[must_use]
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            RuleId::Lost => "lost",
-            RuleId::Xid => "xid",
-            RuleId::Ecc => "ecc",
-            RuleId::RowRemap => "row-remap",
-            RuleId::PcieReplay => "pcie-replay",
-            RuleId::Nvlink => "nvlink",
-            RuleId::Hang => "hang",
-            RuleId::Starved => "starved",
-            RuleId::Sync => "sync",
-            RuleId::Transfer => "transfer",
-            RuleId::Powercap => "powercap",
-            RuleId::Thermal => "thermal",
-            RuleId::Pcie => "pcie",
-            RuleId::MemFull => "mem-full",
-            RuleId::MemGrowth => "mem-growth",
-            RuleId::IdleMem => "idle-mem",
-            RuleId::Fp32 => "fp32",
-            RuleId::Persistence => "persistence",
-        }
-    }
-
-    /// The short name where the whole one does not fit (a GPU row at 80 columns).
-    #[must_use]
-    pub const fn short(self) -> &'static str {
-        match self {
-            RuleId::Lost => "LOST",
-            RuleId::Xid => "XID",
-            RuleId::Ecc => "ECC",
-            RuleId::RowRemap => "REMAP",
-            RuleId::PcieReplay => "REPLAY",
-            RuleId::Nvlink => "NVLINK",
-            RuleId::Hang => "HANG",
-            RuleId::Starved => "STARV",
-            RuleId::Sync => "SYNC",
-            RuleId::Transfer => "XFER",
-            RuleId::Powercap => "PWRCAP",
-            RuleId::Thermal => "THERM",
-            RuleId::Pcie => "PCIE",
-            RuleId::MemFull => "MEMFULL",
-            RuleId::MemGrowth => "MEMGROW",
-            RuleId::IdleMem => "IDLEMEM",
-            RuleId::Fp32 => "FP32",
-            RuleId::Persistence => "PERSIST",
-        }
-    }
-
     /// The id a finding read from a file names; `None` for one this build does not know (a
     /// file from a newer gpuwatch).
     #[must_use]

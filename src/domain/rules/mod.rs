@@ -35,7 +35,6 @@ pub use conclusions::{Conclusions, Judging, Watch};
 pub use ctx::Ctx;
 use engine::KEEP_CLEARED;
 pub use engine::{Engine, Floor, REWORD_MS, WATCH_MS};
-pub use id::RuleId;
 pub use metric::Metric;
 pub use stats::Stats;
 
@@ -332,28 +331,29 @@ thresholds::thresholds! {
     health: health::HealthThresholds,
 }
 
-/// The registry: adding a rule is its file, a line here and, if it has thresholds, a line in
-/// `thresholds!` above.
-static RULES: [Rule; 18] = [
-    hardware::LOST,
-    health::XID,
-    health::ECC,
-    health::REMAP,
-    hang::HANG,
-    starved::STARVED,
-    sync::SYNC,
-    transfer::TRANSFER,
-    hardware::POWERCAP,
-    hardware::THERMAL,
-    hardware::PCIE,
-    health::PCIE_REPLAY,
-    health::NVLINK,
-    memory::FULL,
-    memory::GROWTH,
-    idle_mem::IDLE_MEM,
-    fp32::FP32,
-    hardware::PERSISTENCE,
-];
+// The registry: adding a rule is its file, a line here (its typed id, its name in files and
+// findings, its short name for narrow screens, and the rule) and, if it has thresholds, a line
+// in `thresholds!` above. The order is the order findings are listed in.
+id::registry! {
+    Lost = "lost", "LOST" => hardware::LOST;
+    Xid = "xid", "XID" => health::XID;
+    Ecc = "ecc", "ECC" => health::ECC;
+    RowRemap = "row-remap", "REMAP" => health::REMAP;
+    Hang = "hang", "HANG" => hang::HANG;
+    Starved = "starved", "STARV" => starved::STARVED;
+    Sync = "sync", "SYNC" => sync::SYNC;
+    Transfer = "transfer", "XFER" => transfer::TRANSFER;
+    Powercap = "powercap", "PWRCAP" => hardware::POWERCAP;
+    Thermal = "thermal", "THERM" => hardware::THERMAL;
+    Pcie = "pcie", "PCIE" => hardware::PCIE;
+    PcieReplay = "pcie-replay", "REPLAY" => health::PCIE_REPLAY;
+    Nvlink = "nvlink", "NVLINK" => health::NVLINK;
+    MemFull = "mem-full", "MEMFULL" => memory::FULL;
+    MemGrowth = "mem-growth", "MEMGROW" => memory::GROWTH;
+    IdleMem = "idle-mem", "IDLEMEM" => idle_mem::IDLE_MEM;
+    Fp32 = "fp32", "FP32" => fp32::FP32;
+    Persistence = "persistence", "PERSIST" => hardware::PERSISTENCE;
+}
 
 pub(crate) fn ms(d: std::time::Duration) -> u64 {
     d.as_millis() as u64
