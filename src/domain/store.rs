@@ -338,6 +338,25 @@ mod tests {
         }
     }
 
+    /// A busy, healthy GPU (most GPUs, most of the time) is ruled out by the first windows
+    /// each rule asks: the rest are not kept moving. Every window asked is moved at each
+    /// judging, so this count is what judging a healthy GPU costs, whatever the machine.
+    #[test]
+    fn a_healthy_gpu_keeps_few_windows_moving() {
+        let mut src = SimSource::new(Scenario::Healthy, 1, 7, 0, 250);
+        let mut st = store(&src, 900);
+        let mut tick = Tick::default();
+        // Four minutes: past every rule's window (the longest, 2 minutes).
+        for _ in 0..4 * 60 * 4 {
+            src.sample(&mut tick).unwrap();
+            st.absorb(&tick, SelfCost::default());
+        }
+        assert!(st.engine.conclusions().active().is_empty());
+        let kept = st.engine.windows_kept(0);
+        // 32 before each rule asked first the window that rules a busy GPU out (2026-12-04).
+        assert!(kept <= 17, "{kept} windows kept for a healthy GPU");
+    }
+
     #[test]
     fn quiet_gpus_are_judged_every_500_ms_and_settle_catches_up() {
         // Ticks at 0, 50, …, 1450 ms of a healthy GPU: judged at 0, 500 and 1000 only.

@@ -169,12 +169,16 @@ fn share_with(c: &Ctx, w: u64, metric: Metric) -> Option<f32> {
 
 fn check_powercap(c: &Ctx) -> Option<Verdict> {
     let w = c.window_ms;
-    let util = c.stats(w, Metric::Util);
     let default = c.dev.info.power_limit_default_w?;
     let limit = c
         .stats(w, Metric::PowerLimit)
         .median_or(c.dev.info.power_limit_enforced_w)?;
-    if util.median < c.thresholds.engine.busy_util_min_pct || limit >= default * 0.99 {
+    // A limit at its default rules out nearly every GPU before util is asked.
+    if limit >= default * 0.99 {
+        return None;
+    }
+    let util = c.stats(w, Metric::Util);
+    if util.median < c.thresholds.engine.busy_util_min_pct {
         return None;
     }
     let power = c.stats(w, Metric::Power);
@@ -274,16 +278,18 @@ fn check_pcie(c: &Ctx) -> Option<Verdict> {
     let w = c.window_ms;
     let (max_gen, max_width) = (c.dev.info.pcie_max_gen?, c.dev.info.pcie_max_width?);
     let util = c.stats(w, Metric::Util);
+    if util.median < c.thresholds.engine.busy_util_min_pct {
+        return None;
+    }
     // Links drop their speed when there is no traffic: judge only under real load (a hung
     // GPU reads 100 % util but moves nothing, so util alone is not enough).
     let sm = c.stats(w, Metric::SmActive);
-    let power = c.stats(w, Metric::Power);
     let working = if sm.n > 0 {
         sm.median >= c.thresholds.engine.busy_util_min_pct
     } else {
-        power.median > c.near_floor_w()
+        c.stats(w, Metric::Power).median > c.near_floor_w()
     };
-    if util.median < c.thresholds.engine.busy_util_min_pct || !working {
+    if !working {
         return None;
     }
     let below = c.stats_of(w, |s| {

@@ -94,16 +94,21 @@ fn starved_counters(c: &Ctx) -> Option<Counters> {
         return starved_counters_on_instance(c);
     }
     let w = c.window_ms;
-    let util = c.stats(w, Metric::Util);
-    let power = c.stats(w, Metric::Power);
-    let tdp = c.tdp_w().unwrap_or(0.0);
-    let power_ceiling = c.floor_w + tdp * c.thresholds.starved.power_margin_pct_of_tdp / 100.0;
     // Some work arrives, a little: NVML's averaging smooths a starved loader's bursts into a
     // steady 10-20 % on an H200, and a loader that waits on slow storage shows 0-1 %, with
     // GPM SM activity above zero (0.02 %) in nearly every sample where an idle process shows
     // exactly 0. Both halves must be low, so a phase change (idle, then a saturated job) is
     // not starvation.
     let util_max = c.thresholds.starved.util_max_median_pct + if c.open { 10.0 } else { 0.0 };
+    let util = c.stats(w, Metric::Util);
+    // A busy GPU, the usual one, is told by this one window: the others are asked only when
+    // it is low (each asked is kept up to date, 8 of them a GPU at each judging).
+    if util.n == 0 || util.median >= util_max {
+        return None;
+    }
+    let power = c.stats(w, Metric::Power);
+    let tdp = c.tdp_w().unwrap_or(0.0);
+    let power_ceiling = c.floor_w + tdp * c.thresholds.starved.power_margin_pct_of_tdp / 100.0;
     let sm = c.stats(w, Metric::SmActive);
     // In both halves: a start-up that ends in full load has activity in its newer half only.
     let (u1, u2) = c.halves(w, Metric::Util);
@@ -174,10 +179,13 @@ fn starved_counters_on_instance(c: &Ctx) -> Option<Counters> {
 }
 
 fn check_starved(c: &Ctx) -> Option<Verdict> {
-    if c.dev.processes.is_empty() || !c.memory_settled(c.window_ms) {
+    if c.dev.processes.is_empty() {
         return None;
     }
     let n = starved_counters(c)?;
+    if !c.memory_settled(c.window_ms) {
+        return None;
+    }
     let seen = stacks::of_gpu(c);
     let loading = seen
         .as_ref()

@@ -56,17 +56,19 @@ pub const SYNC: Rule = Rule {
 #[allow(clippy::too_many_lines)] // the verdict is assembled in one pass over the figures it just read; its parts are already functions
 fn check(c: &Ctx) -> Option<Verdict> {
     let w = c.window_ms;
-    if c.dev.processes.is_empty() || !c.memory_settled(w) {
+    if c.dev.processes.is_empty() {
         return None;
     }
     let util = c.stats(w, Metric::Util);
     let power = c.stats(w, Metric::Power);
     let util_max = if c.open { 95.0 } else { 90.0 };
+    // Util and power rule out most GPUs; memory is asked only of those left.
     if util.n == 0
         || util.median < 5.0
         || util.median > util_max
         || power.n == 0
         || power.median > c.near_floor_w()
+        || !c.memory_settled(w)
     {
         return None;
     }

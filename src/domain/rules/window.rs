@@ -166,6 +166,12 @@ impl Windows {
         }
     }
 
+    /// How many windows are kept: one for each (span, part, metric) a rule asked of this GPU.
+    #[cfg(test)]
+    pub(super) fn len(&self) -> usize {
+        self.kept.len()
+    }
+
     /// Where `key`'s window is kept (a new one is made for a key not seen before).
     fn find(&mut self, key: Key) -> usize {
         let at = if self.keys.get(self.guess) == Some(&key) {

@@ -177,6 +177,14 @@ impl Engine {
         self.reword_ms = 0;
     }
 
+    /// How many windows the rules have asked of GPU `device` (history order) and keep moving.
+    #[cfg(test)]
+    pub(crate) fn windows_kept(&self, device: usize) -> usize {
+        self.windows
+            .get(device)
+            .map_or(0, super::window::Windows::len)
+    }
+
     #[must_use]
     pub fn rules(&self) -> &[Rule] {
         &self.rules
