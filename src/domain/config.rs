@@ -1,4 +1,5 @@
-//! Thresholds: the defaults, replaced by what the config file sets, validated once.
+//! The config file: found, read (bounded), its thresholds validated once. The thresholds and
+//! their defaults are declared by the rules, a section each (`rules::Thresholds`).
 //!
 //! The file is TOML at `$GPUWATCH_CONFIG`, else `$XDG_CONFIG_HOME/gpuwatch/config.toml`, else
 //! `~/.config/gpuwatch/config.toml`. Every key is optional; `docs/diagnoses.md` explains each.
@@ -313,6 +314,19 @@ mod tests {
             Config::parse(&text, Path::new("c.toml")).unwrap(),
             Config::default()
         );
+    }
+
+    #[test]
+    fn thresholds_from_a_newer_gpuwatch_read_with_the_unknown_key_set_aside() {
+        // A snapshot carries its thresholds as JSON and is not validated: a rule this build
+        // does not know must not stop it from opening.
+        let t: Thresholds =
+            serde_json::from_str(r#"{"hang_window": "1m", "newer_rule_window": "30s"}"#).unwrap();
+        assert_eq!(t.hang.window, Duration::from_secs(60));
+        assert_eq!(t.fp32, Thresholds::default().fp32);
+        assert_eq!(t.unknown.keys().collect::<Vec<_>>(), ["newer_rule_window"]);
+        let as_config = "[thresholds]\nnewer_rule_window = \"30s\"\n";
+        assert!(Config::parse(as_config, Path::new("c.toml")).is_err());
     }
 
     #[test]

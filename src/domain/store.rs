@@ -339,10 +339,11 @@ mod tests {
     }
 
     /// A busy, healthy GPU (most GPUs, most of the time) is ruled out by the first windows
-    /// each rule asks: the rest are not kept moving. Every window asked is moved at each
-    /// judging, so this count is what judging a healthy GPU costs, whatever the machine.
+    /// each rule asks. A window is brought up to the present each time it is asked, so the
+    /// windows asked at each judging are what judging it costs, whatever the machine. Counted
+    /// as the windows kept (every window ever asked of it: it is healthy throughout).
     #[test]
-    fn a_healthy_gpu_keeps_few_windows_moving() {
+    fn a_healthy_gpu_is_judged_from_few_windows() {
         let mut src = SimSource::new(Scenario::Healthy, 1, 7, 0, 250);
         let mut st = store(&src, 900);
         let mut tick = Tick::default();

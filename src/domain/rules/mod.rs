@@ -331,9 +331,9 @@ thresholds::thresholds! {
     health: health::HealthThresholds,
 }
 
-// The registry: adding a rule is its file, a line here (its typed id, its name in files and
-// findings, its short name for narrow screens, and the rule) and, if it has thresholds, a line
-// in `thresholds!` above. The order is the order findings are listed in.
+// The registry: adding a rule is its file, its `mod` line above, a line here (its typed id,
+// its name in files and findings, its short name for narrow screens, and the rule) and, if it
+// has thresholds, a line in `thresholds!` above. The order is the order findings are listed in.
 id::registry! {
     Lost = "lost", "LOST" => hardware::LOST;
     Xid = "xid", "XID" => health::XID;

@@ -1,0 +1,18 @@
+#!/bin/bash
+# Prepared on 2026-12-04 and not run: no device was lent for the rest of that session.
+# Run 64 (#27, #28): this session's final build (NEW, 790b742: thresholds in the rule files,
+# scenarios and ids from the registry, each rule asking its deciding window first) against the
+# last build that landed (OLD, 202212f), beside the steady bf16 load, in one run: 100 ms,
+# 250 ms, 1 s and serve at 1 s, pairs turned round, and nvtop -d 1 and -d 10 for the ratios.
+NEW=.device/bins/gw-new OLD=.device/bins/gw-old
+. docs/workloads/bench.sh
+NVTOP=$(nvtop_path)
+start_load
+for round in 1 2; do pair $round 100ms --interval 100ms; done
+for round in 1 2; do pair $round 250ms --interval 250ms; done
+for round in 1 2; do pair $round 1s --interval 1s; done
+for round in 1 2; do pair $round serve-1s serve --interval 1s --listen 127.0.0.1:9472; done
+M nvtop-100ms "$NVTOP" -d 1
+M nvtop-1s "$NVTOP" -d 10
+stop_load
+summary
