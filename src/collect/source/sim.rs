@@ -31,10 +31,6 @@ pub enum Scenario {
     Sync,
     /// Busy, but the enforced power limit is below the default.
     Powercap,
-    /// Busy and hot: thermal slowdown bits and lowered clocks.
-    Thermal,
-    /// Busy with the `PCIe` link below its maximum generation and width.
-    Pcie,
     /// No kernels, but a process holds most of the memory.
     IdleMem,
     /// Training whose memory use keeps growing.
@@ -62,15 +58,13 @@ pub enum Scenario {
 }
 
 /// The scenarios written here; `scenarios()` adds those the rules declare.
-const BUILT_IN: [(&str, Scenario); 17] = [
+const BUILT_IN: [(&str, Scenario); 15] = [
     ("healthy", Scenario::Healthy),
     ("membound", Scenario::Membound),
     ("starved", Scenario::Starved),
     ("hang", Scenario::Hang),
     ("sync", Scenario::Sync),
     ("powercap", Scenario::Powercap),
-    ("thermal", Scenario::Thermal),
-    ("pcie", Scenario::Pcie),
     ("idle-mem", Scenario::IdleMem),
     ("leak", Scenario::Leak),
     ("idle", Scenario::Idle),

@@ -64,21 +64,6 @@ pub(super) fn level(sc: Scenario, t_s: f32, burst: f32) -> Level {
             sm_clock: 1200.0,
             ..BUSY
         },
-        Scenario::Thermal => Level {
-            power: 560.0,
-            sm_clock: 1250.0,
-            temp: 86.0,
-            events: clock_event::SW_THERMAL | clock_event::HW_THERMAL,
-            ..BUSY
-        },
-        Scenario::Pcie => Level {
-            util: 92.0,
-            power: 610.0,
-            pcie_gen: 3,
-            pcie_width: 8,
-            pcie_rx_kib: 7_500_000.0,
-            ..BUSY
-        },
         Scenario::IdleMem => Level {
             mem_gib: 60.0,
             ..FLOOR

@@ -214,8 +214,6 @@ fn story(scenario: Scenario) -> Option<(StackClass, u32, Vec<StackFrame>)> {
         | Scenario::Membound
         | Scenario::Rule(_)
         | Scenario::Powercap
-        | Scenario::Thermal
-        | Scenario::Pcie
         | Scenario::Leak => (StackClass::GpuWork, 8, &TRAINING),
         Scenario::Idle | Scenario::Mixed | Scenario::Lost | Scenario::Mig => return None,
     };

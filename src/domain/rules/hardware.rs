@@ -4,7 +4,8 @@
 use super::thresholds::{dur, Section};
 use super::Metric;
 use super::{Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
-use crate::model::DeviceStatus;
+use crate::model::demo::{Demo, Level, BUSY};
+use crate::model::{clock_event, DeviceStatus};
 use crate::text::span_words;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -71,7 +72,17 @@ pub const THERMAL: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
-    demo: None,
+    demo: Some(Demo {
+        name: "thermal",
+        about: "busy and hot: thermal slowdown, clocks lowered",
+        level: |_| Level {
+            power: 560.0,
+            sm_clock: 1250.0,
+            temp: 86.0,
+            events: clock_event::SW_THERMAL | clock_event::HW_THERMAL,
+            ..BUSY
+        },
+    }),
 };
 pub const PCIE: Rule = Rule {
     id: RuleId::Pcie,
@@ -84,7 +95,18 @@ pub const PCIE: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
-    demo: None,
+    demo: Some(Demo {
+        name: "pcie",
+        about: "busy with the link at Gen 3 x8 instead of Gen 5 x16",
+        level: |_| Level {
+            util: 92.0,
+            power: 610.0,
+            pcie_gen: 3,
+            pcie_width: 8,
+            pcie_rx_kib: 7_500_000.0,
+            ..BUSY
+        },
+    }),
 };
 pub const PERSISTENCE: Rule = Rule {
     id: RuleId::Persistence,
