@@ -33,7 +33,11 @@ fn each_scenario_raises_its_own_rule_and_no_other() {
     let declared: Vec<_> = demos()
         .map(|(id, _)| (Scenario::Rule(id), vec![id.as_str()]))
         .collect();
-    assert_eq!(declared.len(), 3, "thermal, pcie and fp32 declare their scenarios");
+    assert_eq!(
+        declared.len(),
+        3,
+        "thermal, pcie and fp32 declare their scenarios"
+    );
     for (sc, want) in cases.into_iter().chain(declared) {
         assert_eq!(rules_raised(sc, 300), want, "{sc:?}");
     }
