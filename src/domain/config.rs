@@ -179,7 +179,7 @@ fn unknown_key(key: &str, t: &Thresholds, text: &str) -> String {
         .as_object()
         .into_iter()
         .flatten()
-        .map(|(k, _)| (edit_distance(key, k), k))
+        .map(|(k, _)| (strsim::levenshtein(key, k), k))
         .min()
         .filter(|(d, _)| *d <= 3);
     match closest {
@@ -188,24 +188,6 @@ fn unknown_key(key: &str, t: &Thresholds, text: &str) -> String {
             "thresholds.{key}{line} is not a threshold (docs/diagnoses.md lists them, rule by rule)"
         ),
     }
-}
-
-/// Levenshtein distance, for naming the key a typo meant.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let next = (row[j + 1] + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != *cb));
-            diagonal = row[j + 1];
-            row[j + 1] = next;
-        }
-    }
-    row[b.len()]
 }
 
 /// A config file larger than this is not one (`--config /dev/zero` must not read forever).
