@@ -1,0 +1,225 @@
+//! gpuwatch's NVML source, run against a stand-in for `libnvidia-ml.so.1`
+//! (`tests/fake_nvml/fake_nvml.c`, built here with the C compiler Rust links with): the real
+//! code path from `nvmlInit` to a recording, on a machine without a GPU, and how many NVML
+//! calls it makes. The fake answers the fast tick's calls and the device's facts with fixed
+//! readings, every other function with `NOT_SUPPORTED`, and counts every call.
+//!
+//! The counts are the guard #28 asks for, one that no machine's speed moves: calls a tick and
+//! calls a slow round, for each GPU (docs/performance.md turns them into calls a minute).
+
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The fast tick's calls, each once a tick for each GPU (`ClockInfo` twice: SM and memory).
+const FAST: [(&str, u64); 6] = [
+    ("nvmlDeviceGetUtilizationRates", 1),
+    ("nvmlDeviceGetPowerUsage", 1),
+    ("nvmlDeviceGetTemperature", 1),
+    ("nvmlDeviceGetClockInfo", 2),
+    ("nvmlDeviceGetPerformanceState", 1),
+    ("nvmlDeviceGetCurrentClocksThrottleReasons", 1),
+];
+
+/// Builds the fake library into `dir` as `libnvidia-ml.so.1`.
+fn fake_nvml(dir: &Path) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fake_nvml/fake_nvml.c");
+    let out = dir.join("libnvidia-ml.so.1");
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let built = Command::new(&cc)
+        .args(["-shared", "-fPIC", "-O1", "-Wall", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .output()
+        .unwrap_or_else(|e| panic!("{cc} (the C compiler Rust links with) could not run: {e}"));
+    assert!(
+        built.status.success(),
+        "{cc} failed on {}:\n{}",
+        src.display(),
+        String::from_utf8_lossy(&built.stderr)
+    );
+    out
+}
+
+struct Run {
+    counts: BTreeMap<String, u64>,
+    /// The recording's ticks, as JSON.
+    ticks: Vec<serde_json::Value>,
+    stderr: String,
+}
+
+/// `gpuwatch record` through the fake NVML with `env` set, at 100 ms for `secs` seconds.
+fn record(gpus: u32, secs: u32, env: &[(&str, &str)]) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = fake_nvml(dir.path());
+    let (counts, rec) = (dir.path().join("counts.txt"), dir.path().join("rec.jsonl"));
+    let out = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
+        .args([
+            "record",
+            "--interval",
+            "100ms",
+            "--duration",
+            &format!("{secs}s"),
+        ])
+        .arg("--nvml-lib")
+        .arg(&lib)
+        .arg("-o")
+        .arg(&rec)
+        .env("FAKE_NVML_GPUS", gpus.to_string())
+        .env("FAKE_NVML_COUNTS", &counts)
+        .envs(env.iter().copied())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "gpuwatch record failed:\n{stderr}");
+    let counts = std::fs::read_to_string(&counts)
+        .unwrap_or_else(|e| panic!("the fake wrote no counts ({e}):\n{stderr}"))
+        .lines()
+        .map(|l| {
+            let (name, n) = l.split_once(' ').unwrap();
+            (name.to_string(), n.parse().unwrap())
+        })
+        .collect();
+    let ticks = std::fs::read_to_string(&rec)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    Run {
+        counts,
+        ticks,
+        stderr,
+    }
+}
+
+impl Run {
+    fn calls(&self, name: &str) -> u64 {
+        self.counts.get(name).copied().unwrap_or(0)
+    }
+}
+
+/// What NVML reads reach the recording, unchanged: the fake's readings on every tick.
+#[test]
+fn the_nvml_source_records_what_nvml_answers() {
+    let run = record(2, 2, &[]);
+    assert!(
+        run.ticks.len() >= 10,
+        "{} ticks\n{}",
+        run.ticks.len(),
+        run.stderr
+    );
+    for tick in &run.ticks {
+        let devices = tick["devices"].as_array().unwrap();
+        assert_eq!(devices.len(), 2, "{tick}");
+        for (i, d) in devices.iter().enumerate() {
+            let s = &d["sample"];
+            assert_eq!(d["status"]["state"], "ok", "{d}");
+            assert_eq!(s["util_gpu_pct"], 97.0, "{s}");
+            assert_eq!(s["power_w"], 250.0 + i as f64, "{s}");
+            assert_eq!(s["temp_c"], 55.0, "{s}");
+            assert_eq!(s["sm_clock_mhz"], 1980, "{s}");
+            assert_eq!(s["mem_clock_mhz"], 3201, "{s}");
+            // Not supported by the fake: a gap, never a zero.
+            assert!(
+                s["fan_pct"].is_null() && s["gpm"]["sm_active_pct"].is_null(),
+                "{s}"
+            );
+        }
+    }
+    // The slow thread's memory read reached the ticks after its first round.
+    let last = &run.ticks.last().unwrap()["devices"][0]["sample"];
+    assert_eq!(last["mem_used_bytes"], 70u64 << 30, "{last}");
+}
+
+/// The guard: each fast call once a tick for each GPU, the slow thread's calls bounded a
+/// round, and what starting costs. Measured (2026-12-05, 2 GPUs, 10 s at 100 ms): 7 calls a
+/// tick for each GPU; 6 a slow round (memory, the process list, the power limit, the link's
+/// generation, two `PCIe` throughput reads), more every few rounds (link width, energy,
+/// health). The fake supports no GPM: on a Hopper GPU the `PCIe` reads give way to GPM's.
+#[test]
+fn nvml_calls_a_tick_and_a_round_stay_within_their_budget() {
+    let gpus = 2;
+    let run = record(gpus, 5, &[]);
+    let ticks = run.ticks.len() as u64;
+    let util = run.calls("nvmlDeviceGetUtilizationRates");
+    // One read a tick for each GPU; the recorder may stop after a tick it read and did not
+    // write.
+    assert!(
+        (ticks * u64::from(gpus)..=(ticks + 2) * u64::from(gpus)).contains(&util),
+        "{util} utilization reads for {ticks} ticks of {gpus} GPUs: {:?}",
+        run.counts
+    );
+    for (name, per_tick) in FAST {
+        assert_eq!(run.calls(name), util * per_tick, "{name}: {:?}", run.counts);
+    }
+    let fast: u64 = FAST.iter().map(|(name, _)| run.calls(name)).sum();
+    // The slow thread reads the memory once a round, and once more at the start (the
+    // device's facts): its rounds, a second apart.
+    let rounds = run.calls("nvmlDeviceGetMemoryInfo_v2") / u64::from(gpus) - 1;
+    assert!((4..=7).contains(&rounds), "{rounds} slow rounds in 5 s");
+    let rest: u64 = run.counts.values().sum::<u64>() - fast;
+    let slow_rounds = rounds * u64::from(gpus);
+    eprintln!(
+        "{ticks} ticks, {rounds} slow rounds, {gpus} GPUs: {fast} fast calls ({} a tick a GPU), \
+         {rest} others",
+        fast as f64 / util as f64
+    );
+    assert_eq!(fast, util * 7, "fast calls a tick: {:?}", run.counts);
+    // About 6.2 calls a slow round for each GPU and 26 for its facts at the start, 7 for NVML
+    // itself (solved from runs of 1 GPU for 5 s and 2 GPUs for 10 s): one more call a round
+    // breaks this budget, a round's calls falling apart when the GPU has no GPM would too.
+    let budget = slow_rounds * 13 / 2 + 30 * u64::from(gpus) + 8;
+    assert!(
+        rest <= budget,
+        "{rest} calls besides the fast tick's in {rounds} rounds (budget {budget}): {:?}",
+        run.counts
+    );
+    // Reads that answered NOT_SUPPORTED once and are not asked again.
+    for once in [
+        "nvmlDeviceGetTotalEnergyConsumption",
+        "nvmlDeviceGetFieldValues",
+        "nvmlGpmQueryDeviceSupport",
+    ] {
+        assert!(
+            run.calls(once) <= u64::from(gpus),
+            "{once}: {:?}",
+            run.counts
+        );
+    }
+}
+
+/// A GPU that falls off the bus: its ticks say so, with NVML's reason, and the recording goes
+/// on to its end.
+#[test]
+fn a_gpu_lost_mid_run_is_recorded_as_lost_with_the_reason() {
+    let run = record(1, 3, &[("FAKE_NVML_LOST_AFTER", "10")]);
+    let states: Vec<&str> = run
+        .ticks
+        .iter()
+        .map(|t| t["devices"][0]["status"]["state"].as_str().unwrap())
+        .collect();
+    let first_lost = states
+        .iter()
+        .position(|s| *s == "lost")
+        .expect("never lost");
+    assert!(
+        (8..=12).contains(&first_lost),
+        "lost at tick {first_lost}: {states:?}"
+    );
+    assert!(
+        states[first_lost..].iter().all(|s| *s == "lost"),
+        "{states:?}"
+    );
+    assert!(
+        states.len() >= 20,
+        "{} ticks: the run stopped early",
+        states.len()
+    );
+    let last = &run.ticks.last().unwrap()["devices"][0];
+    let reason = last["status"]["reason"].as_str().unwrap();
+    assert!(reason.contains("fell off the bus"), "{reason}");
+    assert!(last["sample"]["util_gpu_pct"].is_null(), "{last}");
+}
