@@ -191,8 +191,8 @@ fn nvml_calls_a_tick_and_a_round_stay_within_their_budget() {
     }
 }
 
-/// A GPU that falls off the bus: its ticks say so, with NVML's reason, and the recording goes
-/// on to its end.
+/// A GPU that falls off the bus: its ticks say so, with NVML's reason, the recording goes on
+/// to its end, and the GPU is asked no more than whether it came back.
 #[test]
 fn a_gpu_lost_mid_run_is_recorded_as_lost_with_the_reason() {
     let run = record(1, 3, &[("FAKE_NVML_LOST_AFTER", "10")]);
@@ -222,4 +222,16 @@ fn a_gpu_lost_mid_run_is_recorded_as_lost_with_the_reason() {
     let reason = last["status"]["reason"].as_str().unwrap();
     assert!(reason.contains("fell off the bus"), "{reason}");
     assert!(last["sample"]["util_gpu_pct"].is_null(), "{last}");
+    // Once gone, the GPU is asked one call a tick (each can stall on a real driver), not the
+    // fast tick's seven.
+    let (util, power) = (
+        run.calls("nvmlDeviceGetUtilizationRates"),
+        run.calls("nvmlDeviceGetPowerUsage"),
+    );
+    assert!(util >= states.len() as u64, "{:?}", run.counts);
+    assert!(
+        power <= 11,
+        "{power} power reads, lost after 10: {:?}",
+        run.counts
+    );
 }

@@ -119,9 +119,23 @@ fn read<T>(
     lost: &mut Option<String>,
     f: impl FnOnce() -> Result<T, NvmlError>,
 ) -> Option<T> {
+    settle(call, lost, timed(times, call, f))
+}
+
+/// One call, its time noted under `call`.
+fn timed<T>(
+    times: &mut CallTimes,
+    call: &'static str,
+    f: impl FnOnce() -> Result<T, NvmlError>,
+) -> Result<T, NvmlError> {
     let started = Instant::now();
     let r = f();
     times.record(call, started);
+    r
+}
+
+/// A call's answer as a reading: `None` when it failed, and a lost device noted.
+fn settle<T>(call: &'static str, lost: &mut Option<String>, r: Result<T, NvmlError>) -> Option<T> {
     match r {
         Ok(v) => Some(v),
         Err(e) => {
@@ -131,6 +145,17 @@ fn read<T>(
             None
         }
     }
+}
+
+/// The device is gone for every call, not failing one (`Unknown` may be one call's).
+fn is_gone(e: &NvmlError) -> bool {
+    matches!(
+        e,
+        NvmlError::GpuLost
+            | NvmlError::ResetRequired
+            | NvmlError::Uninitialized
+            | NvmlError::DriverNotLoaded
+    )
 }
 
 fn w(mw: u32) -> f32 {
@@ -249,7 +274,19 @@ impl NvmlSource {
         let d = &self.devices[i];
         let t = &mut self.fast_times;
         let mut lost = None;
-        let util = read(t, "utilization_rates", &mut lost, || d.utilization_rates());
+        let util = timed(t, "utilization_rates", || d.utilization_rates());
+        let gone = util.as_ref().is_err_and(is_gone);
+        let util = settle("utilization_rates", &mut lost, util);
+        if let (true, Some(reason)) = (gone, lost.take()) {
+            // A GPU that fell off the bus answers every call so, and on a real driver each can
+            // stall: until it answers again it is asked this one call a tick, not seven.
+            out.sample = DeviceSample {
+                t_ms,
+                ..DeviceSample::default()
+            };
+            out.status = DeviceStatus::Lost { reason };
+            return;
+        }
         let s = &mut out.sample;
         s.t_ms = t_ms;
         s.util_gpu_pct = util.as_ref().map(|u| u.gpu as f32);
