@@ -1,9 +1,14 @@
 #!/bin/bash
-# Prepared on 2026-12-04 and not run: no device was lent for the rest of that session.
-# Run 64 (#27, #28): this session's final build (NEW, 790b742: thresholds in the rule files,
-# scenarios and ids from the registry, each rule asking its deciding window first) against the
-# last build that landed (OLD, 202212f), beside the steady bf16 load, in one run: 100 ms,
-# 250 ms, 1 s and serve at 1 s, pairs turned round, and nvtop -d 1 and -d 10 for the ratios.
+# Prepared on 2026-12-04 and not run: no device was lent that session nor the next (new loans
+# paused both times). Run 64 (#27, #28): the latest build (NEW: build main's HEAD, a7578be or
+# later: thresholds in the rule files, scenarios and ids from the registry, each rule asking
+# its deciding window first, the chart's dots and the diff in fewer instructions, a lost GPU
+# asked one call a tick) against the last build that landed before those sessions (OLD,
+# 202212f), beside the steady bf16 load, in one run: 100 ms, 250 ms, 1 s and serve at 1 s,
+# pairs turned round, and nvtop -d 1 and -d 10 for the ratios. Build both here first:
+#   git worktree add /tmp/old 202212f && (cd /tmp/old && cargo build --release)
+#   cp /tmp/old/target/release/gpuwatch .device/bins/gw-old
+#   cargo build --release && cp target/release/gpuwatch .device/bins/gw-new
 NEW=.device/bins/gw-new OLD=.device/bins/gw-old
 . docs/workloads/bench.sh
 NVTOP=$(nvtop_path)

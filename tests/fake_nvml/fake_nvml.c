@@ -7,8 +7,10 @@
  * $FAKE_NVML_GPUS: how many GPUs (1 to 8, default 1).
  * $FAKE_NVML_LOST_AFTER: after this many utilization reads, every device call answers
  * NVML_ERROR_GPU_IS_LOST (the GPU fell off the bus).
+ * $FAKE_NVML_PIDS: PIDs (comma-separated, at most 16) of the compute processes on GPU 0, each
+ * holding 8 GiB.
  *
- * Not NVML's semantics beyond that: no processes, no GPM, no events, no MIG. */
+ * Not NVML's semantics beyond that: no graphics processes, no GPM, no events, no MIG. */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@ typedef int nvmlReturn_t;
 #define NVML_SUCCESS 0
 #define NVML_ERROR_INVALID_ARGUMENT 2
 #define NVML_ERROR_NOT_SUPPORTED 3
+#define NVML_ERROR_INSUFFICIENT_SIZE 7
 #define NVML_ERROR_GPU_IS_LOST 15
 
 #define IMPLEMENTED(X) X(nvmlInit_v2) X(nvmlInit) X(nvmlInitWithFlags) X(nvmlShutdown) \
@@ -27,7 +30,8 @@ typedef int nvmlReturn_t;
     X(nvmlDeviceGetClockInfo) X(nvmlDeviceGetPerformanceState)                               \
     X(nvmlDeviceGetCurrentClocksThrottleReasons) X(nvmlDeviceGetMemoryInfo_v2)               \
     X(nvmlDeviceGetEnforcedPowerLimit) X(nvmlSystemGetDriverVersion)                         \
-    X(nvmlSystemGetNVMLVersion) X(nvmlSystemGetCudaDriverVersion_v2)
+    X(nvmlSystemGetNVMLVersion) X(nvmlSystemGetCudaDriverVersion_v2)                         \
+    X(nvmlDeviceGetComputeRunningProcesses_v3)
 
 enum call {
 #define AS_ENUM(name) C_##name,
@@ -207,6 +211,40 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m) {
     m->reserved = 0;
     m->used = 70ULL << 30;
     m->free = m->total - m->used;
+    return NVML_SUCCESS;
+}
+
+typedef struct {
+    unsigned pid;
+    unsigned long long usedGpuMemory;
+    unsigned gpuInstanceId, computeInstanceId;
+} nvmlProcessInfo_t;
+
+/* As NVML: asked with too small a buffer (nvml-wrapper first asks with none), it says how
+ * many there are. */
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned *count,
+                                                     nvmlProcessInfo_t *infos) {
+    DEVICE_CALL(nvmlDeviceGetComputeRunningProcesses_v3, d);
+    unsigned pids[16], n = 0;
+    const char *list = d->index == 0 ? getenv("FAKE_NVML_PIDS") : NULL;
+    for (const char *p = list; p && *p && n < 16;) {
+        char *end;
+        unsigned long v = strtoul(p, &end, 10);
+        if (end == p)
+            break;
+        pids[n++] = (unsigned)v;
+        p = *end == ',' ? end + 1 : end;
+    }
+    if (n > 0 && (infos == NULL || *count < n)) {
+        *count = n;
+        return NVML_ERROR_INSUFFICIENT_SIZE;
+    }
+    for (unsigned i = 0; i < n; i++) {
+        infos[i].pid = pids[i];
+        infos[i].usedGpuMemory = 8ULL << 30;
+        infos[i].gpuInstanceId = infos[i].computeInstanceId = 0xFFFFFFFFu;
+    }
+    *count = n;
     return NVML_SUCCESS;
 }
 
