@@ -24,7 +24,6 @@ fn each_scenario_raises_its_own_rule_and_no_other() {
     let cases = [
         (Scenario::Hang, vec!["hang"]),
         (Scenario::Starved, vec!["starved"]),
-        (Scenario::Sync, vec!["sync"]),
         (Scenario::Powercap, vec!["powercap"]),
         (Scenario::IdleMem, vec!["idle-mem"]),
         (Scenario::Lost, vec!["lost", "xid"]),
@@ -35,8 +34,8 @@ fn each_scenario_raises_its_own_rule_and_no_other() {
         .collect();
     assert_eq!(
         declared.len(),
-        3,
-        "thermal, pcie and fp32 declare their scenarios"
+        4,
+        "sync, thermal, pcie and fp32 declare their scenarios"
     );
     for (sc, want) in cases.into_iter().chain(declared) {
         assert_eq!(rules_raised(sc, 300), want, "{sc:?}");
@@ -70,7 +69,6 @@ fn windows() -> Vec<(&'static str, Scenario, u64)> {
     vec![
         ("hang", Scenario::Hang, ms(t.hang.suspect_window)),
         ("starved", Scenario::Starved, ms(t.starved.window)),
-        ("sync", Scenario::Sync, ms(t.sync.window)),
         (
             "powercap",
             Scenario::Powercap,
@@ -236,7 +234,12 @@ fn without_gpm_rules_fall_back_and_say_which_signals_decided() {
             "{sc:?} without GPM"
         );
     }
-    let (infos, sync) = sim_ticks(Scenario::Sync, 1, 60, START_MS);
+    let (infos, sync) = sim_ticks(
+        Scenario::Rule(gpuwatch::rules::RuleId::Sync),
+        1,
+        60,
+        START_MS,
+    );
     let r = run(&infos, &without_gpm(sync), Thresholds::default());
     assert!(
         r.raised
@@ -525,9 +528,19 @@ fn two_causes_that_match_show_one_finding_with_the_runner_up() {
 fn a_process_in_its_start_up_is_judged_only_from_its_arrival() {
     // An idle GPU, then a job arrives that is launch-bound from its first step: the window
     // never reaches back into the idle stretch, and the GPU is "judging" meanwhile.
-    let (infos, mut idle) = sim_ticks(Scenario::Sync, 1, 30, START_MS);
+    let (infos, mut idle) = sim_ticks(
+        Scenario::Rule(gpuwatch::rules::RuleId::Sync),
+        1,
+        30,
+        START_MS,
+    );
     process_leaves(&mut idle, 0, 0);
-    let (_, mut job) = sim_ticks(Scenario::Sync, 1, 40, START_MS + 30_000);
+    let (_, mut job) = sim_ticks(
+        Scenario::Rule(gpuwatch::rules::RuleId::Sync),
+        1,
+        40,
+        START_MS + 30_000,
+    );
     for t in &mut job {
         t.devices[0].processes[0].host.as_mut().unwrap().started_ms = None;
     }

@@ -480,7 +480,7 @@ fn observed_with_software() -> Store {
         "ab".repeat(32)
     );
     let ctr = std::sync::Arc::new(gpuwatch::container::parse_cgroup(&cgroup).unwrap());
-    common::store_with(Scenario::Sync, 1, 60, |t| {
+    common::store_with(Scenario::Rule(gpuwatch::rules::RuleId::Sync), 1, 60, |t| {
         for p in &mut t.devices[0].processes {
             let h = p.host.as_mut().unwrap();
             h.software = Some(sw.clone());

@@ -126,7 +126,12 @@ fn the_cgroup_of_the_lent_h200_names_no_container() {
 
 /// The launch-bound scenario, its processes running with `software`.
 fn sync_finding(software: Software) -> gpuwatch::rules::Finding {
-    let (infos, mut ticks) = sim_ticks(Scenario::Sync, 1, 90, START_MS);
+    let (infos, mut ticks) = sim_ticks(
+        Scenario::Rule(gpuwatch::rules::RuleId::Sync),
+        1,
+        90,
+        START_MS,
+    );
     let sw = Arc::new(software);
     for t in &mut ticks {
         for p in &mut t.devices[0].processes {

@@ -108,7 +108,7 @@ fn scenarios_show_their_measured_signature() {
     assert!(healthy.power_w.unwrap() > 650.0 && healthy.gpm.sm_active_pct.unwrap() > 90.0);
     let membound = last(Scenario::Membound);
     assert!(membound.power_w.unwrap() < 520.0 && membound.gpm.dram_bw_pct.unwrap() > 80.0);
-    let sync = last(Scenario::Sync);
+    let sync = last(Scenario::Rule(gpuwatch::rules::RuleId::Sync));
     assert!(
         sync.gpm.sm_active_pct.unwrap() < 2.0 && (10.0..60.0).contains(&sync.util_gpu_pct.unwrap())
     );

@@ -189,7 +189,12 @@ fn a_quarter_busy_gpu_at_mid_power_is_starved_only_when_its_stacks_say_so() {
 
 #[test]
 fn a_sync_finding_names_the_line_that_waits_on_the_gpu() {
-    let (infos, ticks) = sim_ticks(Scenario::Sync, 1, 60, START_MS);
+    let (infos, ticks) = sim_ticks(
+        Scenario::Rule(gpuwatch::rules::RuleId::Sync),
+        1,
+        60,
+        START_MS,
+    );
     let pid = ticks[0].devices[0].processes[0].pid;
     let item = [
         ("step", "/home/u/train.py", 91, "total += loss.item()"),

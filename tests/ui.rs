@@ -228,7 +228,12 @@ fn process_view_says_what_the_process_runs_with() {
         id: "0123456789abcdef".repeat(4),
         pod_uid: Some("5f1c2d3e-0000-4000-8000-000000000001".into()),
     });
-    let (infos, mut ticks) = sim_ticks(Scenario::Sync, 1, 30, START_MS);
+    let (infos, mut ticks) = sim_ticks(
+        Scenario::Rule(gpuwatch::rules::RuleId::Sync),
+        1,
+        30,
+        START_MS,
+    );
     for t in &mut ticks {
         for p in &mut t.devices[0].processes {
             let h = p.host.as_mut().unwrap();
@@ -236,7 +241,13 @@ fn process_view_says_what_the_process_runs_with() {
             h.container = Some(container.clone());
         }
     }
-    let src = SimSource::new(Scenario::Sync, 1, 7, START_MS, 250);
+    let src = SimSource::new(
+        Scenario::Rule(gpuwatch::rules::RuleId::Sync),
+        1,
+        7,
+        START_MS,
+        250,
+    );
     let mut obs = Store::new(
         &src,
         std::time::Duration::from_secs(900),

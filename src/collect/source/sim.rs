@@ -27,8 +27,6 @@ pub enum Scenario {
     Starved,
     /// A hung rank: util pinned at 100 %, power flat at the idle floor, SM activity ~1 %.
     Hang,
-    /// Tiny kernels with a host sync each step.
-    Sync,
     /// Busy, but the enforced power limit is below the default.
     Powercap,
     /// No kernels, but a process holds most of the memory.
@@ -53,17 +51,16 @@ pub enum Scenario {
     /// spins in a collective except the last host's last rank, which idles on its GPU.
     Fleet { host: u8, hosts: u8 },
     /// A rule's own scenario (`Rule::demo`), declared in the rule's file: its GPUs read the
-    /// levels it gives, each with a training process.
+    /// levels it gives, each with the process it declares (or a training process).
     Rule(RuleId),
 }
 
 /// The scenarios written here; `scenarios()` adds those the rules declare.
-const BUILT_IN: [(&str, Scenario); 15] = [
+const BUILT_IN: [(&str, Scenario); 14] = [
     ("healthy", Scenario::Healthy),
     ("membound", Scenario::Membound),
     ("starved", Scenario::Starved),
     ("hang", Scenario::Hang),
-    ("sync", Scenario::Sync),
     ("powercap", Scenario::Powercap),
     ("idle-mem", Scenario::IdleMem),
     ("leak", Scenario::Leak),
@@ -145,7 +142,7 @@ impl Scenario {
             Scenario::Healthy,
             Scenario::Membound,
             Scenario::Starved,
-            Scenario::Sync,
+            Scenario::Rule(RuleId::Sync),
             Scenario::Hang,
             Scenario::Hang,
             Scenario::Straggler,

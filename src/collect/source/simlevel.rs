@@ -51,14 +51,6 @@ pub(super) fn level(sc: Scenario, t_s: f32, burst: f32) -> Level {
             mem_gib: 90.0,
             ..FLOOR
         },
-        Scenario::Sync => Level {
-            util: 24.0,
-            power: 122.0,
-            sm: 0.2,
-            pcie_rx_kib: 200_000.0,
-            mem_gib: 10.0,
-            ..FLOOR
-        },
         Scenario::Powercap => Level {
             power: 446.0,
             sm_clock: 1200.0,

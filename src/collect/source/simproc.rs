@@ -117,19 +117,16 @@ pub(super) fn processes_for(sc: Scenario, gpu: usize, job: usize) -> Vec<Process
 fn workload(sc: Scenario) -> Option<(&'static str, f32, u64, Option<u32>, usize)> {
     Some(match sc {
         Scenario::Idle => return None,
+        Scenario::Rule(id) if crate::rules::demo(id).is_some_and(|d| d.workload.is_some()) => {
+            let w = crate::rules::demo(id)?.workload?;
+            (w.cmdline, w.cpu_pct, w.gpu_mem_gib, None, w.workers)
+        }
         Scenario::Starved => (
             "python3 train.py --num-workers 0 --batch 64",
             99.0,
             20,
             None,
             0,
-        ),
-        Scenario::Sync => (
-            "python3 train.py --batch 8 --log-every-step",
-            100.0,
-            10,
-            None,
-            2,
         ),
         // Ranks of one torchrun job: the hung ones spin in NCCL, the straggler is stuck on the host.
         Scenario::Hang | Scenario::Straggler => (

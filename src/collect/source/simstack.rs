@@ -62,7 +62,7 @@ pub fn due(
 }
 
 /// A frame: function, file (`torch/…` under the installed torch), line, source line.
-type Frame = (&'static str, &'static str, u32, &'static str);
+use crate::model::demo::Frame;
 
 const STARVED: [Frame; 6] = [
     (
@@ -96,15 +96,6 @@ const STARVED: [Frame; 6] = [
         "data = self._next_data()",
     ),
     ("train", "/home/alice/train.py", 88, "for x, y in loader:"),
-];
-const SYNC: [Frame; 2] = [
-    (
-        "train",
-        "/home/alice/train.py",
-        97,
-        "running_loss += loss.item()",
-    ),
-    ("<module>", "/home/alice/train.py", 140, "train()"),
 ];
 const HUNG_RANK: [Frame; 4] = [
     (
@@ -204,7 +195,9 @@ const TRAINING: [Frame; 4] = [
 fn story(scenario: Scenario) -> Option<(StackClass, u32, Vec<StackFrame>)> {
     let (class, n, frames): (StackClass, u32, &[Frame]) = match scenario {
         Scenario::Starved => (StackClass::DataLoading, 9, &STARVED),
-        Scenario::Sync => (StackClass::HostSync, 7, &SYNC),
+        Scenario::Rule(id) if crate::rules::demo(id).is_some_and(|d| d.workload.is_some()) => {
+            crate::rules::demo(id)?.workload?.stack
+        }
         Scenario::Hang => (StackClass::Collective, 10, &HUNG_RANK),
         Scenario::Straggler => (StackClass::PythonBusy, 10, &STRAGGLER),
         Scenario::IdleMem => (StackClass::IdleWaiting, 10, &NOTEBOOK),

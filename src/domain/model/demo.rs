@@ -1,9 +1,11 @@
 //! What a simulated GPU reads, as a rule's demo scenario declares it beside the rule
 //! (`Rule::demo`): the mean levels of util, power, clocks and activity at a moment, around
-//! which the simulator draws its noise. `BUSY` and `FLOOR` are an H200 measured at work and
-//! idle with a context; a scenario states what differs from one of them.
+//! which the simulator draws its noise, and the process it runs. `BUSY` and `FLOOR` are an
+//! H200 measured at work and idle with a context; a scenario states what differs from one of
+//! them.
 
 use super::clock_event;
+use super::stack::StackClass;
 
 /// The mean levels of a simulated GPU at one moment.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -66,7 +68,8 @@ pub const FLOOR: Level = Level {
 };
 
 /// A rule's simulated scenario: `--demo NAME` shows GPUs that read `level` (at `t_s` seconds
-/// since the start), each with a training process, and the rule should raise its finding there.
+/// since the start), each running its `workload` (or a training process), and the rule should
+/// raise its finding there.
 #[derive(Clone, Copy)]
 pub struct Demo {
     /// The scenario's name after `--demo`.
@@ -74,4 +77,22 @@ pub struct Demo {
     /// What it shows, for `--help`.
     pub about: &'static str,
     pub level: fn(t_s: f32) -> Level,
+    /// What runs on its GPUs; none: a training process at work (the simulator's own).
+    pub workload: Option<Workload>,
 }
+
+/// The process a demo GPU runs: what `ps` and its stacks would show.
+#[derive(Clone, Copy)]
+pub struct Workload {
+    pub cmdline: &'static str,
+    pub cpu_pct: f32,
+    pub gpu_mem_gib: u64,
+    /// `DataLoader` workers, its children.
+    pub workers: usize,
+    /// How its main thread's stack reads (`StackClass`), in how many of ten samples, and its
+    /// frames, innermost first.
+    pub stack: (StackClass, u32, &'static [Frame]),
+}
+
+/// A stack frame: function, file (under `torch/`: `PyTorch`'s), line, code.
+pub type Frame = (&'static str, &'static str, u32, &'static str);

@@ -82,6 +82,7 @@ pub const THERMAL: Rule = Rule {
             events: clock_event::SW_THERMAL | clock_event::HW_THERMAL,
             ..BUSY
         },
+        workload: None,
     }),
 };
 pub const PCIE: Rule = Rule {
@@ -106,6 +107,7 @@ pub const PCIE: Rule = Rule {
             pcie_rx_kib: 7_500_000.0,
             ..BUSY
         },
+        workload: None,
     }),
 };
 pub const PERSISTENCE: Rule = Rule {

@@ -6,6 +6,7 @@
 
 use super::thresholds::{dur, Section};
 use super::{stacks, Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
+use crate::model::demo::{Demo, Level, Workload, FLOOR};
 use crate::model::stack::StackClass;
 use crate::text::span_words;
 use serde::{Deserialize, Serialize};
@@ -50,7 +51,38 @@ pub const SYNC: Rule = Rule {
     after_startup: true,
     busy_but_idle: true,
     watch: Watching::Check,
-    demo: None,
+    demo: Some(Demo {
+        name: "sync",
+        about: "tiny kernels and a host sync each step: util 24 %, power at the floor",
+        level: |_| Level {
+            util: 24.0,
+            power: 122.0,
+            sm: 0.2,
+            pcie_rx_kib: 200_000.0,
+            mem_gib: 10.0,
+            ..FLOOR
+        },
+        workload: Some(Workload {
+            cmdline: "python3 train.py --batch 8 --log-every-step",
+            cpu_pct: 100.0,
+            gpu_mem_gib: 10,
+            workers: 2,
+            // The main thread in `.item()` in 7 samples of 10.
+            stack: (
+                StackClass::HostSync,
+                7,
+                &[
+                    (
+                        "train",
+                        "/home/alice/train.py",
+                        97,
+                        "running_loss += loss.item()",
+                    ),
+                    ("<module>", "/home/alice/train.py", 140, "train()"),
+                ],
+            ),
+        }),
+    }),
 };
 
 #[allow(clippy::too_many_lines)] // the verdict is assembled in one pass over the figures it just read; its parts are already functions
