@@ -25,7 +25,6 @@ fn each_scenario_raises_its_own_rule_and_no_other() {
         (Scenario::Hang, vec!["hang"]),
         (Scenario::Starved, vec!["starved"]),
         (Scenario::Powercap, vec!["powercap"]),
-        (Scenario::IdleMem, vec!["idle-mem"]),
         (Scenario::Lost, vec!["lost", "xid"]),
     ];
     // A rule's own scenario (`Rule::demo`) is checked without a row here.
@@ -34,8 +33,8 @@ fn each_scenario_raises_its_own_rule_and_no_other() {
         .collect();
     assert_eq!(
         declared.len(),
-        4,
-        "sync, thermal, pcie and fp32 declare their scenarios"
+        5,
+        "sync, idle-mem, thermal, pcie and fp32 declare their scenarios"
     );
     for (sc, want) in cases.into_iter().chain(declared) {
         assert_eq!(rules_raised(sc, 300), want, "{sc:?}");
@@ -74,7 +73,6 @@ fn windows() -> Vec<(&'static str, Scenario, u64)> {
             Scenario::Powercap,
             ms(t.hardware.powercap_window),
         ),
-        ("idle-mem", Scenario::IdleMem, ms(t.idle_mem.window)),
     ]
     .into_iter()
     // A rule's own scenario, at that rule's window.
@@ -355,7 +353,12 @@ fn persistence_mode_off_is_informational() {
 
 #[test]
 fn idle_floor_is_learned_from_an_idle_stretch() {
-    let (infos, idle) = sim_ticks(Scenario::IdleMem, 1, 20, START_MS);
+    let (infos, idle) = sim_ticks(
+        Scenario::Rule(gpuwatch::rules::RuleId::IdleMem),
+        1,
+        20,
+        START_MS,
+    );
     let r = run(&infos, &idle, Thresholds::default());
     let floor = r.engine.floors(0).best().expect("learned");
     assert!((119.0..124.0).contains(&floor), "floor {floor}");

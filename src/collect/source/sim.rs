@@ -29,8 +29,6 @@ pub enum Scenario {
     Hang,
     /// Busy, but the enforced power limit is below the default.
     Powercap,
-    /// No kernels, but a process holds most of the memory.
-    IdleMem,
     /// Training whose memory use keeps growing.
     Leak,
     /// No process at all.
@@ -56,13 +54,12 @@ pub enum Scenario {
 }
 
 /// The scenarios written here; `scenarios()` adds those the rules declare.
-const BUILT_IN: [(&str, Scenario); 14] = [
+const BUILT_IN: [(&str, Scenario); 13] = [
     ("healthy", Scenario::Healthy),
     ("membound", Scenario::Membound),
     ("starved", Scenario::Starved),
     ("hang", Scenario::Hang),
     ("powercap", Scenario::Powercap),
-    ("idle-mem", Scenario::IdleMem),
     ("leak", Scenario::Leak),
     ("idle", Scenario::Idle),
     ("mixed", Scenario::Mixed),
@@ -146,7 +143,7 @@ impl Scenario {
             Scenario::Hang,
             Scenario::Hang,
             Scenario::Straggler,
-            Scenario::IdleMem,
+            Scenario::Rule(RuleId::IdleMem),
         ];
         match self {
             Scenario::Mixed => CAST[index % CAST.len()],

@@ -56,10 +56,6 @@ pub(super) fn level(sc: Scenario, t_s: f32, burst: f32) -> Level {
             sm_clock: 1200.0,
             ..BUSY
         },
-        Scenario::IdleMem => Level {
-            mem_gib: 60.0,
-            ..FLOOR
-        },
         Scenario::Leak => Level {
             mem_gib: (20.0 + t_s * 0.1).min(138.0),
             ..BUSY

@@ -6,6 +6,7 @@
 use crate::model::{mig_index, DeviceInfo, DeviceSample, GpmMetrics, MigInfo, GIB};
 
 use super::sim::Scenario;
+use crate::rules::RuleId;
 
 /// SMs of a whole H200, which its MIG profiles share out.
 const H200_SMS: f32 = 132.0;
@@ -18,7 +19,7 @@ const LAYOUT: [(u32, &str, f32, u32, u64, Scenario); 4] = [
     (2, "3g.71gb", 3.0, 60, 66, Scenario::Healthy),
     (3, "2g.35gb", 2.0, 32, 33, Scenario::Hang),
     (9, "1g.18gb", 1.0, 16, 16, Scenario::Starved),
-    (10, "1g.18gb", 1.0, 16, 16, Scenario::IdleMem),
+    (10, "1g.18gb", 1.0, 16, 16, Scenario::Rule(RuleId::IdleMem)),
 ];
 
 /// What a simulated device is, and for an instance what it last drew on its parent's behalf.

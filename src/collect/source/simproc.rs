@@ -87,8 +87,13 @@ pub(super) fn processes_for(sc: Scenario, gpu: usize, job: usize) -> Vec<Process
         return Vec::new();
     };
     let mut h = host(cmd, cpu, 8, ppid, workers);
-    if sc == Scenario::IdleMem {
-        h.state = Some('S');
+    if let Scenario::Rule(id) = sc {
+        if crate::rules::demo(id)
+            .and_then(|d| d.workload)
+            .is_some_and(|w| w.sleeping)
+        {
+            h.state = Some('S');
+        }
     }
     if ppid == Some(JOB_PARENT_PID) {
         // torchrun puts the launcher's variables in each rank's environment.
@@ -135,13 +140,6 @@ fn workload(sc: Scenario) -> Option<(&'static str, f32, u64, Option<u32>, usize)
             90,
             Some(JOB_PARENT_PID),
             4,
-        ),
-        Scenario::IdleMem => (
-            "python3 notebook_kernel.py --token=s3cr3t",
-            0.3,
-            60,
-            None,
-            0,
         ),
         Scenario::Membound => ("python3 embed_lookup.py", 95.0, 40, None, 4),
         _ => (

@@ -143,32 +143,6 @@ const STRAGGLER: [Frame; 3] = [
         "loss = train_step(batch)",
     ),
 ];
-const NOTEBOOK: [Frame; 4] = [
-    (
-        "EpollSelector.select",
-        "/usr/lib/python3.12/selectors.py",
-        468,
-        "fd_event_list = self._selector.poll(timeout, max_ev)",
-    ),
-    (
-        "BaseEventLoop._run_once",
-        "/usr/lib/python3.12/asyncio/base_events.py",
-        1898,
-        "event_list = self._selector.select(timeout)",
-    ),
-    (
-        "BaseEventLoop.run_forever",
-        "/usr/lib/python3.12/asyncio/base_events.py",
-        608,
-        "self._run_once()",
-    ),
-    (
-        "IPKernelApp.start",
-        "/usr/lib/python3/dist-packages/ipykernel/kernelapp.py",
-        736,
-        "self.io_loop.start()",
-    ),
-];
 const TRAINING: [Frame; 4] = [
     (
         "_engine_run_backward",
@@ -200,7 +174,6 @@ fn story(scenario: Scenario) -> Option<(StackClass, u32, Vec<StackFrame>)> {
         }
         Scenario::Hang => (StackClass::Collective, 10, &HUNG_RANK),
         Scenario::Straggler => (StackClass::PythonBusy, 10, &STRAGGLER),
-        Scenario::IdleMem => (StackClass::IdleWaiting, 10, &NOTEBOOK),
         Scenario::Healthy
         | Scenario::Health
         | Scenario::Fleet { .. }

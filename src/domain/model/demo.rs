@@ -89,6 +89,9 @@ pub struct Workload {
     pub gpu_mem_gib: u64,
     /// `DataLoader` workers, its children.
     pub workers: usize,
+    /// It sleeps (state `S`: waiting for input, as a notebook kernel between cells); it runs
+    /// otherwise.
+    pub sleeping: bool,
     /// How its main thread's stack reads (`StackClass`), in how many of ten samples, and its
     /// frames, innermost first.
     pub stack: (StackClass, u32, &'static [Frame]),

@@ -3,6 +3,8 @@
 
 use super::thresholds::{dur, Section};
 use super::{Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
+use crate::model::demo::{Demo, Level, Workload, FLOOR};
+use crate::model::stack::StackClass;
 use crate::model::GIB;
 use crate::text::span_words;
 use serde::{Deserialize, Serialize};
@@ -43,7 +45,52 @@ pub const IDLE_MEM: Rule = Rule {
         building: idle_mem_building,
         needs: |t| t.idle_mem.window,
     },
-    demo: None,
+    demo: Some(Demo {
+        name: "idle-mem",
+        about: "a notebook kernel holding 60 GiB between cells: no kernel runs",
+        level: |_| Level {
+            mem_gib: 60.0,
+            ..FLOOR
+        },
+        workload: Some(Workload {
+            cmdline: "python3 notebook_kernel.py --token=s3cr3t",
+            cpu_pct: 0.3,
+            gpu_mem_gib: 60,
+            workers: 0,
+            sleeping: true,
+            // Its main thread waits in the event loop in every sample.
+            stack: (
+                StackClass::IdleWaiting,
+                10,
+                &[
+                    (
+                        "EpollSelector.select",
+                        "/usr/lib/python3.12/selectors.py",
+                        468,
+                        "fd_event_list = self._selector.poll(timeout, max_ev)",
+                    ),
+                    (
+                        "BaseEventLoop._run_once",
+                        "/usr/lib/python3.12/asyncio/base_events.py",
+                        1898,
+                        "event_list = self._selector.select(timeout)",
+                    ),
+                    (
+                        "BaseEventLoop.run_forever",
+                        "/usr/lib/python3.12/asyncio/base_events.py",
+                        608,
+                        "self._run_once()",
+                    ),
+                    (
+                        "IPKernelApp.start",
+                        "/usr/lib/python3/dist-packages/ipykernel/kernelapp.py",
+                        736,
+                        "self.io_loop.start()",
+                    ),
+                ],
+            ),
+        }),
+    }),
 };
 /// GPU memory held with no kernel run over the window, by processes none of which is busy on
 /// its host: the bytes held.
