@@ -7,6 +7,8 @@
  * $FAKE_NVML_GPUS: how many GPUs (1 to 8, default 1).
  * $FAKE_NVML_LOST_AFTER: after this many utilization reads, every device call answers
  * NVML_ERROR_GPU_IS_LOST (the GPU fell off the bus).
+ * $FAKE_NVML_UTIL_UNKNOWN_AFTER: after this many utilization reads, that read alone answers
+ * NVML_ERROR_UNKNOWN.
  * $FAKE_NVML_PIDS: PIDs (comma-separated, at most 16) of the compute processes on GPU 0, each
  * holding 8 GiB.
  *
@@ -157,6 +159,9 @@ typedef struct {
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u) {
     __atomic_fetch_add(&util_reads, 1, __ATOMIC_RELAXED);
     DEVICE_CALL(nvmlDeviceGetUtilizationRates, d);
+    const char *unknown = getenv("FAKE_NVML_UTIL_UNKNOWN_AFTER");
+    if (unknown && __atomic_load_n(&util_reads, __ATOMIC_RELAXED) > strtoul(unknown, NULL, 10))
+        return 999; /* NVML_ERROR_UNKNOWN */
     u->gpu = 97;
     u->memory = 30;
     return NVML_SUCCESS;

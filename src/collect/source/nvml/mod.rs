@@ -277,14 +277,16 @@ impl NvmlSource {
         let util = timed(t, "utilization_rates", || d.utilization_rates());
         let gone = util.as_ref().is_err_and(is_gone);
         let util = settle("utilization_rates", &mut lost, util);
-        if let (true, Some(reason)) = (gone, lost.take()) {
+        if gone {
             // A GPU that fell off the bus answers every call so, and on a real driver each can
             // stall: until it answers again it is asked this one call a tick, not seven.
             out.sample = DeviceSample {
                 t_ms,
                 ..DeviceSample::default()
             };
-            out.status = DeviceStatus::Lost { reason };
+            out.status = DeviceStatus::Lost {
+                reason: lost.take().unwrap_or_default(),
+            };
             return;
         }
         let s = &mut out.sample;
