@@ -117,6 +117,15 @@ impl Scenario {
             .map_or("?", |(n, _)| *n)
     }
 
+    /// The process a rule's own scenario declares its GPUs run (`Demo::workload`); none for
+    /// the simulator's scenarios and for a rule's that runs the default training process.
+    pub(super) fn workload(self) -> Option<crate::model::demo::Workload> {
+        match self {
+            Scenario::Rule(id) => crate::rules::demo(id)?.workload,
+            _ => None,
+        }
+    }
+
     /// How many GPUs the demo shows for this scenario when `--gpus` is not given.
     #[must_use]
     pub fn default_gpus(self) -> usize {

@@ -87,13 +87,8 @@ pub(super) fn processes_for(sc: Scenario, gpu: usize, job: usize) -> Vec<Process
         return Vec::new();
     };
     let mut h = host(cmd, cpu, 8, ppid, workers);
-    if let Scenario::Rule(id) = sc {
-        if crate::rules::demo(id)
-            .and_then(|d| d.workload)
-            .is_some_and(|w| w.sleeping)
-        {
-            h.state = Some('S');
-        }
+    if sc.workload().is_some_and(|w| w.sleeping) {
+        h.state = Some('S');
     }
     if ppid == Some(JOB_PARENT_PID) {
         // torchrun puts the launcher's variables in each rank's environment.
@@ -122,8 +117,8 @@ pub(super) fn processes_for(sc: Scenario, gpu: usize, job: usize) -> Vec<Process
 fn workload(sc: Scenario) -> Option<(&'static str, f32, u64, Option<u32>, usize)> {
     Some(match sc {
         Scenario::Idle => return None,
-        Scenario::Rule(id) if crate::rules::demo(id).is_some_and(|d| d.workload.is_some()) => {
-            let w = crate::rules::demo(id)?.workload?;
+        Scenario::Rule(_) if sc.workload().is_some() => {
+            let w = sc.workload()?;
             (w.cmdline, w.cpu_pct, w.gpu_mem_gib, None, w.workers)
         }
         Scenario::Starved => (

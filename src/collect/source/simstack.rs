@@ -169,9 +169,7 @@ const TRAINING: [Frame; 4] = [
 fn story(scenario: Scenario) -> Option<(StackClass, u32, Vec<StackFrame>)> {
     let (class, n, frames): (StackClass, u32, &[Frame]) = match scenario {
         Scenario::Starved => (StackClass::DataLoading, 9, &STARVED),
-        Scenario::Rule(id) if crate::rules::demo(id).is_some_and(|d| d.workload.is_some()) => {
-            crate::rules::demo(id)?.workload?.stack
-        }
+        Scenario::Rule(_) if scenario.workload().is_some() => scenario.workload()?.stack,
         Scenario::Hang => (StackClass::Collective, 10, &HUNG_RANK),
         Scenario::Straggler => (StackClass::PythonBusy, 10, &STRAGGLER),
         Scenario::Healthy
