@@ -1,8 +1,8 @@
 #!/bin/bash
-# Prepared on 2026-12-04 and not run: no device was lent that session nor the next (new loans
-# paused both times). Run 64 (#27, #28): the latest build (NEW: build main's HEAD, a7578be or
-# later: thresholds in the rule files, scenarios and ids from the registry, each rule asking
-# its deciding window first, the chart's dots and the diff in fewer instructions, a lost GPU
+# Prepared on 2026-12-04, run on 2026-12-05 with NEW = 3b48b4b (results/run64/,
+# docs/performance.md "Run 64"). Run 64 (#27, #28): the latest build (NEW: main's HEAD;
+# thresholds in the rule files, scenarios and ids from the registry, each rule asking its
+# deciding window first, the chart's dots and the diff in fewer instructions, a lost GPU
 # asked one call a tick) against the last build that landed before those sessions (OLD,
 # 202212f), beside the steady bf16 load, in one run: 100 ms, 250 ms, 1 s and serve at 1 s,
 # pairs turned round, and nvtop -d 1 and -d 10 for the ratios. Build both here first:
