@@ -136,10 +136,11 @@ fn the_nvml_source_records_what_nvml_answers() {
 }
 
 /// The guard: each fast call once a tick for each GPU, the slow thread's calls bounded a
-/// round, and what starting costs. Measured (2026-12-05, 2 GPUs, 10 s at 100 ms): 7 calls a
-/// tick for each GPU; about 6 a slow round (memory, the power limit, the link's generation,
-/// two `PCIe` throughput reads, the process list when due), more every few rounds (link width,
-/// energy, health). The fake supports no GPM: on a Hopper GPU the `PCIe` reads give way to GPM's.
+/// round, and what starting costs. Measured (2026-12-05, 1 and 2 GPUs, 5 and 10 s at 100 ms):
+/// 7 calls a tick for each GPU; 2.2 a slow round once the calls the fake does not support
+/// have been asked once (memory and the power limit each round, the process list when due;
+/// on a GPU that supports them, the link's generation and `PCIe` throughput or GPM too), and
+/// about 36 at the start (the device's facts and the first round's every call).
 #[test]
 fn nvml_calls_a_tick_and_a_round_stay_within_their_budget() {
     let gpus = 2;
@@ -169,10 +170,11 @@ fn nvml_calls_a_tick_and_a_round_stay_within_their_budget() {
         fast as f64 / util as f64
     );
     assert_eq!(fast, util * 7, "fast calls a tick: {:?}", run.counts);
-    // About 5.6-6.2 calls a slow round for each GPU and 26-29 for its facts at the start, 7 for
-    // NVML itself (solved from runs of 1 GPU for 5 s and 2 GPUs for 10 s): one more call a round
-    // breaks this budget, a round's calls falling apart when the GPU has no GPM would too.
-    let budget = slow_rounds * 31 / 5 + 30 * u64::from(gpus) + 8;
+    // 2.2 calls a slow round for each GPU, about 36 at its start, 1 for NVML itself (solved
+    // from runs of 1 GPU for 5 and 10 s and 2 GPUs for 10 s: 50, 61 and 121 calls). With 2 GPUs
+    // for 5 s it reads 99 against a budget of 106: one more call a round breaks it (12 more),
+    // and so does a call NVML does not support asked again each round.
+    let budget = slow_rounds * 11 / 5 + 36 * u64::from(gpus) + 8;
     assert!(
         rest <= budget,
         "{rest} calls besides the fast tick's in {rounds} rounds (budget {budget}): {:?}",
@@ -184,7 +186,7 @@ fn nvml_calls_a_tick_and_a_round_stay_within_their_budget() {
 /// to its end, and the GPU is asked no more than whether it came back.
 #[test]
 fn a_gpu_lost_mid_run_is_recorded_as_lost_with_the_reason() {
-    let run = record(1, 3, &[("FAKE_NVML_LOST_AFTER", "10")]);
+    let run = record(1, 4, &[("FAKE_NVML_LOST_AFTER", "10")]);
     let states: Vec<&str> = run
         .ticks
         .iter()
@@ -221,6 +223,59 @@ fn a_gpu_lost_mid_run_is_recorded_as_lost_with_the_reason() {
     assert!(
         power <= 11,
         "{power} power reads, lost after 10: {:?}",
+        run.counts
+    );
+    // The slow thread asks its memory once a round and nothing more until the GPU answers:
+    // the power limit (also read with the device's facts) and the process list in the rounds
+    // at 0 and 1 s at most, not in the two or three after the GPU was lost at about 1 s (5
+    // and 4 reads before it stopped asking).
+    let slow = |name| run.calls(name);
+    assert!(
+        slow("nvmlDeviceGetMemoryInfo_v2") >= 4,
+        "the slow thread stopped asking: {:?}",
+        run.counts
+    );
+    for (name, most) in [
+        ("nvmlDeviceGetEnforcedPowerLimit", 3),
+        ("nvmlDeviceGetComputeRunningProcesses_v3", 2),
+    ] {
+        assert!(
+            slow(name) <= most,
+            "{name} asked of a lost GPU: {:?}",
+            run.counts
+        );
+    }
+}
+
+/// A call the GPU answers `NOT_SUPPORTED` (here the graphics process list, the link's
+/// generation and width, `PCIe` throughput, ECC, the energy counter) is asked once, not each
+/// round: what a device supports does not change while the driver runs.
+#[test]
+fn a_call_nvml_does_not_support_is_asked_once() {
+    let run = record(1, 4, &[]);
+    let rounds = run.calls("nvmlDeviceGetMemoryInfo_v2") - 1;
+    assert!(rounds >= 4, "{rounds} slow rounds: {:?}", run.counts);
+    // The limit is supported: read with the device's facts and every round.
+    assert_eq!(
+        run.calls("nvmlDeviceGetEnforcedPowerLimit"),
+        rounds + 1,
+        "{:?}",
+        run.counts
+    );
+    for name in [
+        "nvmlDeviceGetGraphicsRunningProcesses_v3",
+        "nvmlDeviceGetCurrPcieLinkGeneration",
+        "nvmlDeviceGetCurrPcieLinkWidth",
+        "nvmlDeviceGetPcieThroughput",
+        "nvmlDeviceGetTotalEnergyConsumption",
+    ] {
+        assert_eq!(run.calls(name), 1, "{name}: {:?}", run.counts);
+    }
+    // Each ECC counter on its own, so that one unsupported leaves the others asked.
+    assert_eq!(
+        run.calls("nvmlDeviceGetTotalEccErrors"),
+        4,
+        "{:?}",
         run.counts
     );
 }

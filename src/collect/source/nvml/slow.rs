@@ -17,7 +17,7 @@ use nvml_wrapper::gpm::GpmSample;
 use nvml_wrapper::structs::device::FieldId;
 use nvml_wrapper::{Device, Nvml};
 
-use super::{read, util_by_pid, w};
+use super::{is_gone, read, settle, timed, util_by_pid, w};
 use crate::model::health::count;
 use crate::model::{DeviceInfo, GpmMetrics, Health, ProcessSample};
 use crate::source::CallTimes;
@@ -62,6 +62,30 @@ pub(super) const GPM_IDS: [GpmMetricId; 9] = [
 /// `NVML_FI_DEV_REMAPPED_COR`, `_UNC`, `_PENDING`, `_FAILURE`.
 pub(super) const REMAP_FIELDS: [FieldId; 4] =
     [FieldId(142), FieldId(143), FieldId(144), FieldId(145)];
+/// The four ECC counters, each under its own name, so that one NVML does not support leaves
+/// the others asked.
+const ECC: [(&str, MemoryError, EccCounter); 4] = [
+    (
+        "total_ecc_errors(corrected, volatile)",
+        MemoryError::Corrected,
+        EccCounter::Volatile,
+    ),
+    (
+        "total_ecc_errors(uncorrected, volatile)",
+        MemoryError::Uncorrected,
+        EccCounter::Volatile,
+    ),
+    (
+        "total_ecc_errors(corrected, aggregate)",
+        MemoryError::Corrected,
+        EccCounter::Aggregate,
+    ),
+    (
+        "total_ecc_errors(uncorrected, aggregate)",
+        MemoryError::Uncorrected,
+        EccCounter::Aggregate,
+    ),
+];
 /// `NVML_NVLINK_MAX_LINKS` as of CUDA 12/13.
 pub(super) const MAX_NVLINKS: u32 = 18;
 
@@ -84,6 +108,35 @@ pub(super) struct SlowDevice {
     nvlinks: Option<u32>,
     /// When the process list is read again.
     list_watch: ListWatch,
+    /// The calls this device answered `NotSupported`.
+    unsupported: Unsupported,
+}
+
+/// The slow calls a device answered `NotSupported`, not asked again: what a device supports
+/// does not change while the driver runs (a MIG mode change needs a reset, and a new run), and
+/// a GPU without a process list, a link generation or `PCIe` counters would otherwise be asked
+/// each of them every round. A short list, empty on a GPU that answers everything.
+#[derive(Debug, Default)]
+struct Unsupported(Vec<&'static str>);
+
+impl Unsupported {
+    /// `call`'s answer, as `read` gives it; `None` without a call once it was `NotSupported`.
+    fn read<T>(
+        &mut self,
+        t: &mut CallTimes,
+        call: &'static str,
+        lost: &mut Option<String>,
+        f: impl FnOnce() -> Result<T, NvmlError>,
+    ) -> Option<T> {
+        if self.0.contains(&call) {
+            return None;
+        }
+        let r = timed(t, call, f);
+        if matches!(r, Err(NvmlError::NotSupported)) {
+            self.0.push(call);
+        }
+        settle(call, lost, r)
+    }
 }
 
 /// Rounds between reads of the process list of a GPU with one process or none while its used
@@ -177,6 +230,7 @@ pub(super) fn spawn_slow_thread(
             proc_util: HashMap::new(),
             nvlinks: None,
             list_watch: ListWatch::default(),
+            unsupported: Unsupported::default(),
         })
         .collect();
     std::thread::Builder::new()
@@ -207,7 +261,14 @@ impl SlowDevice {
         let round = self.round;
         self.round += 1;
         let d = &self.device;
-        let mem = read(t, "memory_info", &mut lost, || d.memory_info()).map(|m| m.used);
+        let mem = timed(t, "memory_info", || d.memory_info());
+        if mem.as_ref().is_err_and(is_gone) {
+            // A GPU that fell off the bus answers every call so, and on a real driver each can
+            // stall: the fast tick records it lost, and its round is this one call until it
+            // answers again. Its last readings stand (the fast tick shows none of them).
+            return self.last.clone();
+        }
+        let mem = settle("memory_info", &mut lost, mem).map(|m| m.used);
         self.last.mem_used_bytes = mem;
         if self.list_watch.due(mem, self.last.processes.len()) {
             // A list that could not be read keeps the last one, and is asked for again next
@@ -241,19 +302,20 @@ impl SlowDevice {
     /// The board's limit, `PCIe` link and energy counter (the link width and the energy less
     /// often: they change rarely, and the energy read can stall the fast tick's calls).
     fn read_board(&mut self, t: &mut CallTimes, lost: &mut Option<String>, round: u64) {
-        let d = &self.device;
-        let r = &mut self.last;
-        r.power_limit_w = read(t, "enforced_power_limit", lost, || d.enforced_power_limit()).map(w);
-        r.pcie_gen = read(t, "current_pcie_link_gen", lost, || {
+        let (d, r, ask) = (&self.device, &mut self.last, &mut self.unsupported);
+        r.power_limit_w = ask
+            .read(t, "enforced_power_limit", lost, || d.enforced_power_limit())
+            .map(w);
+        r.pcie_gen = ask.read(t, "current_pcie_link_gen", lost, || {
             d.current_pcie_link_gen()
         });
         if round.is_multiple_of(LINK_WIDTH_EVERY) {
-            r.pcie_width = read(t, "current_pcie_link_width", lost, || {
+            r.pcie_width = ask.read(t, "current_pcie_link_width", lost, || {
                 d.current_pcie_link_width()
             });
         }
         if round.is_multiple_of(ENERGY_EVERY) {
-            if let Some(mj) = read(t, "total_energy_consumption", lost, || {
+            if let Some(mj) = ask.read(t, "total_energy_consumption", lost, || {
                 d.total_energy_consumption()
             }) {
                 let now = Instant::now();
@@ -276,15 +338,17 @@ impl SlowDevice {
             return;
         }
         // Pre-Hopper only: this call blocks for its 20 ms window, which is why it lives here.
-        let d = &self.device;
-        self.last.pcie_tx_kib_s = read(t, "pcie_throughput", lost, || {
-            d.pcie_throughput(PcieUtilCounter::Send)
-        })
-        .map(|v| v as f32);
-        self.last.pcie_rx_kib_s = read(t, "pcie_throughput", lost, || {
-            d.pcie_throughput(PcieUtilCounter::Receive)
-        })
-        .map(|v| v as f32);
+        let (d, ask) = (&self.device, &mut self.unsupported);
+        self.last.pcie_tx_kib_s = ask
+            .read(t, "pcie_throughput", lost, || {
+                d.pcie_throughput(PcieUtilCounter::Send)
+            })
+            .map(|v| v as f32);
+        self.last.pcie_rx_kib_s = ask
+            .read(t, "pcie_throughput", lost, || {
+                d.pcie_throughput(PcieUtilCounter::Receive)
+            })
+            .map(|v| v as f32);
     }
 
     /// The processes holding a context, with their per-process utilization: read fresh when
@@ -296,15 +360,16 @@ impl SlowDevice {
         lost: &mut Option<String>,
         refresh_util: bool,
     ) -> Option<Vec<ProcessSample>> {
-        let d = &self.device;
+        let (d, ask) = (&self.device, &mut self.unsupported);
         let mut procs: Vec<ProcessSample> = Vec::new();
-        let compute = read(t, "running_compute_processes", lost, || {
+        let compute = ask.read(t, "running_compute_processes", lost, || {
             d.running_compute_processes()
         })?;
-        let graphics = read(t, "running_graphics_processes", lost, || {
-            d.running_graphics_processes()
-        })
-        .unwrap_or_default();
+        let graphics = ask
+            .read(t, "running_graphics_processes", lost, || {
+                d.running_graphics_processes()
+            })
+            .unwrap_or_default();
         for p in compute.into_iter().chain(graphics) {
             if procs.iter().any(|q| q.pid == p.pid) {
                 continue;
@@ -349,20 +414,16 @@ impl SlowDevice {
 
     /// ECC counts, remapped rows, `PCIe` replays and `NVLink`; each unsupported one stays `None`.
     fn read_health(&mut self, t: &mut CallTimes, lost: &mut Option<String>, h: &mut Health) {
-        let d = &self.device;
-        let ecc = |t: &mut CallTimes, lost: &mut Option<String>, kind, counter| {
-            read(t, "total_ecc_errors", lost, || {
-                d.total_ecc_errors(kind, counter)
-            })
-            .map(count)
-        };
-        h.ecc_corrected_volatile = ecc(t, lost, MemoryError::Corrected, EccCounter::Volatile);
-        h.ecc_uncorrected_volatile = ecc(t, lost, MemoryError::Uncorrected, EccCounter::Volatile);
-        h.ecc_corrected_aggregate = ecc(t, lost, MemoryError::Corrected, EccCounter::Aggregate);
-        h.ecc_uncorrected_aggregate = ecc(t, lost, MemoryError::Uncorrected, EccCounter::Aggregate);
-        h.pcie_replays = read(t, "pcie_replay_counter", lost, || d.pcie_replay_counter());
+        let (d, ask) = (&self.device, &mut self.unsupported);
+        let [cv, uv, ca, ua] = ECC.map(|(call, kind, counter)| {
+            ask.read(t, call, lost, || d.total_ecc_errors(kind, counter))
+                .map(count)
+        });
+        (h.ecc_corrected_volatile, h.ecc_uncorrected_volatile) = (cv, uv);
+        (h.ecc_corrected_aggregate, h.ecc_uncorrected_aggregate) = (ca, ua);
+        h.pcie_replays = ask.read(t, "pcie_replay_counter", lost, || d.pcie_replay_counter());
         // nvml-wrapper has no call for the row remapper: its four field values say it all.
-        let fields = read(t, "field_values(remap)", lost, || {
+        let fields = ask.read(t, "field_values(remap)", lost, || {
             d.field_values_for(&REMAP_FIELDS)
         });
         let value = |i: usize| -> Option<u64> {
