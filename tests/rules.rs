@@ -24,7 +24,6 @@ fn each_scenario_raises_its_own_rule_and_no_other() {
     let cases = [
         (Scenario::Hang, vec!["hang"]),
         (Scenario::Starved, vec!["starved"]),
-        (Scenario::Powercap, vec!["powercap"]),
         (Scenario::Lost, vec!["lost", "xid"]),
     ];
     // A rule's own scenario (`Rule::demo`) is checked without a row here.
@@ -33,8 +32,8 @@ fn each_scenario_raises_its_own_rule_and_no_other() {
         .collect();
     assert_eq!(
         declared.len(),
-        5,
-        "sync, idle-mem, thermal, pcie and fp32 declare their scenarios"
+        6,
+        "sync, powercap, thermal, pcie, idle-mem and fp32 declare their scenarios"
     );
     for (sc, want) in cases.into_iter().chain(declared) {
         assert_eq!(rules_raised(sc, 300), want, "{sc:?}");
@@ -68,11 +67,6 @@ fn windows() -> Vec<(&'static str, Scenario, u64)> {
     vec![
         ("hang", Scenario::Hang, ms(t.hang.suspect_window)),
         ("starved", Scenario::Starved, ms(t.starved.window)),
-        (
-            "powercap",
-            Scenario::Powercap,
-            ms(t.hardware.powercap_window),
-        ),
     ]
     .into_iter()
     // A rule's own scenario, at that rule's window.

@@ -27,8 +27,6 @@ pub enum Scenario {
     Starved,
     /// A hung rank: util pinned at 100 %, power flat at the idle floor, SM activity ~1 %.
     Hang,
-    /// Busy, but the enforced power limit is below the default.
-    Powercap,
     /// Training whose memory use keeps growing.
     Leak,
     /// No process at all.
@@ -54,12 +52,11 @@ pub enum Scenario {
 }
 
 /// The scenarios written here; `scenarios()` adds those the rules declare.
-const BUILT_IN: [(&str, Scenario); 13] = [
+const BUILT_IN: [(&str, Scenario); 12] = [
     ("healthy", Scenario::Healthy),
     ("membound", Scenario::Membound),
     ("starved", Scenario::Starved),
     ("hang", Scenario::Hang),
-    ("powercap", Scenario::Powercap),
     ("leak", Scenario::Leak),
     ("idle", Scenario::Idle),
     ("mixed", Scenario::Mixed),
@@ -120,8 +117,13 @@ impl Scenario {
     /// The process a rule's own scenario declares its GPUs run (`Demo::workload`); none for
     /// the simulator's scenarios and for a rule's that runs the default training process.
     pub(super) fn workload(self) -> Option<crate::model::demo::Workload> {
+        self.demo()?.workload
+    }
+
+    /// The scenario a rule declares (`Rule::demo`); none for the simulator's own.
+    pub(super) fn demo(self) -> Option<&'static crate::model::demo::Demo> {
         match self {
-            Scenario::Rule(id) => crate::rules::demo(id)?.workload,
+            Scenario::Rule(id) => crate::rules::demo(id),
             _ => None,
         }
     }

@@ -51,11 +51,6 @@ pub(super) fn level(sc: Scenario, t_s: f32, burst: f32) -> Level {
             mem_gib: 90.0,
             ..FLOOR
         },
-        Scenario::Powercap => Level {
-            power: 446.0,
-            sm_clock: 1200.0,
-            ..BUSY
-        },
         Scenario::Leak => Level {
             mem_gib: (20.0 + t_s * 0.1).min(138.0),
             ..BUSY
@@ -147,11 +142,12 @@ pub(super) fn device_info(index: usize, scenario: Scenario) -> DeviceInfo {
         pci_bus_id: format!("00000000:{:02X}:00.0", 0x18 + index * 0x10),
         memory_total_bytes: Some(MEM_TOTAL),
         power_limit_default_w: Some(TDP_W),
-        power_limit_enforced_w: Some(if scenario == Scenario::Powercap {
-            450.0
-        } else {
-            TDP_W
-        }),
+        power_limit_enforced_w: Some(
+            scenario
+                .demo()
+                .and_then(|d| d.power_limit_w)
+                .unwrap_or(TDP_W),
+        ),
         power_limit_min_w: Some(200.0),
         power_limit_max_w: Some(TDP_W),
         max_sm_clock_mhz: Some(1980),

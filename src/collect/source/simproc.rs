@@ -115,12 +115,11 @@ pub(super) fn processes_for(sc: Scenario, gpu: usize, job: usize) -> Vec<Process
 /// What a process of a GPU playing `sc` runs: its command line, CPU %, GPU memory in GiB,
 /// parent pid and `DataLoader` workers; none on an idle GPU.
 fn workload(sc: Scenario) -> Option<(&'static str, f32, u64, Option<u32>, usize)> {
+    if let Some(w) = sc.workload() {
+        return Some((w.cmdline, w.cpu_pct, w.gpu_mem_gib, None, w.workers));
+    }
     Some(match sc {
         Scenario::Idle => return None,
-        Scenario::Rule(_) if sc.workload().is_some() => {
-            let w = sc.workload()?;
-            (w.cmdline, w.cpu_pct, w.gpu_mem_gib, None, w.workers)
-        }
         Scenario::Starved => (
             "python3 train.py --num-workers 0 --batch 64",
             99.0,

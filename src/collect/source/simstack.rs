@@ -165,21 +165,12 @@ const TRAINING: [Frame; 4] = [
     ("train", "/home/alice/train.py", 92, "loss.backward()"),
 ];
 
-/// The main thread of a process of each scenario: its class, samples in it, frames.
+/// The main thread of a process of each scenario: its class, samples in it, frames. A rule's
+/// scenario that declares its process declares its stack with it.
 fn story(scenario: Scenario) -> Option<(StackClass, u32, Vec<StackFrame>)> {
-    let (class, n, frames): (StackClass, u32, &[Frame]) = match scenario {
-        Scenario::Starved => (StackClass::DataLoading, 9, &STARVED),
-        Scenario::Rule(_) if scenario.workload().is_some() => scenario.workload()?.stack,
-        Scenario::Hang => (StackClass::Collective, 10, &HUNG_RANK),
-        Scenario::Straggler => (StackClass::PythonBusy, 10, &STRAGGLER),
-        Scenario::Healthy
-        | Scenario::Health
-        | Scenario::Fleet { .. }
-        | Scenario::Membound
-        | Scenario::Rule(_)
-        | Scenario::Powercap
-        | Scenario::Leak => (StackClass::GpuWork, 8, &TRAINING),
-        Scenario::Idle | Scenario::Mixed | Scenario::Lost | Scenario::Mig => return None,
+    let (class, n, frames) = match scenario.workload() {
+        Some(w) => w.stack,
+        None => simulated_story(scenario)?,
     };
     let frames = frames
         .iter()
@@ -194,4 +185,20 @@ fn story(scenario: Scenario) -> Option<(StackClass, u32, Vec<StackFrame>)> {
         })
         .collect();
     Some((class, n, frames))
+}
+
+/// The stacks of the simulator's own scenarios, and of a rule's that runs the training process.
+fn simulated_story(scenario: Scenario) -> Option<(StackClass, u32, &'static [Frame])> {
+    Some(match scenario {
+        Scenario::Starved => (StackClass::DataLoading, 9, &STARVED),
+        Scenario::Hang => (StackClass::Collective, 10, &HUNG_RANK),
+        Scenario::Straggler => (StackClass::PythonBusy, 10, &STRAGGLER),
+        Scenario::Healthy
+        | Scenario::Health
+        | Scenario::Fleet { .. }
+        | Scenario::Membound
+        | Scenario::Rule(_)
+        | Scenario::Leak => (StackClass::GpuWork, 8, &TRAINING),
+        Scenario::Idle | Scenario::Mixed | Scenario::Lost | Scenario::Mig => return None,
+    })
 }

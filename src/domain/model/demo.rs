@@ -77,6 +77,8 @@ pub struct Demo {
     /// What it shows, for `--help`.
     pub about: &'static str,
     pub level: fn(t_s: f32) -> Level,
+    /// The enforced power limit its GPUs run under, in watts; none: the default (TDP).
+    pub power_limit_w: Option<f32>,
     /// What runs on its GPUs; none: a training process at work (the simulator's own).
     pub workload: Option<Workload>,
 }

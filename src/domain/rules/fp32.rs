@@ -59,6 +59,7 @@ pub const FP32: Rule = Rule {
         about:
             "training in FP32 without TF32: busy, the FP32 pipes doing what the tensor cores could",
         level: demo_level,
+        power_limit_w: None,
         workload: None,
     }),
 };

@@ -59,7 +59,19 @@ pub const POWERCAP: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
-    demo: None,
+    // An H200 training under a 450 W limit (its default is 700 W): power held at the limit,
+    // clocks lowered to stay there.
+    demo: Some(Demo {
+        name: "powercap",
+        about: "busy under a 450 W power limit, below its 700 W default",
+        level: |_| Level {
+            power: 446.0,
+            sm_clock: 1200.0,
+            ..BUSY
+        },
+        power_limit_w: Some(450.0),
+        workload: None,
+    }),
 };
 pub const THERMAL: Rule = Rule {
     id: RuleId::Thermal,
@@ -82,6 +94,7 @@ pub const THERMAL: Rule = Rule {
             events: clock_event::SW_THERMAL | clock_event::HW_THERMAL,
             ..BUSY
         },
+        power_limit_w: None,
         workload: None,
     }),
 };
@@ -107,6 +120,7 @@ pub const PCIE: Rule = Rule {
             pcie_rx_kib: 7_500_000.0,
             ..BUSY
         },
+        power_limit_w: None,
         workload: None,
     }),
 };

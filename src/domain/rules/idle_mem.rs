@@ -52,6 +52,7 @@ pub const IDLE_MEM: Rule = Rule {
             mem_gib: 60.0,
             ..FLOOR
         },
+        power_limit_w: None,
         workload: Some(Workload {
             cmdline: "python3 notebook_kernel.py --token=s3cr3t",
             cpu_pct: 0.3,

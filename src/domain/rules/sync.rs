@@ -62,6 +62,7 @@ pub const SYNC: Rule = Rule {
             mem_gib: 10.0,
             ..FLOOR
         },
+        power_limit_w: None,
         workload: Some(Workload {
             cmdline: "python3 train.py --batch 8 --log-every-step",
             cpu_pct: 100.0,
