@@ -15,6 +15,7 @@
  * Not NVML's semantics beyond that: no graphics processes, no GPM, no events, no MIG. */
 
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +78,13 @@ static unsigned gpus(void) {
     return v < 1 ? 1 : v > 8 ? 8 : v;
 }
 
+/* Whether a handle is one of ours: compared as integers, since C defines `<` only between
+ * pointers into one object and a bad handle points anywhere. */
+static int is_gpu(const struct gpu *d) {
+    uintptr_t p = (uintptr_t)d, first = (uintptr_t)GPUS;
+    return p >= first && p < first + gpus() * sizeof *GPUS && (p - first) % sizeof *GPUS == 0;
+}
+
 static unsigned long util_reads;
 
 /* Whether the GPUs have fallen off the bus ($FAKE_NVML_LOST_AFTER utilization reads). */
@@ -87,7 +95,7 @@ static int lost(void) {
 
 #define DEVICE_CALL(name, device)                                                            \
     COUNT(name);                                                                             \
-    if ((device) == NULL || (device) < GPUS || (device) >= GPUS + gpus())                    \
+    if (!is_gpu(device))                                                                     \
         return NVML_ERROR_INVALID_ARGUMENT;                                                  \
     if (lost())                                                                              \
         return NVML_ERROR_GPU_IS_LOST;

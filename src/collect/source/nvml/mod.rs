@@ -264,12 +264,7 @@ impl NvmlSource {
         if self.infos[i].mig.is_some() {
             // NVML answers utilization, power, temperature and clocks for the GPU only
             // (NotSupported on an instance): gaps, without a call each tick to learn it again.
-            out.sample = DeviceSample {
-                t_ms,
-                ..DeviceSample::default()
-            };
-            out.status = DeviceStatus::Ok;
-            return;
+            return gap(out, t_ms, DeviceStatus::Ok);
         }
         let d = &self.devices[i];
         let t = &mut self.fast_times;
@@ -280,44 +275,58 @@ impl NvmlSource {
         if gone {
             // A GPU that fell off the bus answers every call so, and on a real driver each can
             // stall: until it answers again it is asked this one call a tick, not seven.
-            out.sample = DeviceSample {
-                t_ms,
-                ..DeviceSample::default()
-            };
-            out.status = DeviceStatus::Lost {
-                reason: lost.take().unwrap_or_default(),
-            };
-            return;
+            let reason = lost.take().unwrap_or_default();
+            return gap(out, t_ms, DeviceStatus::Lost { reason });
         }
         let s = &mut out.sample;
         s.t_ms = t_ms;
         s.util_gpu_pct = util.as_ref().map(|u| u.gpu as f32);
         s.util_mem_pct = util.as_ref().map(|u| u.memory as f32);
-        s.power_w = read(t, "power_usage", &mut lost, || d.power_usage()).map(w);
-        s.temp_c = read(t, "temperature", &mut lost, || {
-            d.temperature(TemperatureSensor::Gpu)
-        })
-        .map(|c| c as f32);
-        s.sm_clock_mhz = read(t, "clock_info(SM)", &mut lost, || d.clock_info(Clock::SM));
-        s.mem_clock_mhz = read(t, "clock_info(Memory)", &mut lost, || {
-            d.clock_info(Clock::Memory)
-        });
-        s.fan_pct = if self.has_fan[i] {
-            read(t, "fan_speed", &mut lost, || d.fan_speed(0)).map(|f| f as f32)
-        } else {
-            None
-        };
-        s.pstate = read(t, "performance_state", &mut lost, || d.performance_state())
-            .map(|p| p.as_c() as u8);
-        s.clock_events = read(t, "current_throttle_reasons", &mut lost, || {
-            d.current_throttle_reasons()
-        })
-        .map(|r| r.bits());
+        read_counters(d, self.has_fan[i], t, &mut lost, s);
         out.status = match lost {
             Some(reason) => DeviceStatus::Lost { reason },
             None => DeviceStatus::Ok,
         };
     }
+}
+
+/// A tick without readings: every metric a gap.
+fn gap(out: &mut DeviceReading, t_ms: u64, status: DeviceStatus) {
+    out.sample = DeviceSample {
+        t_ms,
+        ..DeviceSample::default()
+    };
+    out.status = status;
+}
+
+/// The fast tick's calls after utilization: power, temperature, clocks, fan, P-state and the
+/// clock event reasons.
+fn read_counters(
+    d: &Device<'static>,
+    has_fan: bool,
+    t: &mut CallTimes,
+    lost: &mut Option<String>,
+    s: &mut DeviceSample,
+) {
+    s.power_w = read(t, "power_usage", lost, || d.power_usage()).map(w);
+    s.temp_c = read(t, "temperature", lost, || {
+        d.temperature(TemperatureSensor::Gpu)
+    })
+    .map(|c| c as f32);
+    s.sm_clock_mhz = read(t, "clock_info(SM)", lost, || d.clock_info(Clock::SM));
+    s.mem_clock_mhz = read(t, "clock_info(Memory)", lost, || {
+        d.clock_info(Clock::Memory)
+    });
+    s.fan_pct = if has_fan {
+        read(t, "fan_speed", lost, || d.fan_speed(0)).map(|f| f as f32)
+    } else {
+        None
+    };
+    s.pstate = read(t, "performance_state", lost, || d.performance_state()).map(|p| p.as_c() as u8);
+    s.clock_events = read(t, "current_throttle_reasons", lost, || {
+        d.current_throttle_reasons()
+    })
+    .map(|r| r.bits());
 }
 
 impl Drop for NvmlSource {
