@@ -203,3 +203,28 @@ fn only_the_nvml_module_names_nvml_wrapper() {
         assert!(f.starts_with(&home), "{} names nvml_wrapper", f.display());
     }
 }
+
+/// The house style's size: no source file over 500 lines before its tests (`#[cfg(test)]`),
+/// so that a file stays readable in one sitting. A file that grows past it is split by
+/// concept (docs/architecture.md, "File size", says how the earlier ones were).
+#[test]
+fn no_source_file_is_over_500_lines_before_its_tests() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    assert!(files.len() > 50, "{} source files found", files.len());
+    let over: Vec<String> = files
+        .iter()
+        .filter_map(|f| {
+            let text = std::fs::read_to_string(f).unwrap();
+            let lines: Vec<&str> = text.lines().collect();
+            // The tests module: `#[cfg(test)]` at the top level with a `mod` under it.
+            let code = lines
+                .windows(2)
+                .position(|w| w[0] == "#[cfg(test)]" && w[1].starts_with("mod "))
+                .unwrap_or(lines.len());
+            (code > 500).then(|| format!("{} ({code})", f.display()))
+        })
+        .collect();
+    assert!(over.is_empty(), "over 500 lines before the tests: {over:?}");
+}

@@ -12,6 +12,7 @@ mod help;
 mod overview;
 mod pen;
 mod plot;
+mod process_curves;
 mod process_view;
 mod processes;
 mod scroll;

@@ -10,7 +10,6 @@
 //! rounds, and the fast tick copies their latest values. An NVML error that means the GPU is
 //! gone marks that device lost; the others go on.
 
-use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::path::Path;
 use std::sync::mpsc;
@@ -20,7 +19,6 @@ use std::time::{Duration, Instant};
 
 use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor, TemperatureThreshold};
 use nvml_wrapper::error::NvmlError;
-use nvml_wrapper::struct_wrappers::device::ProcessUtilizationSample;
 use nvml_wrapper::{Device, Nvml};
 
 use crate::model::{
@@ -418,33 +416,6 @@ impl Source for NvmlSource {
     }
 }
 
-/// (SM %, memory %) of each listed process from NVML's per-process samples, newest per PID.
-/// NVML returns a sample only for processes "that had some non-zero utilization during the last
-/// sample period", so a listed process without one ran nothing: 0, not unknown (before this, a
-/// process that went idle kept its last busy value). Samples of unlisted PIDs and values over
-/// 100 are driver garbage (nvtop#110) and are dropped.
-fn util_by_pid(
-    procs: &[ProcessSample],
-    samples: &[ProcessUtilizationSample],
-    out: &mut HashMap<u32, (Option<f32>, Option<f32>)>,
-) {
-    out.clear();
-    out.extend(procs.iter().map(|p| (p.pid, (Some(0.0), Some(0.0)))));
-    let mut newest: Vec<(u32, u64)> = Vec::with_capacity(samples.len());
-    for s in samples {
-        if !out.contains_key(&s.pid) {
-            continue;
-        }
-        match newest.iter_mut().find(|(pid, _)| *pid == s.pid) {
-            Some((_, ts)) if *ts > s.timestamp => continue,
-            Some((_, ts)) => *ts = s.timestamp,
-            None => newest.push((s.pid, s.timestamp)),
-        }
-        let pct = |v: u32| (v <= 100).then_some(v as f32);
-        out.insert(s.pid, (pct(s.sm_util), pct(s.mem_util)));
-    }
-}
-
 /// A GPU's only process ran every kernel on it, so its utilization is the GPU's own: NVML's
 /// per-process call (1.4 ms of CPU on an H200) is skipped while a GPU has one process.
 fn device_util_to_process(procs: &mut [ProcessSample], s: &DeviceSample) {
@@ -492,6 +463,7 @@ fn device_info(index: u32, d: &Device) -> DeviceInfo {
     }
 }
 
+mod ask;
 mod event_set;
 mod mig;
 mod slow;
@@ -522,53 +494,5 @@ mod tests {
         let unsupported = DeviceSample::default();
         device_util_to_process(&mut one, &unsupported);
         assert_eq!(one[0].sm_pct, None, "a gap stays a gap");
-    }
-
-    fn sample(pid: u32, timestamp: u64, sm: u32, mem: u32) -> ProcessUtilizationSample {
-        ProcessUtilizationSample {
-            pid,
-            timestamp,
-            sm_util: sm,
-            mem_util: mem,
-            enc_util: 0,
-            dec_util: 0,
-        }
-    }
-
-    fn listed(pids: &[u32]) -> Vec<ProcessSample> {
-        pids.iter()
-            .map(|&pid| ProcessSample {
-                pid,
-                ..ProcessSample::default()
-            })
-            .collect()
-    }
-
-    #[test]
-    fn a_listed_process_without_a_sample_ran_nothing_and_reads_zero() {
-        // Seen on the H200: two processes, NVML sampled only the busy one.
-        let mut out = HashMap::new();
-        util_by_pid(&listed(&[438, 439]), &[sample(438, 10, 95, 21)], &mut out);
-        assert_eq!(out[&438], (Some(95.0), Some(21.0)));
-        assert_eq!(out[&439], (Some(0.0), Some(0.0)));
-        // The next read has no sample for 438 either: it went idle, and must not keep 95 %.
-        util_by_pid(&listed(&[438, 439]), &[], &mut out);
-        assert_eq!(out[&438], (Some(0.0), Some(0.0)));
-    }
-
-    #[test]
-    fn the_newest_sample_wins_and_garbage_is_dropped() {
-        let mut out = HashMap::new();
-        let samples = [
-            sample(7, 30, 40, 5),
-            sample(7, 10, 90, 9),  // older, comes later in the buffer
-            sample(8, 20, 250, 3), // over 100: driver garbage
-            sample(99, 20, 50, 5), // not in the running list
-        ];
-        util_by_pid(&listed(&[7, 8]), &samples, &mut out);
-        assert_eq!(out[&7], (Some(40.0), Some(5.0)));
-        assert_eq!(out[&8], (None, Some(3.0)));
-        assert!(!out.contains_key(&99));
-        assert_eq!(out.len(), 2);
     }
 }

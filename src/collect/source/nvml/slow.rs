@@ -14,10 +14,12 @@ use nvml_wrapper::enums::device::{SampleValue, UsedGpuMemory};
 use nvml_wrapper::enums::gpm::GpmMetricId;
 use nvml_wrapper::error::NvmlError;
 use nvml_wrapper::gpm::GpmSample;
+use nvml_wrapper::struct_wrappers::device::ProcessUtilizationSample;
 use nvml_wrapper::structs::device::FieldId;
 use nvml_wrapper::{Device, Nvml};
 
-use super::{is_gone, read, settle, timed, util_by_pid, w};
+use super::ask::{ListWatch, Unsupported};
+use super::{is_gone, read, settle, timed, w};
 use crate::model::health::count;
 use crate::model::{DeviceInfo, GpmMetrics, Health, ProcessSample};
 use crate::source::CallTimes;
@@ -110,71 +112,6 @@ pub(super) struct SlowDevice {
     list_watch: ListWatch,
     /// The calls this device answered `NotSupported`.
     unsupported: Unsupported,
-}
-
-/// The slow calls a device answered `NotSupported`, not asked again: what a device supports
-/// does not change while the driver runs (a MIG mode change needs a reset, and a new run), and
-/// a GPU without a process list, a link generation or `PCIe` counters would otherwise be asked
-/// each of them every round. A short list, empty on a GPU that answers everything.
-#[derive(Debug, Default)]
-struct Unsupported(Vec<&'static str>);
-
-impl Unsupported {
-    /// `call`'s answer, as `read` gives it; `None` without a call once it was `NotSupported`.
-    fn read<T>(
-        &mut self,
-        t: &mut CallTimes,
-        call: &'static str,
-        lost: &mut Option<String>,
-        f: impl FnOnce() -> Result<T, NvmlError>,
-    ) -> Option<T> {
-        if self.0.contains(&call) {
-            return None;
-        }
-        let r = timed(t, call, f);
-        if matches!(r, Err(NvmlError::NotSupported)) {
-            self.0.push(call);
-        }
-        settle(call, lost, r)
-    }
-}
-
-/// Rounds between reads of the process list of a GPU with one process or none while its used
-/// memory holds still. The two list calls take 190 µs of CPU a round on an H200 (164 and 26
-/// µs, run 31), a third of the slow round. A process that starts or ends on a GPU creates or
-/// frees a context, and the one process's memory is the GPU's less the driver's, so a list
-/// that matters to the screen or the rules changes only with the used memory: in every H200
-/// recording of the corpus, the list changed with it or one round after it (the list lags the
-/// memory by a round at times), never alone.
-pub(super) const PROC_LIST_EVERY: u64 = 5;
-
-/// Says from the GPU's used memory whether its process list is due.
-#[derive(Debug, Default)]
-pub(super) struct ListWatch {
-    mem: Option<u64>,
-    /// Rounds the used memory has held still.
-    still: u64,
-    /// The last read of the list failed: read it again next round.
-    failed: bool,
-}
-
-impl ListWatch {
-    /// Due when the used memory changed this round or the last, when it cannot be read,
-    /// with more than one process (their per-process utilization is read with the list),
-    /// after a read that failed, and otherwise every `PROC_LIST_EVERY` rounds.
-    fn due(&mut self, mem: Option<u64>, processes: usize) -> bool {
-        if mem.is_some() && mem == self.mem {
-            self.still += 1;
-        } else {
-            self.still = 0;
-        }
-        self.mem = mem;
-        mem.is_none()
-            || self.failed
-            || processes > 1
-            || self.still < 2
-            || self.still.is_multiple_of(PROC_LIST_EVERY)
-    }
 }
 
 /// Rounds between reads of the energy counter: 3.5 ms of CPU per call on an H200 (a busy wait
@@ -526,88 +463,82 @@ impl SlowDevice {
     }
 }
 
+/// (SM %, memory %) of each listed process from NVML's per-process samples, newest per PID.
+/// NVML returns a sample only for processes "that had some non-zero utilization during the last
+/// sample period", so a listed process without one ran nothing: 0, not unknown (before this, a
+/// process that went idle kept its last busy value). Samples of unlisted PIDs and values over
+/// 100 are driver garbage (nvtop#110) and are dropped.
+fn util_by_pid(
+    procs: &[ProcessSample],
+    samples: &[ProcessUtilizationSample],
+    out: &mut HashMap<u32, (Option<f32>, Option<f32>)>,
+) {
+    out.clear();
+    out.extend(procs.iter().map(|p| (p.pid, (Some(0.0), Some(0.0)))));
+    let mut newest: Vec<(u32, u64)> = Vec::with_capacity(samples.len());
+    for s in samples {
+        if !out.contains_key(&s.pid) {
+            continue;
+        }
+        match newest.iter_mut().find(|(pid, _)| *pid == s.pid) {
+            Some((_, ts)) if *ts > s.timestamp => continue,
+            Some((_, ts)) => *ts = s.timestamp,
+            None => newest.push((s.pid, s.timestamp)),
+        }
+        let pct = |v: u32| (v <= 100).then_some(v as f32);
+        out.insert(s.pid, (pct(s.sm_util), pct(s.mem_util)));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::GIB;
 
-    #[test]
-    fn the_process_list_waits_while_the_used_memory_holds_still() {
-        let mut w = ListWatch::default();
-        let due: Vec<bool> = [1, 1, 1, 1, 1, 1, 1, 2, 2, 2]
-            .iter()
-            .map(|m| w.due(Some(m * GIB), 1))
-            .collect();
-        let expect = [
-            true, true, false, false, false, true, false, true, true, false,
-        ];
-        assert_eq!(
-            due, expect,
-            "read when it changed, a round after, then every fifth"
-        );
-        assert!(w.due(None, 1), "memory unread: the list is read");
-        assert!(
-            (0..4).all(|_| w.due(Some(GIB), 2)),
-            "several processes: every round"
-        );
-        let mut w = ListWatch::default();
-        (0..3).for_each(|_| {
-            w.due(Some(GIB), 1);
-        });
-        assert!(!w.due(Some(GIB), 1), "still: not due");
-        w.failed = true;
-        assert!(
-            w.due(Some(GIB), 1),
-            "a failed read is tried again next round"
-        );
+    fn sample(pid: u32, timestamp: u64, sm: u32, mem: u32) -> ProcessUtilizationSample {
+        ProcessUtilizationSample {
+            pid,
+            timestamp,
+            sm_util: sm,
+            mem_util: mem,
+            enc_util: 0,
+            dec_util: 0,
+        }
     }
 
-    /// Every H200 recording of the corpus, walked a slow round (1 s) at a time: the list the
-    /// slow thread would keep equals the one read every round, at every round.
+    fn listed(pids: &[u32]) -> Vec<ProcessSample> {
+        pids.iter()
+            .map(|&pid| ProcessSample {
+                pid,
+                ..ProcessSample::default()
+            })
+            .collect()
+    }
+
     #[test]
-    fn skipped_process_lists_miss_no_change_in_the_h200_recordings() {
-        use crate::source::replay::ReplaySource;
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-        let mut rounds = 0;
-        for file in [
-            "corpus/tune.jsonl.gz",
-            "corpus/holdout.jsonl.gz",
-            "corpus/holdout2.jsonl.gz",
-            "corpus/holdout3.jsonl.gz",
-            "corpus/holdout4.jsonl.gz",
-            "corpus/stacks.jsonl.gz",
-            "corpus/stacks2.jsonl.gz",
-            "fixtures/h200/phases.jsonl.gz",
-            "fixtures/h200x2/nccl_hang.jsonl.gz",
-            "fixtures/h200-jax/jax.jsonl.gz",
-        ] {
-            let mut src = ReplaySource::open(&dir.join(file), f64::INFINITY).unwrap();
-            let ticks = src.read_all().unwrap();
-            let gpus = ticks.first().map_or(0, |t| t.devices.len());
-            // Each GPU, with the rounds at four offsets into the recording's 250 ms ticks.
-            for (g, offset) in (0..gpus).flat_map(|g| [0, 250, 500, 750].map(|o| (g, o))) {
-                let mut w = ListWatch::default();
-                let mut kept: Vec<(u32, Option<u64>)> = Vec::new();
-                let mut next_round = ticks.first().map_or(0, |t| t.t_ms + offset);
-                for t in ticks.iter().filter(|t| t.devices.len() > g) {
-                    if t.t_ms < next_round {
-                        continue;
-                    }
-                    next_round = t.t_ms + 1000;
-                    let d = &t.devices[g];
-                    let list: Vec<(u32, Option<u64>)> = d
-                        .processes
-                        .iter()
-                        .map(|p| (p.pid, p.gpu_mem_bytes))
-                        .collect();
-                    if w.due(d.sample.mem_used_bytes, kept.len()) {
-                        kept.clone_from(&list);
-                    }
-                    assert_eq!(kept, list, "{file} GPU {g} at {} (offset {offset})", t.t_ms);
-                    rounds += 1;
-                }
-            }
-        }
-        assert!(rounds > 8000, "{rounds} rounds walked");
+    fn a_listed_process_without_a_sample_ran_nothing_and_reads_zero() {
+        // Seen on the H200: two processes, NVML sampled only the busy one.
+        let mut out = HashMap::new();
+        util_by_pid(&listed(&[438, 439]), &[sample(438, 10, 95, 21)], &mut out);
+        assert_eq!(out[&438], (Some(95.0), Some(21.0)));
+        assert_eq!(out[&439], (Some(0.0), Some(0.0)));
+        // The next read has no sample for 438 either: it went idle, and must not keep 95 %.
+        util_by_pid(&listed(&[438, 439]), &[], &mut out);
+        assert_eq!(out[&438], (Some(0.0), Some(0.0)));
+    }
+
+    #[test]
+    fn the_newest_sample_wins_and_garbage_is_dropped() {
+        let mut out = HashMap::new();
+        let samples = [
+            sample(7, 30, 40, 5),
+            sample(7, 10, 90, 9),  // older, comes later in the buffer
+            sample(8, 20, 250, 3), // over 100: driver garbage
+            sample(99, 20, 50, 5), // not in the running list
+        ];
+        util_by_pid(&listed(&[7, 8]), &samples, &mut out);
+        assert_eq!(out[&7], (Some(40.0), Some(5.0)));
+        assert_eq!(out[&8], (None, Some(3.0)));
+        assert!(!out.contains_key(&99));
+        assert_eq!(out.len(), 2);
     }
 }
