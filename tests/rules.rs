@@ -6,7 +6,7 @@ mod common;
 use common::{rules_raised, run, shifted, sim_ticks, INTERVAL_MS, START_MS};
 use gpuwatch::config::Thresholds;
 use gpuwatch::model::{GpmMetrics, Tick};
-use gpuwatch::rules::{all_rules, demos, Severity};
+use gpuwatch::rules::{all_rules, demos, RuleId, Severity};
 use gpuwatch::source::sim::{Scenario, SimSource};
 use gpuwatch::source::Source;
 use gpuwatch::store::Store;
@@ -23,7 +23,6 @@ fn healthy_saturated_memory_bound_and_idle_gpus_raise_nothing() {
 fn each_scenario_raises_its_own_rule_and_no_other() {
     let cases = [
         (Scenario::Hang, vec!["hang"]),
-        (Scenario::Starved, vec!["starved"]),
         (Scenario::Lost, vec!["lost", "xid"]),
     ];
     // A rule's own scenario (`Rule::demo`) is checked without a row here.
@@ -32,8 +31,8 @@ fn each_scenario_raises_its_own_rule_and_no_other() {
         .collect();
     assert_eq!(
         declared.len(),
-        6,
-        "sync, powercap, thermal, pcie, idle-mem and fp32 declare their scenarios"
+        7,
+        "starved, sync, powercap, thermal, pcie, idle-mem and fp32 declare their scenarios"
     );
     for (sc, want) in cases.into_iter().chain(declared) {
         assert_eq!(rules_raised(sc, 300), want, "{sc:?}");
@@ -64,17 +63,14 @@ fn leak_raises_growth_first_and_full_once_memory_runs_out() {
 fn windows() -> Vec<(&'static str, Scenario, u64)> {
     let t = Thresholds::default();
     let ms = |d: std::time::Duration| d.as_millis() as u64;
-    vec![
-        ("hang", Scenario::Hang, ms(t.hang.suspect_window)),
-        ("starved", Scenario::Starved, ms(t.starved.window)),
-    ]
-    .into_iter()
-    // A rule's own scenario, at that rule's window.
-    .chain(demos().map(|(id, _)| {
-        let rule = all_rules().into_iter().find(|r| r.id == id).unwrap();
-        (id.as_str(), Scenario::Rule(id), ms((rule.window)(&t)))
-    }))
-    .collect()
+    vec![("hang", Scenario::Hang, ms(t.hang.suspect_window))]
+        .into_iter()
+        // A rule's own scenario, at that rule's window.
+        .chain(demos().map(|(id, _)| {
+            let rule = all_rules().into_iter().find(|r| r.id == id).unwrap();
+            (id.as_str(), Scenario::Rule(id), ms((rule.window)(&t)))
+        }))
+        .collect()
 }
 
 #[test]
@@ -244,7 +240,7 @@ fn without_gpm_rules_fall_back_and_say_which_signals_decided() {
 
 #[test]
 fn starvation_needs_a_busy_host_and_names_missing_workers() {
-    let (infos, ticks) = sim_ticks(Scenario::Starved, 1, 60, START_MS);
+    let (infos, ticks) = sim_ticks(Scenario::Rule(RuleId::Starved), 1, 60, START_MS);
     let r = run(&infos, &ticks, Thresholds::default());
     let f = r
         .raised
@@ -290,7 +286,7 @@ fn starvation_needs_a_busy_host_and_names_missing_workers() {
 #[test]
 fn starved_causes_follow_what_the_host_does() {
     use gpuwatch::model::ChildProcess;
-    let (infos, ticks) = sim_ticks(Scenario::Starved, 1, 60, START_MS);
+    let (infos, ticks) = sim_ticks(Scenario::Rule(RuleId::Starved), 1, 60, START_MS);
     let mut one_worker = ticks.clone();
     for t in &mut one_worker {
         let h = t.devices[0].processes[0].host.as_mut().unwrap();
@@ -493,7 +489,7 @@ fn the_culprit_stays_named_after_the_job_is_killed() {
 fn two_causes_that_match_show_one_finding_with_the_runner_up() {
     // A starved loader whose batches also arrive at GiB/s over PCIe: both starved (kernels
     // fill the SMs in bursts, the host is busy) and transfer (GiB/s in, little SM work) hold.
-    let (infos, mut ticks) = sim_ticks(Scenario::Starved, 1, 60, START_MS);
+    let (infos, mut ticks) = sim_ticks(Scenario::Rule(RuleId::Starved), 1, 60, START_MS);
     for t in &mut ticks {
         t.devices[0].sample.pcie_rx_kib_s = Some(9.0 * 1024.0 * 1024.0);
     }

@@ -10,7 +10,7 @@ mod common;
 use common::{burst, run, sim_ticks, with_burst, START_MS};
 use gpuwatch::config::Thresholds;
 use gpuwatch::model::stack::StackClass;
-use gpuwatch::rules::Severity;
+use gpuwatch::rules::{RuleId, Severity};
 use gpuwatch::source::sim::Scenario;
 
 const SP: &str = "/usr/lib/python3/dist-packages";
@@ -72,7 +72,7 @@ fn frames<'a>(v: &'a [(&'a str, String, u32, &'a str)]) -> Vec<(&'a str, &'a str
 
 #[test]
 fn a_starved_gpu_whose_loop_waits_on_its_loader_says_where() {
-    let (infos, ticks) = sim_ticks(Scenario::Starved, 1, 60, START_MS);
+    let (infos, ticks) = sim_ticks(Scenario::Rule(RuleId::Starved), 1, 60, START_MS);
     let pid = ticks[0].devices[0].processes[0].pid;
     let f = loader_frames();
     let ticks = with_burst(
@@ -102,7 +102,7 @@ fn a_starved_gpu_whose_loop_waits_on_its_loader_says_where() {
 
 #[test]
 fn the_same_counters_with_a_loop_idle_between_requests_are_an_info_not_starved() {
-    let (infos, ticks) = sim_ticks(Scenario::Starved, 1, 60, START_MS);
+    let (infos, ticks) = sim_ticks(Scenario::Rule(RuleId::Starved), 1, 60, START_MS);
     let pid = ticks[0].devices[0].processes[0].pid;
     let idle = [
         (
@@ -152,7 +152,7 @@ fn the_same_counters_with_a_loop_idle_between_requests_are_an_info_not_starved()
 /// tracking util: starved only with the stacks' word for it.
 #[test]
 fn a_quarter_busy_gpu_at_mid_power_is_starved_only_when_its_stacks_say_so() {
-    let (infos, mut ticks) = sim_ticks(Scenario::Starved, 1, 60, START_MS);
+    let (infos, mut ticks) = sim_ticks(Scenario::Rule(RuleId::Starved), 1, 60, START_MS);
     for (i, t) in ticks.iter_mut().enumerate() {
         let s = &mut t.devices[0].sample;
         s.util_gpu_pct = Some(if i % 2 == 0 { 22.0 } else { 32.0 });
@@ -290,7 +290,7 @@ fn a_hang_names_the_rank_outside_the_collective_from_the_ranks_stacks() {
 /// line, no library frame) leave the counters' verdict as it was, and say they were read.
 #[test]
 fn stacks_that_tell_nothing_leave_starved_as_it_was_and_say_so() {
-    let (infos, ticks) = sim_ticks(Scenario::Starved, 1, 60, START_MS);
+    let (infos, ticks) = sim_ticks(Scenario::Rule(RuleId::Starved), 1, 60, START_MS);
     let pid = ticks[0].devices[0].processes[0].pid;
     let script = [("<module>", "<string>", 4, "")];
     let mut ticks = ticks;

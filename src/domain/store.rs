@@ -385,7 +385,7 @@ mod tests {
     /// cadence: a warning that stays open costs what a healthy GPU costs.
     #[test]
     fn an_open_warning_alone_is_judged_every_500_ms() {
-        let (st, judged) = judged_at(Scenario::Starved, 40 * 20);
+        let (st, judged) = judged_at(Scenario::Rule(crate::rules::RuleId::Starved), 40 * 20);
         assert!(st
             .findings()
             .active()

@@ -23,8 +23,6 @@ pub enum Scenario {
     Healthy,
     /// Healthy memory-bound work, well under TDP with high SM and DRAM activity.
     Membound,
-    /// Input-starved training: bursty low util, power near the floor, host CPU pegged.
-    Starved,
     /// A hung rank: util pinned at 100 %, power flat at the idle floor, SM activity ~1 %.
     Hang,
     /// Training whose memory use keeps growing.
@@ -52,10 +50,9 @@ pub enum Scenario {
 }
 
 /// The scenarios written here; `scenarios()` adds those the rules declare.
-const BUILT_IN: [(&str, Scenario); 12] = [
+const BUILT_IN: [(&str, Scenario); 11] = [
     ("healthy", Scenario::Healthy),
     ("membound", Scenario::Membound),
-    ("starved", Scenario::Starved),
     ("hang", Scenario::Hang),
     ("leak", Scenario::Leak),
     ("idle", Scenario::Idle),
@@ -149,7 +146,7 @@ impl Scenario {
         const CAST: [Scenario; 8] = [
             Scenario::Healthy,
             Scenario::Membound,
-            Scenario::Starved,
+            Scenario::Rule(RuleId::Starved),
             Scenario::Rule(RuleId::Sync),
             Scenario::Hang,
             Scenario::Hang,

@@ -24,22 +24,7 @@ pub(super) fn level(sc: Scenario, t_s: f32, burst: f32) -> Level {
             ..BUSY
         },
         // A rule's own scenario, declared in its file.
-        Scenario::Rule(id) => crate::rules::demo(id).map_or(BUSY, |d| (d.level)(t_s)),
-        Scenario::Starved => {
-            let on = burst < 0.3;
-            Level {
-                util: if on { 20.0 } else { 2.0 },
-                mem_util: 4.0,
-                power: if on { 200.0 } else { 160.0 },
-                sm: if on { 18.0 } else { 1.0 },
-                occ: 3.7,
-                tensor: 0.7,
-                dram: 3.4,
-                mem_gib: 20.0,
-                temp: 38.0,
-                ..FLOOR
-            }
-        }
+        Scenario::Rule(id) => crate::rules::demo(id).map_or(BUSY, |d| (d.level)(t_s, burst)),
         Scenario::Hang => Level {
             util: 100.0,
             sm: 0.8,

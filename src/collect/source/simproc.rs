@@ -120,13 +120,6 @@ fn workload(sc: Scenario) -> Option<(&'static str, f32, u64, Option<u32>, usize)
     }
     Some(match sc {
         Scenario::Idle => return None,
-        Scenario::Starved => (
-            "python3 train.py --num-workers 0 --batch 64",
-            99.0,
-            20,
-            None,
-            0,
-        ),
         // Ranks of one torchrun job: the hung ones spin in NCCL, the straggler is stuck on the host.
         Scenario::Hang | Scenario::Straggler => (
             "python3 train_ddp.py --nproc-per-node 3",

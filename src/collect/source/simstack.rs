@@ -64,39 +64,6 @@ pub fn due(
 /// A frame: function, file (`torch/…` under the installed torch), line, source line.
 use crate::model::demo::Frame;
 
-const STARVED: [Frame; 6] = [
-    (
-        "decode_and_augment",
-        "/home/alice/data.py",
-        41,
-        "img = np.asarray(Image.open(path).convert(\"RGB\"))",
-    ),
-    (
-        "ImageFolder.__getitem__",
-        "/home/alice/data.py",
-        57,
-        "x = decode_and_augment(self.paths[i])",
-    ),
-    (
-        "_MapDatasetFetcher.fetch",
-        "torch/utils/data/_utils/fetch.py",
-        52,
-        "data = [self.dataset[idx] for idx in possibly_batched_index]",
-    ),
-    (
-        "_SingleProcessDataLoaderIter._next_data",
-        "torch/utils/data/dataloader.py",
-        789,
-        "data = self._dataset_fetcher.fetch(index)",
-    ),
-    (
-        "_BaseDataLoaderIter.__next__",
-        "torch/utils/data/dataloader.py",
-        733,
-        "data = self._next_data()",
-    ),
-    ("train", "/home/alice/train.py", 88, "for x, y in loader:"),
-];
 const HUNG_RANK: [Frame; 4] = [
     (
         "all_reduce",
@@ -190,7 +157,6 @@ fn story(scenario: Scenario) -> Option<(StackClass, u32, Vec<StackFrame>)> {
 /// The stacks of the simulator's own scenarios, and of a rule's that runs the training process.
 fn simulated_story(scenario: Scenario) -> Option<(StackClass, u32, &'static [Frame])> {
     Some(match scenario {
-        Scenario::Starved => (StackClass::DataLoading, 9, &STARVED),
         Scenario::Hang => (StackClass::Collective, 10, &HUNG_RANK),
         Scenario::Straggler => (StackClass::PythonBusy, 10, &STRAGGLER),
         Scenario::Healthy

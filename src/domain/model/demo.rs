@@ -76,7 +76,8 @@ pub struct Demo {
     pub name: &'static str,
     /// What it shows, for `--help`.
     pub about: &'static str,
-    pub level: fn(t_s: f32) -> Level,
+    /// `burst` is a fresh draw in [0, 1) each tick, for a GPU that works in bursts.
+    pub level: fn(t_s: f32, burst: f32) -> Level,
     /// The enforced power limit its GPUs run under, in watts; none: the default (TDP).
     pub power_limit_w: Option<f32>,
     /// What runs on its GPUs; none: a training process at work (the simulator's own).

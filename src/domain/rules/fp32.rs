@@ -66,7 +66,7 @@ pub const FP32: Rule = Rule {
 
 /// An MLP trained in FP32 with `PyTorch`'s defaults, as read on an H200: 648 W,
 /// SM 95 %, FP32 pipes 68 %, tensor 0 %.
-fn demo_level(_t_s: f32) -> Level {
+fn demo_level(_t_s: f32, _burst: f32) -> Level {
     Level {
         util: 100.0,
         mem_util: 14.0,

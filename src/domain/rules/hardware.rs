@@ -64,7 +64,7 @@ pub const POWERCAP: Rule = Rule {
     demo: Some(Demo {
         name: "powercap",
         about: "busy under a 450 W power limit, below its 700 W default",
-        level: |_| Level {
+        level: |_, _| Level {
             power: 446.0,
             sm_clock: 1200.0,
             ..BUSY
@@ -87,7 +87,7 @@ pub const THERMAL: Rule = Rule {
     demo: Some(Demo {
         name: "thermal",
         about: "busy and hot: thermal slowdown, clocks lowered",
-        level: |_| Level {
+        level: |_, _| Level {
             power: 560.0,
             sm_clock: 1250.0,
             temp: 86.0,
@@ -112,7 +112,7 @@ pub const PCIE: Rule = Rule {
     demo: Some(Demo {
         name: "pcie",
         about: "busy with the link at Gen 3 x8 instead of Gen 5 x16",
-        level: |_| Level {
+        level: |_, _| Level {
             util: 92.0,
             power: 610.0,
             pcie_gen: 3,

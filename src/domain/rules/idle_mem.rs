@@ -48,7 +48,7 @@ pub const IDLE_MEM: Rule = Rule {
     demo: Some(Demo {
         name: "idle-mem",
         about: "a notebook kernel holding 60 GiB between cells: no kernel runs",
-        level: |_| Level {
+        level: |_, _| Level {
             mem_gib: 60.0,
             ..FLOOR
         },

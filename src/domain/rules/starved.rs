@@ -5,6 +5,7 @@
 //! on: a job that is legitimately CPU-heavy between short GPU steps (e.g. RL environments),
 //! which is still worth knowing.
 
+mod demo;
 mod host_side;
 
 use super::thresholds::{dur, Section};
@@ -58,7 +59,7 @@ pub const STARVED: Rule = Rule {
     after_startup: true,
     busy_but_idle: true,
     watch: Watching::Check,
-    demo: None,
+    demo: Some(demo::DEMO),
 };
 
 /// Share of samples with GPM SM activity above zero (or util above zero, at half this) that

@@ -54,7 +54,7 @@ pub const SYNC: Rule = Rule {
     demo: Some(Demo {
         name: "sync",
         about: "tiny kernels and a host sync each step: util 24 %, power at the floor",
-        level: |_| Level {
+        level: |_, _| Level {
             util: 24.0,
             power: 122.0,
             sm: 0.2,
