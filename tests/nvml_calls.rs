@@ -227,8 +227,8 @@ fn a_gpu_lost_mid_run_is_recorded_as_lost_with_the_reason() {
     );
     // The slow thread asks its memory once a round and nothing more until the GPU answers:
     // the power limit (also read with the device's facts) and the process list in the rounds
-    // at 0 and 1 s at most, not in the two or three after the GPU was lost at about 1 s (5
-    // and 4 reads before it stopped asking).
+    // at 0 and 1 s at most, not in the two or three after the GPU was lost at about 1 s (5-6
+    // and 4-5 reads before it stopped asking).
     let slow = |name| run.calls(name);
     assert!(
         slow("nvmlDeviceGetMemoryInfo_v2") >= 4,
@@ -245,6 +245,46 @@ fn a_gpu_lost_mid_run_is_recorded_as_lost_with_the_reason() {
             run.counts
         );
     }
+}
+
+/// A GPU that answers again (`FAKE_NVML_LOST_UNTIL`: after a reset, say) is read in full: its
+/// ticks are `ok` with the memory and processes the slow thread reads again, and what it
+/// supports is learned again (the graphics process list, unsupported, is asked once before
+/// the loss and once after).
+#[test]
+fn a_gpu_that_answers_again_is_read_in_full_and_learned_again() {
+    let mut child = Command::new("sleep").arg("60").spawn().unwrap();
+    let pid = child.id().to_string();
+    let run = record(
+        1,
+        5,
+        &[
+            ("FAKE_NVML_LOST_AFTER", "10"),
+            ("FAKE_NVML_LOST_UNTIL", "25"),
+            ("FAKE_NVML_PIDS", &pid),
+        ],
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let states: Vec<&str> = run
+        .ticks
+        .iter()
+        .map(|t| t["devices"][0]["status"]["state"].as_str().unwrap())
+        .collect();
+    assert!(states.contains(&"lost"), "{states:?}");
+    assert!(
+        states[states.len() - 10..].iter().all(|s| *s == "ok"),
+        "{states:?}"
+    );
+    let last = &run.ticks.last().unwrap()["devices"][0];
+    assert_eq!(last["sample"]["mem_used_bytes"], 70u64 << 30, "{last}");
+    assert_eq!(last["processes"].as_array().unwrap().len(), 1, "{last}");
+    assert_eq!(
+        run.calls("nvmlDeviceGetGraphicsRunningProcesses_v3"),
+        2,
+        "{:?}",
+        run.counts
+    );
 }
 
 /// A call the GPU answers `NOT_SUPPORTED` (here the graphics process list, the link's
@@ -266,11 +306,17 @@ fn a_call_nvml_does_not_support_is_asked_once() {
         "nvmlDeviceGetGraphicsRunningProcesses_v3",
         "nvmlDeviceGetCurrPcieLinkGeneration",
         "nvmlDeviceGetCurrPcieLinkWidth",
-        "nvmlDeviceGetPcieThroughput",
         "nvmlDeviceGetTotalEnergyConsumption",
     ] {
         assert_eq!(run.calls(name), 1, "{name}: {:?}", run.counts);
     }
+    // Sent and received on their own, so that one unsupported leaves the other asked.
+    assert_eq!(
+        run.calls("nvmlDeviceGetPcieThroughput"),
+        2,
+        "{:?}",
+        run.counts
+    );
     // Each ECC counter on its own, so that one unsupported leaves the others asked.
     assert_eq!(
         run.calls("nvmlDeviceGetTotalEccErrors"),

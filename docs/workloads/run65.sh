@@ -2,7 +2,8 @@
 # Run 65 (#27, #28): the verdicts of today's build beside real workloads. The old (202212f)
 # and the new build (main's HEAD) diagnose the same GPU at the same time through every phase
 # of gpu_workloads.py (25 s each), and the new one records it at 100 ms, so the recording can
-# be replayed here. Run with NEW = cc3cf94. Stacks are not read (two readers would attach to one process at once).
+# be replayed here. Run with NEW = cc3cf94. The two `diagnose` runs read no stacks (two
+# readers would attach to one process at once); the recorder reads them.
 D=.device/bins
 for b in old new; do
   timeout 230 $D/gw-$b diagnose --for 205s --json --no-stacks > "$OUT/diagnose-$b.json" 2> "$OUT/diagnose-$b.err" &

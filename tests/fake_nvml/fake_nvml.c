@@ -87,10 +87,13 @@ static int is_gpu(const struct gpu *d) {
 
 static unsigned long util_reads;
 
-/* Whether the GPUs have fallen off the bus ($FAKE_NVML_LOST_AFTER utilization reads). */
+/* Whether the GPUs have fallen off the bus: after $FAKE_NVML_LOST_AFTER utilization reads,
+ * and until $FAKE_NVML_LOST_UNTIL reads if that is set (then they answer again). */
 static int lost(void) {
-    const char *after = getenv("FAKE_NVML_LOST_AFTER");
-    return after && __atomic_load_n(&util_reads, __ATOMIC_RELAXED) > strtoul(after, NULL, 10);
+    const char *after = getenv("FAKE_NVML_LOST_AFTER"), *until = getenv("FAKE_NVML_LOST_UNTIL");
+    unsigned long reads = __atomic_load_n(&util_reads, __ATOMIC_RELAXED);
+    return after && reads > strtoul(after, NULL, 10) &&
+           (until == NULL || reads <= strtoul(until, NULL, 10));
 }
 
 #define DEVICE_CALL(name, device)                                                            \

@@ -1,10 +1,32 @@
-//! What the slow thread asks in a round: whether a GPU's process list is due, and which calls
-//! not to ask again because the device does not support them.
+//! What the slow thread asks in a round: the calls read only every few rounds, whether a GPU's
+//! process list is due, and which calls not to ask again because the device does not support
+//! them.
 
 use nvml_wrapper::error::NvmlError;
 
 use super::{settle, timed};
 use crate::source::CallTimes;
+
+/// Rounds between reads of the energy counter: 3.5 ms of CPU per call on an H200 (a busy wait
+/// in the driver), for a value that only cross-checks `power_usage` (the joules shown are the
+/// counter's steps with the power integral between them, whatever the spacing). Every 15 s it
+/// was a fifth of the slow thread's CPU (run 27: 16-18 ms per 20 s); once a minute.
+pub(super) const ENERGY_EVERY: u64 = 60;
+/// Rounds between reads of the health counters (ECC, remapped rows, `PCIe` replays, `NVLink`):
+/// they change rarely, and the replay counter costs 180 µs of CPU a read on an H200 (325 µs
+/// median latency, run 31). Read every 5th round they were a seventh of the slow thread (run
+/// 40: about 65 of 450 µs a second). The rules judge their rise over `link_errors_window`
+/// (60 s), so a read every 15 s delays a finding by at most that; ECC errors and Xids also
+/// arrive at once as NVML events (`events.rs`). dcgm-exporter collects every 30 s by default.
+pub(super) const HEALTH_EVERY: u64 = 15;
+/// Rounds between reads of the `PCIe` link's width: 90 µs a read on an H200 (median, timed by
+/// `devices --timings` in run 31; the generation, which drops whenever the GPU idles, takes 3
+/// µs and is read every round), a sixth of the slow round, for a width that changes only when
+/// a link retrains.
+pub(super) const LINK_WIDTH_EVERY: u64 = 5;
+/// Rounds between reads of per-process utilization: 1.4 ms of CPU per call on an H200. It is
+/// not read at all while a GPU has one process (see `device_util_to_process`).
+pub(super) const PROC_UTIL_EVERY: u64 = 2;
 
 /// Rounds between reads of the process list of a GPU with one process or none while its used
 /// memory holds still. The two list calls take 190 µs of CPU a round on an H200 (164 and 26
@@ -154,5 +176,30 @@ mod tests {
             }
         }
         assert!(rounds > 8000, "{rounds} rounds walked");
+    }
+
+    /// A call told `NotSupported` is asked once; another call, or one that failed otherwise,
+    /// is asked every time.
+    #[test]
+    fn a_call_answered_not_supported_is_not_asked_again_and_the_others_are() {
+        let (mut u, mut t, mut lost) = (Unsupported::default(), CallTimes::default(), None);
+        let (mut unsupported, mut supported, mut failing) = (0, 0, 0);
+        for _ in 0..3 {
+            let r = u.read(&mut t, "a", &mut lost, || {
+                unsupported += 1;
+                Err::<u32, _>(NvmlError::NotSupported)
+            });
+            assert_eq!(r, None);
+            let r = u.read(&mut t, "b", &mut lost, || {
+                supported += 1;
+                Ok(7)
+            });
+            assert_eq!(r, Some(7));
+            u.read(&mut t, "c", &mut lost, || {
+                failing += 1;
+                Err::<u32, _>(NvmlError::Timeout)
+            });
+        }
+        assert_eq!((unsupported, supported, failing), (1, 3, 3));
     }
 }

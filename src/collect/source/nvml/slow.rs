@@ -18,7 +18,9 @@ use nvml_wrapper::struct_wrappers::device::ProcessUtilizationSample;
 use nvml_wrapper::structs::device::FieldId;
 use nvml_wrapper::{Device, Nvml};
 
-use super::ask::{ListWatch, Unsupported};
+use super::ask::{
+    ListWatch, Unsupported, ENERGY_EVERY, HEALTH_EVERY, LINK_WIDTH_EVERY, PROC_UTIL_EVERY,
+};
 use super::{is_gone, read, settle, timed, w};
 use crate::model::health::count;
 use crate::model::{DeviceInfo, GpmMetrics, Health, ProcessSample};
@@ -112,28 +114,9 @@ pub(super) struct SlowDevice {
     list_watch: ListWatch,
     /// The calls this device answered `NotSupported`.
     unsupported: Unsupported,
+    /// Its last round found it gone (lost, reset required, driver unloaded).
+    gone: bool,
 }
-
-/// Rounds between reads of the energy counter: 3.5 ms of CPU per call on an H200 (a busy wait
-/// in the driver), for a value that only cross-checks `power_usage` (the joules shown are the
-/// counter's steps with the power integral between them, whatever the spacing). Every 15 s it
-/// was a fifth of the slow thread's CPU (run 27: 16-18 ms per 20 s); once a minute.
-pub(super) const ENERGY_EVERY: u64 = 60;
-/// Rounds between reads of the health counters (ECC, remapped rows, `PCIe` replays, `NVLink`):
-/// they change rarely, and the replay counter costs 180 µs of CPU a read on an H200 (325 µs
-/// median latency, run 31). Read every 5th round they were a seventh of the slow thread (run
-/// 40: about 65 of 450 µs a second). The rules judge their rise over `link_errors_window`
-/// (60 s), so a read every 15 s delays a finding by at most that; ECC errors and Xids also
-/// arrive at once as NVML events (`events.rs`). dcgm-exporter collects every 30 s by default.
-pub(super) const HEALTH_EVERY: u64 = 15;
-/// Rounds between reads of the `PCIe` link's width: 90 µs a read on an H200 (median, timed by
-/// `devices --timings` in run 31; the generation, which drops whenever the GPU idles, takes 3
-/// µs and is read every round), a sixth of the slow round, for a width that changes only when
-/// a link retrains.
-pub(super) const LINK_WIDTH_EVERY: u64 = 5;
-/// Rounds between reads of per-process utilization: 1.4 ms of CPU per call on an H200. It is
-/// not read at all while a GPU has one process (see `device_util_to_process`).
-pub(super) const PROC_UTIL_EVERY: u64 = 2;
 
 pub(super) fn spawn_slow_thread(
     nvml: &'static Nvml,
@@ -168,6 +151,7 @@ pub(super) fn spawn_slow_thread(
             nvlinks: None,
             list_watch: ListWatch::default(),
             unsupported: Unsupported::default(),
+            gone: false,
         })
         .collect();
     std::thread::Builder::new()
@@ -202,8 +186,13 @@ impl SlowDevice {
         if mem.as_ref().is_err_and(is_gone) {
             // A GPU that fell off the bus answers every call so, and on a real driver each can
             // stall: the fast tick records it lost, and its round is this one call until it
-            // answers again. Its last readings stand (the fast tick shows none of them).
+            // answers again.
+            self.went_away();
             return self.last.clone();
+        }
+        if std::mem::take(&mut self.gone) {
+            // Back (after a reset, perhaps): what it supports is learned again.
+            self.unsupported = Unsupported::default();
         }
         let mem = settle("memory_info", &mut lost, mem).map(|m| m.used);
         self.last.mem_used_bytes = mem;
@@ -234,6 +223,18 @@ impl SlowDevice {
         }
         self.read_traffic(nvml, t, &mut lost);
         self.last.clone()
+    }
+
+    /// A lost GPU's round readings become gaps, so that none is shown stale once it answers
+    /// again; its process list stays (a list that cannot be read keeps the last) and is read
+    /// again in the first round it answers.
+    fn went_away(&mut self) {
+        self.gone = true;
+        self.list_watch.failed = true;
+        let r = &mut self.last;
+        (r.mem_used_bytes, r.power_limit_w, r.pcie_gen, r.pcie_width) = (None, None, None, None);
+        (r.pcie_tx_kib_s, r.pcie_rx_kib_s) = (None, None);
+        r.gpm = GpmMetrics::default();
     }
 
     /// The board's limit, `PCIe` link and energy counter (the link width and the energy less
@@ -277,12 +278,12 @@ impl SlowDevice {
         // Pre-Hopper only: this call blocks for its 20 ms window, which is why it lives here.
         let (d, ask) = (&self.device, &mut self.unsupported);
         self.last.pcie_tx_kib_s = ask
-            .read(t, "pcie_throughput", lost, || {
+            .read(t, "pcie_throughput(send)", lost, || {
                 d.pcie_throughput(PcieUtilCounter::Send)
             })
             .map(|v| v as f32);
         self.last.pcie_rx_kib_s = ask
-            .read(t, "pcie_throughput", lost, || {
+            .read(t, "pcie_throughput(receive)", lost, || {
                 d.pcie_throughput(PcieUtilCounter::Receive)
             })
             .map(|v| v as f32);
