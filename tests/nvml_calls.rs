@@ -100,6 +100,33 @@ impl Run {
     fn calls(&self, name: &str) -> u64 {
         self.counts.get(name).copied().unwrap_or(0)
     }
+
+    /// The first GPU's state at each tick ("ok", "lost").
+    fn states(&self) -> Vec<&str> {
+        self.ticks
+            .iter()
+            .map(|t| t["devices"][0]["status"]["state"].as_str().unwrap())
+            .collect()
+    }
+}
+
+/// A process of this machine for the fake to list as a GPU's, ended when dropped.
+struct Sleeper(std::process::Child);
+
+impl Sleeper {
+    fn start() -> Sleeper {
+        Sleeper(Command::new("sleep").arg("60").spawn().unwrap())
+    }
+    fn pid(&self) -> String {
+        self.0.id().to_string()
+    }
+}
+
+impl Drop for Sleeper {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 /// What NVML reads reach the recording, unchanged: the fake's readings on every tick.
@@ -187,11 +214,7 @@ fn nvml_calls_a_tick_and_a_round_stay_within_their_budget() {
 #[test]
 fn a_gpu_lost_mid_run_is_recorded_as_lost_with_the_reason() {
     let run = record(1, 4, &[("FAKE_NVML_LOST_AFTER", "10")]);
-    let states: Vec<&str> = run
-        .ticks
-        .iter()
-        .map(|t| t["devices"][0]["status"]["state"].as_str().unwrap())
-        .collect();
+    let states = run.states();
     let first_lost = states
         .iter()
         .position(|s| *s == "lost")
@@ -253,8 +276,8 @@ fn a_gpu_lost_mid_run_is_recorded_as_lost_with_the_reason() {
 /// the loss and once after).
 #[test]
 fn a_gpu_that_answers_again_is_read_in_full_and_learned_again() {
-    let mut child = Command::new("sleep").arg("60").spawn().unwrap();
-    let pid = child.id().to_string();
+    let sleeper = Sleeper::start();
+    let pid = sleeper.pid();
     let run = record(
         1,
         5,
@@ -264,13 +287,8 @@ fn a_gpu_that_answers_again_is_read_in_full_and_learned_again() {
             ("FAKE_NVML_PIDS", &pid),
         ],
     );
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let states: Vec<&str> = run
-        .ticks
-        .iter()
-        .map(|t| t["devices"][0]["status"]["state"].as_str().unwrap())
-        .collect();
+    drop(sleeper);
+    let states = run.states();
     assert!(states.contains(&"lost"), "{states:?}");
     assert!(
         states[states.len() - 10..].iter().all(|s| *s == "ok"),
@@ -332,11 +350,10 @@ fn a_call_nvml_does_not_support_is_asked_once() {
 /// gpuwatch tells a PID of this machine from one NVML reports from another PID namespace.
 #[test]
 fn a_compute_process_nvml_lists_is_recorded_with_its_memory() {
-    let mut child = Command::new("sleep").arg("60").spawn().unwrap();
-    let pid = child.id().to_string();
+    let sleeper = Sleeper::start();
+    let pid = sleeper.pid();
     let run = record(1, 3, &[("FAKE_NVML_PIDS", &pid)]);
-    child.kill().unwrap();
-    child.wait().unwrap();
+    drop(sleeper);
     let procs = &run.ticks.last().unwrap()["devices"][0]["processes"];
     let procs = procs.as_array().unwrap();
     assert_eq!(procs.len(), 1, "{procs:?}");

@@ -1,17 +1,11 @@
 #!/bin/bash
 # Run 66 (#28): the slow thread that stops asking a call NVML answered NOT_SUPPORTED, on the
-# real driver. The new build (0bf62b9) and the old (202212f) record the same GPU at the same
-# time for 15 s beside a bf16 load; a field the new build leaves empty where the old one read
+# real driver. The new build (ccf997b) and the old (202212f) record the same GPU at the same
+# time for 20 s beside a bf16 load; a field the new build leaves empty where the old one read
 # a value would be a call wrongly given up. Then `devices --timings` of the new build.
 D=.device/bins
-python3 -c "
-import torch,time
-a=torch.randn(8192,8192,device='cuda',dtype=torch.bfloat16);t=time.time()
-while time.time()-t<60:
-  c=a@a; torch.cuda.synchronize(); time.sleep(0.05)
-" &
-LOAD=$!
-sleep 6
+. docs/workloads/bench.sh
+start_load
 PIDS=
 for b in old new; do
   timeout 40 $D/gw-$b record -o "$OUT/rec-$b.jsonl" --interval 250ms --duration 20s > "$OUT/rec-$b.log" 2>&1 &
@@ -19,7 +13,7 @@ for b in old new; do
 done
 wait $PIDS
 timeout 60 $D/gw-new devices --timings 40 > "$OUT/timings-new.txt" 2>&1
-kill $LOAD; wait $LOAD 2>/dev/null
+stop_load
 python3 - "$OUT" <<'PY' | tee "$OUT/fields.txt"
 import json, sys
 out = sys.argv[1]
