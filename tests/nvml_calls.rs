@@ -381,3 +381,35 @@ fn an_unknown_error_marks_the_tick_lost_and_reads_the_rest() {
         run.counts
     );
 }
+
+/// `devices --timings` through the fake: a row for each call made, its count in the column
+/// under the header's however long the call's name (the ECC counters' are 40 characters).
+#[test]
+fn devices_timings_lists_each_call_in_aligned_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = fake_nvml(dir.path());
+    let out = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
+        .args(["devices", "--timings", "5", "--nvml-lib"])
+        .arg(&lib)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let table: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("call "))
+        .collect();
+    assert!(table.len() > 15, "{text}");
+    let edge = table[0].find("count").unwrap() + "count".len();
+    for row in &table[1..] {
+        let (count, after) = row.split_at(edge);
+        assert!(
+            count.ends_with(|c: char| c.is_ascii_digit()) && after.starts_with(' '),
+            "misaligned: {row:?}\n{text}"
+        );
+    }
+    assert!(
+        text.contains("total_ecc_errors(uncorrected, aggregate)"),
+        "{text}"
+    );
+}

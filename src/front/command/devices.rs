@@ -196,14 +196,20 @@ pub fn timings(source: Box<dyn Source>, ticks: u32) -> Result<()> {
         println!("(this source makes no NVML calls)");
         return Ok(());
     };
+    // As wide as the longest call's name ("total_ecc_errors(uncorrected, aggregate)").
+    let width = times
+        .by_call
+        .iter()
+        .map(|c| c.call.len())
+        .fold(32, usize::max);
     println!(
-        "{:<32} {:>6} {:>10} {:>10} {:>10}  thread",
+        "{:<width$} {:>6} {:>10} {:>10} {:>10}  thread",
         "call", "count", "median µs", "p90 µs", "max µs"
     );
     for c in &times.by_call {
         let (m, p, x) = c.quantiles();
         println!(
-            "{:<32} {:>6} {:>10} {:>10} {:>10}  {}",
+            "{:<width$} {:>6} {:>10} {:>10} {:>10}  {}",
             c.call,
             c.count,
             m,
