@@ -29,11 +29,21 @@ fn each_scenario_raises_its_own_rule_and_no_other() {
     let declared: Vec<_> = demos()
         .map(|(id, _)| (Scenario::Rule(id), vec![id.as_str()]))
         .collect();
-    assert_eq!(
-        declared.len(),
-        7,
-        "starved, sync, powercap, thermal, pcie, idle-mem and fp32 declare their scenarios"
-    );
+    // Those that moved here from the simulator keep theirs; a new rule's adds itself.
+    for id in [
+        RuleId::Starved,
+        RuleId::Sync,
+        RuleId::Powercap,
+        RuleId::Thermal,
+        RuleId::Pcie,
+        RuleId::IdleMem,
+        RuleId::Fp32,
+    ] {
+        assert!(
+            declared.iter().any(|(sc, _)| *sc == Scenario::Rule(id)),
+            "{id} declares its scenario"
+        );
+    }
     for (sc, want) in cases.into_iter().chain(declared) {
         assert_eq!(rules_raised(sc, 300), want, "{sc:?}");
     }

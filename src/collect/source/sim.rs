@@ -408,16 +408,6 @@ impl SimDevice {
         }
         out.processes.clone_from(&self.processes);
     }
-
-    fn jitter_processes(&mut self, util: f32) {
-        for (p, base) in self.processes.iter_mut().zip(&self.base_cpu) {
-            p.sm_pct = Some((util * 0.97).round());
-            p.mem_pct = Some((util * 0.2).round());
-            if let Some(h) = p.host.as_mut() {
-                h.cpu_pct = Some(self.noise.around(*base, base * 0.03, 0.0, 3200.0));
-            }
-        }
-    }
 }
 
 impl Source for SimSource {

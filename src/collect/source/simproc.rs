@@ -79,18 +79,63 @@ impl SimDevice {
     }
 }
 
+impl SimDevice {
+    /// Each process's per-process utilization and host CPU for this tick.
+    pub(super) fn jitter_processes(&mut self, util: f32) {
+        // Processes that launch kernels take turns on the GPU: NVML gives each its share of
+        // the time. A straggler rank computes on its host and launches none.
+        let on_gpu = |story: &Scenario| *story != Scenario::Straggler;
+        let computing = self.stories.iter().filter(|s| on_gpu(s)).count().max(1) as f32;
+        for ((p, base), story) in self
+            .processes
+            .iter_mut()
+            .zip(&self.base_cpu)
+            .zip(&self.stories)
+        {
+            let share = if on_gpu(story) { 0.97 / computing } else { 0.0 };
+            p.sm_pct = Some((util * share).round());
+            p.mem_pct = Some((util * 0.2).round());
+            if let Some(h) = p.host.as_mut() {
+                h.cpu_pct = Some(self.noise.around(*base, base * 0.03, 0.0, 3200.0));
+            }
+        }
+    }
+}
+
 /// The processes of GPU `gpu` playing `sc`; ranks of a job share `job` (the mixed demo gives
 /// each eight GPUs a job of their own).
 pub(super) fn processes_for(sc: Scenario, gpu: usize, job: usize) -> Vec<ProcessSample> {
-    let pid = 10_000 + gpu as u32 * 10;
-    let Some((cmd, cpu, mem_gib, ppid, workers)) = workload(sc) else {
-        return Vec::new();
-    };
+    let ranks = sc.workload().map_or(1, |w| w.ranks.max(1));
+    (0..ranks)
+        .filter_map(|rank| process_for(sc, gpu, job, rank, ranks))
+        .collect()
+}
+
+/// Rank `rank` of the `ranks` that run `sc`'s workload on GPU `gpu` (one, of no job, unless
+/// the scenario says otherwise). A rank's `DataLoader` workers follow its pid.
+fn process_for(
+    sc: Scenario,
+    gpu: usize,
+    job: usize,
+    rank: u32,
+    ranks: u32,
+) -> Option<ProcessSample> {
+    let pid = 10_000 + gpu as u32 * 10 + rank * 5;
+    let (cmd, cpu, mem_gib, ppid, workers) = workload(sc)?;
     let mut h = host(cmd, cpu, 8, ppid, workers);
     if sc.workload().is_some_and(|w| w.sleeping) {
         h.state = Some('S');
     }
-    if ppid == Some(JOB_PARENT_PID) {
+    if ranks > 1 {
+        // Ranks that all took GPU `gpu`: torchrun numbered them, nobody set their device.
+        h.ppid = Some(JOB_PARENT_PID + job as u32);
+        h.job = Some(crate::model::JobInfo {
+            key: format!("torchelastic:demo-job-{job}"),
+            rank: Some(rank),
+            local_rank: Some(rank),
+            world_size: Some(ranks),
+        });
+    } else if ppid == Some(JOB_PARENT_PID) {
         // torchrun puts the launcher's variables in each rank's environment.
         h.ppid = Some(JOB_PARENT_PID + job as u32);
         h.job = Some(crate::model::JobInfo {
@@ -103,13 +148,13 @@ pub(super) fn processes_for(sc: Scenario, gpu: usize, job: usize) -> Vec<Process
     for (i, c) in h.children.iter_mut().enumerate() {
         c.pid = pid + 1 + i as u32;
     }
-    vec![ProcessSample {
+    Some(ProcessSample {
         pid,
         gpu_mem_bytes: Some(mem_gib * GIB),
         sm_pct: None,
         mem_pct: None,
         host: Some(h),
-    }]
+    })
 }
 
 /// What a process of a GPU playing `sc` runs: its command line, CPU %, GPU memory in GiB,

@@ -92,6 +92,9 @@ pub struct Workload {
     pub gpu_mem_gib: u64,
     /// `DataLoader` workers, its children.
     pub workers: usize,
+    /// How many ranks of one torchrun job run it on each GPU, taking turns there (a job whose
+    /// ranks never set their device); 1: a process of its own, of no job.
+    pub ranks: u32,
     /// It sleeps (state `S`: waiting for input, as a notebook kernel between cells); it runs
     /// otherwise.
     pub sleeping: bool,

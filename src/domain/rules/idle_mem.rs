@@ -58,6 +58,7 @@ pub const IDLE_MEM: Rule = Rule {
             cpu_pct: 0.3,
             gpu_mem_gib: 60,
             workers: 0,
+            ranks: 1,
             sleeping: true,
             // Its main thread waits in the event loop in every sample.
             stack: (

@@ -68,6 +68,7 @@ pub const SYNC: Rule = Rule {
             cpu_pct: 100.0,
             gpu_mem_gib: 10,
             workers: 2,
+            ranks: 1,
             sleeping: false,
             // The main thread in `.item()` in 7 samples of 10.
             stack: (

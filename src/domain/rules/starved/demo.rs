@@ -14,6 +14,7 @@ pub(super) const DEMO: Demo = Demo {
         cpu_pct: 99.0,
         gpu_mem_gib: 20,
         workers: 0,
+        ranks: 1,
         sleeping: false,
         stack: (StackClass::DataLoading, 9, &DEMO_STACK),
     }),
