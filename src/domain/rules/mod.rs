@@ -18,6 +18,7 @@ mod id;
 mod idle_mem;
 mod memory;
 mod metric;
+mod shared;
 mod slots;
 mod stacks;
 mod starved;
@@ -327,6 +328,7 @@ thresholds::thresholds! {
     hardware: hardware::HardwareThresholds,
     idle_mem: idle_mem::IdleMemThresholds,
     fp32: fp32::Fp32Thresholds,
+    shared: shared::SharedThresholds,
     memory: memory::MemoryThresholds,
     health: health::HealthThresholds,
 }
@@ -352,6 +354,7 @@ id::registry! {
     MemGrowth = "mem-growth", "MEMGROW" => memory::GROWTH;
     IdleMem = "idle-mem", "IDLEMEM" => idle_mem::IDLE_MEM;
     Fp32 = "fp32", "FP32" => fp32::FP32;
+    Shared = "shared", "SHARED" => shared::SHARED;
     Persistence = "persistence", "PERSIST" => hardware::PERSISTENCE;
 }
 
