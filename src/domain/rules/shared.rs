@@ -10,7 +10,6 @@
 
 use super::thresholds::{dur, Section};
 use super::{Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
-use crate::history::ProcessTrail;
 use crate::model::demo::{Demo, Level, Workload, BUSY};
 use crate::model::stack::StackClass;
 use crate::model::ProcessSample;
@@ -157,27 +156,38 @@ fn share(c: &Ctx, p: &ProcessSample, min_sm: f32) -> Option<f32> {
         return None;
     }
     let mid = from + c.window_ms / 2;
-    let older = half(trail, from, mid, min_sm)?;
-    let newer = half(trail, mid, c.now_ms + 1, min_sm)?;
-    let (sum, n) = (older.0 + newer.0, older.1 + newer.1);
-    Some(sum / n as f32)
+    let mut halves = [Tally::default(); 2];
+    // Newest first, and no further back than the window: a trail keeps 15 minutes.
+    for q in trail.points.iter().rev().take_while(|q| q.t_ms >= from) {
+        if let Some(sm) = q.sm_pct {
+            halves[usize::from(q.t_ms >= mid)].add(sm, min_sm);
+        }
+    }
+    let [older, newer] = halves;
+    (older.mostly_high() && newer.mostly_high())
+        .then(|| (older.sum + newer.sum) / (older.n + newer.n) as f32)
 }
 
-/// The sum and count of `trail`'s SM readings in `[from, to)`, if at least half of them (and
-/// two or more) are at `min_sm` or more.
-fn half(trail: &ProcessTrail, from: u64, to: u64, min_sm: f32) -> Option<(f32, usize)> {
-    let (mut sum, mut n, mut high) = (0.0, 0, 0);
-    for sm in trail
-        .points
-        .iter()
-        .filter(|q| (from..to).contains(&q.t_ms))
-        .filter_map(|q| q.sm_pct)
-    {
-        sum += sm;
-        n += 1;
-        high += usize::from(sm >= min_sm);
+/// A half window of one process's SM readings.
+#[derive(Clone, Copy, Default)]
+struct Tally {
+    sum: f32,
+    n: usize,
+    /// Readings at the threshold or above.
+    high: usize,
+}
+
+impl Tally {
+    fn add(&mut self, sm: f32, min_sm: f32) {
+        self.sum += sm;
+        self.n += 1;
+        self.high += usize::from(sm >= min_sm);
     }
-    (n >= 2 && high * 2 >= n).then_some((sum, n))
+
+    /// Two readings or more, at least half of them high.
+    fn mostly_high(self) -> bool {
+        self.n >= 2 && self.high * 2 >= self.n
+    }
 }
 
 /// "pid 10000 (python3, rank 1 of torchelastic:demo-job-0): SM 48 % of the GPU's time".
