@@ -154,6 +154,10 @@ fn idle_mem_building(c: &Ctx) -> bool {
 fn check_idle_mem(c: &Ctx) -> Option<Verdict> {
     let w = c.window_ms;
     let held = idle_with_memory(c)?;
+    if !c.wording {
+        // Still holds; its words are not due (an idle notebook holds for hours).
+        return Some(Verdict::held(None));
+    }
     let util = c.stats(w, Metric::Util);
     let holders: Vec<String> = c
         .dev
