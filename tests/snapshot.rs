@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::Command;
 
 use gpuwatch::config::Thresholds;
+use gpuwatch::rules::RuleId;
 use gpuwatch::snapshot::{self, CmdlinePolicy, Options};
 use gpuwatch::source::replay::ReplaySource;
 use gpuwatch::source::sim::Scenario;
@@ -277,7 +278,7 @@ fn markdown_without_processes_says_so() {
 /// value, so the finding's "N GiB used" has a figure in the table to match.
 #[test]
 fn markdown_memory_shows_the_peak_beside_the_last_value() {
-    let obs = observed(Scenario::Leak, 1, 90);
+    let obs = observed(Scenario::Rule(RuleId::MemGrowth), 1, 90);
     let mut snap = snapshot::take(&obs, &Options::default());
     let samples = &mut snap.devices[0].samples;
     let peak = samples

@@ -25,8 +25,6 @@ pub enum Scenario {
     Membound,
     /// A hung rank: util pinned at 100 %, power flat at the idle floor, SM activity ~1 %.
     Hang,
-    /// Training whose memory use keeps growing.
-    Leak,
     /// No process at all.
     Idle,
     /// Several GPUs in different states, including a hung job with one straggler.
@@ -50,11 +48,10 @@ pub enum Scenario {
 }
 
 /// The scenarios written here; `scenarios()` adds those the rules declare.
-const BUILT_IN: [(&str, Scenario); 11] = [
+const BUILT_IN: [(&str, Scenario); 10] = [
     ("healthy", Scenario::Healthy),
     ("membound", Scenario::Membound),
     ("hang", Scenario::Hang),
-    ("leak", Scenario::Leak),
     ("idle", Scenario::Idle),
     ("mixed", Scenario::Mixed),
     ("lost", Scenario::Lost),

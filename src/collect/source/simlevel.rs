@@ -36,10 +36,6 @@ pub(super) fn level(sc: Scenario, t_s: f32, burst: f32) -> Level {
             mem_gib: 90.0,
             ..FLOOR
         },
-        Scenario::Leak => Level {
-            mem_gib: (20.0 + t_s * 0.1).min(138.0),
-            ..BUSY
-        },
         // A MIG GPU's own readings come from its instances' (`simmig::fill_parent`).
         Scenario::Mig => Level {
             temp: 45.0,

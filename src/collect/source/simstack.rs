@@ -163,8 +163,7 @@ fn simulated_story(scenario: Scenario) -> Option<(StackClass, u32, &'static [Fra
         | Scenario::Health
         | Scenario::Fleet { .. }
         | Scenario::Membound
-        | Scenario::Rule(_)
-        | Scenario::Leak => (StackClass::GpuWork, 8, &TRAINING),
+        | Scenario::Rule(_) => (StackClass::GpuWork, 8, &TRAINING),
         Scenario::Idle | Scenario::Mixed | Scenario::Lost | Scenario::Mig => return None,
     })
 }

@@ -2,6 +2,7 @@
 
 use super::thresholds::{dur, Section};
 use super::{ms, Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
+use crate::model::demo::{Demo, Level, BUSY};
 use crate::model::GIB;
 use crate::text::span_words;
 use serde::{Deserialize, Serialize};
@@ -74,7 +75,18 @@ pub const GROWTH: Rule = Rule {
         building: growth_building,
         needs: |t| t.memory.growth_window,
     },
-    demo: None,
+    demo: Some(Demo {
+        name: "leak",
+        about:
+            "training whose GPU memory grows 0.1 GiB/s: slow enough that it takes the long window",
+        // From 20 GiB, until it is nearly full.
+        level: |t_s, _| Level {
+            mem_gib: (20.0 + t_s * 0.1).min(138.0),
+            ..BUSY
+        },
+        power_limit_w: None,
+        workload: None,
+    }),
 };
 
 fn gib(b: f32) -> f32 {
