@@ -55,7 +55,9 @@ pub const SHARED: Rule = Rule {
     window: |t| t.shared.window,
     check,
     cause: false,
-    after_startup: true,
+    // Its own check wants each process on the GPU through the window: a third process
+    // arriving must not restart the judging of two that already share it.
+    after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
     demo: Some(Demo {
