@@ -126,23 +126,20 @@ fn process_for(
     if sc.workload().is_some_and(|w| w.sleeping) {
         h.state = Some('S');
     }
-    if ranks > 1 {
-        // Ranks that all took GPU `gpu`: torchrun numbered them, nobody set their device.
+    // torchrun puts the launcher's variables in each rank's environment: one rank a GPU, or
+    // `ranks` that all took GPU `gpu` (nobody set their device).
+    let numbered = match (ranks > 1, ppid == Some(JOB_PARENT_PID)) {
+        (true, _) => Some((rank, Some(ranks))),
+        (false, true) => Some((gpu as u32, None)),
+        (false, false) => None,
+    };
+    if let Some((r, world_size)) = numbered {
         h.ppid = Some(JOB_PARENT_PID + job as u32);
         h.job = Some(crate::model::JobInfo {
             key: format!("torchelastic:demo-job-{job}"),
-            rank: Some(rank),
-            local_rank: Some(rank),
-            world_size: Some(ranks),
-        });
-    } else if ppid == Some(JOB_PARENT_PID) {
-        // torchrun puts the launcher's variables in each rank's environment.
-        h.ppid = Some(JOB_PARENT_PID + job as u32);
-        h.job = Some(crate::model::JobInfo {
-            key: format!("torchelastic:demo-job-{job}"),
-            rank: Some(gpu as u32),
-            local_rank: Some(gpu as u32),
-            world_size: None,
+            rank: Some(r),
+            local_rank: Some(r),
+            world_size,
         });
     }
     for (i, c) in h.children.iter_mut().enumerate() {
