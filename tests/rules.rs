@@ -51,6 +51,32 @@ fn each_scenario_raises_its_own_rule_and_no_other() {
 }
 
 #[test]
+fn every_scenario_gives_each_process_and_worker_a_pid_of_its_own() {
+    // Pids are numbered per GPU and rank (`simproc::process_for`): a workload with more ranks
+    // or workers than the numbering leaves room for would give two processes one pid.
+    let declared = demos().map(|(id, _)| Scenario::Rule(id));
+    for sc in [Scenario::Mixed, Scenario::Fleet { host: 0, hosts: 1 }]
+        .into_iter()
+        .chain(declared)
+    {
+        let (_, ticks) = sim_ticks(sc, 8, 1, START_MS);
+        let mut pids: Vec<u32> = ticks[0]
+            .devices
+            .iter()
+            .flat_map(|d| &d.processes)
+            .flat_map(|p| {
+                let children = p.host.iter().flat_map(|h| h.children.iter().map(|c| c.pid));
+                std::iter::once(p.pid).chain(children)
+            })
+            .collect();
+        let all = pids.len();
+        pids.sort_unstable();
+        pids.dedup();
+        assert_eq!(pids.len(), all, "{sc:?}");
+    }
+}
+
+#[test]
 fn leak_raises_growth_first_and_full_once_memory_runs_out() {
     let (infos, ticks) = sim_ticks(Scenario::Rule(RuleId::MemGrowth), 1, 1300, START_MS);
     let raised = run(&infos, &ticks, Thresholds::default()).raised;

@@ -1,16 +1,18 @@
 //! The `shared` rule on a real H200 recording (tests/fixtures/h200-shared/README.md): two jobs
 //! on one GPU and two ranks of one job on one GPU raise it, within its window of the second
 //! process's start; one trainer alone, a trainer beside a light probe, and two hung ranks
-//! spinning at the idle floor do not; without per-process utilization it says nothing.
+//! spinning at the idle floor do not; without per-process utilization it says nothing. Then
+//! each condition of the rule, on its own scenario, by a case that fails without it.
 
 mod common;
 
 use std::path::Path;
 
 use gpuwatch::config::Thresholds;
-use gpuwatch::model::{DeviceInfo, Tick};
-use gpuwatch::rules::{Finding, Severity};
+use gpuwatch::model::{DeviceInfo, DeviceStatus, Tick};
+use gpuwatch::rules::{Finding, RuleId, Severity};
 use gpuwatch::source::replay::ReplaySource;
+use gpuwatch::source::sim::Scenario;
 use gpuwatch::source::Source;
 use serde::Deserialize;
 
@@ -93,4 +95,196 @@ fn without_per_process_utilization_it_stays_silent() {
     }
     let found = common::run(&infos, &ticks, Thresholds::default()).raised;
     assert!(found.iter().all(|f| f.rule != "shared"), "{found:#?}");
+}
+
+// The branches the recording does not tell apart, on the rule's own scenario (`--demo
+// shared`: two ranks at about 48 % SM each, util 100 %, power high): each test changes one
+// reading and would pass if the condition it names were dropped or loosened.
+
+const SECONDS: u64 = 90;
+
+/// The scenario on `gpus` GPUs, every one shared.
+fn demo(gpus: usize) -> (Vec<DeviceInfo>, Vec<Tick>) {
+    common::sim_ticks(
+        Scenario::Rule(RuleId::Shared),
+        gpus,
+        SECONDS,
+        common::START_MS,
+    )
+}
+
+/// Seconds since the recording's start.
+fn at_s(t: &Tick) -> u64 {
+    (t.t_ms - common::START_MS) / 1000
+}
+
+fn shared_on(run: &[Finding], gpu: u32) -> Vec<&Finding> {
+    run.iter()
+        .filter(|f| f.rule == "shared" && f.device == gpu)
+        .collect()
+}
+
+#[test]
+fn the_scenario_raises_it_once_per_gpu_and_names_no_free_gpu() {
+    let (infos, ticks) = demo(2);
+    let run = common::run(&infos, &ticks, Thresholds::default());
+    for gpu in 0..2 {
+        let found = shared_on(&run.raised, gpu);
+        assert_eq!(found.len(), 1, "GPU {gpu}: {found:#?}");
+        assert!(
+            !found[0].evidence.iter().any(|e| e.contains("no process")),
+            "{found:#?}"
+        );
+    }
+}
+
+#[test]
+fn a_gpu_with_no_process_beside_it_is_named_as_free() {
+    let (infos, mut ticks) = demo(2);
+    for t in &mut ticks {
+        t.devices[1].processes.clear();
+    }
+    let found = common::run(&infos, &ticks, Thresholds::default()).raised;
+    let on0 = shared_on(&found, 0);
+    assert_eq!(on0.len(), 1, "{found:#?}");
+    assert!(
+        on0[0].evidence.iter().any(|e| e == "GPU 1 has no process"),
+        "{:?}",
+        on0[0].evidence
+    );
+    assert!(shared_on(&found, 1).is_empty());
+}
+
+#[test]
+fn a_gpu_that_stopped_answering_is_not_named_as_free() {
+    let (infos, mut ticks) = demo(2);
+    for t in &mut ticks {
+        t.devices[1].processes.clear();
+        t.devices[1].status = DeviceStatus::Lost {
+            reason: "GPU is lost".into(),
+        };
+    }
+    let found = common::run(&infos, &ticks, Thresholds::default()).raised;
+    let on0 = shared_on(&found, 0);
+    assert_eq!(on0.len(), 1, "{found:#?}");
+    assert!(
+        !on0[0].evidence.iter().any(|e| e.contains("no process")),
+        "{:?}",
+        on0[0].evidence
+    );
+}
+
+#[test]
+fn one_job_key_is_called_ranks_of_one_job_only_where_each_has_its_own_rank() {
+    // The demo's two ranks, then the same with both reading rank 0 (two torchrun jobs left on
+    // the default rendezvous id), then with no rank (two steps of one Slurm job).
+    for (rank_of_second, first_cause) in [
+        (Some(1), "Ranks of one job (torchelastic:"),
+        (Some(0), "A second job"),
+        (None, "A second job"),
+    ] {
+        let (infos, mut ticks) = demo(1);
+        for t in &mut ticks {
+            let p = t.devices[0].processes.get_mut(1);
+            let job = p.and_then(|p| p.host.as_mut()?.job.as_mut()).unwrap();
+            job.rank = rank_of_second;
+        }
+        let found = common::run(&infos, &ticks, Thresholds::default()).raised;
+        let on0 = shared_on(&found, 0);
+        assert_eq!(on0.len(), 1, "{found:#?}");
+        assert!(
+            on0[0].causes[0].starts_with(first_cause),
+            "rank {rank_of_second:?}: {:?}",
+            on0[0].causes
+        );
+    }
+}
+
+#[test]
+fn below_its_utilization_threshold_they_hardly_wait_and_it_stays_silent() {
+    for (util, raised) in [(75.0, 0), (85.0, 1)] {
+        let (infos, mut ticks) = demo(1);
+        for t in &mut ticks {
+            t.devices[0].sample.util_gpu_pct = Some(util);
+        }
+        let found = common::run(&infos, &ticks, Thresholds::default()).raised;
+        assert_eq!(
+            shared_on(&found, 0).len(),
+            raised,
+            "util {util}: {found:#?}"
+        );
+    }
+}
+
+#[test]
+fn a_process_that_stopped_computing_halfway_through_the_window_is_not_sharing() {
+    // The second rank computes for 20 s, then idles on the GPU: in no 30 s window is it
+    // busy in both halves.
+    let (infos, mut ticks) = demo(1);
+    let second = ticks[0].devices[0].processes[1].pid;
+    for t in ticks.iter_mut().filter(|t| at_s(t) >= 20) {
+        let p = t.devices[0].processes.iter_mut().find(|p| p.pid == second);
+        p.unwrap().sm_pct = Some(0.0);
+    }
+    let found = common::run(&infos, &ticks, Thresholds::default()).raised;
+    assert!(shared_on(&found, 0).is_empty(), "{found:#?}");
+}
+
+#[test]
+fn missing_per_process_readings_are_gaps_not_zeros() {
+    // NVML answered two seconds in three without a figure for the processes.
+    let (infos, mut ticks) = demo(1);
+    for t in ticks.iter_mut().filter(|t| !at_s(t).is_multiple_of(3)) {
+        for p in &mut t.devices[0].processes {
+            p.sm_pct = None;
+        }
+    }
+    let found = common::run(&infos, &ticks, Thresholds::default()).raised;
+    assert_eq!(shared_on(&found, 0).len(), 1, "{found:#?}");
+}
+
+#[test]
+fn a_process_list_missing_for_two_seconds_does_not_close_it() {
+    let (infos, mut ticks) = demo(1);
+    for t in ticks.iter_mut().filter(|t| (60..62).contains(&at_s(t))) {
+        t.devices[0].processes.clear();
+    }
+    let run = common::run(&infos, &ticks, Thresholds::default());
+    assert_eq!(shared_on(&run.raised, 0).len(), 1, "{:#?}", run.raised);
+    assert!(run
+        .engine
+        .conclusions()
+        .active()
+        .iter()
+        .any(|f| f.rule == "shared"));
+}
+
+#[test]
+fn an_open_finding_holds_through_a_dip_and_closes_when_sharing_clearly_ends() {
+    // Opened by 31 s; from 50 s on, util or each rank's SM falls below its threshold
+    // (80 %, 10 %) but within the hysteresis (70 % of it), or clearly under it.
+    for (util, sm, open_at_end) in [
+        (Some(70.0), None, true),
+        (None, Some(8.0), true),
+        (Some(50.0), None, false),
+        (None, Some(5.0), false),
+    ] {
+        let (infos, mut ticks) = demo(1);
+        for t in ticks.iter_mut().filter(|t| at_s(t) >= 50) {
+            let d = &mut t.devices[0];
+            d.sample.util_gpu_pct = util.or(d.sample.util_gpu_pct);
+            for p in &mut d.processes {
+                p.sm_pct = sm.or(p.sm_pct);
+            }
+        }
+        let run = common::run(&infos, &ticks, Thresholds::default());
+        assert_eq!(shared_on(&run.raised, 0).len(), 1, "{:#?}", run.raised);
+        let active = run
+            .engine
+            .conclusions()
+            .active()
+            .iter()
+            .any(|f| f.rule == "shared");
+        assert_eq!(active, open_at_end, "util {util:?}, SM {sm:?}");
+    }
 }

@@ -93,7 +93,8 @@ pub struct Workload {
     /// `DataLoader` workers, its children.
     pub workers: usize,
     /// How many ranks of one torchrun job run it on each GPU, taking turns there (a job whose
-    /// ranks never set their device); 1: a process of its own, of no job.
+    /// ranks never set their device); 1: a process of its own, of no job. Pids leave room
+    /// for two ranks of four workers a GPU (`tests/rules.rs` checks each is its own).
     pub ranks: u32,
     /// It sleeps (state `S`: waiting for input, as a notebook kernel between cells); it runs
     /// otherwise.

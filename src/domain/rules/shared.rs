@@ -12,7 +12,7 @@ use super::thresholds::{dur, Section};
 use super::{Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::demo::{Demo, Level, Workload, BUSY};
 use crate::model::stack::StackClass;
-use crate::model::ProcessSample;
+use crate::model::{DeviceStatus, ProcessSample};
 use crate::text::span_words;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -121,7 +121,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
     if !c.wording {
         return Some(Verdict::held(None));
     }
-    let ranks = same_job(computing().map(|(p, _)| p));
+    let ranks = same_job(&computing().map(|(p, _)| p));
     let mut evidence: Vec<String> = computing()
         .map(|(p, sm)| describe(p, sm, c.window_ms))
         .collect();
@@ -208,11 +208,23 @@ fn describe(p: &ProcessSample, sm: f32, window_ms: u64) -> String {
     )
 }
 
-/// The job every process named is a rank of, if they are all ranks of one.
-fn same_job<'a>(mut procs: impl Iterator<Item = &'a ProcessSample>) -> Option<&'a str> {
-    let job = |p: &'a ProcessSample| Some(p.host.as_ref()?.job.as_ref()?.key.as_str());
-    let first = job(procs.next()?)?;
-    procs.all(|p| job(p) == Some(first)).then_some(first)
+/// The job every process named is a rank of, if they are all ranks of one: the same job key
+/// and each its own rank (one Slurm job's steps, or torchrun jobs left on the default
+/// rendezvous id, share a key without being one job's ranks).
+fn same_job<'a>(procs: &(impl Iterator<Item = &'a ProcessSample> + Clone)) -> Option<&'a str> {
+    let job = |p: &'a ProcessSample| p.host.as_ref()?.job.as_ref();
+    let first = job(procs.clone().next()?)?;
+    let ranks = || {
+        procs
+            .clone()
+            .map(|p| job(p).filter(|j| j.key == first.key).and_then(|j| j.rank))
+    };
+    // Each a rank of that job, and each its own rank.
+    let distinct = ranks().all(|r| r.is_some())
+        && ranks()
+            .enumerate()
+            .all(|(i, r)| ranks().skip(i + 1).all(|o| o != r));
+    distinct.then_some(first.key.as_str())
 }
 
 /// The box's other GPUs with no process on them, as one line: work could have gone there.
@@ -223,6 +235,8 @@ fn free_gpus(c: &Ctx) -> Option<String> {
         .iter()
         .filter(|d| d.info.index != c.dev.info.index && d.info.mig.is_none())
         .filter(|d| !d.info.is_mig_parent() && d.processes.is_empty())
+        // A GPU that stopped answering lists no process, and takes none.
+        .filter(|d| d.status == DeviceStatus::Ok)
         .map(|d| d.info.index.to_string())
         .collect();
     match free.len() {
