@@ -282,7 +282,7 @@ fn names_from_a_recording_never_reach_the_terminal_as_escape_sequences() {
     use gpuwatch::source::Source;
     // A recording someone sent: an OSC 52 clipboard write in the GPU's name, a screen clear
     // in the process's, on a GPU that hangs so both are printed.
-    let mut src = SimSource::new(Scenario::Hang, 1, 7, 1_800_000_000_000, 250);
+    let mut src = SimSource::new(Scenario::HANG, 1, 7, 1_800_000_000_000, 250);
     let mut infos = src.devices().to_vec();
     infos[0].name = "H200\u{1b}]52;c;ZXZpbA==\u{7}".into();
     let dir = tempfile::tempdir().unwrap();

@@ -88,7 +88,7 @@ fn a_lost_gpu_names_the_xid_the_driver_reported_before_it() {
 
 #[test]
 fn a_hang_that_follows_an_xid_says_so() {
-    let (infos, mut ticks) = sim_ticks(Scenario::Hang, 1, 40, START_MS);
+    let (infos, mut ticks) = sim_ticks(Scenario::HANG, 1, 40, START_MS);
     let at = ticks[8].t_ms;
     ticks[8].events.push(GpuEvent {
         t_ms: at,
@@ -118,7 +118,7 @@ fn a_hang_that_follows_an_xid_says_so() {
         hang_now.causes
     );
     // Without the Xid the hang names no Xid.
-    let (infos, ticks) = sim_ticks(Scenario::Hang, 1, 40, START_MS);
+    let (infos, ticks) = sim_ticks(Scenario::HANG, 1, 40, START_MS);
     let r = run(&infos, &ticks, Thresholds::default());
     assert!(r
         .engine

@@ -199,7 +199,7 @@ fn rules_judge_where_their_evidence_exists() {
             "{kind:?}: a whole GPU is judged by every rule"
         );
     }
-    let (infos, ticks) = sim_ticks(Scenario::Hang, 1, 40, START_MS);
+    let (infos, ticks) = sim_ticks(Scenario::HANG, 1, 40, START_MS);
     let r = run(&infos, &ticks, Thresholds::default());
     assert_eq!(
         raised_on(&r, 0),

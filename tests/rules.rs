@@ -21,16 +21,14 @@ fn healthy_saturated_memory_bound_and_idle_gpus_raise_nothing() {
 
 #[test]
 fn each_scenario_raises_its_own_rule_and_no_other() {
-    let cases = [
-        (Scenario::Hang, vec!["hang"]),
-        (Scenario::Lost, vec!["lost", "xid"]),
-    ];
+    let cases = [(Scenario::Lost, vec!["lost", "xid"])];
     // A rule's own scenario (`Rule::demo`) is checked without a row here.
     let declared: Vec<_> = demos()
         .map(|(id, _)| (Scenario::Rule(id), vec![id.as_str()]))
         .collect();
     // Those that moved here from the simulator keep theirs; a new rule's adds itself.
     for id in [
+        RuleId::Hang,
         RuleId::Starved,
         RuleId::Sync,
         RuleId::Powercap,
@@ -100,10 +98,9 @@ fn leak_raises_growth_first_and_full_once_memory_runs_out() {
 fn windows() -> Vec<(&'static str, Scenario, u64)> {
     let t = Thresholds::default();
     let ms = |d: std::time::Duration| d.as_millis() as u64;
-    vec![("hang", Scenario::Hang, ms(t.hang.suspect_window))]
-        .into_iter()
-        // A rule's own scenario, at that rule's window.
-        .chain(demos().map(|(id, _)| {
+    // Each rule's own scenario, at that rule's window.
+    demos()
+        .map(|(id, _)| {
             let rule = all_rules().into_iter().find(|r| r.id == id).unwrap();
             // A rule that decides over a longer window than it is judged at (a slow leak)
             // says so in how it is watched.
@@ -112,7 +109,7 @@ fn windows() -> Vec<(&'static str, Scenario, u64)> {
                 _ => (rule.window)(&t),
             };
             (id.as_str(), Scenario::Rule(id), ms(window))
-        }))
+        })
         .collect()
 }
 
@@ -147,7 +144,7 @@ fn onset_is_within_the_window_plus_one_tick_after_the_symptom_starts() {
 
 #[test]
 fn a_longer_configured_window_delays_onset() {
-    let (infos, ticks) = sim_ticks(Scenario::Hang, 1, 120, START_MS);
+    let (infos, ticks) = sim_ticks(Scenario::HANG, 1, 120, START_MS);
     let mut t = Thresholds::default();
     t.hang.suspect_window = std::time::Duration::from_secs(60);
     t.hang.window = std::time::Duration::from_secs(90);
@@ -167,7 +164,7 @@ fn a_longer_configured_window_delays_onset() {
 
 #[test]
 fn a_finding_survives_a_one_tick_blip_and_clears_after_the_clear_window() {
-    let (infos, mut hang) = sim_ticks(Scenario::Hang, 1, 120, START_MS);
+    let (infos, mut hang) = sim_ticks(Scenario::HANG, 1, 120, START_MS);
     hang[300].devices[0].sample.power_w = Some(450.0); // one odd sample mid-hang
     let (_, healthy) = sim_ticks(Scenario::Healthy, 1, 60, START_MS + 120_000);
     let ticks: Vec<_> = hang.into_iter().chain(healthy).collect();
@@ -248,7 +245,7 @@ fn without_gpm(mut ticks: Vec<gpuwatch::model::Tick>) -> Vec<gpuwatch::model::Ti
 
 #[test]
 fn without_gpm_rules_fall_back_and_say_which_signals_decided() {
-    let (infos, hang) = sim_ticks(Scenario::Hang, 1, 60, START_MS);
+    let (infos, hang) = sim_ticks(Scenario::HANG, 1, 60, START_MS);
     let r = run(&infos, &without_gpm(hang), Thresholds::default());
     let f = r
         .raised
@@ -395,7 +392,7 @@ fn idle_floor_is_learned_from_an_idle_stretch() {
     let r = run(&infos, &idle, Thresholds::default());
     let floor = r.engine.floors(0).best().expect("learned");
     assert!((119.0..124.0).contains(&floor), "floor {floor}");
-    let (_, hang) = sim_ticks(Scenario::Hang, 1, 40, START_MS + 20_000);
+    let (_, hang) = sim_ticks(Scenario::HANG, 1, 40, START_MS + 20_000);
     let ticks: Vec<_> = idle.into_iter().chain(hang).collect();
     let f = run(&infos, &ticks, Thresholds::default())
         .raised
@@ -423,7 +420,7 @@ fn every_rule_has_an_id_title_and_is_listed_once() {
 #[test]
 fn at_50_ms_ticks_rules_judged_every_200_ms_still_open_within_the_window() {
     // The sampler judges the rules at most every 200 ms of sample time, not on every tick.
-    let mut src = SimSource::new(Scenario::Hang, 1, 7, START_MS, 50);
+    let mut src = SimSource::new(Scenario::HANG, 1, 7, START_MS, 50);
     let mut store = Store::new(&src, Duration::from_secs(1000), Thresholds::default()).unwrap();
     let window = Thresholds::default().hang.suspect_window.as_millis() as u64;
     let mut tick = Tick::default();
@@ -458,7 +455,7 @@ fn process_leaves(ticks: &mut [gpuwatch::model::Tick], gpu: usize, from: usize) 
 #[test]
 fn a_rank_that_exits_makes_the_hang_critical_at_once_and_is_named() {
     // Two ranks of one torchrun job spin in a collective; rank 1's process dies 20 s in.
-    let (infos, mut ticks) = sim_ticks(Scenario::Hang, 2, 40, START_MS);
+    let (infos, mut ticks) = sim_ticks(Scenario::HANG, 2, 40, START_MS);
     process_leaves(&mut ticks, 1, 80);
     let r = run(&infos, &ticks, Thresholds::default());
     let hang = r
@@ -482,7 +479,7 @@ fn a_rank_that_exits_makes_the_hang_critical_at_once_and_is_named() {
 
 #[test]
 fn a_hang_is_suspected_within_10_s_and_critical_only_once_confirmed() {
-    let (infos, ticks) = sim_ticks(Scenario::Hang, 1, 40, START_MS);
+    let (infos, ticks) = sim_ticks(Scenario::HANG, 1, 40, START_MS);
     let r = run(&infos, &ticks, Thresholds::default());
     let first = r.raised.iter().find(|f| f.rule == "hang").unwrap();
     assert!(first.opened_ms - START_MS <= 10_000);

@@ -98,7 +98,7 @@ fn scenarios_show_their_measured_signature() {
             .remove(0)
             .sample
     };
-    let hang = last(Scenario::Hang);
+    let hang = last(Scenario::HANG);
     assert!(
         hang.util_gpu_pct.unwrap() >= 99.0
             && hang.power_w.unwrap() < 130.0
@@ -458,7 +458,7 @@ fn an_endless_line_is_refused_naming_the_limit() {
 
 #[test]
 fn snapshots_are_recognised_by_their_format_field_gzipped_or_not() {
-    let (infos, ticks) = sim_ticks(Scenario::Hang, 1, 20, START_MS);
+    let (infos, ticks) = sim_ticks(Scenario::HANG, 1, 20, START_MS);
     let dir = tempfile::tempdir().unwrap();
     // A recording whose header mentions the snapshot format's name is still a recording.
     let rec = dir.path().join("rec.jsonl");

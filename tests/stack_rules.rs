@@ -220,7 +220,7 @@ fn a_sync_finding_names_the_line_that_waits_on_the_gpu() {
 #[test]
 #[allow(clippy::too_many_lines)] // the three ranks' stacks are written out frame by frame, as py-spy would read them; the checks follow them
 fn a_hang_names_the_rank_outside_the_collective_from_the_ranks_stacks() {
-    let (infos, mut ticks) = sim_ticks(Scenario::Hang, 1, 60, START_MS);
+    let (infos, mut ticks) = sim_ticks(Scenario::HANG, 1, 60, START_MS);
     // Three ranks of one job sharing the GPU.
     for t in &mut ticks {
         let template = t.devices[0].processes[0].clone();

@@ -331,7 +331,7 @@ fn too_small_a_terminal_gets_a_message() {
 
 #[test]
 fn hang_badge_is_red_bold_and_survives_without_colour() {
-    let obs = observed_sim(Scenario::Hang, 1, 45);
+    let obs = observed_sim(Scenario::HANG, 1, 45);
     let find = |buf: &Buffer| {
         let w = buf.area.width as usize;
         let i = buf
@@ -354,7 +354,7 @@ fn hang_badge_is_red_bold_and_survives_without_colour() {
 
 #[test]
 fn chart_marks_the_hang_span_under_its_axis() {
-    let obs = observed_sim(Scenario::Hang, 1, 45);
+    let obs = observed_sim(Scenario::HANG, 1, 45);
     let buf = draw(&mut AppState::new(true), &obs, 80, 24);
     let marks: Vec<_> = buf.content.iter().filter(|c| c.symbol() == "▀").collect();
     assert!(marks.len() > 10, "the span is marked");
@@ -654,14 +654,14 @@ fn the_h200_hang_snapshot_replays_with_the_hang_on_screen() {
 fn a_gpu_is_judging_not_ok_until_the_rules_windows_are_covered() {
     // A hung job that just started: for its first seconds nothing can be said, and the screen
     // must not say "ok".
-    let src = SimSource::new(Scenario::Hang, 1, 7, START_MS, 250);
+    let src = SimSource::new(Scenario::HANG, 1, 7, START_MS, 250);
     let mut store = Store::new(
         &src,
         std::time::Duration::from_secs(900),
         Thresholds::default(),
     )
     .unwrap();
-    let (_, ticks) = sim_ticks(Scenario::Hang, 1, 30, START_MS);
+    let (_, ticks) = sim_ticks(Scenario::HANG, 1, 30, START_MS);
     let mut state = AppState::new(true);
     for (n, mut t) in ticks.into_iter().enumerate() {
         for p in &mut t.devices[0].processes {
@@ -782,7 +782,7 @@ fn gpu_on_screen(screen: &str, d: u32) -> bool {
 fn every_flagged_gpu_is_on_screen_at_every_size() {
     for (sc, gpus, name) in [
         (Scenario::Mixed, 8, "mixed"),
-        (Scenario::Hang, 1, "hang"),
+        (Scenario::HANG, 1, "hang"),
         (Scenario::Mixed, 64, "mixed64"),
     ] {
         let obs = observed_sim(sc, gpus, 45);
@@ -840,15 +840,15 @@ fn gpu_row(screen: &str, d: u32) -> Option<&str> {
 #[test]
 fn every_moment_reads_true_at_every_size() {
     // 8 s into a hang: being timed, never ok.
-    let (_, early) = common::sim_ticks(Scenario::Hang, 1, 8, START_MS);
+    let (_, early) = common::sim_ticks(Scenario::HANG, 1, 8, START_MS);
     // A hang, then its job gone: the finding says it ended.
-    let (_, hang) = common::sim_ticks(Scenario::Hang, 1, 45, START_MS);
+    let (_, hang) = common::sim_ticks(Scenario::HANG, 1, 45, START_MS);
     let (_, after) = common::sim_ticks(Scenario::Idle, 1, 3, START_MS);
     let ended: Vec<_> = hang
         .into_iter()
         .chain(common::shifted(after, 45_000))
         .collect();
-    let hang_src = SimSource::new(Scenario::Hang, 1, 7, START_MS, 250);
+    let hang_src = SimSource::new(Scenario::HANG, 1, 7, START_MS, 250);
     let cases: Vec<(&str, Store, bool)> = vec![
         ("hang_first_8s", observed_ticks(&hang_src, &early), true),
         ("hang_ended", observed_ticks(&hang_src, &ended), true),

@@ -374,7 +374,7 @@ mod tests {
     #[test]
     fn a_symptom_being_timed_is_judged_every_200_ms() {
         // A hang from the start: timed once it held 3 s, then judged every 200 ms.
-        let (st, judged) = judged_at(Scenario::Hang, 120);
+        let (st, judged) = judged_at(Scenario::HANG, 120);
         assert!(!st.findings().watching().is_empty() || !st.findings().active().is_empty());
         let late: Vec<u64> = judged.iter().copied().filter(|t| *t >= 4_000).collect();
         assert!(late.len() > 5, "{judged:?}");
@@ -421,7 +421,7 @@ mod tests {
 
     /// The hang demo at 50 ms ticks: the open hang finding at each judging.
     fn hang_as_judged(ticks: usize) -> Vec<Judged> {
-        let mut src = SimSource::new(Scenario::Hang, 1, 7, 0, 50);
+        let mut src = SimSource::new(Scenario::HANG, 1, 7, 0, 50);
         // Confirmed between two wordings (they fall on whole seconds from its opening).
         let mut t = Thresholds::default();
         t.hang.window = Duration::from_millis(25_400);
@@ -477,7 +477,7 @@ mod tests {
         );
         // Ended between two wordings, a run reports what a run that words every judging
         // reports: its last judging (`settle`) words every finding from the newest samples.
-        let mut src = SimSource::new(Scenario::Hang, 1, 7, 0, 50);
+        let mut src = SimSource::new(Scenario::HANG, 1, 7, 0, 50);
         let (mut throttled, mut every) = (store(&src, 60), store(&src, 60));
         every.engine.word_every_judging();
         let mut tick = Tick::default();

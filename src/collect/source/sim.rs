@@ -23,8 +23,6 @@ pub enum Scenario {
     Healthy,
     /// Healthy memory-bound work, well under TDP with high SM and DRAM activity.
     Membound,
-    /// A hung rank: util pinned at 100 %, power flat at the idle floor, SM activity ~1 %.
-    Hang,
     /// No process at all.
     Idle,
     /// Several GPUs in different states, including a hung job with one straggler.
@@ -48,10 +46,9 @@ pub enum Scenario {
 }
 
 /// The scenarios written here; `scenarios()` adds those the rules declare.
-const BUILT_IN: [(&str, Scenario); 10] = [
+const BUILT_IN: [(&str, Scenario); 9] = [
     ("healthy", Scenario::Healthy),
     ("membound", Scenario::Membound),
-    ("hang", Scenario::Hang),
     ("idle", Scenario::Idle),
     ("mixed", Scenario::Mixed),
     ("lost", Scenario::Lost),
@@ -95,6 +92,10 @@ impl FromStr for Scenario {
 }
 
 impl Scenario {
+    /// The hang rule's scenario (`--demo hang`), which the GPUs of the straggler, mixed, fleet
+    /// and MIG stories whose ranks wait in a collective play.
+    pub const HANG: Scenario = Scenario::Rule(RuleId::Hang);
+
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
@@ -145,8 +146,8 @@ impl Scenario {
             Scenario::Membound,
             Scenario::Rule(RuleId::Starved),
             Scenario::Rule(RuleId::Sync),
-            Scenario::Hang,
-            Scenario::Hang,
+            Scenario::HANG,
+            Scenario::HANG,
             Scenario::Straggler,
             Scenario::Rule(RuleId::IdleMem),
         ];
@@ -157,9 +158,9 @@ impl Scenario {
             Scenario::Fleet { host, hosts } if host + 1 == hosts && index + 1 == gpus => {
                 Scenario::Straggler
             }
-            Scenario::Fleet { .. } => Scenario::Hang,
+            Scenario::Fleet { .. } => Scenario::HANG,
             Scenario::Mig => Scenario::Healthy,
-            Scenario::Straggler if gpus == 1 || index + 1 < gpus => Scenario::Hang,
+            Scenario::Straggler if gpus == 1 || index + 1 < gpus => Scenario::HANG,
             other => other,
         }
     }
@@ -394,7 +395,7 @@ impl SimDevice {
                 .map(event),
         );
         self.mig
-            .shape(&mut out.sample, self.scenario == Scenario::Hang);
+            .shape(&mut out.sample, self.scenario == Scenario::HANG);
         out.status = DeviceStatus::Ok;
         self.jitter_processes(lv.util);
         if let super::simmig::Part::Instance { .. } = self.mig {

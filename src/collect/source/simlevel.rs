@@ -25,13 +25,6 @@ pub(super) fn level(sc: Scenario, t_s: f32, burst: f32) -> Level {
         },
         // A rule's own scenario, declared in its file.
         Scenario::Rule(id) => crate::rules::demo(id).map_or(BUSY, |d| (d.level)(t_s, burst)),
-        Scenario::Hang => Level {
-            util: 100.0,
-            sm: 0.8,
-            mem_gib: 90.0,
-            temp: 36.0,
-            ..FLOOR
-        },
         Scenario::Straggler => Level {
             mem_gib: 90.0,
             ..FLOOR

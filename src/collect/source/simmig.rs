@@ -17,7 +17,7 @@ const PARENT_FLOOR_W: f32 = 121.0;
 /// memory in GiB, what it runs). GPU instance ids as the driver places these profiles.
 const LAYOUT: [(u32, &str, f32, u32, u64, Scenario); 4] = [
     (2, "3g.71gb", 3.0, 60, 66, Scenario::Healthy),
-    (3, "2g.35gb", 2.0, 32, 33, Scenario::Hang),
+    (3, "2g.35gb", 2.0, 32, 33, Scenario::HANG),
     (9, "1g.18gb", 1.0, 16, 16, Scenario::Rule(RuleId::Starved)),
     (10, "1g.18gb", 1.0, 16, 16, Scenario::Rule(RuleId::IdleMem)),
 ];

@@ -158,18 +158,22 @@ fn process_for(
 /// parent pid and `DataLoader` workers; none on an idle GPU.
 fn workload(sc: Scenario) -> Option<(&'static str, f32, u64, Option<u32>, usize)> {
     if let Some(w) = sc.workload() {
-        return Some((w.cmdline, w.cpu_pct, w.gpu_mem_gib, None, w.workers));
+        let ppid = w.one_job.then_some(JOB_PARENT_PID);
+        return Some((w.cmdline, w.cpu_pct, w.gpu_mem_gib, ppid, w.workers));
     }
     Some(match sc {
         Scenario::Idle => return None,
-        // Ranks of one torchrun job: the hung ones spin in NCCL, the straggler is stuck on the host.
-        Scenario::Hang | Scenario::Straggler => (
-            "python3 train_ddp.py --nproc-per-node 3",
-            100.0,
-            90,
-            Some(JOB_PARENT_PID),
-            4,
-        ),
+        // A rank of the hang's job, stuck on the host while the others wait for it.
+        Scenario::Straggler => {
+            let w = Scenario::HANG.workload()?;
+            (
+                w.cmdline,
+                w.cpu_pct,
+                w.gpu_mem_gib,
+                Some(JOB_PARENT_PID),
+                w.workers,
+            )
+        }
         Scenario::Membound => ("python3 embed_lookup.py", 95.0, 40, None, 4),
         _ => (
             "python3 train.py --model llama-8b --batch 32 --api-key=sk-demo-123",

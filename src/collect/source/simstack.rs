@@ -64,32 +64,6 @@ pub fn due(
 /// A frame: function, file (`torch/…` under the installed torch), line, source line.
 use crate::model::demo::Frame;
 
-const HUNG_RANK: [Frame; 4] = [
-    (
-        "all_reduce",
-        "torch/distributed/distributed_c10d.py",
-        2501,
-        "work.wait()",
-    ),
-    (
-        "wrapper",
-        "torch/distributed/c10d_logger.py",
-        83,
-        "return func(*args, **kwargs)",
-    ),
-    (
-        "train_step",
-        "/home/alice/train_ddp.py",
-        121,
-        "dist.all_reduce(grad_norm)",
-    ),
-    (
-        "main",
-        "/home/alice/train_ddp.py",
-        160,
-        "loss = train_step(batch)",
-    ),
-];
 const STRAGGLER: [Frame; 3] = [
     (
         "per_sample_metrics",
@@ -157,7 +131,6 @@ fn story(scenario: Scenario) -> Option<(StackClass, u32, Vec<StackFrame>)> {
 /// The stacks of the simulator's own scenarios, and of a rule's that runs the training process.
 fn simulated_story(scenario: Scenario) -> Option<(StackClass, u32, &'static [Frame])> {
     Some(match scenario {
-        Scenario::Hang => (StackClass::Collective, 10, &HUNG_RANK),
         Scenario::Straggler => (StackClass::PythonBusy, 10, &STRAGGLER),
         Scenario::Healthy
         | Scenario::Health

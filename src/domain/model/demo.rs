@@ -96,6 +96,9 @@ pub struct Workload {
     /// ranks never set their device); 1: a process of its own, of no job. Pids leave room
     /// for two ranks of four workers a GPU (`tests/rules.rs` checks each is its own).
     pub ranks: u32,
+    /// Its processes on all the GPUs are ranks of one torchrun job, rank N on GPU N (a job
+    /// started with `--nproc-per-node`); otherwise each is a job of its own (unless `ranks`).
+    pub one_job: bool,
     /// It sleeps (state `S`: waiting for input, as a notebook kernel between cells); it runs
     /// otherwise.
     pub sleeping: bool,

@@ -8,6 +8,7 @@
 //! idles — is named as the culprit and kept after the job ends.
 
 mod culprit;
+mod demo;
 
 use super::thresholds::{dur, Section};
 use super::{ms, Ctx, Metric, OnMig, Rule, RuleId, Severity, Stats, Verdict, Watching};
@@ -69,7 +70,7 @@ pub const HANG: Rule = Rule {
     after_startup: true,
     busy_but_idle: true,
     watch: Watching::Check,
-    demo: None,
+    demo: Some(demo::DEMO),
 };
 
 /// How far before the stall a rank's exit still counts as its cause.

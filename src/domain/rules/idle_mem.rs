@@ -59,6 +59,7 @@ pub const IDLE_MEM: Rule = Rule {
             gpu_mem_gib: 60,
             workers: 0,
             ranks: 1,
+            one_job: false,
             sleeping: true,
             // Its main thread waits in the event loop in every sample.
             stack: (

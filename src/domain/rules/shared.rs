@@ -74,6 +74,7 @@ pub const SHARED: Rule = Rule {
             gpu_mem_gib: 35,
             workers: 4,
             ranks: 2,
+            one_job: false,
             sleeping: false,
             stack: (StackClass::GpuWork, 8, &DEMO_STACK),
         }),

@@ -69,6 +69,7 @@ pub const SYNC: Rule = Rule {
             gpu_mem_gib: 10,
             workers: 2,
             ranks: 1,
+            one_job: false,
             sleeping: false,
             // The main thread in `.item()` in 7 samples of 10.
             stack: (

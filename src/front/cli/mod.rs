@@ -484,7 +484,7 @@ mod tests {
         let cli = Cli::try_parse_from(["gpuwatch", "--demo"]).unwrap();
         assert_eq!(cli.live.demo, Some(Scenario::Mixed));
         let cli = Cli::try_parse_from(["gpuwatch", "--demo=hang", "--gpus", "3"]).unwrap();
-        assert_eq!(cli.live.demo, Some(Scenario::Hang));
+        assert_eq!(cli.live.demo, Some(Scenario::HANG));
         assert_eq!(cli.live.gpus, Some(3));
         assert!(Cli::try_parse_from(["gpuwatch", "--demo=nope"]).is_err());
     }

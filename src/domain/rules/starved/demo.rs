@@ -15,6 +15,7 @@ pub(super) const DEMO: Demo = Demo {
         gpu_mem_gib: 20,
         workers: 0,
         ranks: 1,
+        one_job: false,
         sleeping: false,
         stack: (StackClass::DataLoading, 9, &DEMO_STACK),
     }),
