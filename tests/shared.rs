@@ -9,7 +9,7 @@ mod common;
 use std::path::Path;
 
 use gpuwatch::config::Thresholds;
-use gpuwatch::model::{DeviceInfo, DeviceStatus, Tick};
+use gpuwatch::model::{DeviceInfo, DeviceStatus, JobInfo, ProcessSample, Tick};
 use gpuwatch::rules::{Finding, RuleId, Severity};
 use gpuwatch::source::replay::ReplaySource;
 use gpuwatch::source::sim::Scenario;
@@ -174,27 +174,68 @@ fn a_gpu_that_stopped_answering_is_not_named_as_free() {
     );
 }
 
+/// The demo's second rank's job, to be changed.
+fn job_of(p: &mut ProcessSample) -> &mut JobInfo {
+    p.host.as_mut().and_then(|h| h.job.as_mut()).unwrap()
+}
+
+/// A third process beside the demo's two: a copy of the second with its own pid, changed.
+fn third(ps: &mut Vec<ProcessSample>, change: fn(&mut JobInfo)) {
+    let mut p = ps[1].clone();
+    p.pid += 100;
+    change(job_of(&mut p));
+    ps.push(p);
+}
+
 #[test]
 fn one_job_key_is_called_ranks_of_one_job_only_where_each_has_its_own_rank() {
-    // The demo's two ranks, then the same with both reading rank 0 (two torchrun jobs left on
-    // the default rendezvous id), then with no rank (two steps of one Slurm job).
-    for (rank_of_second, first_cause) in [
-        (Some(1), "Ranks of one job (torchelastic:"),
-        (Some(0), "A second job"),
-        (None, "A second job"),
-    ] {
+    // The demo's ranks 0 and 1 are one job's. Two torchrun jobs left on the default rendezvous
+    // id share a key, each rank 0; two steps of one Slurm job share one without ranks.
+    type Edit = fn(&mut Vec<ProcessSample>);
+    let ranks = "Ranks of one job (torchelastic:";
+    let jobs = "A second job";
+    let cases: [(&str, Edit, &str); 9] = [
+        ("as in the demo", |_| {}, ranks),
+        ("both rank 0", |ps| job_of(&mut ps[1]).rank = Some(0), jobs),
+        (
+            "the second without a rank",
+            |ps| job_of(&mut ps[1]).rank = None,
+            jobs,
+        ),
+        (
+            "the second of another job",
+            |ps| job_of(&mut ps[1]).key = "slurm:9".into(),
+            jobs,
+        ),
+        (
+            "the second of no job",
+            |ps| ps[1].host.as_mut().unwrap().job = None,
+            jobs,
+        ),
+        ("the first unknown to /proc", |ps| ps[0].host = None, jobs),
+        (
+            "a third, rank 2",
+            |ps| third(ps, |j| j.rank = Some(2)),
+            ranks,
+        ),
+        ("a third, rank 1 again", |ps| third(ps, |_| {}), jobs),
+        (
+            "a third, rank 2 of another job",
+            |ps| third(ps, |j| (j.rank, j.key) = (Some(2), "x:1".into())),
+            jobs,
+        ),
+    ];
+    for (case, edit, first_cause) in cases {
         let (infos, mut ticks) = demo(1);
         for t in &mut ticks {
-            let p = t.devices[0].processes.get_mut(1);
-            let job = p.and_then(|p| p.host.as_mut()?.job.as_mut()).unwrap();
-            job.rank = rank_of_second;
+            edit(&mut t.devices[0].processes);
         }
         let found = common::run(&infos, &ticks, Thresholds::default()).raised;
         let on0 = shared_on(&found, 0);
-        assert_eq!(on0.len(), 1, "{found:#?}");
+        assert_eq!(on0.len(), 1, "{case}: {found:#?}");
         assert!(
             on0[0].causes[0].starts_with(first_cause),
-            "rank {rank_of_second:?}: {:?}",
+            "{case}: {:?}",
             on0[0].causes
         );
     }

@@ -93,7 +93,7 @@ pub struct Workload {
     /// `DataLoader` workers, its children.
     pub workers: usize,
     /// How many ranks of one torchrun job run it on each GPU, taking turns there (a job whose
-    /// ranks never set their device); 1: a process of its own, of no job. Pids leave room
+    /// ranks never set their device); 1: one process a GPU (of no job unless `one_job`). Pids leave room
     /// for two ranks of four workers a GPU (`tests/rules.rs` checks each is its own).
     pub ranks: u32,
     /// Its processes on all the GPUs are ranks of one torchrun job, rank N on GPU N (a job

@@ -240,9 +240,10 @@ pub struct Rule {
     pub watch: Watching,
     /// Where it judges on a GPU in MIG mode (docs/diagnoses.md says why, rule by rule).
     pub mig: OnMig,
-    /// Its simulated scenario (`--demo NAME`), where it has one of its own: the scenarios of
-    /// the first rules, and those whose GPUs need more than a level (a MIG split, a job's
-    /// ranks), are written in the simulator.
+    /// Its simulated scenario (`--demo NAME`), where it has one of its own: levels, a power
+    /// limit and the processes each GPU runs. Stories that need more (a MIG split, health
+    /// events, a GPU that falls off the bus, a straggler beside a hang) are written in the
+    /// simulator, out of the rules' scenarios where they can be.
     pub demo: Option<Demo>,
 }
 
