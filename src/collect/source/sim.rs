@@ -31,8 +31,9 @@ pub enum Scenario {
     Lost,
     /// The rank of a hung job that never reached the collective: idle GPU, busy host.
     Straggler,
-    /// Busy GPUs in trouble: an uncorrectable ECC error and a pending row remap, `PCIe`
-    /// replays, an `NVLink` link down, and one with only an old GPU's history.
+    /// Busy GPUs in trouble, each playing a health rule's scenario (an uncorrectable ECC
+    /// error with its Xid and pending row remap, `PCIe` replays, an `NVLink` link down), and
+    /// a fourth with only an old GPU's history.
     Health,
     /// GPU 0 split into MIG instances (3g.71gb training, 2g.35gb hung, 1g.18gb starved,
     /// 1g.18gb an idle notebook holding memory); any further GPUs whole and healthy.
@@ -141,6 +142,13 @@ impl Scenario {
     /// What GPU `index` of `gpus` plays. The straggler demo is a job whose last rank computes
     /// on its host while the others wait for it (with one GPU, its two ranks share it).
     pub(super) fn for_gpu(self, index: usize, gpus: usize) -> Scenario {
+        // The health story's fourth GPU plays the story itself: an old GPU's history.
+        const HEALTH_CAST: [Scenario; 4] = [
+            Scenario::Rule(RuleId::Ecc),
+            Scenario::Rule(RuleId::PcieReplay),
+            Scenario::Rule(RuleId::Nvlink),
+            Scenario::Health,
+        ];
         const CAST: [Scenario; 8] = [
             Scenario::Healthy,
             Scenario::Membound,
@@ -160,6 +168,7 @@ impl Scenario {
             }
             Scenario::Fleet { .. } => Scenario::HANG,
             Scenario::Mig => Scenario::Healthy,
+            Scenario::Health => HEALTH_CAST[index % HEALTH_CAST.len()],
             Scenario::Straggler if gpus == 1 || index + 1 < gpus => Scenario::HANG,
             other => other,
         }
@@ -326,7 +335,7 @@ impl SimSource {
                     stories: vec![sc; processes.len()],
                     processes,
                     base_cpu,
-                    health: super::simhealth::SimHealth::new(false, position),
+                    health: super::simhealth::SimHealth::new(sc),
                     mig: part,
                 },
             );
@@ -388,12 +397,9 @@ impl SimDevice {
         let burst = self.noise.unit();
         let lv = level(self.scenario, t_s, burst);
         out.sample = draw(&lv, &mut self.noise, t_ms, info);
-        events.extend(
-            self.health
-                .read(t_s, dt_s, &mut out.sample)
-                .into_iter()
-                .map(event),
-        );
+        self.health.read((t_s, dt_s), &mut out.sample, |kind| {
+            events.push(event(kind));
+        });
         self.mig
             .shape(&mut out.sample, self.scenario == Scenario::HANG);
         out.status = DeviceStatus::Ok;

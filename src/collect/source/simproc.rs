@@ -73,7 +73,7 @@ impl SimDevice {
             processes,
             stories,
             base_cpu,
-            health: super::simhealth::SimHealth::new(scenario == Scenario::Health, i),
+            health: super::simhealth::SimHealth::new(sc),
             mig: super::simmig::Part::Whole,
         }
     }

@@ -6,6 +6,7 @@
 
 use super::clock_event;
 use super::stack::StackClass;
+use super::{EventKind, Health};
 
 /// The mean levels of a simulated GPU at one moment.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -82,7 +83,39 @@ pub struct Demo {
     pub power_limit_w: Option<f32>,
     /// What runs on its GPUs; none: a training process at work (the simulator's own).
     pub workload: Option<Workload>,
+    /// What its GPUs' health counters read and the events their driver sends; none: no
+    /// health counters (as most simulated GPUs, and drivers that do not give them).
+    pub trouble: Option<Trouble>,
 }
+
+/// A GPU in trouble as NVML's health counters and events show it (the health rules'
+/// scenarios), while it keeps working at its scenario's levels.
+#[derive(Debug, Clone, Copy)]
+pub struct Trouble {
+    /// What the counters read `t_s` seconds after the start.
+    pub health: fn(t_s: f32) -> Health,
+    /// The events the driver sends, each once, as the clock passes its second.
+    pub events: &'static [(f32, EventKind)],
+    /// When its rule can first see it, in seconds after the start, with the default
+    /// thresholds: the tests time the rule's onset from here.
+    pub shows_at_s: f32,
+}
+
+/// An H200's health counters with nothing wrong (no `NVLink` counted: a `PCIe` card's).
+pub const CLEAN: Health = Health {
+    ecc_corrected_volatile: Some(0),
+    ecc_uncorrected_volatile: Some(0),
+    ecc_corrected_aggregate: Some(0),
+    ecc_uncorrected_aggregate: Some(0),
+    remapped_rows_corrected: Some(0),
+    remapped_rows_uncorrected: Some(0),
+    remap_pending: Some(false),
+    remap_failure: Some(false),
+    pcie_replays: Some(0),
+    nvlink_active: None,
+    nvlink_links: None,
+    nvlink_errors: None,
+};
 
 /// The process a demo GPU runs: what `ps` and its stacks would show.
 #[derive(Clone, Copy)]

@@ -61,6 +61,7 @@ pub const FP32: Rule = Rule {
         level: demo_level,
         power_limit_w: None,
         workload: None,
+        trouble: None,
     }),
 };
 

@@ -71,6 +71,7 @@ pub const POWERCAP: Rule = Rule {
         },
         power_limit_w: Some(450.0),
         workload: None,
+        trouble: None,
     }),
 };
 pub const THERMAL: Rule = Rule {
@@ -96,6 +97,7 @@ pub const THERMAL: Rule = Rule {
         },
         power_limit_w: None,
         workload: None,
+        trouble: None,
     }),
 };
 pub const PCIE: Rule = Rule {
@@ -122,6 +124,7 @@ pub const PCIE: Rule = Rule {
         },
         power_limit_w: None,
         workload: None,
+        trouble: None,
     }),
 };
 pub const PERSISTENCE: Rule = Rule {

@@ -3,6 +3,8 @@
 //! These name a broken GPU or link, which a hang or a crash may follow: a different remedy
 //! (reset, drain, cables) from a stuck collective's.
 
+mod demo;
+
 use super::thresholds::{dur, Section};
 use super::{ms, Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::history::EventCount;
@@ -50,7 +52,7 @@ pub const XID: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
-    demo: None,
+    demo: Some(demo::XID),
 };
 pub const ECC: Rule = Rule {
     id: RuleId::Ecc,
@@ -63,7 +65,7 @@ pub const ECC: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
-    demo: None,
+    demo: Some(demo::ECC),
 };
 pub const REMAP: Rule = Rule {
     id: RuleId::RowRemap,
@@ -76,7 +78,7 @@ pub const REMAP: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
-    demo: None,
+    demo: Some(demo::REMAP),
 };
 pub const PCIE_REPLAY: Rule = Rule {
     id: RuleId::PcieReplay,
@@ -90,7 +92,7 @@ pub const PCIE_REPLAY: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
-    demo: None,
+    demo: Some(demo::PCIE_REPLAY),
 };
 pub const NVLINK: Rule = Rule {
     id: RuleId::Nvlink,
@@ -103,7 +105,7 @@ pub const NVLINK: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
-    demo: None,
+    demo: Some(demo::NVLINK),
 };
 
 fn latest_health(c: &Ctx) -> Option<Health> {

@@ -93,6 +93,7 @@ pub const IDLE_MEM: Rule = Rule {
                 ],
             ),
         }),
+        trouble: None,
     }),
 };
 /// GPU memory held with no kernel run over the window, by processes none of which is busy on

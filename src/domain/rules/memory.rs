@@ -86,6 +86,7 @@ pub const GROWTH: Rule = Rule {
         },
         power_limit_w: None,
         workload: None,
+        trouble: None,
     }),
 };
 

@@ -78,6 +78,7 @@ pub const SHARED: Rule = Rule {
             sleeping: false,
             stack: (StackClass::GpuWork, 8, &DEMO_STACK),
         }),
+        trouble: None,
     }),
 };
 

@@ -86,6 +86,7 @@ pub const SYNC: Rule = Rule {
                 ],
             ),
         }),
+        trouble: None,
     }),
 };
 

@@ -30,6 +30,7 @@ pub(super) const DEMO: Demo = Demo {
         sleeping: false,
         stack: (StackClass::Collective, 10, &HUNG_RANK),
     }),
+    trouble: None,
 };
 
 const HUNG_RANK: [Frame; 4] = [

@@ -19,6 +19,7 @@ pub(super) const DEMO: Demo = Demo {
         sleeping: false,
         stack: (StackClass::DataLoading, 9, &DEMO_STACK),
     }),
+    trouble: None,
 };
 
 /// A step's kernels run in bursts (about three ticks in ten) between long waits for the next
