@@ -48,7 +48,8 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
         let p = entry.unwrap().path();
         if p.is_dir() {
             rust_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "rs") {
+        } else if p.extension().is_some_and(|e| e == "rs") && !p.ends_with("src/build.rs") {
+            // The build script (`src/build.rs`) is no module of the crate.
             out.push(p);
         }
     }
