@@ -11,8 +11,7 @@ use std::process::Command;
 
 fn main() {
     println!("cargo:rerun-if-changed=src/link-order.txt");
-    println!("cargo:rerun-if-env-changed=GPUWATCH_NO_LINK_ORDER");
-    if env::var_os("GPUWATCH_NO_LINK_ORDER").is_some() || !links_with_lld() {
+    if !links_with_lld() {
         return;
     }
     let dir = env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
