@@ -5,7 +5,6 @@ use super::sim::{Noise, Scenario, MEM_TOTAL, TDP_W};
 use crate::model::demo::{Level, BUSY, FLOOR};
 use crate::model::{clock_event, DeviceInfo, DeviceSample, GpmMetrics, GIB};
 
-#[allow(clippy::too_many_lines)] // a table: what each scenario's GPU does over time, one arm a scenario
 pub(super) fn level(sc: Scenario, t_s: f32, burst: f32) -> Level {
     match sc {
         Scenario::Healthy | Scenario::Lost | Scenario::Health | Scenario::Fleet { .. } => BUSY,

@@ -1,9 +1,10 @@
 //! `gpuwatch serve`: the sampler and the rules, headless, behind a small HTTP server for
-//! Prometheus. `/metrics` (written with the official client, `prometheus-client`), the open
+//! Prometheus. `/metrics` (the exposition format written directly, `exposition.rs`), the open
 //! and recent findings as `/findings.json` (the structure of `diagnose --json`) and `/healthz`.
 //!
-//! A scrape never calls NVML: the driver's thread samples and feeds the store; a request copies
-//! what changed into the server's view under the lock and encodes from the view.
+//! A scrape never calls NVML: the driver's thread samples and feeds the store; a request reads
+//! the store in place under the monitor's lock, and its answer is kept until the next tick
+//! (`Cache`), so scrapes between two ticks encode nothing again.
 
 use std::sync::{Arc, Mutex};
 
