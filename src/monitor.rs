@@ -216,6 +216,7 @@ pub struct Headless {
     sampler: Sampler,
     store: Store,
     stop: Arc<AtomicBool>,
+    clock: Arc<dyn Clock>,
     judge: bool,
 }
 
@@ -227,6 +228,7 @@ impl Headless {
             sampler,
             store,
             stop,
+            clock: setup.clock.clone(),
             judge: setup.judge || stacks.is_some(),
         })
     }
@@ -242,14 +244,21 @@ impl Headless {
             sampler,
             store,
             stop,
+            clock,
             judge,
         } = self;
-        let ran = crate::driver::drive(sampler, plan, stop, |taken| {
+        let control = crate::driver::Control {
+            stop,
+            playback: None,
+            clock: &**clock,
+        };
+        let sink = |taken: Taken| {
             if *judge {
                 store.absorb(taken.tick, taken.cost);
             }
             each(&taken, store)
-        })?;
+        };
+        let ran = crate::driver::drive_controlled(sampler, plan, &control, sink, || {})?;
         if *judge {
             store.settle();
         }

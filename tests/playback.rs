@@ -261,3 +261,40 @@ fn seek_keys_ask_for_moments_within_the_recording_and_refuse_what_cannot_be_done
         .unwrap()
         .contains("works in a replay"));
 }
+
+/// A headless run (`diagnose`, `record`…) takes its waits from the clock its setup gives: a
+/// simulated minute at the real pace passes a minute of a virtual clock, and returns at once.
+#[test]
+fn a_headless_run_waits_on_the_clock_its_setup_gives() {
+    use gpuwatch::monitor::{Headless, Pace, Plan, Setup};
+    use gpuwatch::source::sim::{Scenario, SimSource};
+    let clock = Arc::new(VirtualClock::default());
+    let setup = Setup::judging_with(Thresholds::default())
+        .clock(clock.clone())
+        .stop(Arc::new(AtomicBool::new(false)));
+    let src = SimSource::new(Scenario::Healthy, 1, 7, 1_800_000_000_000, 250).without_stacks();
+    let mut run = Headless::new(Box::new(src), &setup).unwrap();
+    let plan = Plan {
+        pace: Pace::Real,
+        span: Some(Duration::from_secs(60)),
+        ticks: None,
+    };
+    let started = Instant::now();
+    let mut ticks = 0;
+    run.run(&plan, |_, _| {
+        ticks += 1;
+        Ok(())
+    })
+    .unwrap();
+    assert!(ticks >= 240, "{ticks} ticks");
+    assert!(
+        clock.elapsed() >= Duration::from_secs(59),
+        "waited {:?} of the virtual clock",
+        clock.elapsed()
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "a minute at the real pace took {:?} of real time",
+        started.elapsed()
+    );
+}

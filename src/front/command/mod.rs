@@ -1,5 +1,5 @@
 //! The headless commands: devices (and NVML timings), record, diagnose, snapshot. Each runs the
-//! one sampling loop, `driver::drive`, with a plan of its own.
+//! one sampling loop through `monitor::Headless`, with a plan of its own.
 
 use std::io::Write;
 use std::path::Path;
