@@ -532,11 +532,12 @@ fn signal_prompt_asks_first_and_offers_term_int_kill() {
     );
     keys(&mut st, obs, &[Key::Char('K'), Key::Esc]);
     assert!(st.kill.is_none() && st.status.as_deref() == Some("no signal sent"));
-    st.signal_result(
+    let refused = AppState::signal_result(
         10_000,
         "TERM",
         Err(std::io::Error::from_raw_os_error(libc::EPERM)),
     );
+    assert_eq!(st.update(refused, obs), Effect::None);
     assert!(st.status.as_deref().unwrap().contains("not permitted"));
     let mut demo = AppState::new(true);
     let obs = observed_sim(Scenario::Healthy, 1, 5);

@@ -117,7 +117,7 @@ pub enum Key {
     F(u8),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Action {
     Key(Key),
     /// A left click at a terminal cell.
@@ -129,6 +129,9 @@ pub enum Action {
     ScrollDown,
     /// The frame just drawn, with where its rows landed: clicks and scrolls go by these.
     Drawn(HitAreas),
+    /// What came of an effect the loop carried out (an export written, a signal sent or
+    /// refused), for the status line.
+    Done(String),
 }
 
 /// What the loop must do after an update.
@@ -279,6 +282,10 @@ impl AppState {
             Action::ScrollDown => self.move_selection(1, store),
             Action::Drawn(hits) => {
                 self.hits = hits;
+                Effect::None
+            }
+            Action::Done(told) => {
+                self.status = Some(told);
                 Effect::None
             }
         }
@@ -455,13 +462,14 @@ impl AppState {
         }
     }
 
-    /// Records the outcome of a signal the loop sent.
-    pub fn signal_result(&mut self, pid: u32, name: &str, result: std::io::Result<()>) {
-        self.status = Some(match result {
+    /// What came of a signal the loop sent, as the action that tells it (`Action::Done`).
+    #[must_use]
+    pub fn signal_result(pid: u32, name: &str, result: std::io::Result<()>) -> Action {
+        Action::Done(match result {
             Ok(()) => format!("sent SIG{name} to pid {pid}"),
             Err(e) if e.raw_os_error() == Some(libc::EPERM) => format!("not permitted to signal pid {pid}: it belongs to another user (run gpuwatch as that user or root)"),
             Err(e) if e.raw_os_error() == Some(libc::ESRCH) => format!("pid {pid} has already exited"),
             Err(e) => format!("could not signal pid {pid}: {e}"),
-        });
+        })
     }
 }

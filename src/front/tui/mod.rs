@@ -382,25 +382,45 @@ fn apply(
             signal,
             name,
             started_ms,
-        } => state.signal_result(*pid, name, send_signal(*pid, *signal, *started_ms)),
-        Effect::ReadStacks(pid) => match monitor.stacks() {
-            Some(link) => link.ask(*pid),
-            None => state.status = Some("Python stacks are not read (--no-stacks)".into()),
-        },
+        } => {
+            let sent = send_signal(*pid, *signal, *started_ms);
+            tell(
+                monitor,
+                frozen.as_ref(),
+                state,
+                AppState::signal_result(*pid, name, sent),
+            )?;
+        }
+        Effect::ReadStacks(pid) => {
+            if let Some(link) = monitor.stacks() {
+                link.ask(*pid);
+            } else {
+                let not = Action::Done("Python stacks are not read (--no-stacks)".into());
+                tell(monitor, frozen.as_ref(), state, not)?;
+            }
+        }
         Effect::Export => {
             let written = reading(monitor, frozen.as_ref(), |store| {
                 (session.export)(store, state)
             })?;
-            state.status = Some(match written {
-                Ok(msg) => msg,
-                Err(e) => format!("export failed: {e:#}"),
-            });
+            let told = written.unwrap_or_else(|e| format!("export failed: {e:#}"));
+            tell(monitor, frozen.as_ref(), state, Action::Done(told))?;
         }
     }
     Ok(true)
 }
 
 /// Reads the paused screen's copy if there is one, else the monitor's store in place.
+/// Tells the screen's state what came of an effect, through `update` like every change to it.
+fn tell(
+    monitor: &Monitor,
+    frozen: Option<&Store>,
+    state: &mut AppState,
+    done: Action,
+) -> Result<()> {
+    reading(monitor, frozen, |store| state.update(done, store)).map(drop)
+}
+
 fn reading<R>(monitor: &Monitor, frozen: Option<&Store>, f: impl FnOnce(&Store) -> R) -> Result<R> {
     match frozen {
         Some(store) => Ok(f(store)),
