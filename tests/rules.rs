@@ -54,6 +54,7 @@ fn each_scenario_raises_its_own_rule_and_no_other() {
         RuleId::MemGrowth,
         RuleId::IdleMem,
         RuleId::Fp32,
+        RuleId::Transfer,
         RuleId::Xid,
         RuleId::Ecc,
         RuleId::RowRemap,

@@ -79,7 +79,8 @@ pub(super) fn draw(lv: &Level, n: &mut Noise, t_ms: u64, info: &DeviceInfo) -> D
         fan_pct: None,
         pstate: Some(0),
         clock_events: Some(lv.events),
-        pcie_gen: Some(if lv.util > 50.0 {
+        // An idle link drops to a lower generation to save power; one moving GiB/s does not.
+        pcie_gen: Some(if lv.util > 50.0 || lv.pcie_rx_kib > 1_048_576.0 {
             lv.pcie_gen
         } else {
             lv.pcie_gen.min(3)

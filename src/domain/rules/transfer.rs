@@ -6,6 +6,8 @@
 
 use super::thresholds::{dur, Section};
 use super::{Ctx, Metric, OnMig, Rule, RuleId, Severity, Stats, Verdict, Watching};
+use crate::model::demo::{Demo, Frame, Level, Workload, FLOOR};
+use crate::model::stack::StackClass;
 use crate::model::GIB;
 use crate::text::span_words;
 use serde::{Deserialize, Serialize};
@@ -49,8 +51,58 @@ pub const TRANSFER: Rule = Rule {
     after_startup: true,
     busy_but_idle: false,
     watch: Watching::Check,
-    demo: None,
+    demo: Some(Demo {
+        name: "transfer",
+        about: "training whose batches are copied from pageable memory: 8.5 GiB/s in over PCIe, util 18 %, the SMs idle, power at the floor",
+        level: demo_level,
+        power_limit_w: None,
+        workload: Some(Workload {
+            cmdline: "python3 train.py --batch 256 --pin-memory 0",
+            cpu_pct: 45.0,
+            gpu_mem_gib: 12,
+            workers: 4,
+            ranks: 1,
+            one_job: false,
+            sleeping: false,
+            stack: (StackClass::HostCopy, 8, &DEMO_STACK),
+        }),
+        trouble: None,
+    }),
 };
+
+/// An H200 copying 1 GiB of pageable input a step (docs/diagnoses.md: 8–9 GiB/s of `PCIe`
+/// receive, util 16–20 %, SM 0.2 %, power at the floor).
+fn demo_level(_t_s: f32, _burst: f32) -> Level {
+    Level {
+        util: 18.0,
+        mem_util: 3.0,
+        power: 140.0,
+        sm: 0.2,
+        occ: 0.1,
+        tensor: 0.0,
+        dram: 2.0,
+        pcie_rx_kib: 8.5 * KIB_PER_GIB,
+        temp: 36.0,
+        mem_gib: 12.0,
+        ..FLOOR
+    }
+}
+
+/// Its main thread in the copy of a batch to the GPU, in 8 samples of 10.
+const DEMO_STACK: [Frame; 2] = [
+    (
+        "train_step",
+        "/home/alice/train.py",
+        47,
+        "x, y = x.to(dev), y.to(dev)",
+    ),
+    (
+        "<module>",
+        "/home/alice/train.py",
+        88,
+        "train_step(model, batch)",
+    ),
+];
 
 const KIB_PER_GIB: f32 = (GIB / 1024) as f32;
 

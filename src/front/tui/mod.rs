@@ -2,17 +2,20 @@
 //!
 //! The sampling driver runs on its own thread, feeds the store and pokes a `Notify` after each
 //! tick; a second thread turns terminal input into messages. The loop wakes only for those (or
-//! a signal), copies what changed from the store into its own view (unless paused), updates the
-//! state, and redraws only when something changed; the store's lock is never held to draw. The terminal is restored on every exit path:
-//! a guard on drop, a panic hook, and SIGTERM/SIGHUP/SIGINT ending the loop.
+//! a signal), reads the store in place (a copy of it while a live screen is paused), updates
+//! the state, carries out what the update asked for (`effect.rs`), and redraws only when
+//! something changed. The terminal is restored on every exit path: a guard on drop, a panic
+//! hook, and SIGTERM/SIGHUP/SIGINT ending the loop.
 
 mod ansi;
+mod effect;
 mod pace;
 mod screen;
 
 pub use ansi::Ansi;
 pub use screen::{Changes, Screen};
 
+use effect::{apply, reading};
 use pace::{Pacer, SEEK_FOLLOW};
 use std::io::Stdout;
 use std::os::fd::OwnedFd;
@@ -359,75 +362,6 @@ where
     Ok(())
 }
 
-/// Carries out what an update asked for; false to quit.
-fn apply(
-    effect: &Effect,
-    session: &Session,
-    state: &mut AppState,
-    frozen: &mut Option<Store>,
-) -> Result<bool> {
-    let monitor = &session.monitor;
-    match effect {
-        Effect::None => {}
-        Effect::Quit => return Ok(false),
-        Effect::Paused(paused) => {
-            monitor.set_paused(*paused);
-            *frozen = (*paused && !monitor.is_replay())
-                .then(|| monitor.read(Store::clone))
-                .transpose()?;
-        }
-        Effect::Seek(t_ms) => monitor.seek(*t_ms),
-        Effect::Signal {
-            pid,
-            signal,
-            name,
-            started_ms,
-        } => {
-            let sent = send_signal(*pid, *signal, *started_ms);
-            tell(
-                monitor,
-                frozen.as_ref(),
-                state,
-                AppState::signal_result(*pid, name, sent),
-            )?;
-        }
-        Effect::ReadStacks(pid) => {
-            if let Some(link) = monitor.stacks() {
-                link.ask(*pid);
-            } else {
-                let not = Action::Done("Python stacks are not read (--no-stacks)".into());
-                tell(monitor, frozen.as_ref(), state, not)?;
-            }
-        }
-        Effect::Export => {
-            let written = reading(monitor, frozen.as_ref(), |store| {
-                (session.export)(store, state)
-            })?;
-            let told = written.unwrap_or_else(|e| format!("export failed: {e:#}"));
-            tell(monitor, frozen.as_ref(), state, Action::Done(told))?;
-        }
-    }
-    Ok(true)
-}
-
-/// Reads the paused screen's copy if there is one, else the monitor's store in place.
-/// Tells the screen's state what came of an effect, through `update` like every change to it.
-fn tell(
-    monitor: &Monitor,
-    frozen: Option<&Store>,
-    state: &mut AppState,
-    done: Action,
-) -> Result<()> {
-    reading(monitor, frozen, |store| state.update(done, store)).map(drop)
-}
-
-fn reading<R>(monitor: &Monitor, frozen: Option<&Store>, f: impl FnOnce(&Store) -> R) -> Result<R> {
-    match frozen {
-        Some(store) => Ok(f(store)),
-        None => monitor.read(f),
-    }
-}
-
 /// Draws one frame from `store`; returns where its rows landed.
 fn draw<B: Backend>(
     terminal: &mut Screen<B>,
@@ -440,33 +374,6 @@ where
     let mut hits = state.hits;
     terminal.draw(|f| hits = crate::ui::render(f, state, store))?;
     Ok(hits)
-}
-
-/// Sends `signal` to `pid` once it is verified to be the process the user chose: a real PID
-/// (not 0, 1 or a value that `pid_t` would turn into a process group), and still the process
-/// that started at `started_ms` (not one that reused its number since). Says why otherwise.
-fn send_signal(pid: u32, signal: i32, started_ms: Option<u64>) -> std::io::Result<()> {
-    let refuse = |why: String| {
-        Err(std::io::Error::new(
-            std::io::ErrorKind::PermissionDenied,
-            why,
-        ))
-    };
-    let target = match libc::pid_t::try_from(pid) {
-        Ok(p) if p > 1 => p,
-        _ => return refuse(format!("{pid} is not a process gpuwatch may signal")),
-    };
-    let Some(expected) = started_ms else {
-        return refuse("its start time could not be read, so it cannot be verified".into());
-    };
-    match crate::host::started_ms(pid) {
-        Some(now) if now == expected => {}
-        Some(_) => {
-            return refuse("that PID now belongs to another process (the one chosen exited)".into())
-        }
-        None => return refuse("the process has exited".into()),
-    }
-    crate::sys::kill(target, signal)
 }
 
 /// Turns a terminal event into an action; `None` for events that only need a redraw.
@@ -511,7 +418,7 @@ fn key(k: KeyEvent) -> Option<Key> {
 
 #[cfg(test)]
 mod tests {
-    use super::send_signal;
+    use super::effect::send_signal;
 
     fn child() -> std::process::Child {
         std::process::Command::new("sleep")
