@@ -5,7 +5,8 @@
 # of the binary's text pages while the monitor runs (docs/performance.md, "The code that
 # runs, side by side"). Symbols the binary no longer has are passed over, so the file goes
 # stale slowly: run this again after a large change or a new compiler, in the repository
-# root, with valgrind and tmux (about 4 minutes):
+# root, with valgrind and tmux (about 4 minutes). NVML's code cannot run here and is left
+# where lld puts it:
 #   cargo build --release && bash docs/workloads/link_order.sh
 set -eu
 BIN=$PWD/target/release/gpuwatch
@@ -27,6 +28,13 @@ kill -INT $!; wait || true
 cg diagnose "$BIN" diagnose --demo --for 20s --stacks > /dev/null || true
 cg record "$BIN" record --demo --fast --duration 60s -o "$W/rec.jsonl" > /dev/null
 cg replay "$BIN" diagnose --replay "$W/rec.jsonl" > /dev/null || true
+# py-spy reading a live Python process, as the monitor does for a GPU's processes on a real
+# machine (the demo's stacks are simulated, so its runs above never reach py-spy's code).
+printf 'def work():\n    while True:\n        sum(range(1000))\nwork()\n' > "$W/spin.py"
+python3 "$W/spin.py" & spin=$!
+sleep 1
+cg stacks "$BIN" stacks "$spin" --samples 20 > /dev/null || true
+kill "$spin"
 python3 - "$W" > src/link-order.txt <<'PY'
 import glob, re, sys
 names = set()
