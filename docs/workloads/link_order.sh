@@ -5,11 +5,16 @@
 # of the binary's text pages while the monitor runs (docs/performance.md, "The code that
 # runs, side by side"). Symbols the binary no longer has are passed over, so the file goes
 # stale slowly: run this again after a large change or a new compiler, in the repository
-# root, with valgrind and tmux (about 4 minutes). NVML's code cannot run here and is left
-# where lld puts it:
+# root, with valgrind and tmux (about 4 minutes):
 #   cargo build --release && bash docs/workloads/link_order.sh
+# NVML's code cannot run here: what the monitor, `serve` and `record` run on a GPU machine comes
+# from callgrind there (docs/workloads/run70.sh), kept as name lists in GPU_PROFILE. The file
+# lists functions in tiers, so that what a live monitor runs lies together at the front: the
+# GPU machine's monitor, serve and record, then the monitor here (its views and keys), then
+# everything else (the simulator, diagnose, replay, py-spy). Names are sorted within a tier.
 set -eu
 BIN=$PWD/target/release/gpuwatch
+GPU_PROFILE=${GPU_PROFILE:-docs/workloads/results/run70}
 W=$(mktemp -d)
 VG="valgrind --tool=callgrind --demangle=no --compress-strings=no --compress-pos=no"
 cg() { $VG --callgrind-out-file="$W/$1.%p.out" "${@:2}"; }
@@ -35,24 +40,12 @@ python3 "$W/spin.py" & spin=$!
 sleep 1
 cg stacks "$BIN" stacks "$spin" --samples 20 > /dev/null || true
 kill "$spin"
-python3 - "$W" > src/link-order.txt <<'PY'
-import glob, re, sys
-names = set()
-for path in glob.glob(sys.argv[1] + "/*.out"):
-    ob = cob = None
-    for line in open(path, errors="replace"):
-        key, _, value = line.rstrip("\n").partition("=")
-        if key == "ob":
-            ob = value
-        elif key == "cob":
-            cob = value
-        elif key in ("fn", "cfn"):
-            obj = (cob if key == "cfn" and cob else ob) or ""
-            if obj.endswith("/gpuwatch") and re.match(r"^[A-Za-z_$.][\w$.]*$", value):
-                names.add(value)
-            if key == "cfn":
-                cob = None
-print("\n".join(sorted(names)))
-PY
+for t in tui serve record; do
+  cp "$GPU_PROFILE/$t.txt" "$W/tier-$t"
+done
+python3 docs/workloads/cg_names.py gpuwatch "$W"/tui.*.out > "$W/tier-tui-here"
+python3 docs/workloads/cg_names.py gpuwatch "$W"/*.out > "$W/tier-rest"
+# Each tier adds the names the tiers before it did not have.
+awk '!seen[$0]++ && NF' "$W"/tier-{tui,serve,record,tui-here,rest} > src/link-order.txt
 rm -rf "$W"
 echo "$(wc -l < src/link-order.txt) functions in src/link-order.txt"

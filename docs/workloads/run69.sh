@@ -12,5 +12,6 @@ RM() { timeout 40 python3 docs/workloads/rss_map.py 15 "$@" >> "$R/rss_map.jsonl
 RM new2-0.1s -- $D/gw-new2 --interval 100ms
 RM old-0.1s -- $D/gw-old --interval 100ms
 for i in 1 2 3; do M "new2-serve-1s" $D/gw-new2 serve --interval 1s --listen 127.0.0.1:947$i; done
+M "old-serve-1s" $D/gw-old serve --interval 1s --listen 127.0.0.1:9474
 stop_load
 summary
