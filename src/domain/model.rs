@@ -6,13 +6,34 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod container;
 pub mod demo;
 pub mod health;
 mod process;
+pub mod software;
 pub mod stack;
 
 pub use health::{EventKind, GpuEvent, Health};
 pub use process::{ChildProcess, HostProcess, JobInfo, ProcessSample};
+
+/// Where a run's samples come from, as the store is told it: which machine and GPUs, at what
+/// interval, named how, and whether they are played back. A source describes itself so
+/// (`collect::source`), which keeps the store, here, from knowing what a source is.
+pub struct Origin<'a> {
+    pub system: &'a SystemInfo,
+    pub devices: &'a [DeviceInfo],
+    pub interval: std::time::Duration,
+    pub label: String,
+    /// Process PIDs belong to this machine (signals can be sent to them).
+    pub pids_are_local: bool,
+    /// A recording or a snapshot played back, not GPUs sampled now.
+    pub replay: bool,
+}
+
+/// What can say where its samples come from.
+pub trait Describe {
+    fn origin(&self) -> Origin<'_>;
+}
 
 /// Facts about the machine, read once.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

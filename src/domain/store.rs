@@ -6,10 +6,12 @@
 use std::time::Duration;
 
 use crate::history::History;
-use crate::model::{SelfCost, SystemInfo, Tick};
+use std::sync::Arc;
+
+use crate::model::stack::Wants;
+use crate::model::{Describe, SelfCost, SystemInfo, Tick};
 use crate::rules::Thresholds;
 use crate::rules::{Conclusions, Engine};
-use crate::source::Source;
 
 /// How sampling has gone so far.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -63,33 +65,33 @@ pub struct Store {
     /// For a replay: where it is.
     position: Option<Position>,
     /// Where the rules say which processes' stacks they want (live sources), and a buffer.
-    stacks: Option<crate::stack::burst::StackLink>,
+    stacks: Option<Arc<dyn Wants>>,
     wants: Vec<(u32, bool)>,
 }
 
 impl Store {
     /// A store for `source`, keeping `span` of history at the source's own interval.
     /// Refused, with what to change, when that history would not fit in memory.
-    pub fn new(
-        source: &dyn Source,
+    pub fn new<S: Describe + ?Sized>(
+        source: &S,
         span: Duration,
         thresholds: Thresholds,
     ) -> Result<Self, String> {
-        let interval = source.interval();
+        let origin = source.origin();
         let capacity = History::checked_capacity(
             span.as_millis() as u64,
-            interval.as_millis() as u64,
-            source.devices().len(),
+            origin.interval.as_millis() as u64,
+            origin.devices.len(),
         )?;
         Ok(Store {
             facts: Facts {
-                system: source.system().clone(),
-                source_label: source.label(),
-                interval,
-                pids_are_local: source.pids_are_local(),
-                replay: matches!(source.pacing(), crate::source::Pacing::Recorded { .. }),
+                system: origin.system.clone(),
+                source_label: origin.label,
+                interval: origin.interval,
+                pids_are_local: origin.pids_are_local,
+                replay: origin.replay,
             },
-            history: History::new(source.devices(), capacity),
+            history: History::new(origin.devices, capacity),
             engine: Engine::new(thresholds),
             cost: SelfCost::default(),
             outcome: Outcome::Running,
@@ -103,8 +105,8 @@ impl Store {
     /// Tells `link` after each evaluation which processes the open and timed causes want
     /// stacks of (their thread reads them; the sampler brings the bursts back as ticks).
     #[must_use]
-    pub fn with_stacks(mut self, link: Option<crate::stack::burst::StackLink>) -> Self {
-        self.stacks = link;
+    pub fn with_stacks<W: Wants + 'static>(mut self, link: Option<W>) -> Self {
+        self.stacks = link.map(|w| Arc::new(w) as Arc<dyn Wants>);
         self
     }
 
@@ -275,6 +277,7 @@ mod tests {
 
     use crate::rules::{Severity, REWORD_MS};
     use crate::source::sim::{Scenario, SimSource};
+    use crate::source::Source;
 
     fn store(src: &SimSource, span_s: u64) -> Store {
         Store::new(src, Duration::from_secs(span_s), Thresholds::default()).unwrap()

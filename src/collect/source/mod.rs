@@ -49,6 +49,20 @@ pub enum SourceError {
 
 /// A provider of ticks. Implementations reuse the buffers in `tick` so that a steady state
 /// allocates nothing.
+/// Every source tells the store where its samples come from.
+impl<S: Source + ?Sized> crate::model::Describe for S {
+    fn origin(&self) -> crate::model::Origin<'_> {
+        crate::model::Origin {
+            system: self.system(),
+            devices: self.devices(),
+            interval: self.interval(),
+            label: self.label(),
+            pids_are_local: self.pids_are_local(),
+            replay: matches!(self.pacing(), Pacing::Recorded { .. }),
+        }
+    }
+}
+
 pub trait Source: Send {
     fn system(&self) -> &SystemInfo;
     fn devices(&self) -> &[DeviceInfo];

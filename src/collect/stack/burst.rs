@@ -33,6 +33,13 @@ pub fn live_link() -> Option<StackLink> {
         .then(|| StackLink::new(Plan::EVIDENCE, REPEAT_EVIDENCE, REPEAT_BACKGROUND))
 }
 
+/// The store tells the link what its rules want read.
+impl crate::model::stack::Wants for StackLink {
+    fn want(&self, pids: &[(u32, bool)]) {
+        StackLink::want(self, pids);
+    }
+}
+
 /// Shared between the store, the screen, the sampler and the stack thread.
 #[derive(Clone)]
 pub struct StackLink {

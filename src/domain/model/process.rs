@@ -28,10 +28,10 @@ pub struct HostProcess {
     /// The container (and Kubernetes pod) it runs in, from /proc/PID/cgroup; shared, so a
     /// tick's copy does not allocate.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub container: Option<std::sync::Arc<crate::container::Container>>,
+    pub container: Option<std::sync::Arc<crate::model::container::Container>>,
     /// What it runs with: CUDA libraries, framework and allow-listed settings (read once).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub software: Option<std::sync::Arc<crate::software::Software>>,
+    pub software: Option<std::sync::Arc<crate::model::software::Software>>,
 }
 
 /// The launcher variables of a rank (torchrun, Slurm, mpirun-style), read once per process from

@@ -361,3 +361,10 @@ pub fn is_wait(f: &StackFrame) -> bool {
     };
     waits.contains(&f.function.rsplit('.').next().unwrap_or(&f.function))
 }
+
+/// Where the rules' wish for stacks goes: the processes they want read now, each urgent
+/// (evidence for a cause open or being timed) or not (replaces the previous set). The stack
+/// thread (`collect::stack`) takes it; called after every evaluation, so cheap when unchanged.
+pub trait Wants: Send + Sync {
+    fn want(&self, pids: &[(u32, bool)]);
+}

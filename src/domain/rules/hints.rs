@@ -5,7 +5,7 @@
 
 use super::{RuleId, Verdict};
 use crate::history::DeviceHistory;
-use crate::software::Software;
+use crate::model::software::Software;
 
 /// The major and minor version of a framework the process loaded, if it did.
 fn version_of(s: &Software, framework: &str) -> Option<(u32, u32)> {
