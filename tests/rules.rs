@@ -52,6 +52,7 @@ fn each_scenario_raises_its_own_rule_and_no_other() {
         RuleId::Thermal,
         RuleId::Pcie,
         RuleId::MemGrowth,
+        RuleId::MemFull,
         RuleId::IdleMem,
         RuleId::Fp32,
         RuleId::Transfer,

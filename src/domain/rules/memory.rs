@@ -2,7 +2,8 @@
 
 use super::thresholds::{dur, Section};
 use super::{ms, Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
-use crate::model::demo::{Demo, Level, BUSY};
+use crate::model::demo::{Demo, Frame, Level, Workload, BUSY};
+use crate::model::stack::StackClass;
 use crate::model::GIB;
 use crate::text::span_words;
 use serde::{Deserialize, Serialize};
@@ -59,8 +60,40 @@ pub const FULL: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
-    demo: None,
+    demo: Some(Demo {
+        name: "mem-full",
+        about: "training sized to the limit: 137.5 of 140.4 GiB in use (98 %), steady",
+        level: |_, _| Level {
+            mem_gib: 137.5,
+            ..BUSY
+        },
+        power_limit_w: None,
+        // One process holds nearly all of it (the context and other processes the rest).
+        workload: Some(Workload {
+            cmdline: "python3 train.py --model llama-8b --batch 48 --seq 8192",
+            cpu_pct: 105.0,
+            gpu_mem_gib: 136,
+            workers: 8,
+            ranks: 1,
+            one_job: false,
+            sleeping: false,
+            stack: (StackClass::GpuWork, 8, &FULL_STACK),
+        }),
+        trouble: None,
+    }),
 };
+
+/// A training step's backward pass, as its stack reads.
+const FULL_STACK: [Frame; 2] = [
+    (
+        "Tensor.backward",
+        "torch/_tensor.py",
+        631,
+        "torch.autograd.backward(",
+    ),
+    ("train", "/home/alice/train.py", 118, "loss.backward()"),
+];
+
 pub const GROWTH: Rule = Rule {
     id: RuleId::MemGrowth,
     mig: OnMig::Instance,
