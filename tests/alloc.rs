@@ -90,9 +90,10 @@ fn evaluating_the_rules_on_healthy_gpus_allocates_nothing() {
 
 /// Judging GPUs with findings open (the mixed demo keeps about half of its GPUs in one):
 /// the open findings are copied into what readers read over the copies of the judging before,
-/// and their figures are refreshed in place. Measured 120 allocations a judging of 8 GPUs,
-/// all of them the rules' verdicts (their evidence worded anew); 337 when every open finding
-/// was cloned anew (2026-12-03).
+/// and their figures are refreshed in place. Measured 40 allocations a judging of 8 GPUs with
+/// 5 findings open, debug and release alike (2026-12-05), all of them the rules' verdicts
+/// (their evidence worded anew); 120 when this test was written (3b599d7), 337 when every
+/// open finding was cloned anew (2026-12-03). The bound is the measured count and half again, so a return to either fails.
 #[test]
 fn judging_gpus_with_open_findings_allocates_a_bounded_amount() {
     use gpuwatch::config::Thresholds;
@@ -123,5 +124,5 @@ fn judging_gpus_with_open_findings_allocates_a_bounded_amount() {
     }
     let per = (ALLOCS.load(Ordering::Relaxed) - before) as f64 / f64::from(judgings);
     eprintln!("{per:.1} allocations a judging, {open} findings open");
-    assert!(per <= 160.0, "{per:.0} allocations a judging");
+    assert!(per <= 60.0, "{per:.0} allocations a judging");
 }

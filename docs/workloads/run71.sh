@@ -1,5 +1,5 @@
 #!/bin/bash
-# Run 71 (#28): run 68's side-by-side again, with NEW = the build whose link order puts first
+# Run 71 (#28): run 68's side-by-side again, with NEW = b6d664a, whose link order puts first
 # what the monitor runs on a GPU machine (callgrind there, run 70) and whose relative
 # relocations are packed (DT_RELR), against the same OLD (202212f), beside the steady bf16
 # load: where the new one's resident memory is (rss_map.py), then the pairs at 100 ms, 250 ms,
