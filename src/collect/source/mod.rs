@@ -47,8 +47,6 @@ pub enum SourceError {
     Select(#[from] select::SelectError),
 }
 
-/// A provider of ticks. Implementations reuse the buffers in `tick` so that a steady state
-/// allocates nothing.
 /// Every source tells the store where its samples come from.
 impl<S: Source + ?Sized> crate::model::Describe for S {
     fn origin(&self) -> crate::model::Origin<'_> {
@@ -63,6 +61,8 @@ impl<S: Source + ?Sized> crate::model::Describe for S {
     }
 }
 
+/// A provider of ticks. Implementations reuse the buffers in `tick` so that a steady state
+/// allocates nothing.
 pub trait Source: Send {
     fn system(&self) -> &SystemInfo;
     fn devices(&self) -> &[DeviceInfo];
