@@ -631,7 +631,7 @@ fn a_watched_leak_names_the_window_it_may_need() {
         .iter()
         .find(|w| w.rule == "mem-growth")
         .expect("the leak is being timed at 40 s");
-    let slow = Thresholds::default().memory.growth_window.as_millis() as u64;
+    let slow = Thresholds::default().mem_growth.window.as_millis() as u64;
     assert_eq!(w.window_ms, slow, "{w:?}");
     assert!(r.history.latest_ms().unwrap() - w.since_ms < w.window_ms);
 }

@@ -72,6 +72,12 @@ impl Ctx<'_> {
         let to = self.dev.samples.latest().map_or(0, |s| s.t_ms);
         self.window_stats(span_ms, 0, metric, (to.saturating_sub(span_ms), to))
     }
+    /// Share of the samples over the last `span_ms` where `metric` (a clock event's, 0 or 1)
+    /// is 1; `None` where none was read.
+    pub fn share(&self, span_ms: u64, metric: Metric) -> Option<f32> {
+        let s = self.stats(span_ms, metric);
+        (s.n > 0).then_some(s.mean)
+    }
     /// `stats` of a metric that needs more than the sample (a share of this GPU's TDP): not
     /// kept for other rules.
     pub fn stats_of(

@@ -11,19 +11,24 @@ mod ctx;
 mod engine;
 mod fp32;
 mod hang;
-mod hardware;
 mod health;
 mod hints;
 mod id;
 mod idle_mem;
-mod memory;
+mod lost;
+mod mem_full;
+mod mem_growth;
 mod metric;
+mod pcie;
+mod persistence;
+mod powercap;
 mod shared;
 mod slots;
 mod stacks;
 mod starved;
 mod stats;
 mod sync;
+mod thermal;
 mod thresholds;
 mod transfer;
 mod window;
@@ -326,11 +331,14 @@ thresholds::thresholds! {
     starved: starved::StarvedThresholds,
     sync: sync::SyncThresholds,
     transfer: transfer::TransferThresholds,
-    hardware: hardware::HardwareThresholds,
+    powercap: powercap::PowercapThresholds,
+    thermal: thermal::ThermalThresholds,
+    pcie: pcie::PcieThresholds,
     idle_mem: idle_mem::IdleMemThresholds,
     fp32: fp32::Fp32Thresholds,
     shared: shared::SharedThresholds,
-    memory: memory::MemoryThresholds,
+    mem_full: mem_full::MemFullThresholds,
+    mem_growth: mem_growth::MemGrowthThresholds,
     health: health::HealthThresholds,
 }
 
@@ -338,25 +346,25 @@ thresholds::thresholds! {
 // its name in files and findings, its short name for narrow screens, and the rule) and, if it
 // has thresholds, a line in `thresholds!` above. The order is the order findings are listed in.
 id::registry! {
-    Lost = "lost", "LOST" => hardware::LOST;
-    Xid = "xid", "XID" => health::XID;
-    Ecc = "ecc", "ECC" => health::ECC;
-    RowRemap = "row-remap", "REMAP" => health::REMAP;
+    Lost = "lost", "LOST" => lost::LOST;
+    Xid = "xid", "XID" => health::xid::XID;
+    Ecc = "ecc", "ECC" => health::ecc::ECC;
+    RowRemap = "row-remap", "REMAP" => health::remap::REMAP;
     Hang = "hang", "HANG" => hang::HANG;
     Starved = "starved", "STARV" => starved::STARVED;
     Sync = "sync", "SYNC" => sync::SYNC;
     Transfer = "transfer", "XFER" => transfer::TRANSFER;
-    Powercap = "powercap", "PWRCAP" => hardware::POWERCAP;
-    Thermal = "thermal", "THERM" => hardware::THERMAL;
-    Pcie = "pcie", "PCIE" => hardware::PCIE;
-    PcieReplay = "pcie-replay", "REPLAY" => health::PCIE_REPLAY;
-    Nvlink = "nvlink", "NVLINK" => health::NVLINK;
-    MemFull = "mem-full", "MEMFULL" => memory::FULL;
-    MemGrowth = "mem-growth", "MEMGROW" => memory::GROWTH;
+    Powercap = "powercap", "PWRCAP" => powercap::POWERCAP;
+    Thermal = "thermal", "THERM" => thermal::THERMAL;
+    Pcie = "pcie", "PCIE" => pcie::PCIE;
+    PcieReplay = "pcie-replay", "REPLAY" => health::pcie_replay::PCIE_REPLAY;
+    Nvlink = "nvlink", "NVLINK" => health::nvlink::NVLINK;
+    MemFull = "mem-full", "MEMFULL" => mem_full::MEM_FULL;
+    MemGrowth = "mem-growth", "MEMGROW" => mem_growth::MEM_GROWTH;
     IdleMem = "idle-mem", "IDLEMEM" => idle_mem::IDLE_MEM;
     Fp32 = "fp32", "FP32" => fp32::FP32;
     Shared = "shared", "SHARED" => shared::SHARED;
-    Persistence = "persistence", "PERSIST" => hardware::PERSISTENCE;
+    Persistence = "persistence", "PERSIST" => persistence::PERSISTENCE;
 }
 
 pub(crate) fn ms(d: std::time::Duration) -> u64 {

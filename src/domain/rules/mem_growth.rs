@@ -1,112 +1,62 @@
-//! Memory nearly full, or growing steadily (a leak, or a cache that never stops).
+//! GPU memory growing steadily: a leak (tensors kept alive across steps) or a cache that never
+//! stops, judged by its rate over seconds or its share of memory over minutes.
 
+use super::mem_full::{gib, ALLOC_ADVICE};
 use super::thresholds::{dur, Section};
-use super::{ms, Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
-use crate::model::demo::{Demo, Frame, Level, Workload, BUSY};
-use crate::model::stack::StackClass;
+use super::{ms, Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
+use crate::model::demo::{Demo, Level, BUSY};
 use crate::model::GIB;
 use crate::text::span_words;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-/// When memory is called full, or leaking.
+/// When memory is called leaking.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
-pub struct MemoryThresholds {
-    #[serde(rename = "mem_full_window", with = "dur")]
-    pub full_window: Duration,
-    #[serde(rename = "mem_full_pct")]
-    pub full_pct: f32,
+pub struct MemGrowthThresholds {
     #[serde(rename = "mem_growth_window", with = "dur")]
-    pub growth_window: Duration,
+    pub window: Duration,
     /// Growth over the window, as a share of total memory, that counts as a leak.
     #[serde(rename = "mem_growth_min_pct")]
-    pub growth_min_pct: f32,
+    pub min_pct: f32,
     /// A fast leak is judged by its rate over this shorter window…
     #[serde(rename = "mem_growth_fast_window", with = "dur")]
-    pub growth_fast_window: Duration,
+    pub fast_window: Duration,
     /// …when memory grew at least this fast (MiB/s)…
     #[serde(rename = "mem_growth_min_mib_s")]
-    pub growth_min_mib_s: f32,
+    pub min_mib_s: f32,
     /// …and by at least this much (GiB) within it.
     #[serde(rename = "mem_growth_fast_min_gib")]
-    pub growth_fast_min_gib: f32,
+    pub fast_min_gib: f32,
 }
 
-impl Default for MemoryThresholds {
+impl Default for MemGrowthThresholds {
     fn default() -> Self {
-        MemoryThresholds {
-            full_window: Duration::from_secs(15),
-            full_pct: 95.0,
-            growth_window: Duration::from_secs(120),
-            growth_min_pct: 5.0,
-            growth_fast_window: Duration::from_secs(10),
-            growth_min_mib_s: 200.0,
-            growth_fast_min_gib: 2.0,
+        MemGrowthThresholds {
+            window: Duration::from_secs(120),
+            min_pct: 5.0,
+            fast_window: Duration::from_secs(10),
+            min_mib_s: 200.0,
+            fast_min_gib: 2.0,
         }
     }
 }
 
-impl Section for MemoryThresholds {}
+impl Section for MemGrowthThresholds {}
 
-pub const FULL: Rule = Rule {
-    id: RuleId::MemFull,
-    mig: OnMig::Instance,
-    title: "GPU memory nearly full",
-    severity: Severity::Warning,
-    window: |t| t.memory.full_window,
-    check: check_full,
-    cause: false,
-    after_startup: false,
-    busy_but_idle: false,
-    watch: Watching::No,
-    demo: Some(Demo {
-        name: "mem-full",
-        about: "training sized to the limit: 137.5 of 140.4 GiB in use (98 %), steady",
-        level: |_, _| Level {
-            mem_gib: 137.5,
-            ..BUSY
-        },
-        power_limit_w: None,
-        // One process holds nearly all of it (the context and other processes the rest).
-        workload: Some(Workload {
-            cmdline: "python3 train.py --model llama-8b --batch 48 --seq 8192",
-            cpu_pct: 105.0,
-            gpu_mem_gib: 136,
-            workers: 8,
-            ranks: 1,
-            one_job: false,
-            sleeping: false,
-            stack: (StackClass::GpuWork, 8, &FULL_STACK),
-        }),
-        trouble: None,
-    }),
-};
-
-/// A training step's backward pass, as its stack reads.
-const FULL_STACK: [Frame; 2] = [
-    (
-        "Tensor.backward",
-        "torch/_tensor.py",
-        631,
-        "torch.autograd.backward(",
-    ),
-    ("train", "/home/alice/train.py", 118, "loss.backward()"),
-];
-
-pub const GROWTH: Rule = Rule {
+pub const MEM_GROWTH: Rule = Rule {
     id: RuleId::MemGrowth,
     mig: OnMig::Instance,
     title: "GPU memory growing steadily",
     severity: Severity::Warning,
-    window: |t| t.memory.growth_fast_window,
+    window: |t| t.mem_growth.fast_window,
     check: check_growth,
     cause: false,
     after_startup: true,
     busy_but_idle: false,
     watch: Watching::With {
         building: growth_building,
-        needs: |t| t.memory.growth_window,
+        needs: |t| t.mem_growth.window,
     },
     demo: Some(Demo {
         name: "leak",
@@ -122,38 +72,6 @@ pub const GROWTH: Rule = Rule {
         trouble: None,
     }),
 };
-
-fn gib(b: f32) -> f32 {
-    b / GIB as f32
-}
-
-const ALLOC_ADVICE: &str = "Reduce fragmentation: `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` (or `max_split_size_mb:128`); inspect with `torch.cuda.memory_summary()`";
-
-fn check_full(c: &Ctx) -> Option<Verdict> {
-    let w = c.window_ms;
-    let total = c.dev.info.memory_total_bytes? as f32;
-    if total <= 0.0 {
-        return None;
-    }
-    let used = c.stats(w, Metric::MemUsedBytes);
-    if used.n == 0 || used.min < total * c.thresholds.memory.full_pct / 100.0 {
-        return None;
-    }
-    Some(Verdict {
-        evidence: vec![format!("{:.1} of {:.1} GiB used ({:.0} %) for {}", gib(used.median), gib(total), used.median / total * 100.0, span_words(w))],
-        causes: vec![
-            "The job is sized to the limit (batch, sequence length, activations); the next larger step will fail with out-of-memory".into(),
-            "The caching allocator holds freed blocks; fragmentation leaves no large free block".into(),
-        ],
-        actions: vec![
-            ALLOC_ADVICE.into(),
-            "Lower the batch size, enable activation checkpointing, or use bf16 (`torch.autocast`)".into(),
-        ],
-        pids: c.dev.processes.iter().map(|p| p.pid).collect(),
-        signals: "memory used against total".into(),
-        ..Verdict::default()
-    })
-}
 
 /// Least-squares slope of memory over time, bytes per second, with the fit's R².
 fn trend(c: &Ctx, w: u64) -> Option<(f32, f32)> {
@@ -242,21 +160,21 @@ fn growth_building(c: &Ctx) -> bool {
 
 fn check_growth(c: &Ctx) -> Option<Verdict> {
     let total = c.dev.info.memory_total_bytes? as f32;
-    let fast = ms(c.thresholds.memory.growth_fast_window);
-    let slow = ms(c.thresholds.memory.growth_window);
+    let fast = ms(c.thresholds.mem_growth.fast_window);
+    let slow = ms(c.thresholds.mem_growth.window);
     // A fast leak by its rate within seconds; a slow one by its share of memory over minutes.
     let (w, (grown, slope, r2)) = growth(
         c,
         fast,
-        c.thresholds.memory.growth_fast_min_gib * GIB as f32,
-        c.thresholds.memory.growth_min_mib_s * 1024.0 * 1024.0,
+        c.thresholds.mem_growth.fast_min_gib * GIB as f32,
+        c.thresholds.mem_growth.min_mib_s * 1024.0 * 1024.0,
     )
     .map(|g| (fast, g))
     .or_else(|| {
         growth(
             c,
             slow,
-            total * c.thresholds.memory.growth_min_pct / 100.0,
+            total * c.thresholds.mem_growth.min_pct / 100.0,
             0.0,
         )
         .map(|g| (slow, g))

@@ -1,0 +1,28 @@
+//! Persistence mode off: the driver tears the GPU's state down whenever no client is attached,
+//! so each new process pays a slow initialisation.
+
+use super::{Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
+
+pub const PERSISTENCE: Rule = Rule {
+    id: RuleId::Persistence,
+    mig: OnMig::Parent,
+    title: "Persistence mode off",
+    severity: Severity::Info,
+    window: |_| std::time::Duration::ZERO,
+    check: check_persistence,
+    cause: false,
+    after_startup: false,
+    busy_but_idle: false,
+    watch: Watching::No,
+    demo: None,
+};
+
+fn check_persistence(c: &Ctx) -> Option<Verdict> {
+    (c.dev.info.persistence_mode == Some(false)).then(|| Verdict {
+        evidence: vec!["persistence mode is off".into()],
+        causes: vec!["Without it the driver tears the GPU state down whenever no client is attached, so each new process pays a slow initialisation".into()],
+        actions: vec!["`sudo nvidia-smi -pm 1`, or better the `nvidia-persistenced` service".into()],
+        signals: "persistence mode".into(),
+        ..Verdict::default()
+    })
+}

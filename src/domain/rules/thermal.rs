@@ -1,0 +1,117 @@
+//! Clocks slowed by heat or the hardware: thermal slowdown, the external power brake, or a
+//! temperature at the GPU's slowdown threshold.
+
+use super::thresholds::{dur, Section};
+use super::Metric;
+use super::{Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
+use crate::model::clock_event;
+use crate::model::demo::{Demo, Level, BUSY};
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// How long a GPU's thermal or hardware slowdown must last to be named.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ThermalThresholds {
+    #[serde(rename = "thermal_window", with = "dur")]
+    pub window: Duration,
+}
+
+impl Default for ThermalThresholds {
+    fn default() -> Self {
+        ThermalThresholds {
+            window: Duration::from_secs(15),
+        }
+    }
+}
+
+impl Section for ThermalThresholds {}
+
+pub const THERMAL: Rule = Rule {
+    id: RuleId::Thermal,
+    mig: OnMig::Parent,
+    title: "Clocks slowed: thermal or hardware slowdown",
+    severity: Severity::Warning,
+    window: |t| t.thermal.window,
+    check: check_thermal,
+    cause: false,
+    after_startup: false,
+    busy_but_idle: false,
+    watch: Watching::No,
+    demo: Some(Demo {
+        name: "thermal",
+        about: "busy and hot: thermal slowdown, clocks lowered",
+        level: |_, _| Level {
+            power: 560.0,
+            sm_clock: 1250.0,
+            temp: 86.0,
+            events: clock_event::SW_THERMAL | clock_event::HW_THERMAL,
+            ..BUSY
+        },
+        power_limit_w: None,
+        workload: None,
+        trouble: None,
+    }),
+};
+
+fn check_thermal(c: &Ctx) -> Option<Verdict> {
+    let w = c.window_ms;
+    let thermal = c.share(w, Metric::THERMAL).unwrap_or(0.0);
+    let brake = c.share(w, Metric::POWER_BRAKE).unwrap_or(0.0);
+    let temp = c.stats(w, Metric::Temp);
+    let hot = match (c.dev.info.temp_slowdown_c, temp.n) {
+        (Some(limit), n) if n > 0 => temp.median >= limit as f32 - 2.0,
+        _ => false,
+    };
+    if thermal < 0.5 && brake < 0.5 && !hot {
+        return None;
+    }
+    let clock = c.stats(w, Metric::SmClock);
+    let limit = c
+        .dev
+        .info
+        .temp_slowdown_c
+        .map_or(String::new(), |l| format!(" (slowdown at {l} °C)"));
+    let mut evidence = vec![
+        format!("temperature {:.0} °C{limit}", temp.median),
+        format!(
+            "thermal/hardware slowdown in {:.0} % of samples, power brake in {:.0} %",
+            thermal * 100.0,
+            brake * 100.0
+        ),
+    ];
+    if clock.n > 0 {
+        evidence.push(format!(
+            "SM clock {:.0} MHz{}",
+            clock.median,
+            c.dev
+                .info
+                .max_sm_clock_mhz
+                .map_or(String::new(), |m| format!(" of max {m}"))
+        ));
+    }
+    let (causes, severity) = if brake >= 0.5 {
+        (
+            vec![
+                "The external power brake is asserted: a facility, PSU or BMC power event"
+                    .to_string(),
+            ],
+            Some(Severity::Critical),
+        )
+    } else {
+        (vec!["Cooling cannot keep up: blocked airflow, failed fan, hot inlet air, or a neighbouring GPU's exhaust".to_string()], None)
+    };
+    Some(Verdict {
+        evidence,
+        causes,
+        actions: vec![
+            "`nvidia-smi -q -d TEMPERATURE,PERFORMANCE` to see the active reasons and thresholds"
+                .into(),
+            "Check airflow and fans; compare with the other GPUs in the chassis".into(),
+        ],
+        pids: Vec::new(),
+        signals: "clock-event bits, temperature against the slowdown threshold".into(),
+        severity,
+        ..Verdict::default()
+    })
+}
