@@ -6,7 +6,7 @@
 //! ```text
 //! collect/source (NVML | simulated | replay) — NVML only in collect/source/nvml/
 //!   → collect/sampler (one tick, self-timed) — reads the source, adds collect/host.rs
-//!   → collect/driver (the one loop)          — paces any source, stops, feeds a sink
+//!   → collect/pacer (the one loop)           — paces any source, stops, feeds a sink
 //!   → domain/store (one writer)              — domain/history/ + the domain/rules/ engine
 //!   → monitor.rs                             — starts all of the above, hands out the store
 //!   → front/app (update on actions)          — the one place the screen's state changes
@@ -26,7 +26,7 @@ pub mod monitor;
 
 // Every module by its own name as well (`crate::model`, `gpuwatch::rules`): the stage a module
 // belongs to is where its file lives, not a word in every path.
-pub use collect::{container, driver, host, sampler, software, source, stack};
+pub use collect::{container, host, pacer, sampler, software, source, stack};
 pub use domain::{config, energy, format, history, model, redact, report, rules, store, text, xid};
 pub use front::{app, cli, command, fleet, query, serve, snapshot, tui, ui};
 

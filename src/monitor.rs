@@ -1,5 +1,5 @@
 //! The pipeline in one place: a source, the sampler that reads it, the store that keeps what was
-//! seen and judges it, and the driver's loop between them. The screen and the exporter start a
+//! seen and judges it, and the pacer's loop between them. The screen and the exporter start a
 //! `Monitor` (sampling on a thread of its own) and read, pause, seek and wait through it; the
 //! headless commands drive a `Headless` one on their own thread with a plan of their own.
 //!
@@ -16,8 +16,8 @@ use anyhow::{anyhow, Context, Result};
 use tokio::sync::Notify;
 
 use crate::config::{Config, Thresholds};
-pub use crate::driver::{stop_flag, Pace, Plan, Ran, Taken, TO_END};
-use crate::driver::{Clock, Playback, SystemClock};
+pub use crate::pacer::{stop_flag, Pace, Plan, Ran, Taken, TO_END};
+use crate::pacer::{Clock, Playback, SystemClock};
 use crate::sampler::Sampler;
 use crate::source::{Pacing, Source};
 use crate::stack::burst::StackLink;
@@ -89,7 +89,7 @@ impl Setup {
         self
     }
     fn stop_flag(&self) -> Result<Arc<AtomicBool>> {
-        self.stop.clone().map_or_else(crate::driver::stop_flag, Ok)
+        self.stop.clone().map_or_else(crate::pacer::stop_flag, Ok)
     }
 }
 
@@ -124,7 +124,7 @@ impl Monitor {
         let playback = replay.then(|| Arc::new(Playback::new()));
         let data = Arc::new(Notify::new());
         let poke = data.clone();
-        crate::driver::spawn_with_clock(
+        crate::pacer::spawn_with_clock(
             sampler,
             store.clone(),
             stop.clone(),
@@ -191,7 +191,7 @@ impl Monitor {
         }
     }
 
-    /// Asks a replay to go to sample time `t_ms` (`driver::TO_END`: its last tick).
+    /// Asks a replay to go to sample time `t_ms` (`pacer::TO_END`: its last tick).
     pub fn seek(&self, t_ms: u64) {
         if let Some(pb) = &self.playback {
             pb.seek(t_ms);
@@ -247,7 +247,7 @@ impl Headless {
             clock,
             judge,
         } = self;
-        let control = crate::driver::Control {
+        let control = crate::pacer::Control {
             stop,
             playback: None,
             clock: &**clock,
@@ -258,7 +258,7 @@ impl Headless {
             }
             each(&taken, store)
         };
-        let ran = crate::driver::drive_controlled(sampler, plan, &control, sink, || {})?;
+        let ran = crate::pacer::drive_controlled(sampler, plan, &control, sink, || {})?;
         if *judge {
             store.settle();
         }

@@ -26,7 +26,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("source", 7),
     ("sampler", 8),
     ("store", 9),
-    ("driver", 10),
+    ("pacer", 10),
     ("monitor", 11),
     ("app", 11),
     ("snapshot", 11),
@@ -170,7 +170,7 @@ fn every_import_points_down_and_every_module_has_a_layer() {
     );
     // The check is not vacuous: the layers above the bottom really import from below.
     assert!(edges["store"].iter().any(|t| t == "history"));
-    assert!(edges["driver"].iter().any(|t| t == "store"));
+    assert!(edges["pacer"].iter().any(|t| t == "store"));
     assert!(!edges["source"].iter().any(|t| t == "snapshot"));
 }
 

@@ -1,4 +1,4 @@
-//! A replay's seeks and pause, through the real driver and store: going back opens the file
+//! A replay's seeks and pause, through the real pacer and store: going back opens the file
 //! again and plays to the asked moment without waiting; the end waits for a seek instead of
 //! ending the sampling thread; a stream cannot go back and says so. The sampling thread runs
 //! on a virtual clock and tells the test of each tick it takes in, so nothing here sleeps to
@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use gpuwatch::app::{Action, AppState, Effect, Key};
 use gpuwatch::config::Thresholds;
-use gpuwatch::driver::{spawn_with_clock, Playback, VirtualClock, TO_END};
+use gpuwatch::pacer::{spawn_with_clock, Playback, VirtualClock, TO_END};
 use gpuwatch::sampler::Sampler;
 use gpuwatch::source::replay::ReplaySource;
 use gpuwatch::source::Source;
@@ -100,7 +100,7 @@ fn a_plain_recording_knows_its_end_and_a_gzip_one_does_not() {
 }
 
 #[test]
-#[allow(clippy::too_many_lines)] // one session of seeks and pauses against a running driver, each step checked before the next
+#[allow(clippy::too_many_lines)] // one session of seeks and pauses against a running pacer, each step checked before the next
 fn seeking_back_at_the_end_plays_again_to_that_moment_and_waits_there_when_paused() {
     let dir = tempfile::tempdir().unwrap();
     let path = plain_recording(dir.path());
@@ -191,7 +191,7 @@ fn seeking_back_at_the_end_plays_again_to_that_moment_and_waits_there_when_pause
     thread.join().unwrap();
 }
 
-/// A store view of `src` after its ticks, with the position a replay's driver sets.
+/// A store view of `src` after its ticks, with the position a replay's pacer sets.
 fn replay_view(can_rewind: bool) -> Store {
     let mut src = ReplaySource::open(Path::new(FIXTURE), 1.0).unwrap();
     let mut store = Store::new(&src, Duration::from_secs(3600), Thresholds::default()).unwrap();

@@ -301,7 +301,7 @@ impl gpuwatch::source::Source for LocalGpu {
 /// history keeps it for the rules and the screen.
 #[test]
 fn a_gpu_drawing_little_has_its_process_stacks_read_into_the_ticks_and_the_history() {
-    use gpuwatch::driver::{drive, Pace, Plan as Run};
+    use gpuwatch::pacer::{drive, Pace, Plan as Run};
     let p = python("loader.py", &[]);
     let pid = p.0.id();
     let source = LocalGpu {

@@ -1,6 +1,6 @@
 //! One tick: read the source, add the host side of GPU processes (what the source cannot
 //! know), and time it, so the screen can show what watching costs. The loop around it, and its
-//! pacing, is `driver`.
+//! pacing, is `pacer`.
 
 use std::time::{Duration, Instant};
 

@@ -1,5 +1,5 @@
 //! What has been observed: the history, the rule engine and its findings, what watching costs,
-//! and how sampling ended. One writer (the sampling driver) takes ticks in; readers (a frame,
+//! and how sampling ended. One writer (the pacer's thread) takes ticks in; readers (a frame,
 //! a scrape, a snapshot) read it in place, under the monitor's lock, so the history is held
 //! once. A screen paused on live GPUs keeps a clone for as long as it is paused.
 
@@ -174,7 +174,7 @@ impl Store {
         self.outcome = Outcome::Running;
     }
 
-    /// Where a replay is (set by the driver with each tick of a replay).
+    /// Where a replay is (set by the pacer with each tick of a replay).
     pub fn set_position(&mut self, position: Position) {
         self.position = Some(position);
     }

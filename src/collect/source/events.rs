@@ -40,7 +40,7 @@ pub trait EventWait: Send {
 
 /// How long one wait sleeps in the driver: how late a stop is seen (the thread is not joined,
 /// so nothing waits for it), and how often a quiet thread wakes: once a second, as the
-/// sampling loop does (`driver::STOP_NOTICED_WITHIN`).
+/// sampling loop does (`pacer::STOP_NOTICED_WITHIN`).
 pub const WAIT_MS: u32 = 1_000;
 /// After a failed wait: a lost GPU fails every wait at once, which must not spin a core.
 const AFTER_FAILURE: Duration = Duration::from_secs(1);

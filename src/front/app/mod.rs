@@ -152,7 +152,7 @@ pub enum Effect {
     Export,
     /// Paused (true: freeze the display; a replay stops playing) or resumed (false).
     Paused(bool),
-    /// Replay: go to this sample time (`driver::TO_END` for the last tick).
+    /// Replay: go to this sample time (`pacer::TO_END` for the last tick).
     Seek(u64),
     /// Read this process's Python stacks now.
     ReadStacks(u32),
@@ -310,18 +310,18 @@ impl AppState {
         };
         let target = match delta_ms {
             i64::MIN => pos.first_ms,
-            i64::MAX => crate::driver::TO_END,
+            i64::MAX => crate::pacer::TO_END,
             d => base.saturating_add_signed(d).max(pos.first_ms),
         };
         let target = match pos.end_ms {
-            Some(end) if target != crate::driver::TO_END && target >= end => crate::driver::TO_END,
+            Some(end) if target != crate::pacer::TO_END && target >= end => crate::pacer::TO_END,
             _ => target,
         };
-        self.pending_seek = (target != crate::driver::TO_END).then_some(PendingSeek {
+        self.pending_seek = (target != crate::pacer::TO_END).then_some(PendingSeek {
             from_ms: now,
             target_ms: target,
         });
-        if target == crate::driver::TO_END && store.ended() {
+        if target == crate::pacer::TO_END && store.ended() {
             return Effect::None;
         }
         Effect::Seek(target)

@@ -2,7 +2,7 @@
 //! Prometheus. `/metrics` (the exposition format written directly, `exposition.rs`), the open
 //! and recent findings as `/findings.json` (the structure of `diagnose --json`) and `/healthz`.
 //!
-//! A scrape never calls NVML: the driver's thread samples and feeds the store; a request reads
+//! A scrape never calls NVML: the pacer's thread samples and feeds the store; a request reads
 //! the store in place under the monitor's lock, and its answer is kept until the next tick
 //! (`Cache`), so scrapes between two ticks encode nothing again.
 

@@ -1,6 +1,6 @@
 //! The full-screen monitor: terminal set-up and restore, and the event loop.
 //!
-//! The sampling driver runs on its own thread, feeds the store and pokes a `Notify` after each
+//! The pacer runs the sampler on its own thread, feeds the store and pokes a `Notify` after each
 //! tick; a second thread turns terminal input into messages. The loop wakes only for those (or
 //! a signal), reads the store in place (a copy of it while a live screen is paused), updates
 //! the state, carries out what the update asked for (`effect.rs`), and redraws only when
