@@ -500,6 +500,41 @@ mod tests {
         assert!(between >= 3, "{between} runs ended between two wordings");
     }
 
+    /// Every rule's open finding is judged at the busy or quiet cadence (200 or 500 ms) but
+    /// worded at most once a second (`REWORD_MS`): between wordings its rule only says that it
+    /// still holds (`Verdict::held`), and words nothing. Each rule's own scenario at 100 ms,
+    /// 4 minutes. Until 2026-12-05 only the cause rules did: powercap, thermal, `PCIe`, the
+    /// memory and health rules worded their evidence at every judging.
+    #[test]
+    fn every_rules_open_finding_is_worded_at_most_once_a_second() {
+        for (id, demo) in crate::rules::demos() {
+            let mut src = SimSource::new(Scenario::Rule(id), 1, 7, 0, 100);
+            let mut st = store(&src, 300);
+            let mut tick = Tick::default();
+            let mut worded: Vec<u64> = Vec::new();
+            for _ in 0..10 * 240 {
+                src.sample(&mut tick).unwrap();
+                st.absorb(&tick, SelfCost::default());
+                let at = st.engine.worded_ms(0, id);
+                if at.is_some() && at != worded.last().copied() {
+                    worded.extend(at);
+                }
+            }
+            assert!(worded.len() >= 20, "{}: worded {worded:?}", demo.name);
+            // One may come sooner: the judging that raises a finding's severity words it.
+            let sooner = worded
+                .windows(2)
+                .filter(|w| w[1] - w[0] < REWORD_MS)
+                .count();
+            assert!(
+                sooner <= 1,
+                "{}: {sooner} of {} wordings within a second of the one before",
+                demo.name,
+                worded.len()
+            );
+        }
+    }
+
     #[test]
     fn time_going_backwards_is_judged_at_once() {
         let mut src = SimSource::new(Scenario::Healthy, 1, 7, 10_000, 250);

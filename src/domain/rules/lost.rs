@@ -23,6 +23,9 @@ fn check_lost(c: &Ctx) -> Option<Verdict> {
     let DeviceStatus::Lost { reason } = &c.dev.status else {
         return None;
     };
+    if !c.wording {
+        return Some(Verdict::held(None));
+    }
     let since = c.dev.lost_since_ms.map_or(String::new(), |t| {
         format!(" for {}", span_words(c.now_ms.saturating_sub(t)))
     });

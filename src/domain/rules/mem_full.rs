@@ -94,6 +94,9 @@ fn check_full(c: &Ctx) -> Option<Verdict> {
     if used.n == 0 || used.min < total * c.thresholds.mem_full.pct / 100.0 {
         return None;
     }
+    if !c.wording {
+        return Some(Verdict::held(None));
+    }
     Some(Verdict {
         evidence: vec![format!("{:.1} of {:.1} GiB used ({:.0} %) for {}", gib(used.median), gib(total), used.median / total * 100.0, span_words(w))],
         causes: vec![

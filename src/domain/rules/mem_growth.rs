@@ -180,6 +180,9 @@ fn check_growth(c: &Ctx) -> Option<Verdict> {
         .map(|g| (slow, g))
     })?;
     let used = c.dev.samples.latest()?.mem_used_bytes? as f32;
+    if !c.wording {
+        return Some(Verdict::held(None));
+    }
     let to_full = (total - used).max(0.0) / slope;
     Some(Verdict {
         evidence: vec![

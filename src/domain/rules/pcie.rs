@@ -84,9 +84,13 @@ fn check_pcie(c: &Ctx) -> Option<Verdict> {
         return None;
     }
     let latest = c.dev.samples.latest()?;
+    let (gen, width) = (latest.pcie_gen?, latest.pcie_width?);
+    if !c.wording {
+        return Some(Verdict::held(None));
+    }
     Some(Verdict {
         evidence: vec![
-            format!("link at Gen{} x{} while util is {:.0} %; this GPU supports Gen{max_gen} x{max_width}", latest.pcie_gen?, latest.pcie_width?, util.median),
+            format!("link at Gen{gen} x{width} while util is {:.0} %; this GPU supports Gen{max_gen} x{max_width}", util.median),
             format!("below its maximum in {:.0} % of samples over {}", below.mean * 100.0, span_words(w)),
         ],
         causes: vec![

@@ -18,7 +18,13 @@ pub const PERSISTENCE: Rule = Rule {
 };
 
 fn check_persistence(c: &Ctx) -> Option<Verdict> {
-    (c.dev.info.persistence_mode == Some(false)).then(|| Verdict {
+    if c.dev.info.persistence_mode != Some(false) {
+        return None;
+    }
+    if !c.wording {
+        return Some(Verdict::held(None));
+    }
+    Some(Verdict {
         evidence: vec!["persistence mode is off".into()],
         causes: vec!["Without it the driver tears the GPU state down whenever no client is attached, so each new process pays a slow initialisation".into()],
         actions: vec!["`sudo nvidia-smi -pm 1`, or better the `nvidia-persistenced` service".into()],

@@ -66,6 +66,11 @@ fn check_thermal(c: &Ctx) -> Option<Verdict> {
     if thermal < 0.5 && brake < 0.5 && !hot {
         return None;
     }
+    // The external power brake is a facility's event, critical; heat is the rule's warning.
+    let severity = (brake >= 0.5).then_some(Severity::Critical);
+    if !c.wording {
+        return Some(Verdict::held(severity));
+    }
     let clock = c.stats(w, Metric::SmClock);
     let limit = c
         .dev
@@ -90,16 +95,10 @@ fn check_thermal(c: &Ctx) -> Option<Verdict> {
                 .map_or(String::new(), |m| format!(" of max {m}"))
         ));
     }
-    let (causes, severity) = if brake >= 0.5 {
-        (
-            vec![
-                "The external power brake is asserted: a facility, PSU or BMC power event"
-                    .to_string(),
-            ],
-            Some(Severity::Critical),
-        )
+    let causes = if severity.is_some() {
+        vec!["The external power brake is asserted: a facility, PSU or BMC power event".to_string()]
     } else {
-        (vec!["Cooling cannot keep up: blocked airflow, failed fan, hot inlet air, or a neighbouring GPU's exhaust".to_string()], None)
+        vec!["Cooling cannot keep up: blocked airflow, failed fan, hot inlet air, or a neighbouring GPU's exhaust".to_string()]
     };
     Some(Verdict {
         evidence,

@@ -125,30 +125,18 @@ fn check(c: &Ctx) -> Option<Verdict> {
     let util = c.stats(w, Metric::Util);
     let power = c.stats(w, Metric::Power);
     let sm = c.stats(w, Metric::SmActive);
-    let (signals, work) = if sm.n > 0 {
-        if sm.median > c.thresholds.transfer.sm_max_pct {
-            return None;
-        }
-        (
-            "PCIe receive rate, GPM SM activity",
-            format!(
-                "SM activity {:.1} % (GPM): the kernels wait for the copies",
-                sm.median
-            ),
-        )
-    } else {
-        // Without GPM: utilization is kernel time, so copies leave it low.
-        if util.n == 0 || util.median >= c.thresholds.starved.util_max_median_pct {
-            return None;
-        }
-        (
-            "PCIe receive rate, utilization (no GPM)",
-            format!(
-                "util {:.0} %: little kernel time between the copies",
-                util.median
-            ),
-        )
-    };
+    // With GPM, SM activity says the kernels wait; without it utilization is kernel time, so
+    // copies leave it low.
+    let gpm = sm.n > 0;
+    if gpm && sm.median > c.thresholds.transfer.sm_max_pct
+        || !gpm && (util.n == 0 || util.median >= c.thresholds.starved.util_max_median_pct)
+    {
+        return None;
+    }
+    if !c.wording {
+        return Some(Verdict::held(None));
+    }
+    let (signals, work) = work(gpm, sm.median, util.median);
     let evidence = evidence(c, rx.median, work, power);
     Some(Verdict {
         evidence,
@@ -168,6 +156,22 @@ fn check(c: &Ctx) -> Option<Verdict> {
         summary: format!("{:.1} GiB/s of host-to-device copies", rx.median / KIB_PER_GIB),
         ..Verdict::default()
     })
+}
+
+/// What the kernels do meanwhile, as GPM's SM activity or (without GPM) utilization says, and
+/// the signals that said it.
+fn work(gpm: bool, sm_pct: f32, util_pct: f32) -> (&'static str, String) {
+    if gpm {
+        (
+            "PCIe receive rate, GPM SM activity",
+            format!("SM activity {sm_pct:.1} % (GPM): the kernels wait for the copies"),
+        )
+    } else {
+        (
+            "PCIe receive rate, utilization (no GPM)",
+            format!("util {util_pct:.0} %: little kernel time between the copies"),
+        )
+    }
 }
 
 /// The copies' rate, what the kernels do meanwhile, the power and the link.

@@ -170,13 +170,6 @@ impl Engine {
         }
     }
 
-    /// Words every verdict of an open finding, as before `REWORD_MS`: what the throttled
-    /// wording is tested against.
-    #[cfg(test)]
-    pub(crate) fn word_every_judging(&mut self) {
-        self.reword_ms = 0;
-    }
-
     /// How many windows the rules have asked of GPU `device` (history order) and keep moving.
     #[cfg(test)]
     pub(crate) fn windows_kept(&self, device: usize) -> usize {
@@ -495,3 +488,6 @@ fn update_slots(
         }
     }
 }
+
+#[cfg(test)]
+mod testing;

@@ -52,9 +52,19 @@ fn check_nvlink(c: &Ctx) -> Option<Verdict> {
     let links = h.nvlink_links;
     let cap = |n: u8| links.map_or(n, |l| n.min(l));
     let most = c.dev.nvlink_most_active?;
+    let up = h.nvlink_active.map(cap).filter(|n| *n < most);
+    let errors = rise(c, |h| h.nvlink_errors)
+        .filter(|(rose, _)| *rose as f32 >= c.thresholds.health.link_errors_min);
+    if up.is_none() && errors.is_none() {
+        return None;
+    }
+    // A link down is critical; errors alone are the rule's warning.
+    let severity = up.map(|_| Severity::Critical);
+    if !c.wording {
+        return Some(Verdict::held(severity));
+    }
     let mut evidence = Vec::new();
-    let mut severity = None;
-    if let Some(now) = h.nvlink_active.map(cap).filter(|n| *n < most) {
+    if let Some(now) = up {
         let down = most - now;
         let since = c
             .dev
@@ -70,18 +80,12 @@ fn check_nvlink(c: &Ctx) -> Option<Verdict> {
             if down == 1 { "" } else { "s" },
             links.unwrap_or(most).max(most)
         ));
-        severity = Some(Severity::Critical);
     }
-    if let Some((rose, total)) = rise(c, |h| h.nvlink_errors) {
-        if rose as f32 >= c.thresholds.health.link_errors_min {
-            evidence.push(format!(
-                "{rose} NVLink CRC, replay or recovery errors in the last {} ({total} since the driver loaded)",
-                span_words(ms(c.thresholds.health.link_errors_window))
-            ));
-        }
-    }
-    if evidence.is_empty() {
-        return None;
+    if let Some((rose, total)) = errors {
+        evidence.push(format!(
+            "{rose} NVLink CRC, replay or recovery errors in the last {} ({total} since the driver loaded)",
+            span_words(ms(c.thresholds.health.link_errors_window))
+        ));
     }
     Some(Verdict {
         evidence,

@@ -40,6 +40,9 @@ fn check_pcie_replay(c: &Ctx) -> Option<Verdict> {
     if (rose as f32) < c.thresholds.health.link_errors_min {
         return None;
     }
+    if !c.wording {
+        return Some(Verdict::held(None));
+    }
     let window = ms(c.thresholds.health.link_errors_window);
     let traffic = c.stats(window, Metric::PcieTrafficMib);
     let moving = match traffic.median {

@@ -42,6 +42,9 @@ fn check_remap(c: &Ctx) -> Option<Verdict> {
     if h.remap_failure != Some(true) && h.remap_pending != Some(true) {
         return None;
     }
+    if !c.wording {
+        return Some(Verdict::held(None));
+    }
     let device = c.dev.info.index;
     let rows = format!(
         "rows remapped so far: {} for uncorrected errors, {} for corrected",

@@ -57,34 +57,46 @@ fn xid_lines(events: &[&EventCount], now_ms: u64) -> Vec<String> {
         .collect()
 }
 
-/// The code that matters most: one that needs a reset, else the newest.
-fn worst(events: &[&EventCount]) -> Option<u64> {
-    let mut newest: Vec<&&EventCount> = events.iter().collect();
-    newest.sort_by_key(|e| std::cmp::Reverse(e.last_ms));
-    let codes = || newest.iter().filter_map(|e| e.kind.xid());
-    codes()
-        .find(|c| xid::need(*c) == Need::Reset)
-        .or_else(|| codes().find(|c| xid::need(*c) == Need::Other))
-        .or_else(|| codes().next())
+/// The code that matters most: the newest that needs a reset, else the newest the application
+/// must act on, else the newest. One pass, nothing collected: an open Xid is judged every
+/// evaluation and worded once a second.
+fn worst<'a>(events: impl Iterator<Item = &'a EventCount>) -> Option<u64> {
+    let rank = |code| match xid::need(code) {
+        Need::Reset => 2,
+        Need::Other => 1,
+        Need::Nothing => 0,
+    };
+    let mut best: Option<((u8, u64), u64)> = None;
+    for e in events {
+        let Some(code) = e.kind.xid() else { continue };
+        let key = (rank(code), e.last_ms);
+        // Strictly greater: of two equally new, the first listed, as a stable sort gave.
+        if best.is_none_or(|(k, _)| key > k) {
+            best = Some((key, code));
+        }
+    }
+    best.map(|(_, code)| code)
 }
 
 fn check_xid(c: &Ctx) -> Option<Verdict> {
     let device = c.dev.info.index;
     let from = c.now_ms.saturating_sub(ms(c.thresholds.health.xid_window));
-    let events: Vec<&EventCount> = c
-        .all
-        .events_since(device, from)
-        .filter(|e| matches!(e.kind, EventKind::Xid { .. }))
-        .collect();
-    if events.is_empty() {
-        return None;
-    }
-    let code = worst(&events);
+    let xids = || {
+        c.all
+            .events_since(device, from)
+            .filter(|e| matches!(e.kind, EventKind::Xid { .. }))
+    };
+    xids().next()?;
+    let code = worst(xids());
     let severity = match code.map(xid::need) {
         Some(Need::Reset) => Severity::Critical,
         Some(Need::Nothing) => Severity::Info,
         _ => Severity::Warning,
     };
+    if !c.wording {
+        return Some(Verdict::held(Some(severity)));
+    }
+    let events: Vec<&EventCount> = xids().collect();
     let mut actions = code.map_or_else(
         || vec!["Read the driver's line: `sudo dmesg | grep -i xid`".to_string()],
         |code| xid::actions(code, device),
