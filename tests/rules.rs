@@ -118,9 +118,9 @@ fn leak_raises_growth_first_and_full_once_memory_runs_out() {
     );
 }
 
-/// Rule id, scenario, when in it the symptom shows (ms), and the window that must pass
-/// before it fires.
-fn windows() -> Vec<(RuleId, Scenario, u64, u64)> {
+/// Rule id, scenario, when in it the symptom shows (ms), the window that must pass before it
+/// fires, and whether its GPUs are so from the start (a setting NVML reads once, at start).
+fn windows() -> Vec<(RuleId, Scenario, u64, u64, bool)> {
     let t = Thresholds::default();
     let ms = |d: std::time::Duration| d.as_millis() as u64;
     // Each rule's own scenario, at that rule's window; a GPU in trouble from when its
@@ -135,20 +135,29 @@ fn windows() -> Vec<(RuleId, Scenario, u64, u64)> {
                 Watching::With { needs, .. } => needs(&t).max((rule.window)(&t)),
                 _ => (rule.window)(&t),
             };
-            (id, Scenario::Rule(id), shows_ms, ms(window))
+            let from_start = !demo.facts.persistence_mode;
+            (id, Scenario::Rule(id), shows_ms, ms(window), from_start)
         })
         .collect()
 }
 
 #[test]
 fn onset_is_within_the_window_plus_one_tick_after_the_symptom_starts() {
-    for (rule, sc, shows_ms, window) in windows() {
+    for (rule, sc, shows_ms, window, from_start) in windows() {
         // A healthy minute first, then the scenario: onset counts from when its symptom
-        // shows (the switch, or later for trouble that comes later).
-        let (infos, healthy) = sim_ticks(Scenario::Healthy, 1, 60, START_MS);
-        let switch = START_MS + 60_000;
-        let (_, sick) = sim_ticks(sc, 1, (shows_ms + window) / 1000 + 60, switch);
-        let ticks: Vec<_> = healthy.into_iter().chain(sick).collect();
+        // shows (the switch, or later for trouble that comes later). A GPU whose settings
+        // are the symptom (persistence mode off) is that GPU from the start: no healthy
+        // minute can come before it.
+        let secs = (shows_ms + window) / 1000 + 60;
+        let (infos, ticks, switch) = if from_start {
+            let (infos, sick) = sim_ticks(sc, 1, secs, START_MS);
+            (infos, sick, START_MS)
+        } else {
+            let (infos, healthy) = sim_ticks(Scenario::Healthy, 1, 60, START_MS);
+            let switch = START_MS + 60_000;
+            let (_, sick) = sim_ticks(sc, 1, secs, switch);
+            (infos, healthy.into_iter().chain(sick).collect(), switch)
+        };
         let raised = run(&infos, &ticks, Thresholds::default()).raised;
         let f = raised
             .iter()

@@ -119,7 +119,7 @@ pub(super) fn device_info(index: usize, scenario: Scenario) -> DeviceInfo {
         power_limit_enforced_w: Some(
             scenario
                 .demo()
-                .and_then(|d| d.power_limit_w)
+                .and_then(|d| d.facts.power_limit_w)
                 .unwrap_or(TDP_W),
         ),
         power_limit_min_w: Some(200.0),
@@ -129,7 +129,7 @@ pub(super) fn device_info(index: usize, scenario: Scenario) -> DeviceInfo {
         temp_slowdown_c: Some(87),
         pcie_max_gen: Some(5),
         pcie_max_width: Some(16),
-        persistence_mode: Some(true),
+        persistence_mode: Some(scenario.demo().is_none_or(|d| d.facts.persistence_mode)),
         mig_mode: Some(false),
         gpm_supported: true,
         mig: None,

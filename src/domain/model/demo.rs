@@ -79,14 +79,29 @@ pub struct Demo {
     pub about: &'static str,
     /// `burst` is a fresh draw in [0, 1) each tick, for a GPU that works in bursts.
     pub level: fn(t_s: f32, burst: f32) -> Level,
-    /// The enforced power limit its GPUs run under, in watts; none: the default (TDP).
-    pub power_limit_w: Option<f32>,
+    /// What its GPUs say of themselves where they differ from an H200 as shipped.
+    pub facts: Facts,
     /// What runs on its GPUs; none: a training process at work (the simulator's own).
     pub workload: Option<Workload>,
     /// What its GPUs' health counters read and the events their driver sends; none: no
     /// health counters (as most simulated GPUs, and drivers that do not give them).
     pub trouble: Option<Trouble>,
 }
+
+/// A simulated GPU's settings, as NVML reports them once at the start.
+#[derive(Debug, Clone, Copy)]
+pub struct Facts {
+    /// The enforced power limit, in watts; none: the default (TDP).
+    pub power_limit_w: Option<f32>,
+    /// Whether persistence mode is on.
+    pub persistence_mode: bool,
+}
+
+/// An H200 as shipped: its default power limit, persistence mode on (as on most servers).
+pub const STOCK: Facts = Facts {
+    power_limit_w: None,
+    persistence_mode: true,
+};
 
 /// A GPU in trouble as NVML's health counters and events show it (the health rules'
 /// scenarios), while it keeps working at its scenario's levels.

@@ -10,7 +10,7 @@
 
 use super::thresholds::{dur, Section};
 use super::{Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
-use crate::model::demo::{Demo, Level, BUSY};
+use crate::model::demo::{Demo, Level, BUSY, STOCK};
 use crate::text::span_words;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -59,7 +59,7 @@ pub const FP32: Rule = Rule {
         about:
             "training in FP32 without TF32: busy, the FP32 pipes doing what the tensor cores could",
         level: demo_level,
-        power_limit_w: None,
+        facts: STOCK,
         workload: None,
         trouble: None,
     }),

@@ -3,7 +3,7 @@
 
 use super::thresholds::{dur, Section};
 use super::{Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
-use crate::model::demo::{Demo, Level, Workload, FLOOR};
+use crate::model::demo::{Demo, Level, Workload, FLOOR, STOCK};
 use crate::model::stack::StackClass;
 use crate::model::GIB;
 use crate::text::span_words;
@@ -52,7 +52,7 @@ pub const IDLE_MEM: Rule = Rule {
             mem_gib: 60.0,
             ..FLOOR
         },
-        power_limit_w: None,
+        facts: STOCK,
         workload: Some(Workload {
             cmdline: "python3 notebook_kernel.py --token=s3cr3t",
             cpu_pct: 0.3,

@@ -3,7 +3,7 @@
 
 use super::thresholds::{dur, Section};
 use super::{Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
-use crate::model::demo::{Demo, Frame, Level, Workload, BUSY};
+use crate::model::demo::{Demo, Frame, Level, Workload, BUSY, STOCK};
 use crate::model::stack::StackClass;
 use crate::model::GIB;
 use crate::text::span_words;
@@ -49,7 +49,7 @@ pub const MEM_FULL: Rule = Rule {
             mem_gib: 137.5,
             ..BUSY
         },
-        power_limit_w: None,
+        facts: STOCK,
         // One process holds nearly all of it (the context and other processes the rest).
         workload: Some(Workload {
             cmdline: "python3 train.py --model llama-8b --batch 48 --seq 8192",

@@ -4,7 +4,7 @@
 use super::mem_full::{gib, ALLOC_ADVICE};
 use super::thresholds::{dur, Section};
 use super::{ms, Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
-use crate::model::demo::{Demo, Level, BUSY};
+use crate::model::demo::{Demo, Level, BUSY, STOCK};
 use crate::model::GIB;
 use crate::text::span_words;
 use serde::{Deserialize, Serialize};
@@ -67,7 +67,7 @@ pub const MEM_GROWTH: Rule = Rule {
             mem_gib: (20.0 + t_s * 0.1).min(138.0),
             ..BUSY
         },
-        power_limit_w: None,
+        facts: STOCK,
         workload: None,
         trouble: None,
     }),

@@ -4,7 +4,7 @@
 use super::thresholds::{dur, Section};
 use super::Metric;
 use super::{Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
-use crate::model::demo::{Demo, Level, BUSY};
+use crate::model::demo::{Demo, Level, BUSY, STOCK};
 use crate::text::span_words;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -49,7 +49,7 @@ pub const PCIE: Rule = Rule {
             pcie_rx_kib: 7_500_000.0,
             ..BUSY
         },
-        power_limit_w: None,
+        facts: STOCK,
         workload: None,
         trouble: None,
     }),

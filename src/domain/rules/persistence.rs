@@ -2,6 +2,7 @@
 //! so each new process pays a slow initialisation.
 
 use super::{Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
+use crate::model::demo::{Demo, Facts, BUSY, STOCK};
 
 pub const PERSISTENCE: Rule = Rule {
     id: RuleId::Persistence,
@@ -14,7 +15,19 @@ pub const PERSISTENCE: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
-    demo: None,
+    // Training as usual on GPUs whose persistence mode is off: nothing on the screen suffers
+    // while it runs; the next process to start pays the driver's start-up.
+    demo: Some(Demo {
+        name: "persistence",
+        about: "busy training with persistence mode off: each new process waits for the driver",
+        level: |_, _| BUSY,
+        facts: Facts {
+            persistence_mode: false,
+            ..STOCK
+        },
+        workload: None,
+        trouble: None,
+    }),
 };
 
 fn check_persistence(c: &Ctx) -> Option<Verdict> {

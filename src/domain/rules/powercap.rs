@@ -4,7 +4,7 @@
 use super::thresholds::{dur, Section};
 use super::Metric;
 use super::{Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
-use crate::model::demo::{Demo, Level, BUSY};
+use crate::model::demo::{Demo, Facts, Level, BUSY, STOCK};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -47,7 +47,10 @@ pub const POWERCAP: Rule = Rule {
             sm_clock: 1200.0,
             ..BUSY
         },
-        power_limit_w: Some(450.0),
+        facts: Facts {
+            power_limit_w: Some(450.0),
+            ..STOCK
+        },
         workload: None,
         trouble: None,
     }),

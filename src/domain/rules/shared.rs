@@ -10,7 +10,7 @@
 
 use super::thresholds::{dur, Section};
 use super::{Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
-use crate::model::demo::{Demo, Level, Workload, BUSY};
+use crate::model::demo::{Demo, Level, Workload, BUSY, STOCK};
 use crate::model::stack::StackClass;
 use crate::model::{DeviceStatus, ProcessSample};
 use crate::text::span_words;
@@ -67,7 +67,7 @@ pub const SHARED: Rule = Rule {
             util: 100.0,
             ..BUSY
         },
-        power_limit_w: None,
+        facts: STOCK,
         workload: Some(Workload {
             cmdline: "python3 -u train.py --batch 32",
             cpu_pct: 100.0,

@@ -6,7 +6,7 @@
 
 use super::thresholds::{dur, Section};
 use super::{stacks, Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
-use crate::model::demo::{Demo, Level, Workload, FLOOR};
+use crate::model::demo::{Demo, Level, Workload, FLOOR, STOCK};
 use crate::model::stack::StackClass;
 use crate::text::span_words;
 use serde::{Deserialize, Serialize};
@@ -62,7 +62,7 @@ pub const SYNC: Rule = Rule {
             mem_gib: 10.0,
             ..FLOOR
         },
-        power_limit_w: None,
+        facts: STOCK,
         workload: Some(Workload {
             cmdline: "python3 train.py --batch 8 --log-every-step",
             cpu_pct: 100.0,

@@ -5,7 +5,7 @@ use super::thresholds::{dur, Section};
 use super::Metric;
 use super::{Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::clock_event;
-use crate::model::demo::{Demo, Level, BUSY};
+use crate::model::demo::{Demo, Level, BUSY, STOCK};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -48,7 +48,7 @@ pub const THERMAL: Rule = Rule {
             events: clock_event::SW_THERMAL | clock_event::HW_THERMAL,
             ..BUSY
         },
-        power_limit_w: None,
+        facts: STOCK,
         workload: None,
         trouble: None,
     }),

@@ -6,7 +6,7 @@
 
 use super::thresholds::{dur, Section};
 use super::{Ctx, Metric, OnMig, Rule, RuleId, Severity, Stats, Verdict, Watching};
-use crate::model::demo::{Demo, Frame, Level, Workload, FLOOR};
+use crate::model::demo::{Demo, Frame, Level, Workload, FLOOR, STOCK};
 use crate::model::stack::StackClass;
 use crate::model::GIB;
 use crate::text::span_words;
@@ -55,7 +55,7 @@ pub const TRANSFER: Rule = Rule {
         name: "transfer",
         about: "training whose batches are copied from pageable memory: 8.5 GiB/s in over PCIe, util 18 %, the SMs idle, power at the floor",
         level: demo_level,
-        power_limit_w: None,
+        facts: STOCK,
         workload: Some(Workload {
             cmdline: "python3 train.py --batch 256 --pin-memory 0",
             cpu_pct: 45.0,

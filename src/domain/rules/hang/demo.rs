@@ -3,7 +3,7 @@
 //! SM activity about 1 %. The simulator's `straggler`, `mixed`, `fleet` and `mig` stories play
 //! it on the GPUs whose ranks wait.
 
-use crate::model::demo::{Demo, Frame, Level, Workload, FLOOR};
+use crate::model::demo::{Demo, Frame, Level, Workload, FLOOR, STOCK};
 use crate::model::stack::StackClass;
 
 pub(super) const DEMO: Demo = Demo {
@@ -17,7 +17,7 @@ pub(super) const DEMO: Demo = Demo {
         temp: 36.0,
         ..FLOOR
     },
-    power_limit_w: None,
+    facts: STOCK,
     // A rank of the job, waiting in the collective; the straggler the others wait for is a
     // rank of the same job (`simproc`).
     workload: Some(Workload {

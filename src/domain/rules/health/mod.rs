@@ -16,7 +16,7 @@ pub(super) mod xid;
 
 use super::thresholds::{dur, Section};
 use super::{ms, Ctx};
-use crate::model::demo::{Demo, Level, Trouble, BUSY};
+use crate::model::demo::{Demo, Level, Trouble, BUSY, STOCK};
 use crate::model::Health;
 use crate::text::span_words;
 use serde::{Deserialize, Serialize};
@@ -108,7 +108,7 @@ pub(super) const fn troubled(name: &'static str, about: &'static str, trouble: T
         name,
         about,
         level: busy,
-        power_limit_w: None,
+        facts: STOCK,
         workload: None,
         trouble: Some(trouble),
     }

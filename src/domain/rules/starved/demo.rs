@@ -1,14 +1,14 @@
 //! The starved rule's scenario, `--demo starved`: a training loop whose single-process loader
 //! decodes every batch on the CPU while the GPU waits.
 
-use crate::model::demo::{Demo, Frame, Level, Workload, FLOOR};
+use crate::model::demo::{Demo, Frame, Level, Workload, FLOOR, STOCK};
 use crate::model::stack::StackClass;
 
 pub(super) const DEMO: Demo = Demo {
     name: "starved",
     about: "input-starved training: bursty low util, power near the floor, the host CPU pegged",
     level: demo_level,
-    power_limit_w: None,
+    facts: STOCK,
     workload: Some(Workload {
         cmdline: "python3 train.py --num-workers 0 --batch 64",
         cpu_pct: 99.0,
