@@ -15,13 +15,23 @@ use std::time::Duration;
 use anyhow::{anyhow, Context, Result};
 use tokio::sync::Notify;
 
-use crate::config::{Config, Thresholds};
+// What a front end is handed (a source, the config) and reads (the store), so that front ends
+// reach the pipeline through this module alone (`tests/architecture.rs` checks it).
+pub use crate::config::{Config, Thresholds};
 pub use crate::pacer::{stop_flag, Pace, Plan, Ran, Taken, TO_END};
 use crate::pacer::{Clock, Playback, SystemClock};
 use crate::sampler::Sampler;
-use crate::source::{Pacing, Source};
+use crate::source::Pacing;
+pub use crate::source::Source;
 use crate::stack::burst::StackLink;
-use crate::store::Store;
+pub use crate::store::Store;
+
+/// Whether `source` plays a recording or a snapshot back (rather than reading GPUs, live or
+/// simulated).
+#[must_use]
+pub fn replays(source: &dyn Source) -> bool {
+    matches!(source.pacing(), Pacing::Recorded { .. })
+}
 
 /// How a pipeline is set up.
 #[derive(Clone)]
@@ -118,7 +128,7 @@ impl Monitor {
     /// Starts sampling `source` as `setup` says.
     pub fn start(source: Box<dyn Source>, setup: &Setup) -> Result<Monitor> {
         let stop = setup.stop_flag()?;
-        let replay = matches!(source.pacing(), Pacing::Recorded { .. });
+        let replay = replays(&*source);
         let (sampler, store, stacks) = parts(source, setup)?;
         let store = Arc::new(Mutex::new(store));
         let playback = replay.then(|| Arc::new(Playback::new()));

@@ -211,6 +211,43 @@ fn the_domain_imports_nothing_of_collecting() {
     );
 }
 
+/// The front ends (the screen, the exporter, the headless commands, `query`) reach the
+/// pipeline through `monitor` alone: none imports the source, the sampler, the pacer, the
+/// store or the config by itself; `monitor` hands out what they are given and read (`Source`,
+/// `Config`, `Store`). Wiring the pipeline anew in a front end would need those imports.
+#[test]
+fn front_ends_reach_the_pipeline_only_through_the_monitor() {
+    const PIPELINE: [&str; 5] = ["source", "sampler", "pacer", "store", "config"];
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let front = src.join("front");
+    let mut files = Vec::new();
+    for dir in ["tui", "serve", "command"] {
+        rust_files(&front.join(dir), &mut files);
+    }
+    files.push(front.join("query.rs"));
+    let mut wrong = Vec::new();
+    let mut through_monitor = 0;
+    for f in &files {
+        for target in imports(&std::fs::read_to_string(f).unwrap()) {
+            through_monitor += usize::from(target == "monitor");
+            if PIPELINE.contains(&target.as_str()) {
+                let file = f.strip_prefix(&src).unwrap().display().to_string();
+                wrong.push(format!("{file} imports {target}"));
+            }
+        }
+    }
+    assert!(files.len() >= 10, "{} front-end files read", files.len());
+    assert!(
+        through_monitor >= 6,
+        "only {through_monitor} imports of monitor"
+    );
+    assert!(
+        wrong.is_empty(),
+        "front ends wiring the pipeline themselves:\n{}",
+        wrong.join("\n")
+    );
+}
+
 /// NVML is known in one place: no file outside `collect/source/nvml/` names nvml-wrapper, so a
 /// call that blocks or a type that needs the driver cannot leak into a layer that runs
 /// without one.

@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use anyhow::{bail, Result};
 
-use crate::config::Config;
 use crate::history::DeviceHistory;
 use crate::model::DeviceSample;
+use crate::monitor::Config;
+use crate::monitor::Source;
+use crate::monitor::Store;
 use crate::monitor::{Headless, Pace, Plan, Setup};
-use crate::source::Source;
-use crate::store::Store;
 
 /// A field: its name, and its value for one GPU (`None`: unsupported or not read yet).
 struct Field {

@@ -3,8 +3,8 @@
 
 use anyhow::Result;
 
+use crate::monitor::Source;
 use crate::monitor::{Headless, Pace, Plan, Setup};
-use crate::source::Source;
 
 /// Lists the GPUs with their facts and health (JSON with `json`).
 pub fn devices(source: &mut dyn Source, json: bool) -> Result<()> {
@@ -164,7 +164,7 @@ fn health_text(dev: &DeviceHealth) -> String {
 
 /// Runs `ticks` ticks at the source's interval and prints how long each NVML call took.
 pub fn timings(source: Box<dyn Source>, ticks: u32) -> Result<()> {
-    let setup = Setup::judging_with(crate::config::Thresholds::default())
+    let setup = Setup::judging_with(crate::monitor::Thresholds::default())
         .judge_only_for_stacks()
         .without_stacks();
     let mut pipeline = Headless::new(source, &setup)?;

@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::config::Config;
 use crate::format::record::{Header, Recorder};
+use crate::monitor::Config;
+use crate::monitor::Source;
+use crate::monitor::Store;
 use crate::monitor::{Headless, Pace, Plan, Ran, Setup};
 use crate::report::{diagnosis_text, Diagnosis};
-use crate::source::Source;
-use crate::store::Store;
 
 mod devices;
 
@@ -40,7 +40,7 @@ pub fn record(
     let mut rec = Recorder::create(out, &header, force)?;
     // The rules run beside the recording only to say whose stacks to read, as the monitor
     // does, so that a replay of the file judges with the evidence the live run had.
-    let setup = Setup::judging_with(crate::config::Thresholds::default()).judge_only_for_stacks();
+    let setup = Setup::judging_with(crate::monitor::Thresholds::default()).judge_only_for_stacks();
     let mut pipeline = Headless::new(source, &setup)?;
     // A --fast demo recording ends on its own in a moment; a live one runs until stopped.
     eprintln!(
@@ -71,7 +71,7 @@ fn observe(
     config: &Config,
     duration: Duration,
 ) -> Result<(Store, Ran)> {
-    let replaying = matches!(source.pacing(), crate::source::Pacing::Recorded { .. });
+    let replaying = crate::monitor::replays(&*source);
     if !replaying {
         source.start_earlier(duration);
     }
@@ -315,7 +315,7 @@ fn gpu_processes(source: Box<dyn Source>) -> Result<Vec<(Option<u32>, u32, Strin
     }
     let devices: Vec<u32> = source.devices().iter().map(|d| d.index).collect();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let setup = Setup::judging_with(crate::config::Thresholds::default())
+    let setup = Setup::judging_with(crate::monitor::Thresholds::default())
         .judge_only_for_stacks()
         .without_stacks()
         .stop(stop.clone());

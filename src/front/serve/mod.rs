@@ -11,11 +11,11 @@ use std::sync::{Arc, Mutex};
 use anyhow::{anyhow, Context, Result};
 use bytes::Bytes;
 
-use crate::config::Config;
+use crate::monitor::Config;
+use crate::monitor::Source;
+use crate::monitor::Store;
 use crate::monitor::{Monitor, Setup};
 use crate::report::Diagnosis;
-use crate::source::Source;
-use crate::store::Store;
 
 /// The default port: not Prometheus (9090), `node_exporter` (9100) or dcgm-exporter (9400).
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:9947";

@@ -7,7 +7,7 @@ use anyhow::Result;
 use super::Session;
 use crate::app::{Action, AppState, Effect};
 use crate::monitor::Monitor;
-use crate::store::Store;
+use crate::monitor::Store;
 
 /// Carries out what an update asked for; false to quit.
 pub(super) fn apply(

@@ -38,10 +38,10 @@ use ratatui::{Terminal, TerminalOptions, Viewport};
 use tokio::sync::mpsc;
 
 use crate::app::{Action, AppState, Effect, Key};
-use crate::config::Config;
+use crate::monitor::Config;
+use crate::monitor::Source;
+use crate::monitor::Store;
 use crate::monitor::{Monitor, Setup};
-use crate::source::Source;
-use crate::store::Store;
 
 /// Restores the terminal when dropped, whatever the exit path.
 struct TerminalGuard {

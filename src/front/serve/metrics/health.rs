@@ -2,7 +2,7 @@
 //! kind, energy per GPU and per finding.
 
 use super::{decimal, label, latest, Exposition, Kind};
-use crate::store::Store;
+use crate::monitor::Store;
 
 /// What a health series reads.
 type HealthRead = fn(&crate::model::Health) -> Option<f64>;

@@ -2,7 +2,7 @@
 //! job's culprit) and, opt-in, the top processes of each GPU.
 
 use super::{gpu_state, label, ratio, DeviceHistory, Exposition, Kind, GPU_STATES};
-use crate::store::Store;
+use crate::monitor::Store;
 
 /// Ranks most GPU processes hold at most per GPU in `gpuwatch_process_job_info`.
 const JOB_INFO_PER_GPU: usize = 8;
