@@ -1,5 +1,5 @@
 //! A simulated GPU's health counters, events and energy counter. A health rule's scenario
-//! declares its GPU's trouble (`Demo::trouble`, in `rules/health/demo.rs`); the health story
+//! declares its GPU's trouble (`Demo::trouble`, in its file under `rules/health/`); the health story
 //! (`--demo health`) adds a GPU that carries an old GPU's history (38 uncorrected errors over
 //! its life, 17 rows remapped, nothing pending: healthy now, as the lent H200 reads) and must
 //! raise nothing. Every GPU's energy counter counts the power drawn, as NVML's does.
