@@ -116,7 +116,12 @@ fn scenarios_show_their_measured_signature() {
 
 #[test]
 fn a_lost_device_is_marked_lost_and_the_others_carry_on() {
-    let (infos, ticks) = sim_ticks(Scenario::Lost, 2, 30, START_MS);
+    let (infos, ticks) = sim_ticks(
+        Scenario::Rule(gpuwatch::rules::RuleId::Lost),
+        2,
+        30,
+        START_MS,
+    );
     let mut h = History::new(&infos, 1000);
     for t in &ticks {
         h.push(t);
@@ -187,7 +192,8 @@ fn unwritable_directory_is_a_clear_error() {
         .unwrap()
         .to_string();
     assert!(
-        err.contains("cannot write /proc/gpuwatch/rec.jsonl"),
+        err.starts_with("cannot create /proc/gpuwatch/rec.jsonl")
+            && err.ends_with("; choose a writable place with -o"),
         "{err}"
     );
 }
@@ -231,6 +237,11 @@ fn corrupt_line_names_file_and_line() {
         .unwrap_err()
         .to_string();
     assert!(err.starts_with("rec.jsonl:4: corrupt tick"), "{err}");
+    // What to do about it.
+    assert!(
+        err.ends_with("corrupt tick (expected value, at column 26); delete line 4 to read past it"),
+        "{err}"
+    );
 }
 
 #[test]

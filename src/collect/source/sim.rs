@@ -7,8 +7,8 @@
 use std::str::FromStr;
 
 use crate::model::{
-    DeviceInfo, DeviceReading, DeviceSample, DeviceStatus, EventKind, GpuEvent, ProcessSample,
-    SystemInfo, Tick, MIB,
+    DeviceInfo, DeviceReading, DeviceSample, DeviceStatus, GpuEvent, ProcessSample, SystemInfo,
+    Tick, MIB,
 };
 use crate::rules::RuleId;
 use crate::source::{Sampled, Source, SourceError};
@@ -27,8 +27,6 @@ pub enum Scenario {
     Idle,
     /// Several GPUs in different states, including a hung job with one straggler.
     Mixed,
-    /// GPU 0 is healthy until it falls off the bus after 20 s; any others carry on.
-    Lost,
     /// The rank of a hung job that never reached the collective: idle GPU, busy host.
     Straggler,
     /// Busy GPUs in trouble, each playing a health rule's scenario (an uncorrectable ECC
@@ -47,12 +45,11 @@ pub enum Scenario {
 }
 
 /// The scenarios written here; `scenarios()` adds those the rules declare.
-const BUILT_IN: [(&str, Scenario); 9] = [
+const BUILT_IN: [(&str, Scenario); 8] = [
     ("healthy", Scenario::Healthy),
     ("membound", Scenario::Membound),
     ("idle", Scenario::Idle),
     ("mixed", Scenario::Mixed),
-    ("lost", Scenario::Lost),
     ("straggler", Scenario::Straggler),
     ("health", Scenario::Health),
     ("mig", Scenario::Mig),
@@ -101,7 +98,7 @@ impl Scenario {
     pub fn name(self) -> &'static str {
         match self {
             Scenario::Fleet { .. } => return "fleet",
-            Scenario::Rule(id) => return crate::rules::demo(id).map_or("?", |d| d.name),
+            Scenario::Rule(id) => return crate::rules::demo(id).name,
             _ => {}
         }
         BUILT_IN
@@ -116,10 +113,15 @@ impl Scenario {
         self.demo()?.workload
     }
 
+    /// The trouble a rule's scenario declares (`Demo::trouble`).
+    pub(super) fn trouble(self) -> Option<crate::model::demo::Trouble> {
+        self.demo()?.trouble
+    }
+
     /// The scenario a rule declares (`Rule::demo`); none for the simulator's own.
     pub(super) fn demo(self) -> Option<&'static crate::model::demo::Demo> {
         match self {
-            Scenario::Rule(id) => crate::rules::demo(id),
+            Scenario::Rule(id) => Some(crate::rules::demo(id)),
             _ => None,
         }
     }
@@ -161,8 +163,8 @@ impl Scenario {
         ];
         match self {
             Scenario::Mixed => CAST[index % CAST.len()],
-            // Only the first GPU falls off the bus; the others carry on.
-            Scenario::Lost if index > 0 => Scenario::Healthy,
+            // A scenario whose trouble is the first GPU's: the others carry on.
+            sc if index > 0 && sc.trouble().is_some_and(|t| t.first_gpu_only) => Scenario::Healthy,
             Scenario::Fleet { host, hosts } if host + 1 == hosts && index + 1 == gpus => {
                 Scenario::Straggler
             }
@@ -200,9 +202,6 @@ impl Noise {
     }
 }
 
-/// When the lost demo's GPU reports its Xid 79, just before NVML loses it.
-const LOST_XID_AT_S: f32 = 19.5;
-
 /// The H200 facts a simulated GPU presents.
 pub(super) const TDP_W: f32 = 700.0;
 pub(super) const MEM_TOTAL: u64 = 143_771 * MIB;
@@ -214,7 +213,7 @@ pub(super) struct SimDevice {
     pub(super) processes: Vec<ProcessSample>,
     /// What each process's Python stacks show (a shared GPU's straggler differs from its GPU).
     pub(super) stories: Vec<Scenario>,
-    /// Its energy counter, and in the health demo its counters and events.
+    /// Its energy counter, and for a rule's trouble its counters, events and fall.
     pub(super) health: super::simhealth::SimHealth,
     /// The CPU % each process hovers around.
     pub(super) base_cpu: Vec<f32>,
@@ -376,14 +375,10 @@ impl SimDevice {
             device: info.index,
             kind,
         };
-        // The driver reports the fall before NVML stops answering.
-        if self.scenario == Scenario::Lost
-            && (LOST_XID_AT_S..20.0).contains(&t_s)
-            && t_s - dt_s < LOST_XID_AT_S
-        {
-            events.push(event(EventKind::Xid { code: Some(79) }));
-        }
-        if self.scenario == Scenario::Lost && t_s >= 20.0 {
+        // A GPU that fell off the bus: NVML answers nothing for it from then on.
+        if self.health.lost_at_s().is_some_and(|at| t_s >= at) {
+            self.health
+                .send_events((t_s, dt_s), |kind| events.push(event(kind)));
             out.sample = DeviceSample {
                 t_ms,
                 ..DeviceSample::default()

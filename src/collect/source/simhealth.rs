@@ -1,5 +1,6 @@
-//! A simulated GPU's health counters, events and energy counter. A health rule's scenario
-//! declares its GPU's trouble (`Demo::trouble`, in its file under `rules/health/`); the health story
+//! A simulated GPU's health counters, events and energy counter. A rule's scenario declares
+//! its GPU's trouble (`Demo::trouble`: the health rules' files under `rules/health/`, and
+//! `lost`'s GPU that falls off the bus); the health story
 //! (`--demo health`) adds a GPU that carries an old GPU's history (38 uncorrected errors over
 //! its life, 17 rows remapped, nothing pending: healthy now, as the lent H200 reads) and must
 //! raise nothing. Every GPU's energy counter counts the power drawn, as NVML's does.
@@ -62,20 +63,36 @@ impl SimHealth {
         &mut self,
         (t_s, dt_s): (f32, f32),
         s: &mut DeviceSample,
-        mut send: impl FnMut(EventKind),
+        send: impl FnMut(EventKind),
     ) {
         self.energy_mj += (s.power_w.unwrap_or(0.0) * dt_s * 1000.0) as u64;
         s.energy_mj = Some(self.energy_mj);
+        self.send_events((t_s, dt_s), send);
         s.health = match self.counters {
             Counters::Unread => return,
             Counters::Worn => WORN,
-            Counters::Troubled(trouble) => {
-                let passes = |at: f32| t_s >= at && t_s - dt_s < at;
-                for (_, kind) in trouble.events.iter().filter(|(at, _)| passes(*at)) {
-                    send(*kind);
-                }
-                (trouble.health)(t_s)
-            }
+            Counters::Troubled(trouble) => (trouble.health)(t_s),
         };
+    }
+
+    /// `send`s each event whose moment passed since the previous tick, `dt_s` before `t_s`.
+    /// A lost GPU's driver still sends them: its Xid 79 comes in the tick that finds it gone
+    /// when ticks are farther apart than the Xid is before the fall.
+    pub fn send_events(&self, (t_s, dt_s): (f32, f32), mut send: impl FnMut(EventKind)) {
+        let Counters::Troubled(trouble) = self.counters else {
+            return;
+        };
+        let passes = |at: f32| t_s >= at && t_s - dt_s < at;
+        for (_, kind) in trouble.events.iter().filter(|(at, _)| passes(*at)) {
+            send(*kind);
+        }
+    }
+
+    /// When NVML stops answering for this GPU, in seconds after the start (`Trouble::lost_at_s`).
+    pub fn lost_at_s(&self) -> Option<f32> {
+        match self.counters {
+            Counters::Troubled(trouble) => trouble.lost_at_s,
+            Counters::Unread | Counters::Worn => None,
+        }
     }
 }

@@ -7,7 +7,7 @@ use crate::model::{clock_event, DeviceInfo, DeviceSample, GpmMetrics, GIB};
 
 pub(super) fn level(sc: Scenario, t_s: f32, burst: f32) -> Level {
     match sc {
-        Scenario::Healthy | Scenario::Lost | Scenario::Health | Scenario::Fleet { .. } => BUSY,
+        Scenario::Healthy | Scenario::Health | Scenario::Fleet { .. } => BUSY,
         Scenario::Membound => Level {
             mem_util: 100.0,
             power: 472.0,
@@ -23,7 +23,7 @@ pub(super) fn level(sc: Scenario, t_s: f32, burst: f32) -> Level {
             ..BUSY
         },
         // A rule's own scenario, declared in its file.
-        Scenario::Rule(id) => crate::rules::demo(id).map_or(BUSY, |d| (d.level)(t_s, burst)),
+        Scenario::Rule(id) => (crate::rules::demo(id).level)(t_s, burst),
         Scenario::Straggler => Level {
             mem_gib: 90.0,
             ..FLOOR

@@ -137,6 +137,6 @@ fn simulated_story(scenario: Scenario) -> Option<(StackClass, u32, &'static [Fra
         | Scenario::Fleet { .. }
         | Scenario::Membound
         | Scenario::Rule(_) => (StackClass::GpuWork, 8, &TRAINING),
-        Scenario::Idle | Scenario::Mixed | Scenario::Lost | Scenario::Mig => return None,
+        Scenario::Idle | Scenario::Mixed | Scenario::Mig => return None,
     })
 }

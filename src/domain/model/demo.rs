@@ -83,8 +83,9 @@ pub struct Demo {
     pub facts: Facts,
     /// What runs on its GPUs; none: a training process at work (the simulator's own).
     pub workload: Option<Workload>,
-    /// What its GPUs' health counters read and the events their driver sends; none: no
-    /// health counters (as most simulated GPUs, and drivers that do not give them).
+    /// What its GPUs' health counters read, the events their driver sends and whether one
+    /// falls off the bus; none: none of that (no health counters, as most simulated GPUs, and
+    /// drivers that do not give them).
     pub trouble: Option<Trouble>,
 }
 
@@ -103,17 +104,41 @@ pub const STOCK: Facts = Facts {
     persistence_mode: true,
 };
 
-/// A GPU in trouble as NVML's health counters and events show it (the health rules'
-/// scenarios), while it keeps working at its scenario's levels.
+/// A GPU in trouble as NVML shows it: its health counters, the events its driver sends, and
+/// the moment NVML stops answering for it (the health rules' scenarios, and `lost`'s). Until
+/// then it works at its scenario's levels.
 #[derive(Debug, Clone, Copy)]
 pub struct Trouble {
     /// What the counters read `t_s` seconds after the start.
     pub health: fn(t_s: f32) -> Health,
     /// The events the driver sends, each once, as the clock passes its second.
     pub events: &'static [(f32, EventKind)],
+    /// When NVML stops answering for the GPU (it fell off the bus), in seconds after the
+    /// start; none: it answers throughout.
+    pub lost_at_s: Option<f32>,
+    /// Only the first GPU is in trouble; the others train healthily beside it.
+    pub first_gpu_only: bool,
     /// When its rule can first see it, in seconds after the start, with the default
     /// thresholds: the tests time the rule's onset from here.
     pub shows_at_s: f32,
+}
+
+/// A GPU in trouble that runs the simulator's training process at its power cap whatever its
+/// counters say: the trouble is in what NVML says of it, not in its levels.
+#[must_use]
+pub const fn troubled(name: &'static str, about: &'static str, trouble: Trouble) -> Demo {
+    Demo {
+        name,
+        about,
+        level: busy,
+        facts: STOCK,
+        workload: None,
+        trouble: Some(trouble),
+    }
+}
+
+fn busy(_t_s: f32, _burst: f32) -> Level {
+    BUSY
 }
 
 /// An H200's health counters with nothing wrong (no `NVLink` counted: a `PCIe` card's).

@@ -54,7 +54,7 @@ pub const FP32: Rule = Rule {
     after_startup: true,
     busy_but_idle: false,
     watch: Watching::No,
-    demo: Some(Demo {
+    demo: Demo {
         name: "fp32",
         about:
             "training in FP32 without TF32: busy, the FP32 pipes doing what the tensor cores could",
@@ -62,7 +62,7 @@ pub const FP32: Rule = Rule {
         facts: STOCK,
         workload: None,
         trouble: None,
-    }),
+    },
 };
 
 /// An MLP trained in FP32 with `PyTorch`'s defaults, as read on an H200: 648 W,

@@ -70,7 +70,7 @@ pub const HANG: Rule = Rule {
     after_startup: true,
     busy_but_idle: true,
     watch: Watching::Check,
-    demo: Some(demo::DEMO),
+    demo: demo::DEMO,
 };
 
 /// How far before the stall a rank's exit still counts as its cause.

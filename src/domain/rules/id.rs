@@ -93,4 +93,13 @@ mod tests {
         }
         assert_eq!(RuleId::parse("nonesuch"), None);
     }
+
+    /// `rules::demo` finds a rule by its id's place in the registry.
+    #[test]
+    fn the_registry_lists_every_rule_at_its_ids_place() {
+        for (place, id) in RuleId::ALL.into_iter().enumerate() {
+            assert_eq!(id as usize, place);
+            assert_eq!(super::super::RULES[place].id, id);
+        }
+    }
 }

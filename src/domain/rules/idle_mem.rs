@@ -45,7 +45,7 @@ pub const IDLE_MEM: Rule = Rule {
         building: idle_mem_building,
         needs: |t| t.idle_mem.window,
     },
-    demo: Some(Demo {
+    demo: Demo {
         name: "idle-mem",
         about: "a notebook kernel holding 60 GiB between cells: no kernel runs",
         level: |_, _| Level {
@@ -94,7 +94,7 @@ pub const IDLE_MEM: Rule = Rule {
             ),
         }),
         trouble: None,
-    }),
+    },
 };
 /// GPU memory held with no kernel run over the window, by processes none of which is busy on
 /// its host: the bytes held.

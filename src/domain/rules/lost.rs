@@ -2,7 +2,8 @@
 //! broken). Named with the Xid the driver reported before, where there was one.
 
 use super::{Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
-use crate::model::DeviceStatus;
+use crate::model::demo::{troubled, Demo, Trouble};
+use crate::model::{DeviceStatus, EventKind, Health};
 use crate::text::span_words;
 
 pub const LOST: Rule = Rule {
@@ -16,8 +17,28 @@ pub const LOST: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
-    demo: None,
+    demo: SCENARIO,
 };
+
+/// When the scenario's GPU falls off the bus, and when its driver reports it (Xid 79) just
+/// before: with ticks farther apart, in the tick that finds it gone.
+const LOST_AT_S: f32 = 20.0;
+const XID_AT_S: f32 = LOST_AT_S - 0.5;
+
+/// GPU 0 trains at its power cap, its driver reports Xid 79 (fallen off the bus) and NVML stops
+/// answering for it; any other GPU carries on. No health counters: the simulator's training
+/// GPUs give none.
+const SCENARIO: Demo = troubled(
+    "lost",
+    "GPU 0 falls off the bus at 20 s, after an Xid 79; any others carry on",
+    Trouble {
+        health: |_| Health::default(),
+        events: &[(XID_AT_S, EventKind::Xid { code: Some(79) })],
+        lost_at_s: Some(LOST_AT_S),
+        first_gpu_only: true,
+        shows_at_s: LOST_AT_S,
+    },
+);
 
 fn check_lost(c: &Ctx) -> Option<Verdict> {
     let DeviceStatus::Lost { reason } = &c.dev.status else {

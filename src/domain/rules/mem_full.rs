@@ -42,7 +42,7 @@ pub const MEM_FULL: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
-    demo: Some(Demo {
+    demo: Demo {
         name: "mem-full",
         about: "training sized to the limit: 137.5 of 140.4 GiB in use (98 %), steady",
         level: |_, _| Level {
@@ -62,7 +62,7 @@ pub const MEM_FULL: Rule = Rule {
             stack: (StackClass::GpuWork, 8, &FULL_STACK),
         }),
         trouble: None,
-    }),
+    },
 };
 
 /// A training step's backward pass, as its stack reads.

@@ -58,7 +58,7 @@ pub const MEM_GROWTH: Rule = Rule {
         building: growth_building,
         needs: |t| t.mem_growth.window,
     },
-    demo: Some(Demo {
+    demo: Demo {
         name: "leak",
         about:
             "training whose GPU memory grows 0.1 GiB/s: slow enough that it takes the long window",
@@ -70,7 +70,7 @@ pub const MEM_GROWTH: Rule = Rule {
         facts: STOCK,
         workload: None,
         trouble: None,
-    }),
+    },
 };
 
 /// Least-squares slope of memory over time, bytes per second, with the fit's R².

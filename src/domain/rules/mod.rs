@@ -245,11 +245,11 @@ pub struct Rule {
     pub watch: Watching,
     /// Where it judges on a GPU in MIG mode (docs/diagnoses.md says why, rule by rule).
     pub mig: OnMig,
-    /// Its simulated scenario (`--demo NAME`), where it has one of its own: levels, a power
-    /// limit and the processes each GPU runs. Stories that need more (a MIG split, health
-    /// events, a GPU that falls off the bus, a straggler beside a hang) are written in the
-    /// simulator, out of the rules' scenarios where they can be.
-    pub demo: Option<Demo>,
+    /// Its simulated scenario (`--demo NAME`): levels, the settings NVML reports once, the
+    /// processes each GPU runs, the trouble its counters and events show (a GPU that falls
+    /// off the bus among them). Stories that need more (a MIG split, a straggler beside a
+    /// hang, the worn GPU) are written in the simulator, out of the rules' scenarios.
+    pub demo: Demo,
 }
 
 /// Where a rule judges on a GPU in MIG mode. A GPU without MIG is judged by every rule.
@@ -307,15 +307,17 @@ pub fn all_rules() -> Vec<Rule> {
     RULES.to_vec()
 }
 
-/// The scenario rule `id` declares for the simulator, if any.
+/// The scenario rule `id` declares for the simulator.
 #[must_use]
-pub fn demo(id: RuleId) -> Option<&'static Demo> {
-    RULES.iter().find(|r| r.id == id)?.demo.as_ref()
+pub fn demo(id: RuleId) -> &'static Demo {
+    // The registry declares `RuleId` and `RULES` from one list in one order
+    // (`id::tests::the_registry_lists_every_rule_at_its_ids_place`).
+    &RULES[id as usize].demo
 }
 
 /// Every rule's own scenario, with its rule, in the registry's order.
 pub fn demos() -> impl Iterator<Item = (RuleId, &'static Demo)> {
-    RULES.iter().filter_map(|r| Some((r.id, r.demo.as_ref()?)))
+    RULES.iter().map(|r| (r.id, &r.demo))
 }
 
 /// True when rule `id` is one of the "busy but idle" diagnoses.

@@ -38,7 +38,7 @@ pub const PCIE: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
-    demo: Some(Demo {
+    demo: Demo {
         name: "pcie",
         about: "busy with the link at Gen 3 x8 instead of Gen 5 x16",
         level: |_, _| Level {
@@ -52,7 +52,7 @@ pub const PCIE: Rule = Rule {
         facts: STOCK,
         workload: None,
         trouble: None,
-    }),
+    },
 };
 
 fn check_pcie(c: &Ctx) -> Option<Verdict> {

@@ -17,7 +17,7 @@ pub const PERSISTENCE: Rule = Rule {
     watch: Watching::No,
     // Training as usual on GPUs whose persistence mode is off: nothing on the screen suffers
     // while it runs; the next process to start pays the driver's start-up.
-    demo: Some(Demo {
+    demo: Demo {
         name: "persistence",
         about: "busy training with persistence mode off: each new process waits for the driver",
         level: |_, _| BUSY,
@@ -27,7 +27,7 @@ pub const PERSISTENCE: Rule = Rule {
         },
         workload: None,
         trouble: None,
-    }),
+    },
 };
 
 fn check_persistence(c: &Ctx) -> Option<Verdict> {

@@ -39,7 +39,7 @@ pub const POWERCAP: Rule = Rule {
     watch: Watching::No,
     // An H200 training under a 450 W limit (its default is 700 W): power held at the limit,
     // clocks lowered to stay there.
-    demo: Some(Demo {
+    demo: Demo {
         name: "powercap",
         about: "busy under a 450 W power limit, below its 700 W default",
         level: |_, _| Level {
@@ -53,7 +53,7 @@ pub const POWERCAP: Rule = Rule {
         },
         workload: None,
         trouble: None,
-    }),
+    },
 };
 
 fn check_powercap(c: &Ctx) -> Option<Verdict> {

@@ -60,7 +60,7 @@ pub const SHARED: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
-    demo: Some(Demo {
+    demo: Demo {
         name: "shared",
         about: "two ranks of one job on the same GPU, taking turns: util 100 %, each at half speed",
         level: |_, _| Level {
@@ -79,7 +79,7 @@ pub const SHARED: Rule = Rule {
             stack: (StackClass::GpuWork, 8, &DEMO_STACK),
         }),
         trouble: None,
-    }),
+    },
 };
 
 /// Each rank in its backward pass, as a training step's stack reads.

@@ -59,7 +59,7 @@ pub const STARVED: Rule = Rule {
     after_startup: true,
     busy_but_idle: true,
     watch: Watching::Check,
-    demo: Some(demo::DEMO),
+    demo: demo::DEMO,
 };
 
 /// Share of samples with GPM SM activity above zero (or util above zero, at half this) that

@@ -51,7 +51,7 @@ pub const SYNC: Rule = Rule {
     after_startup: true,
     busy_but_idle: true,
     watch: Watching::Check,
-    demo: Some(Demo {
+    demo: Demo {
         name: "sync",
         about: "tiny kernels and a host sync each step: util 24 %, power at the floor",
         level: |_, _| Level {
@@ -87,7 +87,7 @@ pub const SYNC: Rule = Rule {
             ),
         }),
         trouble: None,
-    }),
+    },
 };
 
 #[allow(clippy::too_many_lines)] // the verdict is assembled in one pass over the figures it just read; its parts are already functions

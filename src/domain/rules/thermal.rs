@@ -38,7 +38,7 @@ pub const THERMAL: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
-    demo: Some(Demo {
+    demo: Demo {
         name: "thermal",
         about: "busy and hot: thermal slowdown, clocks lowered",
         level: |_, _| Level {
@@ -51,7 +51,7 @@ pub const THERMAL: Rule = Rule {
         facts: STOCK,
         workload: None,
         trouble: None,
-    }),
+    },
 };
 
 fn check_thermal(c: &Ctx) -> Option<Verdict> {

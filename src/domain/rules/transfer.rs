@@ -51,7 +51,7 @@ pub const TRANSFER: Rule = Rule {
     after_startup: true,
     busy_but_idle: false,
     watch: Watching::Check,
-    demo: Some(Demo {
+    demo: Demo {
         name: "transfer",
         about: "training whose batches are copied from pageable memory: 8.5 GiB/s in over PCIe, util 18 %, the SMs idle, power at the floor",
         level: demo_level,
@@ -67,7 +67,7 @@ pub const TRANSFER: Rule = Rule {
             stack: (StackClass::HostCopy, 8, &DEMO_STACK),
         }),
         trouble: None,
-    }),
+    },
 };
 
 /// An H200 copying 1 GiB of pageable input a step (docs/diagnoses.md: 8–9 GiB/s of `PCIe`

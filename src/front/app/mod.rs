@@ -408,7 +408,11 @@ impl AppState {
                 let gpu = dev.info.index;
                 let first = process_rows(self, store).into_iter().find(|r| r.gpu == gpu);
                 if first.is_none() {
-                    self.status = Some(format!("no process on GPU {gpu}"));
+                    self.status = Some(if dev.status == crate::model::DeviceStatus::Ok {
+                        format!("no process on GPU {gpu}")
+                    } else {
+                        format!("GPU {gpu} is lost: NVML no longer lists its processes")
+                    });
                 }
                 first.map(|r| (r.gpu, r.process.pid))
             }

@@ -2,8 +2,8 @@
 //! the driver's events. What ran since is suspect until the GPU is reset.
 
 use super::super::{ms, Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
-use super::{latest_health, pids, troubled, ERROR_AT_S};
-use crate::model::demo::{Demo, Trouble, CLEAN};
+use super::{latest_health, pids, ERROR_AT_S};
+use crate::model::demo::{troubled, Demo, Trouble, CLEAN};
 use crate::model::{EventKind, Health};
 use crate::text::span_words;
 
@@ -18,7 +18,7 @@ pub const ECC: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
-    demo: Some(SCENARIO),
+    demo: SCENARIO,
 };
 
 /// An uncorrectable memory error at 10 s, as a Hopper GPU reports one: the ECC event, Xid 94
@@ -33,6 +33,8 @@ const SCENARIO: Demo = troubled(
             (ERROR_AT_S, EventKind::EccUncorrected),
             (ERROR_AT_S, EventKind::Xid { code: Some(94) }),
         ],
+        lost_at_s: None,
+        first_gpu_only: false,
         shows_at_s: ERROR_AT_S,
     },
 );

@@ -4,9 +4,9 @@
 //! These name a broken GPU or link, which a hang or a crash may follow: a different remedy
 //! (reset, drain, cables) from a stuck collective's. What they share is here: one thresholds
 //! section (an Xid and an ECC event are kept as long; replays and `NVLink` errors are counted
-//! alike), the readings they take, and the shape of their scenarios (`--demo health` plays
-//! the ECC, `PCIe` replay and `NVLink` ones side by side, with a fourth GPU that only carries
-//! an old GPU's history).
+//! alike) and the readings they take. Their scenarios are `model::demo::troubled` GPUs
+//! (`--demo health` plays the ECC, `PCIe` replay and `NVLink` ones side by side, with a fourth
+//! GPU that only carries an old GPU's history).
 
 pub(super) mod ecc;
 pub(super) mod nvlink;
@@ -16,7 +16,6 @@ pub(super) mod xid;
 
 use super::thresholds::{dur, Section};
 use super::{ms, Ctx};
-use crate::model::demo::{Demo, Level, Trouble, BUSY, STOCK};
 use crate::model::Health;
 use crate::text::span_words;
 use serde::{Deserialize, Serialize};
@@ -87,31 +86,20 @@ pub(super) fn preceding_xid(c: &Ctx, at_ms: u64) -> Option<(Option<u64>, String)
     let code = e.kind.xid();
     let when = e.last_ms.min(at_ms);
     let what = code.map_or_else(|| e.kind.label(), crate::xid::name);
+    // An Xid that came in the same tick, or half a second before, is not "0 s before".
+    let gap = at_ms.saturating_sub(when);
+    let before = if gap < 1000 {
+        "under a second before".to_string()
+    } else {
+        format!("{} before", span_words(gap))
+    };
     Some((
         code,
         format!(
-            "the driver reported {what} at {} UTC, {} before",
-            crate::text::clock(when),
-            span_words(at_ms.saturating_sub(when))
+            "the driver reported {what} at {} UTC, {before}",
+            crate::text::clock(when)
         ),
     ))
-}
-
-/// Busy at its power cap whatever its counters say: the trouble is in them, not in the levels.
-fn busy(_t_s: f32, _burst: f32) -> Level {
-    BUSY
-}
-
-/// A GPU in trouble that runs the simulator's training process.
-pub(super) const fn troubled(name: &'static str, about: &'static str, trouble: Trouble) -> Demo {
-    Demo {
-        name,
-        about,
-        level: busy,
-        facts: STOCK,
-        workload: None,
-        trouble: Some(trouble),
-    }
 }
 
 /// When the ECC and Xid scenarios' error comes.

@@ -2,8 +2,8 @@
 //! counters rising.
 
 use super::super::{ms, Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
-use super::{latest_health, pids, rise, troubled};
-use crate::model::demo::{Demo, Trouble, CLEAN};
+use super::{latest_health, pids, rise};
+use crate::model::demo::{troubled, Demo, Trouble, CLEAN};
 use crate::model::Health;
 use crate::text::{clock, span_words};
 
@@ -18,7 +18,7 @@ pub const NVLINK: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
-    demo: Some(SCENARIO),
+    demo: SCENARIO,
 };
 
 /// When the `NVLink` scenario's link goes down.
@@ -31,6 +31,8 @@ const SCENARIO: Demo = troubled(
     Trouble {
         health: nvlink,
         events: &[],
+        lost_at_s: None,
+        first_gpu_only: false,
         shows_at_s: LINK_DOWN_AT_S,
     },
 );

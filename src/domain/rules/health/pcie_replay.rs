@@ -1,8 +1,8 @@
 //! `PCIe` replays rising: packets the link had to send again, a marginal slot, riser or cable.
 
 use super::super::{ms, Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
-use super::{pids, rise, troubled};
-use crate::model::demo::{Demo, Trouble, CLEAN};
+use super::{pids, rise};
+use crate::model::demo::{troubled, Demo, Trouble, CLEAN};
 use crate::model::Health;
 use crate::text::span_words;
 
@@ -18,7 +18,7 @@ pub const PCIE_REPLAY: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
-    demo: Some(SCENARIO),
+    demo: SCENARIO,
 };
 
 /// A marginal `PCIe` link replays a packet a second: 8 in the window by 8 s.
@@ -31,6 +31,8 @@ const SCENARIO: Demo = troubled(
             ..CLEAN
         },
         events: &[],
+        lost_at_s: None,
+        first_gpu_only: false,
         shows_at_s: 8.0,
     },
 );

@@ -2,8 +2,8 @@
 //! failed because no spare rows are left.
 
 use super::super::{Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
-use super::{latest_health, pids, troubled};
-use crate::model::demo::{Demo, Trouble, CLEAN};
+use super::{latest_health, pids};
+use crate::model::demo::{troubled, Demo, Trouble, CLEAN};
 use crate::model::Health;
 
 pub const REMAP: Rule = Rule {
@@ -17,7 +17,7 @@ pub const REMAP: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
-    demo: Some(SCENARIO),
+    demo: SCENARIO,
 };
 
 /// A row marked for remapping by repeated corrected errors before gpuwatch started: no
@@ -33,6 +33,8 @@ const SCENARIO: Demo = troubled(
             ..CLEAN
         },
         events: &[],
+        lost_at_s: None,
+        first_gpu_only: false,
         shows_at_s: 0.0,
     },
 );

@@ -2,9 +2,9 @@
 //! an application restart, nothing) and the driver's own lines to read.
 
 use super::super::{ms, Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
-use super::{pids, troubled, ERROR_AT_S};
+use super::{pids, ERROR_AT_S};
 use crate::history::EventCount;
-use crate::model::demo::{Demo, Trouble, CLEAN};
+use crate::model::demo::{troubled, Demo, Trouble, CLEAN};
 use crate::model::EventKind;
 use crate::text::{clock, span_words};
 use crate::xid::{self, Need};
@@ -20,7 +20,7 @@ pub const XID: Rule = Rule {
     after_startup: false,
     busy_but_idle: false,
     watch: Watching::No,
-    demo: Some(SCENARIO),
+    demo: SCENARIO,
 };
 
 /// An application's bad address: Xid 31 at 10 s. The GPU itself is fine.
@@ -30,6 +30,8 @@ const SCENARIO: Demo = troubled(
     Trouble {
         health: |_| CLEAN,
         events: &[(ERROR_AT_S, EventKind::Xid { code: Some(31) })],
+        lost_at_s: None,
+        first_gpu_only: false,
         shows_at_s: ERROR_AT_S,
     },
 );
