@@ -181,6 +181,40 @@ fn process_view_80x24_and_160x48() {
     insta::assert_snapshot!("process_view_160x48", text(&draw(&mut st, &obs, 160, 48)));
 }
 
+/// At 80×24 the process view cannot list a loader's eight workers under its stacks: it lists
+/// what fits and counts the rest, rather than a header over no rows; the findings pane takes
+/// only the rows its one line needs. At 160×48 the panes take the rows they need before the
+/// chart grows: every worker is listed. Where the stacks alone fill the pane (a rank of the
+/// mixed demo's hung job, at 80×24), the children's count takes their last row.
+#[test]
+fn a_process_view_counts_the_children_it_has_no_room_for() {
+    let obs = observed_sim(Scenario::Healthy, 1, 20);
+    let mut st = AppState::new(true);
+    keys(&mut st, &obs, &[Key::Enter]);
+    assert!(matches!(st.view, View::Process { .. }));
+    let small = text(&draw(&mut st, &obs, 80, 24));
+    assert!(small.contains("Python stacks"), "{small}");
+    assert!(small.contains("pt_data_worker_0"), "{small}");
+    assert!(
+        small.contains("… 7 more children (a taller terminal shows them)"),
+        "{small}"
+    );
+    let big = text(&draw(&mut st, &obs, 160, 48));
+    assert!(big.contains("pt_data_worker_7"), "{big}");
+    assert!(!big.contains("more children"), "{big}");
+
+    let obs = observed_sim(Scenario::Mixed, 8, 45);
+    let mut st = AppState::new(true);
+    keys(&mut st, &obs, &[Key::Char('4'), Key::Enter]);
+    assert!(matches!(st.view, View::Process { device: 4, .. }));
+    let small = text(&draw(&mut st, &obs, 80, 24));
+    assert!(small.contains("Python stacks"), "{small}");
+    assert!(
+        small.contains("… 4 children (a taller terminal shows them)"),
+        "{small}"
+    );
+}
+
 /// A torch process's libraries and settings, as read from its /proc.
 fn torch_software() -> std::sync::Arc<gpuwatch::software::Software> {
     use gpuwatch::software::{Framework, Library, Software};
@@ -616,10 +650,57 @@ fn processes_whose_pids_do_not_resolve_are_explained() {
 
 #[test]
 fn lost_gpu_shows_lost_badge_and_gaps() {
-    let obs = observed_sim(Scenario::Lost, 2, 40);
+    let obs = observed_sim(Scenario::Rule(gpuwatch::rules::RuleId::Lost), 2, 40);
     let screen = text(&draw(&mut AppState::new(true), &obs, 160, 48));
     assert!(screen.contains("‼ LOST"), "{screen}");
     assert!(screen.contains("GPU 0 LOST"), "{screen}");
+}
+
+/// A lost GPU's processes are unknown, not gone: Enter on it, and a process view left open on
+/// it, say so, whole at 80 columns.
+#[test]
+fn a_lost_gpus_processes_are_unknown_not_gone() {
+    let obs = observed_sim(Scenario::Rule(gpuwatch::rules::RuleId::Lost), 2, 40);
+    let mut st = AppState::new(true);
+    keys(&mut st, &obs, &[Key::Enter]);
+    assert_eq!(st.view, View::Main);
+    assert_eq!(
+        st.status.as_deref(),
+        Some("GPU 0 is lost: NVML no longer lists its processes")
+    );
+    st.view = View::Process {
+        device: 0,
+        pid: 10000,
+    };
+    let screen = text(&draw(&mut st, &obs, 80, 24));
+    assert!(
+        screen.contains("GPU 0 is lost: NVML no longer lists its processes. Esc goes back."),
+        "{screen}"
+    );
+    // A GPU that answers: its process left.
+    st.view = View::Process {
+        device: 1,
+        pid: 4242,
+    };
+    let screen = text(&draw(&mut st, &obs, 80, 24));
+    assert!(
+        screen.contains("pid 4242 left GPU 1 (it exited or released its context). Esc goes back."),
+        "{screen}"
+    );
+}
+
+/// The status line says what stopped: a replay that met a corrupt tick is not "sampling".
+#[test]
+fn the_status_line_says_whether_sampling_or_a_replay_stopped() {
+    let mut replay = observed_h200(30);
+    assert!(replay.is_replay());
+    replay.fail("rec.jsonl:51: corrupt tick".into());
+    let screen = text(&draw(&mut AppState::new(true), &replay, 80, 24));
+    assert!(screen.contains("replay stopped: rec.jsonl:51"), "{screen}");
+    let mut live = observed_sim(Scenario::Healthy, 1, 5);
+    live.fail("NVML stopped answering".into());
+    let screen = text(&draw(&mut AppState::new(true), &live, 80, 24));
+    assert!(screen.contains("sampling stopped: NVML"), "{screen}");
 }
 
 #[test]

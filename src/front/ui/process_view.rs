@@ -12,7 +12,7 @@ use super::format::{Gib, Or, Pct};
 use super::scroll::Doc;
 use super::theme::Theme;
 use crate::app::{find_process, AppState};
-use crate::model::{gpu_label, HostProcess, ProcessSample};
+use crate::model::{gpu_label, DeviceStatus, HostProcess, ProcessSample};
 use crate::store::Store;
 use crate::text::{Clip, EnergyWords};
 
@@ -149,33 +149,71 @@ fn write_head(doc: &mut Doc, store: &Store, (device, p): (u32, &ProcessSample), 
     }
 }
 
-/// The threads (from the newest stack burst) and the children with their CPU.
-fn write_threads(doc: &mut Doc, store: &Store, p: &ProcessSample, theme: &Theme) {
+/// The threads (from the newest stack burst) and the children with their CPU, in `rows`
+/// rows. The children keep at least one row (the stacks' innermost lines give way to it), and
+/// those that do not fit are counted on the last row rather than cut off unseen.
+fn write_threads(doc: &mut Doc, store: &Store, p: &ProcessSample, theme: &Theme, rows: usize) {
+    const HEADER: &str = "    PID NAME                      CPU% S";
     doc.clear();
     let now = store.history().latest_ms().unwrap_or(0);
     let burst = store.history().stacks_of(p.pid);
     super::stacks::write(doc, burst, now, store.pids_are_local(), theme);
-    doc.styled("    PID NAME                      CPU% S", theme.label());
-    match p.host.as_ref() {
-        Some(h) if !h.children.is_empty() => {
-            for c in &h.children {
-                doc.styled_fmt(
-                    format_args!(
-                        "{:>7} {:<24} {:>5} {}",
-                        c.pid,
-                        Clip(&c.name, 24),
-                        Pct(c.cpu_pct, "–"),
-                        c.state.unwrap_or('?')
-                    ),
-                    Style::default(),
-                );
-            }
+    if doc.len() >= rows {
+        doc.truncate(rows.saturating_sub(1));
+    }
+    let room = rows.saturating_sub(doc.len());
+    let Some(h) = p.host.as_ref() else {
+        if room >= 2 {
+            doc.styled(HEADER, theme.label());
         }
-        Some(_) => doc.styled(
+        doc.styled("unknown", theme.dim());
+        return;
+    };
+    if h.children.is_empty() {
+        if room >= 2 {
+            doc.styled(HEADER, theme.label());
+        }
+        doc.styled(
             "no child processes (a DataLoader with num_workers=0 has none)",
             theme.dim(),
-        ),
-        None => doc.styled("unknown", theme.dim()),
+        );
+        return;
+    }
+    // All of them under the header, or as many as fit and a count of the rest.
+    let shown = if h.children.len() < room {
+        h.children.len()
+    } else {
+        room.saturating_sub(2)
+    };
+    if shown > 0 {
+        doc.styled(HEADER, theme.label());
+        children_rows(doc, &h.children[..shown]);
+    }
+    if shown < h.children.len() {
+        doc.styled_fmt(
+            format_args!(
+                "… {} {}children (a taller terminal shows them)",
+                h.children.len() - shown,
+                if shown > 0 { "more " } else { "" }
+            ),
+            theme.dim(),
+        );
+    }
+}
+
+/// One row a child: its pid, name, CPU and state.
+fn children_rows(doc: &mut Doc, children: &[crate::model::ChildProcess]) {
+    for c in children {
+        doc.styled_fmt(
+            format_args!(
+                "{:>7} {:<24} {:>5} {}",
+                c.pid,
+                Clip(&c.name, 24),
+                Pct(c.cpu_pct, "–"),
+                c.state.unwrap_or('?')
+            ),
+            Style::default(),
+        );
     }
 }
 
@@ -228,13 +266,23 @@ pub fn render(
         draw(frame, area, (state, store, theme), (device, p), &mut docs)
     } else {
         docs.head.clear();
-        docs.head.styled_fmt(
-            format_args!(
-                "pid {pid} no longer holds GPU {} (it exited or released its context). Esc goes back.",
-                gpu_label(device)
-            ),
-            Style::default(),
-        );
+        let gpu = gpu_label(device);
+        // Kept within 78 columns: the pane cuts its lines at an 80-column screen.
+        if device_lost(store, device) {
+            docs.head.styled_fmt(
+                format_args!(
+                    "GPU {gpu} is lost: NVML no longer lists its processes. Esc goes back."
+                ),
+                Style::default(),
+            );
+        } else {
+            docs.head.styled_fmt(
+                format_args!(
+                    "pid {pid} left GPU {gpu} (it exited or released its context). Esc goes back."
+                ),
+                Style::default(),
+            );
+        }
         super::scroll::render_cut(
             frame,
             area,
@@ -245,6 +293,55 @@ pub fn render(
     };
     DOCS.set(docs);
     max
+}
+
+/// NVML stopped answering for `device`: its processes are unknown, not gone.
+fn device_lost(store: &Store, device: u32) -> bool {
+    store
+        .history()
+        .devices
+        .iter()
+        .any(|d| d.info.index == device && d.status != DeviceStatus::Ok)
+}
+
+/// How many rows the threads (stacks, children) and the findings take below the curves: side
+/// by side on a wide terminal, one over the other on a narrow one, where each gets the whole
+/// width. Stacks take a few more rows than the children alone. Writes the findings.
+fn lower_rows(
+    area: Rect,
+    side_by_side: bool,
+    docs: &mut Docs,
+    store: &Store,
+    (p, theme): (&ProcessSample, &Theme),
+) -> u16 {
+    let tall = area.height >= 30;
+    let rows = match (side_by_side, tall) {
+        (true, true) => 14,
+        (true, false) => 10,
+        (false, true) => 18,
+        (false, false) => 12,
+    };
+    write_findings(&mut docs.findings, store, p.pid, theme);
+    if !tall {
+        return rows;
+    }
+    // A tall screen gives them the rows their lines need, up to half of it, before the chart
+    // grows.
+    let finds_width = if side_by_side {
+        area.width / 2
+    } else {
+        area.width
+    };
+    let found =
+        super::scroll::wrapped_rows(&docs.findings, usize::from(finds_width.saturating_sub(2)));
+    write_threads(&mut docs.threads, store, p, theme, usize::MAX);
+    let threads = docs.threads.len();
+    let need = if side_by_side {
+        threads.max(found) + 2
+    } else {
+        threads + found + 4
+    };
+    rows.max((need as u16).min(area.height / 2))
 }
 
 fn draw(
@@ -258,16 +355,8 @@ fn draw(
     // As many rows as the lines take once wrapped, up to half the screen; the curves keep 4.
     let wrapped =
         super::scroll::wrapped_rows(&docs.head, usize::from(area.width.saturating_sub(2)));
-    // Below the curves, the threads (stacks, children) and the findings: side by side on a
-    // wide terminal, one over the other on a narrow one, where each gets the whole width.
-    // Stacks take a few more rows than the children alone.
     let side_by_side = area.width >= 120;
-    let lower_rows = match (side_by_side, area.height >= 30) {
-        (true, true) => 14,
-        (true, false) => 10,
-        (false, true) => 18,
-        (false, false) => 12,
-    };
+    let lower_rows = lower_rows(area, side_by_side, docs, store, (p, theme));
     let info_rows = (wrapped as u16 + 2).min(area.height / 2);
     let [info, curves, lower] = super::split::vertical(
         [
@@ -290,19 +379,21 @@ fn draw(
             lower,
         )
     } else {
-        super::split::vertical(
-            [Constraint::Percentage(55), Constraint::Percentage(45)],
-            lower,
-        )
+        // One over the other: the findings take the rows their lines need (at least one,
+        // at most 45 %), the threads and children the rest.
+        let found =
+            super::scroll::wrapped_rows(&docs.findings, usize::from(area.width.saturating_sub(2)));
+        let finds_rows = (found as u16 + 2).clamp(3, lower_rows * 45 / 100);
+        super::split::vertical([Constraint::Min(0), Constraint::Length(finds_rows)], lower)
     };
-    write_threads(&mut docs.threads, store, p, theme);
+    let rows = usize::from(kids.height.saturating_sub(2));
+    write_threads(&mut docs.threads, store, p, theme, rows);
     super::scroll::render_cut(
         frame,
         kids,
         theme.pane(" threads · children (p: stacks) ", false),
         &docs.threads,
     );
-    write_findings(&mut docs.findings, store, p.pid, theme);
     super::scroll::render(
         frame,
         finds,

@@ -90,6 +90,21 @@ impl Doc {
     pub fn is_empty(&self) -> bool {
         self.lines.is_empty()
     }
+    /// How many lines it holds (the rows it takes where lines are cut, not wrapped).
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+    /// Keeps its first `n` lines.
+    pub fn truncate(&mut self, n: usize) {
+        let Some(&(first, _)) = self.lines.get(n) else {
+            return;
+        };
+        self.text.truncate(self.piece_start(first));
+        self.pieces.truncate(first);
+        self.lines.truncate(n);
+        self.wrapped.fresh = false;
+    }
 
     /// Line `i`: its style, its pieces' range in `pieces`, and its text's range in `text`.
     fn line_at(&self, i: usize) -> (Style, std::ops::Range<usize>, std::ops::Range<usize>) {
