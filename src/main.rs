@@ -13,7 +13,20 @@ use gpuwatch::snapshot::{CmdlinePolicy, Options};
 use gpuwatch::{command, source};
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::try_parse().unwrap_or_else(|e| {
+        // `--replay` belongs to `diagnose` and `snapshot`; the monitor plays a recording as a
+        // command of its own, an easy thing to guess wrong.
+        let replay = e.kind() == clap::error::ErrorKind::UnknownArgument
+            && e.to_string().contains("'--replay'");
+        let _ = e.print();
+        if replay {
+            eprintln!(
+                "\ntip: the monitor plays a recording with `gpuwatch replay FILE`; \
+                 `gpuwatch diagnose --replay FILE` prints its findings"
+            );
+        }
+        std::process::exit(e.exit_code());
+    });
     let sub = subcommand_name(&cli);
     match run(cli) {
         Ok(code) => ExitCode::from(code as u8),

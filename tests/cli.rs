@@ -156,6 +156,78 @@ fn record_then_replay_through_diagnose() {
     assert!(out.contains("[hang]") && out.contains("replay: "), "{out}");
 }
 
+/// `snapshot -o` a device or a pipe writes into it (`-o /dev/stdout` pipes the JSON on); a
+/// full device is an error. It once wrote `/dev/full-1` beside it, as if /dev/full were a
+/// snapshot not to overwrite.
+#[test]
+fn a_snapshot_to_a_device_is_written_into_it() {
+    let (code, out, err) = gpuwatch(&["snapshot", "--demo", "--for", "3s", "-o", "/dev/stdout"]);
+    assert_eq!(code, 0, "{err}");
+    let json: serde_json::Value = serde_json::from_str(&out).expect("the snapshot on stdout");
+    assert!(json["devices"].is_array(), "{out}");
+    let (code, _, err) = gpuwatch(&["snapshot", "--demo", "--for", "3s", "-o", "/dev/full"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("cannot write /dev/full: No space left"),
+        "{err}"
+    );
+    assert!(!std::path::Path::new("/dev/full-1").exists());
+}
+
+/// `gpuwatch --replay FILE` is an easy guess (`diagnose` and `snapshot` take `--replay`): the
+/// error says how the monitor plays a recording. `--help` still prints and exits 0.
+#[test]
+fn the_monitor_given_replay_as_a_flag_is_told_the_command() {
+    let (code, _, err) = gpuwatch(&["--replay", "rec.jsonl"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("unexpected argument '--replay'"), "{err}");
+    assert!(
+        err.contains("tip: the monitor plays a recording with `gpuwatch replay FILE`"),
+        "{err}"
+    );
+    let (code, out, _) = gpuwatch(&["--help"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("Usage: gpuwatch"), "{out}");
+    let (code, _, err) = gpuwatch(&["--nonesuch"]);
+    assert_eq!(code, 2);
+    assert!(!err.contains("tip: the monitor plays"), "{err}");
+}
+
+/// `record -o` at a folder, or where nothing can be created, says what to do: not "already
+/// exists" (then "Is a directory" with --force), not a bare "No such file or directory".
+#[test]
+fn record_into_a_folder_or_an_unwritable_place_says_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    for force in [&[][..], &["--force"][..]] {
+        let args = [
+            &["record", "--demo", "-o", d, "--duration", "1s"][..],
+            force,
+        ]
+        .concat();
+        let (code, _, err) = gpuwatch(&args);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains(&format!("{d} is a folder; name a file in it with -o")),
+            "{err}"
+        );
+    }
+    let (code, _, err) = gpuwatch(&[
+        "record",
+        "--demo",
+        "-o",
+        "/nonexistent-dir/x.jsonl",
+        "--duration",
+        "1s",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("cannot create /nonexistent-dir/x.jsonl")
+            && err.contains("; choose a writable place with -o"),
+        "{err}"
+    );
+}
+
 #[test]
 fn corrupt_recording_is_an_error_naming_the_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -169,9 +241,16 @@ fn corrupt_recording_is_an_error_naming_the_line() {
     let mut lines: Vec<&str> = text.lines().collect();
     lines[2] = "{oops";
     std::fs::write(&file, lines.join("\n") + "\n").unwrap();
-    let (code, _, err) = gpuwatch(&["diagnose", "--replay", f]);
+    let (code, out, err) = gpuwatch(&["diagnose", "--replay", f]);
     assert_eq!(code, 2);
-    assert!(err.contains(&format!("{f}:3: corrupt tick")), "{err}");
+    assert!(
+        err.contains(&format!(
+            "the findings above judge the 1 tick before it: {f}:3: corrupt tick"
+        )),
+        "{err}"
+    );
+    // What came before the corrupt line is judged and reported, not lost.
+    assert!(out.starts_with("gpuwatch diagnose: 1 GPU(s)"), "{out}");
     let (code, _, err) = gpuwatch(&["diagnose", "--replay", "/nonexistent/rec.jsonl"]);
     assert_eq!(code, 2);
     assert!(

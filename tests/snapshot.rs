@@ -41,7 +41,7 @@ fn assert_valid(json: &str) {
 fn produced_snapshots_validate_against_the_schema() {
     for (sc, gpus) in [
         (Scenario::Mixed, 8),
-        (Scenario::Lost, 2),
+        (Scenario::Rule(RuleId::Lost), 2),
         (Scenario::Idle, 1),
         (Scenario::Mig, 2),
     ] {
@@ -666,7 +666,7 @@ fn every_property_the_schema_declares_is_written_by_some_snapshot() {
     let mut written = std::collections::BTreeSet::new();
     for (sc, gpus) in [
         (Scenario::Mixed, 8),
-        (Scenario::Lost, 2),
+        (Scenario::Rule(RuleId::Lost), 2),
         (Scenario::Mig, 2),
         (Scenario::Health, 4),
     ] {

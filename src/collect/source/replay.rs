@@ -37,7 +37,7 @@ pub enum ReplayError {
     BadSnapshot { path: PathBuf, reason: String },
     #[error("{path} is format version {version}, newer than this gpuwatch reads ({VERSION}); update gpuwatch")]
     TooNew { path: PathBuf, version: u32 },
-    #[error("{path}:{line}: corrupt tick ({reason})")]
+    #[error("{path}:{line}: corrupt tick ({reason}); delete line {line} to read past it")]
     Corrupt {
         path: PathBuf,
         line: usize,

@@ -41,6 +41,13 @@ impl Header {
 pub enum RecordError {
     #[error("{path} already exists; choose another name or pass --force to overwrite it")]
     Exists { path: PathBuf },
+    #[error("{path} is a folder; name a file in it with -o (e.g. -o {path}/run.jsonl)")]
+    Folder { path: PathBuf },
+    #[error("cannot create {path}: {source}; choose a writable place with -o")]
+    Create {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("cannot write {path}: {source}")]
     Io {
         path: PathBuf,
@@ -77,13 +84,23 @@ impl Recorder {
             use std::os::unix::fs::OpenOptionsExt as _;
             opts.custom_flags(libc::O_NOFOLLOW);
         }
+        // A folder is named as one, with or without --force (opening it says "exists" or
+        // "is a directory", neither of which says what to do).
+        if path.is_dir() {
+            return Err(RecordError::Folder {
+                path: path.to_path_buf(),
+            });
+        }
         let file = opts.open(path).map_err(|e| {
             if e.kind() == std::io::ErrorKind::AlreadyExists {
                 RecordError::Exists {
                     path: path.to_path_buf(),
                 }
             } else {
-                io(e)
+                RecordError::Create {
+                    path: path.to_path_buf(),
+                    source: e,
+                }
             }
         })?;
         let mut rec = Recorder {

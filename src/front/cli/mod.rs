@@ -64,8 +64,7 @@ fn demo_help() -> String {
             Scenario::Mig => format!("{name} (one GPU split into MIG instances)"),
             Scenario::Fleet { .. } => format!("{name} (fleet:H/N: host H of N of one job)"),
             Scenario::Rule(id) => {
-                let about = crate::rules::demo(id).map_or("", |d| d.about);
-                format!("{name} ({about})")
+                format!("{name} ({})", crate::rules::demo(id).about)
             }
             _ => name.to_string(),
         })

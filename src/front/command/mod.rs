@@ -57,8 +57,9 @@ pub fn record(
     };
     let ran = pipeline.run(&plan, |taken, _| Ok(rec.write(taken.tick)?))?;
     eprintln!(
-        "wrote {} ticks to {}",
+        "wrote {} tick{} to {}",
         ran.ticks,
+        if ran.ticks == 1 { "" } else { "s" },
         crate::text::printable(&out.display().to_string())
     );
     Ok(())
@@ -66,11 +67,13 @@ pub fn record(
 
 /// Samples a live or simulated source for `duration` (a recording: to its end), headlessly,
 /// simulated and recorded time as fast as the CPU allows. Returns what the store saw.
+/// A recording that breaks off (a corrupt line) is judged up to the break: the store and run
+/// so far come back with the error, for the caller to report both.
 fn observe(
     mut source: Box<dyn Source>,
     config: &Config,
     duration: Duration,
-) -> Result<(Store, Ran)> {
+) -> Result<(Store, Ran, Option<anyhow::Error>)> {
     let replaying = crate::monitor::replays(&*source);
     if !replaying {
         source.start_earlier(duration);
@@ -83,8 +86,22 @@ fn observe(
         span: (!replaying).then_some(duration),
         ticks: None,
     };
-    let ran = pipeline.run(&plan, |_, _| Ok(()))?;
-    Ok((pipeline.into_store(), ran))
+    let mut seen = Ran::default();
+    let result = pipeline.run(&plan, |taken, _| {
+        seen.ticks += 1;
+        seen.first_ms.get_or_insert(taken.tick.t_ms);
+        seen.last_ms = Some(taken.tick.t_ms);
+        Ok(())
+    });
+    match result {
+        Ok(ran) => Ok((pipeline.into_store(), ran, None)),
+        Err(e) if replaying && seen.ticks > 0 => {
+            let mut store = pipeline.into_store();
+            store.settle();
+            Ok((store, seen, Some(e)))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// Samples (or replays) headlessly and prints the findings. Returns the exit code.
@@ -96,7 +113,7 @@ pub fn diagnose(
     stacks: bool,
 ) -> Result<i32> {
     let live = source.pids_are_local();
-    let (view, ran) = observe(source, config, duration)?;
+    let (view, ran, broken) = observe(source, config, duration)?;
     // Every burst the run kept (the rules asked for them, or the recording had them), then,
     // with --stacks, one more of every GPU process now.
     let mut bursts: Vec<crate::model::stack::StackBurst> = view.history().stacks.clone();
@@ -134,7 +151,14 @@ pub fn diagnose(
         print!("{}", diagnosis_text(&d, view.history()));
     }
     std::io::stdout().flush()?;
-    Ok(d.exit_code())
+    match broken {
+        Some(e) => Err(e.context(format!(
+            "the findings above judge the {} tick{} before it",
+            ran.ticks,
+            if ran.ticks == 1 { "" } else { "s" }
+        ))),
+        None => Ok(d.exit_code()),
+    }
 }
 
 /// How `gpuwatch snapshot` should run.
@@ -155,7 +179,10 @@ pub fn snapshot(source: Box<dyn Source>, config: &Config, args: &SnapshotArgs) -
     } else {
         args.sample_for.max(Duration::from_secs(3))
     };
-    let (view, _) = observe(source, config, duration)?;
+    let (view, _, broken) = observe(source, config, duration)?;
+    if let Some(e) = broken {
+        return Err(e);
+    }
     let snap = take(&view, &args.options);
     let text = if args.markdown {
         to_markdown(&snap)
@@ -209,6 +236,17 @@ fn write_snapshot(text: &str, args: &SnapshotArgs, taken_at_ms: u64) -> Result<S
              writes it gzipped, or --window shortens it",
             bytes.len() as f64 / 1e6
         );
+    }
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        // A device or a pipe named on purpose (`-o /dev/stdout`): written into, as `tee`
+        // would; there is no file there to keep (it once wrote /dev/full-1 beside it).
+        let shown = crate::text::printable(&path.display().to_string()).into_owned();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|mut f| f.write_all(&bytes).and_then(|()| f.flush()))
+            .map_err(|e| anyhow::anyhow!("cannot write {shown}: {e}"))?;
+        return Ok(shown);
     }
     let written = crate::snapshot::write_new(path, &bytes)?;
     // Snapshots never overwrite (record asks for --force instead): say why the name changed.

@@ -161,6 +161,8 @@ fn in_the_monitor(e: SnapshotError) -> anyhow::Error {
                 .next()
                 .unwrap_or_default()
                 .to_lowercase();
+            // The folder named whole: "." says nothing of where the monitor was started.
+            let dir = std::path::absolute(&dir).unwrap_or(dir);
             anyhow::anyhow!("{}: {cause} (set GPUWATCH_SNAPSHOT_DIR)", dir.display())
         }
         other @ SnapshotError::Read { .. } => other.into(),
@@ -225,6 +227,17 @@ mod tests {
             "export failed: /srv/ro: permission denied (set GPUWATCH_SNAPSHOT_DIR)"
         );
         assert!(msg.chars().count() <= 80, "{msg}");
+        // The monitor's own folder (no GPUWATCH_SNAPSHOT_DIR) is named whole, not ".".
+        let here = SnapshotError::Write {
+            dir: PathBuf::from("."),
+            io: std::io::Error::from_raw_os_error(libc::EACCES),
+        };
+        let msg = format!("{:#}", in_the_monitor(here));
+        let cwd = std::env::current_dir().unwrap();
+        assert!(
+            msg.starts_with(&format!("{}: permission denied", cwd.display())),
+            "{msg}"
+        );
     }
 
     #[test]

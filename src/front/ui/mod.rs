@@ -228,7 +228,12 @@ fn write_status(text: &mut String, width: usize, state: &AppState, store: &Store
             state.filter
         )
     } else if let Some(e) = store.error() {
-        write!(text, "sampling stopped: {e}")
+        let what = if store.is_replay() {
+            "replay stopped"
+        } else {
+            "sampling stopped"
+        };
+        write!(text, "{what}: {e}")
     } else {
         Ok(())
     };
