@@ -108,6 +108,28 @@ fn a_lost_gpu_names_the_xid_the_driver_reported_before_it() {
     assert!(lost.actions[0].contains("RESTART_BM"), "{:?}", lost.actions);
     let xid = r.raised.iter().find(|f| f.rule == "xid").unwrap();
     assert_eq!(xid.severity, gpuwatch::rules::Severity::Critical);
+    // Once the GPU is lost, the XID finding beside LOST points to it instead of repeating
+    // what to do: no action line in both, none twice within LOST.
+    let active = r.engine.conclusions().active();
+    let open = |rule: &str| {
+        active
+            .iter()
+            .find(|f| f.rule == rule)
+            .unwrap()
+            .actions
+            .clone()
+    };
+    let (lost_do, xid_do) = (open("lost"), open("xid"));
+    assert!(xid_do[0].contains("under its LOST finding"), "{xid_do:?}");
+    assert!(
+        lost_do.iter().all(|a| !xid_do.contains(a)),
+        "{lost_do:?} / {xid_do:?}"
+    );
+    assert_eq!(
+        lost_do.iter().filter(|a| a.contains("contact")).count(),
+        1,
+        "{lost_do:?}"
+    );
     // NVML does not answer a lost GPU: what it used since is unknown, not made up.
     assert_eq!(
         r.engine
@@ -422,10 +444,8 @@ fn a_lost_gpus_xid_is_timed_from_the_loss_not_from_now() {
     // The Xid came half a second before NVML lost the GPU, 70 s before the run ended.
     // Not "0 s before" either (until 2026-12-05 it said so).
     assert!(line.ends_with(", under a second before"), "{line}");
-    assert!(lost
-        .actions
-        .iter()
-        .any(|a| a.contains("nvidia-smi -r -i 0")));
+    // NVIDIA's catalog says what to do after an Xid 79: drain and reboot.
+    assert!(lost.actions[0].contains("Drain the node and reboot it"));
 }
 
 #[test]

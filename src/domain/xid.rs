@@ -149,7 +149,8 @@ pub fn actions(code: u64, device: u32) -> Vec<String> {
         "CHECK_APP/CUDA" | "WORKFLOW_XID_13" | "WORKFLOW_XID_31" => Some(
             "Most often the application: an out-of-bounds access or bad launch; run it under `compute-sanitizer`, and suspect the GPU only if it repeats on this GPU alone".to_string(),
         ),
-        "CONTACT_SUPPORT" if x.immediate != "IGNORE" => {
+        // RESTART_BM's own line already ends in "contact support".
+        "CONTACT_SUPPORT" if !matches!(x.immediate, "IGNORE" | "RESTART_BM" | "CONTACT_SUPPORT") => {
             Some("If it repeats, contact your hardware vendor with `nvidia-bug-report.sh`".into())
         }
         "INVESTIGATE_SW" => Some(

@@ -65,13 +65,17 @@ fn check_lost(c: &Ctx) -> Option<Verdict> {
             "The GPU fell off the bus (Xid 79), was reset, or its driver state is broken".into()
         }
     };
-    let mut actions: Vec<String> = code
-        .map(|code| crate::xid::actions(code, c.dev.info.index))
-        .unwrap_or_default();
-    actions.extend([
-        "Look for Xid errors: `sudo dmesg | grep -i xid`".into(),
-        format!("`nvidia-smi -q -d PERFORMANCE,ECC` and, with the jobs stopped, `nvidia-smi -r -i {}` or a reboot", c.dev.info.index),
-    ]);
+    // With the Xid known, NVIDIA's catalog says what to do (and the XID finding beside this
+    // one points here rather than saying it again); without one, where to look.
+    let actions = code.map_or_else(
+        || {
+            vec![
+                "Look for Xid errors: `sudo dmesg | grep -i xid`".into(),
+                format!("`nvidia-smi -q -d PERFORMANCE,ECC` and, with the jobs stopped, `nvidia-smi -r -i {}` or a reboot", c.dev.info.index),
+            ]
+        },
+        |code| crate::xid::actions(code, c.dev.info.index),
+    );
     Some(Verdict {
         evidence,
         causes: vec![cause],

@@ -5,7 +5,7 @@ use super::super::{ms, Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use super::{pids, ERROR_AT_S};
 use crate::history::EventCount;
 use crate::model::demo::{troubled, Demo, Trouble, CLEAN};
-use crate::model::EventKind;
+use crate::model::{DeviceStatus, EventKind};
 use crate::text::{clock, span_words};
 use crate::xid::{self, Need};
 
@@ -99,10 +99,17 @@ fn check_xid(c: &Ctx) -> Option<Verdict> {
         return Some(Verdict::held(Some(severity)));
     }
     let events: Vec<&EventCount> = xids().collect();
-    let mut actions = code.map_or_else(
-        || vec!["Read the driver's line: `sudo dmesg | grep -i xid`".to_string()],
-        |code| xid::actions(code, device),
-    );
+    let mut actions = if matches!(c.dev.status, DeviceStatus::Lost { .. }) {
+        // The LOST finding on this GPU says what to do, from the same Xid: not twice.
+        vec![format!(
+            "NVML lost GPU {device} after this Xid: what to do is under its LOST finding"
+        )]
+    } else {
+        code.map_or_else(
+            || vec!["Read the driver's line: `sudo dmesg | grep -i xid`".to_string()],
+            |code| xid::actions(code, device),
+        )
+    };
     actions.push(format!(
         "The driver's own lines for this GPU: `sudo dmesg -T | grep -i 'xid.*{}'`",
         c.dev
