@@ -99,25 +99,7 @@ fn check_xid(c: &Ctx) -> Option<Verdict> {
         return Some(Verdict::held(Some(severity)));
     }
     let events: Vec<&EventCount> = xids().collect();
-    let mut actions = if matches!(c.dev.status, DeviceStatus::Lost { .. }) {
-        // The LOST finding on this GPU says what to do, from the same Xid: not twice.
-        vec![format!(
-            "NVML lost GPU {device} after this Xid: what to do is under its LOST finding"
-        )]
-    } else {
-        code.map_or_else(
-            || vec!["Read the driver's line: `sudo dmesg | grep -i xid`".to_string()],
-            |code| xid::actions(code, device),
-        )
-    };
-    actions.push(format!(
-        "The driver's own lines for this GPU: `sudo dmesg -T | grep -i 'xid.*{}'`",
-        c.dev
-            .info
-            .pci_bus_id
-            .to_lowercase()
-            .trim_start_matches("0000")
-    ));
+    let actions = actions_for(c, code);
     let causes = code
         .and_then(xid::lookup)
         .map(|x| {
@@ -144,6 +126,31 @@ fn check_xid(c: &Ctx) -> Option<Verdict> {
         }),
         ..Verdict::default()
     })
+}
+
+/// What to do: NVIDIA's action for `code`, then where the driver's own lines are. On a GPU
+/// NVML lost, the LOST finding beside this one says what to do, from the same Xid: not twice.
+fn actions_for(c: &Ctx, code: Option<u64>) -> Vec<String> {
+    let device = c.dev.info.index;
+    let mut actions = if matches!(c.dev.status, DeviceStatus::Lost { .. }) {
+        vec![format!(
+            "NVML lost GPU {device} after this Xid: what to do is under its LOST finding"
+        )]
+    } else {
+        code.map_or_else(
+            || vec!["Read the driver's line: `sudo dmesg | grep -i xid`".to_string()],
+            |code| xid::actions(code, device),
+        )
+    };
+    actions.push(format!(
+        "The driver's own lines for this GPU: `sudo dmesg -T | grep -i 'xid.*{}'`",
+        c.dev
+            .info
+            .pci_bus_id
+            .to_lowercase()
+            .trim_start_matches("0000")
+    ));
+    actions
 }
 
 /// What NVIDIA's immediate action means for the user, in a few words.
