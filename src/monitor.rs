@@ -268,7 +268,8 @@ impl Headless {
             }
             each(&taken, store)
         };
-        let ran = crate::pacer::drive_controlled(sampler, plan, &control, sink, || {})?;
+        let ran = crate::pacer::drive_controlled(sampler, plan, &control, sink, |_| {})?;
+        store.note_cut(sampler.source().cut_short());
         if *judge {
             store.settle();
         }

@@ -228,6 +228,51 @@ fn record_into_a_folder_or_an_unwritable_place_says_what_to_do() {
     );
 }
 
+/// A recording whose last line is torn (the recorder killed mid-write) is judged up to it,
+/// and the report says it is cut short: "record longer" would send the user the wrong way.
+#[test]
+fn a_recording_cut_mid_write_is_judged_and_said_cut_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("cut.jsonl");
+    let f = file.to_str().unwrap();
+    assert_eq!(
+        gpuwatch(&["record", "--demo=healthy", "-o", f, "--duration", "3s"]).0,
+        0
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines = text.lines().count();
+    std::fs::write(&file, &text[..text.len() - 30]).unwrap();
+    let (code, out, err) = gpuwatch(&["diagnose", "--replay", f]);
+    assert_eq!(code, 3, "not judged in full, no error: {out}{err}");
+    assert!(
+        out.lines().nth(1).unwrap().starts_with(&format!(
+            "note: the recording is cut short: line {lines} torn mid-write"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("the recording is cut short (see the note above)"),
+        "{out}"
+    );
+    assert!(!out.contains("record longer"), "{out}");
+    let (_, json, _) = gpuwatch(&["diagnose", "--replay", f, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(
+        v["cut"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("line {lines} torn")),
+        "{json}"
+    );
+    // A whole recording has no `cut` and says to record longer.
+    std::fs::write(&file, &text).unwrap();
+    let (_, json, _) = gpuwatch(&["diagnose", "--replay", f, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(v.get("cut").is_none(), "{json}");
+    let (_, out, _) = gpuwatch(&["diagnose", "--replay", f]);
+    assert!(out.contains("record longer"), "{out}");
+}
+
 #[test]
 fn corrupt_recording_is_an_error_naming_the_line() {
     let dir = tempfile::tempdir().unwrap();

@@ -226,6 +226,30 @@ fn truncated_last_line_is_accepted() {
         "the half-written last tick is dropped, the rest kept"
     );
     assert_eq!(got[..], ticks[..ticks.len() - 1]);
+    // And says so: where it was cut (until 2026-12-05 the replay ended quietly).
+    let lines = text.lines().count();
+    let mut src = ReplaySource::from_reader(
+        std::io::Cursor::new(cut.to_string()),
+        Path::new("rec.jsonl"),
+        f64::INFINITY,
+    )
+    .unwrap();
+    assert_eq!(src.cut_short(), None, "nothing is known cut before the end");
+    src.read_all().unwrap();
+    let said = src.cut_short().expect("a torn tail is said");
+    assert!(
+        said.starts_with(&format!("line {lines} torn mid-write")),
+        "{said}"
+    );
+    // A whole recording is not cut.
+    let mut whole = ReplaySource::from_reader(
+        std::io::Cursor::new(text.clone()),
+        Path::new("rec.jsonl"),
+        f64::INFINITY,
+    )
+    .unwrap();
+    whole.read_all().unwrap();
+    assert_eq!(whole.cut_short(), None);
 }
 
 #[test]
@@ -424,6 +448,10 @@ fn a_gzip_recording_cut_short_plays_up_to_the_torn_tail() {
         "{}",
         got.len()
     );
+    let mut src = ReplaySource::open(&path, f64::INFINITY).unwrap();
+    src.read_all().unwrap();
+    let said = src.cut_short().expect("a short gzip stream is said");
+    assert!(said.starts_with("gzip stream short after line "), "{said}");
     assert_eq!(got[..], ticks[..got.len()]);
 }
 

@@ -257,7 +257,7 @@ pub fn drive(
         playback: None,
         clock: &SystemClock,
     };
-    drive_controlled(sampler, plan, &control, sink, || {})
+    drive_controlled(sampler, plan, &control, sink, |_| {})
 }
 
 /// What steers a run from outside: the stop flag, a replay's pause and seeks, and the clock its
@@ -277,7 +277,7 @@ pub fn drive_controlled(
     plan: &Plan,
     control: &Control,
     mut sink: impl FnMut(Taken) -> Result<()>,
-    mut at_end: impl FnMut(),
+    mut at_end: impl FnMut(Option<String>),
 ) -> Result<Ran> {
     let Control {
         stop,
@@ -313,7 +313,7 @@ pub fn drive_controlled(
             ran.ended = true;
             fast_to = None;
             let Some(pb) = playback else { break };
-            at_end();
+            at_end(sampler.source().cut_short());
             // The seek that ends the wait is handled where every seek is, at the loop's top.
             let Some(target) = pb.wait_for_seek(stop, clock) else {
                 break;
@@ -435,9 +435,9 @@ pub fn spawn_with_clock(
                     wake_now();
                     Ok(())
                 },
-                || {
+                |cut| {
                     if let Ok(mut s) = store.lock() {
-                        s.end();
+                        s.end(cut);
                     }
                     wake_now();
                 },
@@ -445,7 +445,7 @@ pub fn spawn_with_clock(
             if let Ok(mut s) = store.lock() {
                 match ran {
                     // A replay's end was taken in where it came (`at_end`), once.
-                    Ok(r) if r.ended && !replay => s.end(),
+                    Ok(r) if r.ended && !replay => s.end(sampler.source().cut_short()),
                     Ok(_) => {}
                     Err(e) => s.fail(format!("{e:#}")),
                 }
@@ -530,7 +530,7 @@ mod tests {
                 &plan(pace),
                 &control,
                 |_| Ok(()),
-                || {},
+                |_| {},
             )
             .unwrap();
             (ran.ticks, ran.seconds(), clock.elapsed())

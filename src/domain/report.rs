@@ -25,6 +25,9 @@ pub struct Diagnosis<'a> {
     /// (which a replay does not take).
     #[serde(skip)]
     pub replay: bool,
+    /// A recording that ended because it is cut off (its last line torn mid-write): where.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut: Option<String>,
     /// The newest Python stack burst of each process read (by the rules during the run, from
     /// the recording, or at the end with `--stacks`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -192,6 +195,12 @@ fn diagnosis_text_raw(d: &Diagnosis, history: &History) -> String {
         d.samples,
         d.source
     );
+    if let Some(cut) = &d.cut {
+        let _ = writeln!(
+            out,
+            "note: the recording is cut short: {cut}; what came before it is judged"
+        );
+    }
     for dev in &history.devices {
         let i = dev.info.index;
         let mem = dev.info.memory_total_bytes.map_or(String::new(), |b| {
@@ -233,7 +242,9 @@ fn diagnosis_text_raw(d: &Diagnosis, history: &History) -> String {
         }
         match (mine.is_empty() && waiting.is_empty(), pending) {
             (true, Some(j)) => {
-                let advice = if d.replay {
+                let advice = if d.cut.is_some() {
+                    "the recording is cut short (see the note above)"
+                } else if d.replay {
                     "the recording ends too soon: record longer"
                 } else {
                     "run longer (`--for`)"

@@ -64,6 +64,8 @@ pub struct Store {
     evaluated_ms: Option<u64>,
     /// For a replay: where it is.
     position: Option<Position>,
+    /// A recording that ended cut off: where and why (`Source::cut_short`).
+    cut: Option<String>,
     /// Where the rules say which processes' stacks they want (live sources), and a buffer.
     stacks: Option<Arc<dyn Wants>>,
     wants: Vec<(u32, bool)>,
@@ -97,6 +99,7 @@ impl Store {
             outcome: Outcome::Running,
             evaluated_ms: None,
             position: None,
+            cut: None,
             stacks: None,
             wants: Vec::new(),
         })
@@ -160,10 +163,17 @@ impl Store {
         }
     }
 
-    /// The source has no more ticks: judge the last of them and say so.
-    pub fn end(&mut self) {
+    /// The source has no more ticks: judge the last of them and say so, and, for a recording
+    /// cut off, where it was cut (`cut`).
+    pub fn end(&mut self, cut: Option<String>) {
         self.settle();
         self.outcome = Outcome::Ended;
+        self.cut = cut;
+    }
+
+    /// A recording whose end came early because it is cut off (a torn last line): where.
+    pub fn note_cut(&mut self, cut: Option<String>) {
+        self.cut = cut;
     }
 
     /// A replay went back: forget what was seen and judged, and play again from its start.
@@ -172,6 +182,7 @@ impl Store {
         self.engine = Engine::new(self.engine.thresholds.clone());
         self.evaluated_ms = None;
         self.outcome = Outcome::Running;
+        self.cut = None;
     }
 
     /// Where a replay is (set by the pacer with each tick of a replay).
@@ -255,6 +266,11 @@ impl Store {
     #[must_use]
     pub fn ended(&self) -> bool {
         self.outcome == Outcome::Ended
+    }
+    /// A recording cut off before its end: where and why (its last line torn mid-write).
+    #[must_use]
+    pub fn cut(&self) -> Option<&str> {
+        self.cut.as_deref()
     }
     /// Where a replay is; `None` for live and simulated GPUs.
     #[must_use]

@@ -109,6 +109,11 @@ pub trait Source: Send {
     fn call_times(&self) -> Option<CallTimes> {
         None
     }
+    /// A recording that ended because it is cut off (its last line torn mid-write, its gzip
+    /// stream short): where and why, for the user to know its end is not where it stopped.
+    fn cut_short(&self) -> Option<String> {
+        None
+    }
     /// A short description for headers ("NVML", "demo: mixed", "replay: FILE").
     fn label(&self) -> String;
 }

@@ -1,8 +1,8 @@
 //! Recordings played back: at their recorded pace, faster, or as fast as possible.
 //!
 //! Unknown fields are ignored (newer writers may add some); a truncated last line, as a
-//! recorder killed mid-write leaves, ends the replay quietly; any other bad line is an error
-//! naming the file and the line number.
+//! recorder killed mid-write leaves, ends the replay, which then says where it was cut
+//! (`Source::cut_short`); any other bad line is an error naming the file and the line number.
 
 mod read;
 mod snapshot;
@@ -72,6 +72,8 @@ pub struct ReplaySource {
     rewindable: bool,
     /// A snapshot (played at once to its last moment), not a recording.
     snapshot: bool,
+    /// The recording ended cut off: what `cut_short` says.
+    cut: Option<String>,
 }
 
 /// The most GPUs a recording may list, and processes a GPU may have in one tick: far above
@@ -253,6 +255,7 @@ impl ReplaySource {
             end_ms: None,
             rewindable: false,
             snapshot: false,
+            cut: None,
         })
     }
 
@@ -281,6 +284,7 @@ impl ReplaySource {
             speed,
             rewindable: false,
             snapshot: true,
+            cut: None,
         }
     }
 
@@ -317,7 +321,12 @@ impl ReplaySource {
                 Err(ReplayError::Read { source, .. })
                     if source.kind() == std::io::ErrorKind::UnexpectedEof =>
                 {
-                    return Ok(false)
+                    self.cut = Some(format!(
+                        "gzip stream short after line {} (a recorder stopped while compressing, \
+                         or a partial copy)",
+                        self.line_no
+                    ));
+                    return Ok(false);
                 }
                 Err(e) => return Err(e),
             };
@@ -332,7 +341,14 @@ impl ReplaySource {
             return match serde_json::from_str::<Tick>(&self.buf) {
                 Ok(t) => self.accept(t, tick).map(|()| true),
                 // A last line without its newline is a recorder killed mid-write.
-                Err(_) if !complete => Ok(false),
+                Err(_) if !complete => {
+                    self.cut = Some(format!(
+                        "line {} torn mid-write (a recorder stopped while writing, or a partial \
+                         copy)",
+                        self.line_no
+                    ));
+                    Ok(false)
+                }
                 Err(e) => Err(ReplayError::Corrupt {
                     path: self.path.clone(),
                     line: self.line_no,
@@ -446,6 +462,9 @@ impl Source for ReplaySource {
     }
     fn end_ms(&self) -> Option<u64> {
         self.end_ms
+    }
+    fn cut_short(&self) -> Option<String> {
+        self.cut.clone()
     }
     fn label(&self) -> String {
         format!("replay: {}", self.path.display())

@@ -142,6 +142,7 @@ pub fn diagnose(
         findings,
         judging: found.pending().cloned().collect(),
         replay: view.is_replay(),
+        cut: view.cut().map(str::to_string),
         stacks: bursts,
         show_stacks: stacks,
     };

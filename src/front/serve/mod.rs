@@ -238,6 +238,7 @@ pub fn findings_json(view: &Store) -> String {
         findings,
         judging: found.pending().cloned().collect(),
         replay: view.is_replay(),
+        cut: view.cut().map(str::to_string),
         stacks: view.history().stacks.clone(),
         show_stacks: false,
     };

@@ -246,6 +246,13 @@ fn write_status(text: &mut String, width: usize, state: &AppState, store: &Store
     };
     if let Some(pos) = store.position() {
         position_bar(text, pos, store, state.paused, width);
+        // A recording cut off ends early: say where, in the keys' place (`?` still lists them).
+        if let Some(cut) = store.cut().filter(|_| store.ended()) {
+            text.push_str(" · cut: ");
+            let room = width.saturating_sub(text.chars().count());
+            text.push_str(&crate::text::clip(cut, room));
+            return;
+        }
         text.push_str(" · ");
         let room = width.saturating_sub(text.chars().count());
         help::write_footer(text, room, ctx);
