@@ -270,7 +270,7 @@ fn a_frame_of_64_gpus_allocates_nothing() {
         let (allocs, _, screen) = drawn_on(64, &[], 40, size);
         eprintln!("64 GPUs at {size:?}: {allocs} allocations in 40 frames");
         assert!(
-            screen.contains("GPUs (64) · findings on GPU"),
+            screen.contains("GPUs (64) · ◀ culprit GPU 6 14") && screen.contains("findings on GPU"),
             "not the 64 GPUs' band:{screen}"
         );
         // Measured 0 (2026-12-04); 33 a frame before the band left `format!` and `Paragraph`.

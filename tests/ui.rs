@@ -697,6 +697,24 @@ fn the_status_line_says_whether_sampling_or_a_replay_stopped() {
     replay.fail("rec.jsonl:51: corrupt tick".into());
     let screen = text(&draw(&mut AppState::new(true), &replay, 80, 24));
     assert!(screen.contains("replay stopped: rec.jsonl:51"), "{screen}");
+    // A recording that ends because its last line is torn says so where the keys were.
+    let mut cut = observed_h200(30);
+    let first_ms = cut.history().devices[0].samples.get(0).unwrap().t_ms;
+    cut.set_position(gpuwatch::store::Position {
+        first_ms,
+        end_ms: cut.history().latest_ms(),
+        can_rewind: true,
+    });
+    cut.end(Some(
+        "line 290 torn mid-write (a recorder stopped while writing)".into(),
+    ));
+    let screen = text(&draw(&mut AppState::new(true), &cut, 80, 24));
+    let status = screen.lines().last().unwrap();
+    assert!(status.starts_with("■ end"), "{screen}");
+    assert!(
+        status.contains("· cut: line 290 torn mid-write"),
+        "{status}"
+    );
     let mut live = observed_sim(Scenario::Healthy, 1, 5);
     live.fail("NVML stopped answering".into());
     let screen = text(&draw(&mut AppState::new(true), &live, 80, 24));
@@ -858,8 +876,22 @@ fn gpu_on_screen(screen: &str, d: u32) -> bool {
     })
 }
 
+/// The band over a table that does not fit, when it left GPUs out ("findings on GPU 2-5 …"):
+/// they are there by scrolling.
+fn band_left_some_out(screen: &str) -> bool {
+    screen
+        .lines()
+        .find(|l| l.contains("findings on GPU "))
+        .is_some_and(|l| {
+            l.trim_end()
+                .trim_end_matches(['─', '┐', '│'])
+                .ends_with('…')
+        })
+}
+
 /// The screens people have, for the demos: every GPU with a finding is on screen at every
-/// size, and at 80×24 each of the mixed demo's 8 GPUs has its row.
+/// size (at 80 and 100 columns, 64 GPUs' band may end in "…" after the GPUs a hang waits
+/// for, which come first), and at 80×24 each of the mixed demo's 8 GPUs has its row.
 #[test]
 fn every_flagged_gpu_is_on_screen_at_every_size() {
     for (sc, gpus, name) in [
@@ -873,10 +905,23 @@ fn every_flagged_gpu_is_on_screen_at_every_size() {
         for (w, h) in SIZES {
             let mut st = AppState::new(true);
             let screen = text(&draw(&mut st, &obs, w, h));
+            let narrow = w < 120 && band_left_some_out(&screen);
             for d in &flagged {
                 assert!(
-                    gpu_on_screen(&screen, *d),
+                    gpu_on_screen(&screen, *d) || narrow,
                     "{name} {w}×{h}: GPU {d} hidden\n{screen}"
+                );
+            }
+            // The GPU a hang waits for is named first, where the table cannot show every row.
+            let culprits = obs
+                .findings()
+                .active()
+                .iter()
+                .filter_map(|f| f.culprit.as_ref());
+            if let (Some(c), true) = (culprits.map(|c| c.device).min(), gpus > 16) {
+                assert!(
+                    screen.contains(&format!("· ◀ culprit GPU {c} ")),
+                    "{name} {w}×{h}: culprit GPU {c} not named\n{screen}"
                 );
             }
             if gpus <= 8 {

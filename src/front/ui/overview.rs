@@ -112,12 +112,14 @@ fn bordered(
     } else {
         theme.border()
     };
-    super::pen::with_strings(|[text, list]| {
+    super::pen::with_strings(|[text, culprits, list]| {
         let title: super::border::Title = if fits {
             let _ = write!(text, " GPUs ({n}) ");
             Span::styled(text.as_str(), theme.title()).into()
         } else {
-            let band = band(store, (n, focused), theme, [text, list]);
+            // The title runs between the corners.
+            let width = usize::from(area.width.saturating_sub(2));
+            let band = band(store, (n, focused, width), theme, [text, culprits, list]);
             super::border::Title::Pieces(band, ratatui::layout::Alignment::Left)
         };
         super::border::Border::new(title, border).render(area, frame.buffer_mut());
@@ -156,54 +158,101 @@ fn band_row(
     (store, n, focused): (&Store, usize, bool),
     theme: &Theme,
 ) {
-    super::pen::with_strings(|[head, list]| {
-        let band = band(store, (n, focused), theme, [head, list]);
+    super::pen::with_strings(|[head, culprits, list]| {
+        let width = usize::from(row.width);
+        let band = band(store, (n, focused, width), theme, [head, culprits, list]);
         super::pen::put_spans(frame.buffer_mut(), row, band.as_slice());
     });
 }
 
-/// "GPUs (64) · findings on 3 17 42 · ↑↓ scrolls": the line over a table that does not fit,
-/// its words written into `head` and `list` (kept from frame to frame).
+/// "GPUs (64) · ◀ culprit GPU 6 · findings on GPU 2-5 · ↑↓ or 0-9 to scroll": the line over
+/// a table that does not fit, in `width` columns, its words written into `head`, `culprits`
+/// and `list` (kept from frame to frame). The GPUs a hang waits for come first, then those
+/// with findings, each list cut at a whole number with "…"; the keys only where they fit.
 fn band<'a>(
     store: &Store,
-    (n, focused): (usize, bool),
+    (n, focused, width): (usize, bool, usize),
     theme: &Theme,
-    [head, list]: [&'a mut String; 2],
+    [head, culprits, list]: [&'a mut String; 3],
 ) -> super::border::Pieces<'a> {
+    const KEYS: &str = " · ↑↓ or 0-9 to scroll ";
     let style = if focused {
         theme.title()
     } else {
         theme.label()
     };
     let _ = write!(head, "GPUs ({n}) · ");
-    let mut spans = super::border::Pieces::default();
-    spans.push(Span::styled(head.as_str(), style));
+    let active = store.findings().active();
+    let mut room = width.saturating_sub(head.chars().count());
     FLAGGED.with_borrow_mut(|flagged| {
-        flagged.clear();
-        flagged.extend(store.findings().active().iter().map(|f| f.device));
-        flagged.sort_unstable();
-        flagged.dedup();
+        gpus_into(
+            flagged,
+            active
+                .iter()
+                .filter_map(|f| f.culprit.as_ref())
+                .map(|c| c.device),
+        );
+        if !flagged.is_empty() {
+            // Half the room at most while findings follow, so both are seen.
+            let share = if active.is_empty() { room } else { room / 2 };
+            culprits.push_str("◀ culprit GPU ");
+            write_ranges_within(culprits, flagged, share.saturating_sub(17));
+            culprits.push_str(" · ");
+            room = room.saturating_sub(culprits.chars().count());
+        }
+        gpus_into(flagged, active.iter().map(|f| f.device));
         if !flagged.is_empty() {
             list.push_str("findings on GPU ");
-            write_ranges(list, flagged);
+            write_ranges_within(list, flagged, room.saturating_sub(16));
         }
     });
-    if list.is_empty() {
-        spans.push(Span::styled("no findings", theme.dim()));
-    } else {
-        let worst = store.findings().active().iter().map(|f| f.severity).max();
-        spans.push(Span::styled(
-            list.as_str(),
-            worst.map_or(theme.label(), |s| theme.severity(s)),
-        ));
+    let mut spans = super::border::Pieces::default();
+    spans.push(Span::styled(head.as_str(), style));
+    let worst = active.iter().map(|f| f.severity).max();
+    let flagged_style = worst.map_or(theme.label(), |s| theme.severity(s));
+    if !culprits.is_empty() {
+        spans.push(Span::styled(culprits.as_str(), flagged_style));
     }
-    spans.push(Span::styled(" · ↑↓ or 0-9 to scroll ", theme.dim()));
+    let used = if list.is_empty() {
+        spans.push(Span::styled("no findings", theme.dim()));
+        "no findings".len()
+    } else {
+        spans.push(Span::styled(list.as_str(), flagged_style));
+        list.chars().count()
+    };
+    if used + KEYS.chars().count() <= room {
+        spans.push(Span::styled(KEYS, theme.dim()));
+    }
     spans
+}
+
+/// `gpus`, sorted and each once, into `out`.
+fn gpus_into(out: &mut Vec<u32>, gpus: impl Iterator<Item = u32>) {
+    out.clear();
+    out.extend(gpus);
+    out.sort_unstable();
+    out.dedup();
 }
 
 thread_local! {
     /// The GPUs with findings, kept from frame to frame.
     static FLAGGED: std::cell::RefCell<Vec<u32>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// As `write_ranges`, within `room` characters: the ranges that fit whole, then "…" where
+/// some are left out.
+fn write_ranges_within(out: &mut String, sorted: &[u32], room: usize) {
+    let start = out.len();
+    write_ranges(out, sorted);
+    if out.len() - start <= room {
+        return;
+    }
+    // Back to the last whole range that leaves room for " …" (the text is ASCII).
+    let keep = out[start..start + room.saturating_sub(1).min(out.len() - start)]
+        .rfind(' ')
+        .unwrap_or(0);
+    out.truncate(start + keep);
+    out.push_str(if keep == 0 { "…" } else { " …" });
 }
 
 /// "2-5 10 12-13": sorted GPU numbers, runs written as ranges so 64 GPUs fit on a line, onto
