@@ -177,7 +177,11 @@ fn process_view_80x24_and_160x48() {
     let mut st = AppState::new(true);
     keys(&mut st, &obs, &[Key::Tab, Key::Tab, Key::Enter]);
     assert!(matches!(st.view, View::Process { .. }));
-    insta::assert_snapshot!("process_view_80x24", text(&draw(&mut st, &obs, 80, 24)));
+    // The header whole at 80×24: its energy line wraps onto a row of its own rather than
+    // being cut for the lower panes (it lost its job's "kJ, 3 ranks" until 2026-12-05).
+    let small = text(&draw(&mut st, &obs, 80, 24));
+    assert!(small.contains("│  kJ, 3 ranks "), "{small}");
+    insta::assert_snapshot!("process_view_80x24", small);
     insta::assert_snapshot!("process_view_160x48", text(&draw(&mut st, &obs, 160, 48)));
 }
 
@@ -576,14 +580,34 @@ fn signal_prompt_asks_first_and_offers_term_int_kill() {
     let mut demo = AppState::new(true);
     let obs = observed_sim(Scenario::Healthy, 1, 5);
     keys(&mut demo, &obs, &[Key::Tab, Key::Tab, Key::Char('K')]);
-    assert!(
-        demo.kill.is_none()
-            && demo
-                .status
-                .as_deref()
-                .unwrap()
-                .contains("not a process of this machine")
+    assert!(demo.kill.is_none());
+    assert_eq!(
+        demo.status.as_deref(),
+        Some("no signal sent: pid 10000 is not this machine's (demo: healthy)")
     );
+    // A replay is named by its file alone, so that the refusal fits 80 columns whole (a long
+    // path was cut in the middle of "machine").
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200/phases.jsonl.gz");
+    let mut src = ReplaySource::open(&path, f64::INFINITY).unwrap();
+    let ticks = src.read_all().unwrap();
+    let mut replay = Store::new(
+        &src,
+        std::time::Duration::from_secs(900),
+        Thresholds::default(),
+    )
+    .unwrap();
+    for t in &ticks[..120] {
+        replay.absorb(t, gpuwatch::model::SelfCost::default());
+    }
+    assert!(replay.source_label().contains('/'));
+    let mut st = AppState::new(true);
+    keys(&mut st, &replay, &[Key::Tab, Key::Tab, Key::Char('K')]);
+    let said = st.status.clone().unwrap();
+    assert!(said.starts_with("no signal sent: pid "), "{said}");
+    let from = said.split_once("machine's (").unwrap().1;
+    assert!(!from.contains('/'), "{said}");
+    let screen = text(&draw(&mut st, &replay, 80, 24));
+    assert_eq!(screen.lines().last().unwrap().trim_end(), said);
 }
 
 #[test]

@@ -434,9 +434,14 @@ impl AppState {
             return;
         };
         if !store.pids_are_local() {
+            // What was refused first, where it came from last: a status line too narrow
+            // cuts its middle, so the source is named short (a replay by its file's name).
+            let label = store.source_label();
+            let from = label
+                .strip_prefix("replay: ")
+                .map_or(label, |path| path.rsplit('/').next().unwrap_or(path));
             self.status = Some(format!(
-                "pid {pid} is not a process of this machine ({}): no signal sent",
-                store.source_label()
+                "no signal sent: pid {pid} is not this machine's ({from})"
             ));
             return;
         }

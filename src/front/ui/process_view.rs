@@ -356,8 +356,11 @@ fn draw(
     let wrapped =
         super::scroll::wrapped_rows(&docs.head, usize::from(area.width.saturating_sub(2)));
     let side_by_side = area.width >= 120;
-    let lower_rows = lower_rows(area, side_by_side, docs, store, (p, theme));
     let info_rows = (wrapped as u16 + 2).min(area.height / 2);
+    // Who the process is comes whole first (at 80×24 the energy line was cut for the lower
+    // panes' twelfth row); the lower panes take what is left once the curves have their 4.
+    let lower_rows = lower_rows(area, side_by_side, docs, store, (p, theme))
+        .min(area.height.saturating_sub(info_rows + 4));
     let [info, curves, lower] = super::split::vertical(
         [
             Constraint::Length(info_rows),
