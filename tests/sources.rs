@@ -266,6 +266,23 @@ fn corrupt_line_names_file_and_line() {
         err.ends_with("corrupt tick (expected value, at column 26); delete line 4 to read past it"),
         "{err}"
     );
+    // A line cut in half (a copy torn mid-file) inside a string or between values: said cut
+    // short at its own length, not serde's "control character … at column 0" of a next line.
+    let (text, _) = recorded_text(2);
+    let mut lines: Vec<&str> = text.lines().collect();
+    for cut in [lines[3].len() / 2, lines[3].rfind(',').unwrap() + 1] {
+        let half = &text.lines().nth(3).unwrap()[..cut];
+        lines[3] = half;
+        let err = replay_text(&(lines.join("\n") + "\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.ends_with(&format!(
+                "corrupt tick (it ends at column {cut} before its tick does: the line was cut short); delete line 4 to read past it"
+            )),
+            "{err}"
+        );
+    }
 }
 
 #[test]

@@ -352,7 +352,7 @@ impl ReplaySource {
                 Err(e) => Err(ReplayError::Corrupt {
                     path: self.path.clone(),
                     line: self.line_no,
-                    reason: one_line_reason(&e),
+                    reason: one_line_reason(&e, &self.buf),
                 }),
             };
         }

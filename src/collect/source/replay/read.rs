@@ -10,7 +10,14 @@ use crate::format::record::{Header, FORMAT, VERSION};
 
 /// serde's reason for a tick's line, its position said as a column: a tick is one line, so
 /// serde's "line 1" is the file's line the error names already.
-pub(super) fn one_line_reason(e: &serde_json::Error) -> String {
+pub(super) fn one_line_reason(e: &serde_json::Error, line: &str) -> String {
+    // Past the line's own end (its newline read as part of a string, or the text run out): the
+    // line was cut short, which serde words as "control character … at column 0" of a next
+    // line, or "EOF while parsing".
+    if e.is_eof() || e.line() > 1 {
+        let len = line.trim_end_matches(['\n', '\r']).chars().count();
+        return format!("it ends at column {len} before its tick does: the line was cut short");
+    }
     let text = e.to_string();
     let suffix = format!(" at line {} column {}", e.line(), e.column());
     match text.strip_suffix(&suffix) {
