@@ -273,6 +273,31 @@ fn a_recording_cut_mid_write_is_judged_and_said_cut_short() {
     assert!(out.contains("record longer"), "{out}");
 }
 
+/// A fleet's hang names its fifty waiting ranks as runs, not one by one (ten wrapped rows in
+/// the findings pane until 2026-12-05), on the real binary.
+#[test]
+fn a_fleets_waiting_ranks_are_named_as_runs() {
+    let (code, out, err) = gpuwatch(&[
+        "diagnose",
+        "--demo",
+        "fleet:1/4",
+        "--gpus",
+        "64",
+        "--for",
+        "60s",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    let line = out
+        .lines()
+        .find(|l| l.contains("where the ranks are"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        line.contains("ranks 64-113 (50 processes, pids 11000 … 11490, GPUs 0-49)"),
+        "{line}"
+    );
+    assert!(line.chars().count() < 250, "{line}");
+}
+
 #[test]
 fn corrupt_recording_is_an_error_naming_the_line() {
     let dir = tempfile::tempdir().unwrap();

@@ -88,10 +88,14 @@ pub(super) fn where_ranks_are(ranks: &[Rank]) -> Option<String> {
     Some(format!("{lead}: {}", parts.join("; ")))
 }
 
-/// "rank 2 (pid 1169, GPU 0)", "ranks 0, 1 (pids 1168, 1167, GPU 0)", "pids 7, 8 (GPUs 0, 1)".
+/// "rank 2 (pid 1169, GPU 0)", "ranks 0, 1 (pids 1168, 1167, GPU 0)", "pids 7, 8 (GPUs 0, 1)";
+/// past `LISTED` members, as runs: "ranks 64-113 (50 processes, pids 11000 … 11490, GPUs 0-49)".
 fn ranks_named(members: &[&Rank]) -> String {
     if let [one] = members {
         return one.name();
+    }
+    if members.len() > LISTED {
+        return many_named(members);
     }
     let list = |f: &dyn Fn(&Rank) -> String| {
         let mut v: Vec<String> = members.iter().map(|r| f(r)).collect();
@@ -113,6 +117,64 @@ fn ranks_named(members: &[&Rank]) -> String {
         Some(ranks) => format!("ranks {} (pids {pids}, {gpus})", ranks.join(", ")),
         None => format!("pids {pids} ({gpus})"),
     }
+}
+
+/// Members named one by one up to this many: a fleet's fifty ranks listed so took ten rows.
+const LISTED: usize = 4;
+
+/// Many ranks in one place, as runs of numbers rather than every one.
+fn many_named(members: &[&Rank]) -> String {
+    let sorted = |f: &dyn Fn(&Rank) -> Option<u32>| -> Option<Vec<u32>> {
+        let mut v: Option<Vec<u32>> = members.iter().map(|r| f(r)).collect();
+        if let Some(v) = v.as_mut() {
+            v.sort_unstable();
+            v.dedup();
+        }
+        v
+    };
+    let pids = sorted(&|r| Some(r.process.pid)).unwrap_or_default();
+    let (first, last) = (pids[0], pids[pids.len() - 1]);
+    let gpus = sorted(&|r| Some(r.device)).unwrap_or_default();
+    let gpus = if gpus.iter().all(|&d| d < crate::model::MIG_INDEX_BASE) {
+        runs(&gpus)
+    } else {
+        let labels: Vec<String> = gpus
+            .iter()
+            .map(|&d| crate::model::gpu_label(d).to_string())
+            .collect();
+        labels.join(", ")
+    };
+    let what = format!(
+        "{} processes, pids {first} … {last}, GPUs {gpus}",
+        members.len()
+    );
+    match sorted(&|r| r.rank()) {
+        Some(ranks) => format!("ranks {} ({what})", runs(&ranks)),
+        None => what,
+    }
+}
+
+/// "0-3, 5, 7-9": sorted numbers, each run of consecutive ones as its ends.
+fn runs(sorted: &[u32]) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let mut j = i;
+        while j + 1 < sorted.len() && sorted[j + 1] == sorted[j] + 1 {
+            j += 1;
+        }
+        if !out.is_empty() {
+            out.push_str(", ");
+        }
+        let _ = if j == i {
+            write!(out, "{}", sorted[i])
+        } else {
+            write!(out, "{}-{}", sorted[i], sorted[j])
+        };
+        i = j + 1;
+    }
+    out
 }
 
 /// The one rank not in the collective that the other ranks wait in, from their stacks.
@@ -340,5 +402,15 @@ impl<'a> JobIndex<'a> {
             }
             None => family(&self.parents, &self.pids),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn runs_write_consecutive_numbers_as_their_ends() {
+        assert_eq!(super::runs(&[0, 1, 2, 3, 5, 7, 8, 9]), "0-3, 5, 7-9");
+        assert_eq!(super::runs(&[4]), "4");
+        assert_eq!(super::runs(&[]), "");
     }
 }
