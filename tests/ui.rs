@@ -1186,3 +1186,37 @@ fn a_replays_processes_without_host_side_are_explained_as_recorded_so() {
     );
     assert!(!screen.contains("--pid=host"), "{screen}");
 }
+
+/// A message leaves the status line 10 s of sample time after it was first drawn, giving the
+/// line back to the keys; a message a key replaced is timed afresh. (Until 2026-12-05 the
+/// refusal of `K` stayed over the keys until the next key, for minutes.)
+#[test]
+fn a_status_message_gives_the_line_back_after_ten_seconds_of_samples() {
+    let early = observed_sim(Scenario::Healthy, 1, 5);
+    let late = observed_sim(Scenario::Healthy, 1, 16);
+    let mut st = AppState::new(true);
+    let frame = |st: &mut AppState, store: &Store| {
+        let screen = text(&draw(st, store, 80, 24));
+        st.update(Action::Drawn(st.hits), store);
+        screen.lines().last().unwrap().trim_end().to_string()
+    };
+    keys(&mut st, &early, &[Key::Char('K')]);
+    let said = st.status.clone().unwrap();
+    assert_eq!(frame(&mut st, &early), said);
+    assert_eq!(
+        frame(&mut st, &early),
+        said,
+        "kept while sample time stands"
+    );
+    // 11 s of samples later: drawn once more, then the keys' line is back.
+    assert_eq!(frame(&mut st, &late), said);
+    assert!(st.status.is_none());
+    assert!(
+        frame(&mut st, &late).starts_with("? keys"),
+        "the keys' line is back"
+    );
+    // A new message is timed from its own first frame.
+    keys(&mut st, &late, &[Key::Char('K')]);
+    assert_eq!(frame(&mut st, &late), said);
+    assert_eq!(st.status.as_deref(), Some(said.as_str()));
+}

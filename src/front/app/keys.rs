@@ -28,6 +28,7 @@ impl AppState {
             return Effect::None;
         }
         self.status = None;
+        self.status_since_ms = None;
         let typed = self.typed_gpu.take();
         match key {
             Key::Char('q') => Effect::Quit,

@@ -212,6 +212,9 @@ pub struct AppState {
     pub kill: Option<KillPrompt>,
     /// A message for the status line (export results, refused signals…).
     pub status: Option<String>,
+    /// Sample time of the first frame that showed `status`: it gives the line back to the
+    /// keys `STATUS_MS` of sample time later.
+    pub status_since_ms: Option<u64>,
     pub color: bool,
     pub hits: HitAreas,
     /// A seek asked for and not yet on screen: the next seek key moves on from its target, so
@@ -237,6 +240,9 @@ impl PendingSeek {
     }
 }
 
+/// How long a message stays on the status line, in sample time.
+pub const STATUS_MS: u64 = 10_000;
+
 impl AppState {
     #[must_use]
     pub fn new(color: bool) -> Self {
@@ -257,6 +263,7 @@ impl AppState {
             paused: false,
             kill: None,
             status: None,
+            status_since_ms: None,
             color,
             hits: HitAreas::default(),
             pending_seek: None,
@@ -268,6 +275,21 @@ impl AppState {
     #[must_use]
     pub fn window_ms(&self) -> u64 {
         ZOOMS_S.get(self.zoom).map_or(self.history_ms, |s| s * 1000)
+    }
+
+    /// A message leaves the status line once it has been on screen for `STATUS_MS` of sample
+    /// time (a paused replay keeps it), so the keys' line comes back without a key pressed.
+    fn expire_status(&mut self, store: &Store) {
+        let now = store.history().latest_ms();
+        match (&self.status, self.status_since_ms, now) {
+            (None, _, _) => self.status_since_ms = None,
+            (Some(_), None, _) => self.status_since_ms = now,
+            (Some(_), Some(since), Some(now)) if now.saturating_sub(since) >= STATUS_MS => {
+                self.status = None;
+                self.status_since_ms = None;
+            }
+            _ => {}
+        }
     }
 
     /// Applies one input; returns what the loop must do.
@@ -282,10 +304,12 @@ impl AppState {
             Action::ScrollDown => self.move_selection(1, store),
             Action::Drawn(hits) => {
                 self.hits = hits;
+                self.expire_status(store);
                 Effect::None
             }
             Action::Done(told) => {
                 self.status = Some(told);
+                self.status_since_ms = None;
                 Effect::None
             }
         }
