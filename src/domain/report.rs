@@ -229,16 +229,20 @@ fn diagnosis_text_raw(d: &Diagnosis, history: &History) -> String {
             .filter(|f| f.culprit.as_ref().is_some_and(|c| c.device == i))
             .collect();
         if let Some(c) = waiting.first().and_then(|f| f.culprit.as_ref()) {
-            let on: Vec<String> = waiting
-                .iter()
-                .map(|f| crate::model::gpu_label(f.device).to_string())
-                .collect();
-            let _ = writeln!(
-                out,
-                "  ◀ CULPRIT of the hang on GPU {}: {}",
-                on.join(", "),
-                c.text
-            );
+            let mut on: Vec<u32> = waiting.iter().map(|f| f.device).collect();
+            on.sort_unstable();
+            on.dedup();
+            // GPUs as runs ("0-62"); MIG instances ("0:9") one by one.
+            let on = if on.iter().all(|&d| d < crate::model::MIG_INDEX_BASE) {
+                crate::text::runs(&on)
+            } else {
+                let labels: Vec<String> = on
+                    .iter()
+                    .map(|&d| crate::model::gpu_label(d).to_string())
+                    .collect();
+                labels.join(", ")
+            };
+            let _ = writeln!(out, "  ◀ CULPRIT of the hang on GPU {on}: {}", c.text);
         }
         match (mine.is_empty() && waiting.is_empty(), pending) {
             (true, Some(j)) => {

@@ -212,6 +212,29 @@ pub fn push_clip_middle(out: &mut String, s: &str, n: usize) {
     out.extend(s.chars().skip(len - tail));
 }
 
+/// "0-3, 5, 7-9": sorted numbers, each run of consecutive ones as its ends.
+pub fn runs(sorted: &[u32]) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let mut i = 0;
+    while i < sorted.len() {
+        let mut j = i;
+        while j + 1 < sorted.len() && sorted[j + 1] == sorted[j] + 1 {
+            j += 1;
+        }
+        if !out.is_empty() {
+            out.push_str(", ");
+        }
+        let _ = if j == i {
+            write!(out, "{}", sorted[i])
+        } else {
+            write!(out, "{}-{}", sorted[i], sorted[j])
+        };
+        i = j + 1;
+    }
+    out
+}
+
 /// A span of time in little room: "42s", "3m05s" or "1h02m" (the screen).
 #[must_use]
 pub fn span_compact(ms: u64) -> String {
@@ -367,6 +390,13 @@ impl std::fmt::Write for Small {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn runs_write_consecutive_numbers_as_their_ends() {
+        assert_eq!(runs(&[0, 1, 2, 3, 5, 7, 8, 9]), "0-3, 5, 7-9");
+        assert_eq!(runs(&[4]), "4");
+        assert_eq!(runs(&[]), "");
+    }
 
     #[test]
     fn times_and_spans() {

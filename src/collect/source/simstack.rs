@@ -26,10 +26,12 @@ pub fn due(
     interval_ms: u64,
     t_ms: u64,
 ) -> Option<StackBurst> {
-    let at = |k: u64| (FIRST_S + k * EVERY_S) * 1000 + gpu as u64 * 300;
-    let k = elapsed_ms.saturating_sub(FIRST_S * 1000) / (EVERY_S * 1000);
-    let due_at = at(k);
-    if elapsed_ms < due_at || elapsed_ms >= due_at + interval_ms.max(1) {
+    // Within one period: GPU 50 and on, 300 ms apart, would otherwise be due past its end, and
+    // never (the 64-GPU demos read no stacks for GPUs 50-63 until 2026-12-05).
+    let period = EVERY_S * 1000;
+    let offset = (gpu as u64 * 300) % period;
+    let since = elapsed_ms.checked_sub(FIRST_S * 1000 + offset)?;
+    if since % period >= interval_ms.max(1) {
         return None;
     }
     let (class, in_class, frames) = story(scenario)?;

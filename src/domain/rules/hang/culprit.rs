@@ -136,7 +136,7 @@ fn many_named(members: &[&Rank]) -> String {
     let (first, last) = (pids[0], pids[pids.len() - 1]);
     let gpus = sorted(&|r| Some(r.device)).unwrap_or_default();
     let gpus = if gpus.iter().all(|&d| d < crate::model::MIG_INDEX_BASE) {
-        runs(&gpus)
+        crate::text::runs(&gpus)
     } else {
         let labels: Vec<String> = gpus
             .iter()
@@ -149,32 +149,9 @@ fn many_named(members: &[&Rank]) -> String {
         members.len()
     );
     match sorted(&|r| r.rank()) {
-        Some(ranks) => format!("ranks {} ({what})", runs(&ranks)),
+        Some(ranks) => format!("ranks {} ({what})", crate::text::runs(&ranks)),
         None => what,
     }
-}
-
-/// "0-3, 5, 7-9": sorted numbers, each run of consecutive ones as its ends.
-fn runs(sorted: &[u32]) -> String {
-    use std::fmt::Write;
-    let mut out = String::new();
-    let mut i = 0;
-    while i < sorted.len() {
-        let mut j = i;
-        while j + 1 < sorted.len() && sorted[j + 1] == sorted[j] + 1 {
-            j += 1;
-        }
-        if !out.is_empty() {
-            out.push_str(", ");
-        }
-        let _ = if j == i {
-            write!(out, "{}", sorted[i])
-        } else {
-            write!(out, "{}-{}", sorted[i], sorted[j])
-        };
-        i = j + 1;
-    }
-    out
 }
 
 /// The one rank not in the collective that the other ranks wait in, from their stacks.
@@ -207,13 +184,8 @@ pub(super) fn outside_the_collective(c: &Ctx, ranks: &[Rank]) -> Option<Culprit>
     let at = s
         .place()
         .map_or(String::new(), |f| format!(" at {}", stacks::quoted(f)));
-    let others: Vec<String> = waiting
-        .iter()
-        .map(|r| {
-            r.rank()
-                .map_or(format!("pid {}", r.process.pid), |k| k.to_string())
-        })
-        .collect();
+    let others = waiting_named(&waiting);
+    let alone = waiting.len() == 1;
     Some(Culprit {
         device: odd.device,
         pid: odd.process.pid,
@@ -221,18 +193,40 @@ pub(super) fn outside_the_collective(c: &Ctx, ranks: &[Rank]) -> Option<Culprit>
         reason: "stacks".into(),
         at_ms: s.burst.t_ms.min(c.now_ms),
         text: format!(
-            "{} is not in the collective: {}{at}, while {} {} wait{} in it: the one the others wait for",
+            "{} is not in the collective: {}{at}, while {} {} wait{} in it: the one {} for",
             odd.name(),
             s.main.class.words(),
-            match (others.len(), waiting[0].rank().is_some()) {
-                (1, true) => "rank",
+            match (alone, waiting[0].rank().is_some()) {
+                (true, true) => "rank",
                 (_, true) => "ranks",
                 _ => "",
             },
-            others.join(", "),
-            if others.len() > 1 { "" } else { "s" }
+            others,
+            if alone { "s" } else { "" },
+            if alone { "it waits" } else { "the others wait" }
         ),
     })
+}
+
+/// "0, 1, 2", "pid 7, pid 8", or past `LISTED` ranks, runs: "0-62", as where they are says them.
+fn waiting_named(waiting: &[&Rank]) -> String {
+    let ranks: Option<Vec<u32>> = waiting.iter().map(|r| r.rank()).collect();
+    match ranks {
+        Some(mut ranks) if ranks.len() > LISTED => {
+            ranks.sort_unstable();
+            crate::text::runs(&ranks)
+        }
+        _ => {
+            let each: Vec<String> = waiting
+                .iter()
+                .map(|r| {
+                    r.rank()
+                        .map_or(format!("pid {}", r.process.pid), |k| k.to_string())
+                })
+                .collect();
+            each.join(", ")
+        }
+    }
 }
 
 /// True when two processes are ranks of one job: the same launcher job (torchrun, Slurm,
@@ -402,15 +396,5 @@ impl<'a> JobIndex<'a> {
             }
             None => family(&self.parents, &self.pids),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn runs_write_consecutive_numbers_as_their_ends() {
-        assert_eq!(super::runs(&[0, 1, 2, 3, 5, 7, 8, 9]), "0-3, 5, 7-9");
-        assert_eq!(super::runs(&[4]), "4");
-        assert_eq!(super::runs(&[]), "");
     }
 }
