@@ -264,6 +264,18 @@ fn a_recording_cut_mid_write_is_judged_and_said_cut_short() {
             .starts_with(&format!("line {lines} torn")),
         "{json}"
     );
+    // Torn in its first tick, or only a header: nothing to judge is an error, not "nothing
+    // found" with exit 0.
+    let header = text.lines().next().unwrap().len() + 1;
+    for (keep, why) in [(header, ""), (header + 300, ": line 2 torn mid-write")] {
+        std::fs::write(&file, &text[..keep]).unwrap();
+        let (code, out, err) = gpuwatch(&["diagnose", "--replay", f]);
+        assert_eq!(code, 2, "{out}");
+        assert!(
+            err.contains(&format!("nothing to judge: {f} holds no whole tick{why}")),
+            "{err}"
+        );
+    }
     // A whole recording has no `cut` and says to record longer.
     std::fs::write(&file, &text).unwrap();
     let (_, json, _) = gpuwatch(&["diagnose", "--replay", f, "--json"]);
@@ -273,8 +285,9 @@ fn a_recording_cut_mid_write_is_judged_and_said_cut_short() {
     assert!(out.contains("record longer"), "{out}");
 }
 
-/// A fleet's hang names its fifty waiting ranks as runs, not one by one (ten wrapped rows in
-/// the findings pane until 2026-12-05), on the real binary.
+/// A fleet's hang names its 64 waiting ranks as runs, not one by one (ten wrapped rows in the
+/// findings pane until 2026-12-05), on the real binary; every GPU's stacks are read (GPUs
+/// 50-63's never were: their reads fell due past the simulator's period).
 #[test]
 fn a_fleets_waiting_ranks_are_named_as_runs() {
     let (code, out, err) = gpuwatch(&[
@@ -292,7 +305,7 @@ fn a_fleets_waiting_ranks_are_named_as_runs() {
         .find(|l| l.contains("where the ranks are"))
         .unwrap_or_else(|| panic!("{out}"));
     assert!(
-        line.contains("ranks 64-113 (50 processes, pids 11000 … 11490, GPUs 0-49)"),
+        line.contains("ranks 64-127 (64 processes, pids 11000 … 11630, GPUs 0-63)"),
         "{line}"
     );
     assert!(line.chars().count() < 250, "{line}");

@@ -114,6 +114,15 @@ pub fn diagnose(
 ) -> Result<i32> {
     let live = source.pids_are_local();
     let (view, ran, broken) = observe(source, config, duration)?;
+    // No tick is not "nothing found": a recording torn in its first tick, or only a header.
+    if ran.ticks == 0 && broken.is_none() {
+        let cut = view.cut().map_or(String::new(), |c| format!(": {c}"));
+        let label = view.source_label();
+        let what = label.strip_prefix("replay: ").unwrap_or(label);
+        anyhow::bail!(
+            "nothing to judge: {what} holds no whole tick{cut}; record again, for longer"
+        );
+    }
     // Every burst the run kept (the rules asked for them, or the recording had them), then,
     // with --stacks, one more of every GPU process now.
     let mut bursts: Vec<crate::model::stack::StackBurst> = view.history().stacks.clone();
