@@ -4,10 +4,12 @@
 
 mod keys;
 mod processes;
+mod signal;
 
 pub use processes::{
     find_process, process_rows, process_rows_into, short_command, write_short_command, ProcessRow,
 };
+pub use signal::KillPrompt;
 
 use crate::store::Store;
 
@@ -156,15 +158,6 @@ pub enum Effect {
     Seek(u64),
     /// Read this process's Python stacks now.
     ReadStacks(u32),
-}
-
-/// A pending "send a signal?" question.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KillPrompt {
-    pub pid: u32,
-    pub command: String,
-    pub signal: usize,
-    pub started_ms: Option<u64>,
 }
 
 /// What the last frame drew, returned by render and kept in the state: where rows landed (so a
@@ -447,38 +440,6 @@ impl AppState {
         }
     }
 
-    fn ask_kill(&mut self, store: &Store) {
-        let target = match self.view {
-            View::Process { device, pid } => Some((device, pid)),
-            View::Main => self.selected_row(store).map(|r| (r.gpu, r.process.pid)),
-            View::Help => None,
-        };
-        let Some((device, pid)) = target else {
-            self.status = Some("no process selected".into());
-            return;
-        };
-        if !store.pids_are_local() {
-            // What was refused first, where it came from last: a status line too narrow
-            // cuts its middle, so the source is named short (a replay by its file's name).
-            let label = store.source_label();
-            let from = label
-                .strip_prefix("replay: ")
-                .map_or(label, |path| path.rsplit('/').next().unwrap_or(path));
-            self.status = Some(format!(
-                "no signal sent: pid {pid} is not this machine's ({from})"
-            ));
-            return;
-        }
-        let host = find_process(store, device, pid).and_then(|p| p.host.as_ref());
-        let command = host.map(short_command).unwrap_or_default();
-        self.kill = Some(KillPrompt {
-            pid,
-            command,
-            signal: 0,
-            started_ms: host.and_then(|h| h.started_ms),
-        });
-    }
-
     fn click(&mut self, column: u16, row: u16, store: &Store) {
         let _ = column;
         let (top, n) = self.hits.overview;
@@ -493,16 +454,5 @@ impl AppState {
             let len = process_rows(self, store).len();
             self.selected_process = ((row - top) as usize).min(len.saturating_sub(1));
         }
-    }
-
-    /// What came of a signal the loop sent, as the action that tells it (`Action::Done`).
-    #[must_use]
-    pub fn signal_result(pid: u32, name: &str, result: std::io::Result<()>) -> Action {
-        Action::Done(match result {
-            Ok(()) => format!("sent SIG{name} to pid {pid}"),
-            Err(e) if e.raw_os_error() == Some(libc::EPERM) => format!("not permitted to signal pid {pid}: it belongs to another user (run gpuwatch as that user or root)"),
-            Err(e) if e.raw_os_error() == Some(libc::ESRCH) => format!("pid {pid} has already exited"),
-            Err(e) => format!("could not signal pid {pid}: {e}"),
-        })
     }
 }

@@ -229,11 +229,13 @@ fn write_status(text: &mut String, width: usize, state: &AppState, store: &Store
         )
     } else if let Some(e) = store.error() {
         let what = if store.is_replay() {
-            "replay stopped"
+            "replay stopped: "
         } else {
-            "sampling stopped"
+            "sampling stopped: "
         };
-        write!(text, "{what}: {e}")
+        text.push_str(what);
+        fit_words(text, e, width.saturating_sub(what.chars().count()));
+        Ok(())
     } else {
         Ok(())
     };
@@ -250,7 +252,7 @@ fn write_status(text: &mut String, width: usize, state: &AppState, store: &Store
         if let Some(cut) = store.cut().filter(|_| store.ended()) {
             text.push_str(" · cut: ");
             let room = width.saturating_sub(text.chars().count());
-            text.push_str(&crate::text::clip(cut, room));
+            fit_words(text, cut, room);
             return;
         }
         text.push_str(" · ");
@@ -262,6 +264,35 @@ fn write_status(text: &mut String, width: usize, state: &AppState, store: &Store
         }
         let room = width.saturating_sub(text.chars().count());
         help::write_footer(text, room, ctx);
+    }
+}
+
+/// `s` onto `out` in `room` columns: whole where it fits, else without its first "(…)" (the
+/// why, where the what and what to do are outside it: "corrupt tick (…); delete line 41 to
+/// read past it"), else cut in the middle.
+fn fit_words(out: &mut String, s: &str, room: usize) {
+    if s.chars().count() <= room {
+        out.push_str(s);
+        return;
+    }
+    let without = s.find(" (").and_then(|open| {
+        // Its own closing bracket, past any inside it.
+        let mut depth = 0;
+        let close = open
+            + s[open..].find(|c| {
+                depth += match c {
+                    '(' => 1,
+                    ')' => -1,
+                    _ => 0,
+                };
+                c == ')' && depth == 0
+            })?;
+        Some(format!("{}{}", &s[..open], &s[close + 1..]))
+    });
+    match without {
+        Some(w) if w.chars().count() <= room => out.push_str(&w),
+        Some(w) => crate::text::push_clip_middle(out, &w, room),
+        None => crate::text::push_clip_middle(out, s, room),
     }
 }
 
