@@ -443,7 +443,10 @@ fn a_lost_gpus_xid_is_timed_from_the_loss_not_from_now() {
     let line = lost.evidence.iter().find(|e| e.contains("Xid 79")).unwrap();
     // The Xid came half a second before NVML lost the GPU, 70 s before the run ended.
     // Not "0 s before" either (until 2026-12-05 it said so).
-    assert!(line.ends_with(", under a second before"), "{line}");
+    assert!(
+        line.ends_with(", under a second before NVML lost it"),
+        "{line}"
+    );
     // NVIDIA's catalog says what to do after an Xid 79: drain and reboot.
     assert!(lost.actions[0].contains("Drain the node and reboot it"));
 }

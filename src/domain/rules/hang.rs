@@ -278,7 +278,7 @@ fn counter_evidence(
 
 /// A hang after an Xid on this GPU is most likely that Xid's: the GPU stopped, not a peer.
 fn after_xid(c: &Ctx, v: &mut Verdict) {
-    if let Some((code, line)) = super::health::preceding_xid(c, c.now_ms) {
+    if let Some((code, line)) = super::health::preceding_xid(c, c.now_ms, None) {
         v.evidence.push(line);
         v.causes.push(match code {
             Some(code) => format!(

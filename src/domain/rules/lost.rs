@@ -53,7 +53,11 @@ fn check_lost(c: &Ctx) -> Option<Verdict> {
     let mut evidence = vec![format!(
         "NVML stopped answering for this GPU{since}: {reason}"
     )];
-    let xid = super::health::preceding_xid(c, c.dev.lost_since_ms.unwrap_or(c.now_ms));
+    let xid = super::health::preceding_xid(
+        c,
+        c.dev.lost_since_ms.unwrap_or(c.now_ms),
+        Some("NVML lost it"),
+    );
     let code = xid.as_ref().and_then(|(code, _)| *code);
     evidence.extend(xid.map(|(_, line)| line));
     let cause = match code {

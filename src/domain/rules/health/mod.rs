@@ -75,8 +75,13 @@ pub(super) fn rise(c: &Ctx, counter: fn(&Health) -> Option<u32>) -> Option<(u32,
 
 /// The newest Xid the driver reported for this GPU within `xid_window` before `at_ms` (when the
 /// GPU was lost, or now), and the evidence line that names it: a GPU lost or hung after an Xid
-/// is that Xid's problem.
-pub(super) fn preceding_xid(c: &Ctx, at_ms: u64) -> Option<(Option<u64>, String)> {
+/// is that Xid's problem. `event` names what came at `at_ms` ("NVML lost it"); without one,
+/// `at_ms` is now and the line says how long ago.
+pub(super) fn preceding_xid(
+    c: &Ctx,
+    at_ms: u64,
+    event: Option<&str>,
+) -> Option<(Option<u64>, String)> {
     let from = at_ms.saturating_sub(ms(c.thresholds.health.xid_window));
     let e = c
         .all
@@ -88,10 +93,14 @@ pub(super) fn preceding_xid(c: &Ctx, at_ms: u64) -> Option<(Option<u64>, String)
     let what = code.map_or_else(|| e.kind.label(), crate::xid::name);
     // An Xid that came in the same tick, or half a second before, is not "0 s before".
     let gap = at_ms.saturating_sub(when);
-    let before = if gap < 1000 {
-        "under a second before".to_string()
+    let span = if gap < 1000 {
+        "under a second".to_string()
     } else {
-        format!("{} before", span_words(gap))
+        span_words(gap)
+    };
+    let before = match event {
+        Some(event) => format!("{span} before {event}"),
+        None => format!("{span} ago"),
     };
     Some((
         code,
