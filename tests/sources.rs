@@ -252,6 +252,35 @@ fn truncated_last_line_is_accepted() {
     assert_eq!(whole.cut_short(), None);
 }
 
+/// A header torn mid-write (with or without a newline after it) is said torn: it used to be
+/// taken for a snapshot ("not a gpuwatch recording (it ends at line 1 before the snapshot
+/// does…)") or a bad header ("control character … at line 2 column 0").
+#[test]
+fn a_torn_header_is_said_torn_not_a_snapshot() {
+    let (text, _) = recorded_text(1);
+    let header = text.lines().next().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rec.jsonl");
+    for torn in [header[..200].to_string(), format!("{}\n", &header[..200])] {
+        // Read as a stream, and opened as a file (which tells snapshots from recordings).
+        std::fs::write(&file, &torn).unwrap();
+        for err in [
+            replay_text(&torn).err(),
+            ReplaySource::open(&file, 1.0).err(),
+        ] {
+            let err = err.expect("a torn header is refused").to_string();
+            assert!(
+                err.ends_with(
+                    "rec.jsonl: its header (line 1) is cut short, so no tick can be read (a \
+                     recorder stopped while writing its first line, or a partial copy); record \
+                     again"
+                ),
+                "{err}"
+            );
+        }
+    }
+}
+
 #[test]
 fn corrupt_line_names_file_and_line() {
     let (text, _) = recorded_text(2);

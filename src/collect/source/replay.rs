@@ -15,7 +15,9 @@ use crate::format::record::{Header, VERSION};
 use crate::format::snapshot::Snapshot;
 use crate::model::{DeviceInfo, SystemInfo, Tick};
 use crate::source::{Pacing, Sampled, Source, SourceError};
-use read::{bomb_guard, last_tick_ms, one_line_reason, parse_header, read_bounded_line};
+use read::{
+    bomb_guard, is_torn_header, last_tick_ms, one_line_reason, parse_header, read_bounded_line,
+};
 use snapshot::{check_snapshot, SnapshotPlay};
 
 #[derive(Debug, thiserror::Error)]
@@ -27,6 +29,11 @@ pub enum ReplayError {
     },
     #[error("{path} is empty: it is not a gpuwatch recording")]
     Empty { path: PathBuf },
+    #[error(
+        "{path}: its header (line 1) is cut short, so no tick can be read (a recorder stopped \
+         while writing its first line, or a partial copy); record again"
+    )]
+    TornHeader { path: PathBuf },
     #[error("{path}:{line}: not a gpuwatch recording ({reason})")]
     NotARecording {
         path: PathBuf,
@@ -155,6 +162,11 @@ impl ReplaySource {
                 Self::snapshot_from(first, lines, path)
             }
             Ok(_) => Self::after_header(&first, Box::new(lines), path, speed),
+            // A recording's header names its format first: one that does not parse is torn,
+            // not a snapshot (whose first line is "{").
+            Err(_) if is_torn_header(&first) => Err(ReplayError::TornHeader {
+                path: path.to_path_buf(),
+            }),
             Err(_) if first.trim_start().starts_with('{') => {
                 Self::snapshot_from(first, lines, path)
             }

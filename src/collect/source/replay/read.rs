@@ -118,13 +118,27 @@ pub(super) fn bomb_guard(
     }
 }
 
+/// A first line that begins as a recording's header does (its format first) but does not parse:
+/// torn mid-write, not a snapshot (whose first line is "{") nor something else.
+pub(super) fn is_torn_header(line: &str) -> bool {
+    line.starts_with(&format!("{{\"format\":\"{FORMAT}\""))
+}
+
 pub(super) fn parse_header(line: &str, path: &Path) -> Result<Header, ReplayError> {
     let not = |reason: String| ReplayError::NotARecording {
         path: path.to_path_buf(),
         line: 1,
         reason,
     };
-    let value: serde_json::Value = serde_json::from_str(line).map_err(|e| not(e.to_string()))?;
+    let value: serde_json::Value = serde_json::from_str(line).map_err(|e| {
+        if is_torn_header(line) {
+            ReplayError::TornHeader {
+                path: path.to_path_buf(),
+            }
+        } else {
+            not(e.to_string())
+        }
+    })?;
     if value.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
         return Err(not(format!(
             "the first line has no \"format\": \"{FORMAT}\""
