@@ -1252,3 +1252,54 @@ fn a_status_message_gives_the_line_back_after_ten_seconds_of_samples() {
     assert_eq!(frame(&mut st, &late), said);
     assert_eq!(st.status.as_deref(), Some(said.as_str()));
 }
+
+/// A recording torn in its first tick (or only its header) plays no tick: nothing on screen
+/// says "ok" or "no process" of GPUs never read, and the status line says where it was cut.
+#[test]
+fn a_replay_with_no_whole_tick_says_so_and_nothing_is_ok() {
+    let header = {
+        use std::io::Read;
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/h200/phases.jsonl.gz");
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+            .read_to_string(&mut text)
+            .unwrap();
+        text.lines().next().unwrap().to_string()
+    };
+    let torn = format!("{header}\n{{\"t_ms\": 17");
+    let mut src =
+        ReplaySource::from_reader(std::io::Cursor::new(torn), Path::new("rec.jsonl"), 1.0).unwrap();
+    assert!(src.read_all().unwrap().is_empty());
+    let mut store = Store::new(
+        &src,
+        std::time::Duration::from_secs(900),
+        Thresholds::default(),
+    )
+    .unwrap();
+    store.end(src.cut_short());
+    let small = text(&draw(&mut AppState::new(true), &store, 80, 24));
+    assert!(small.contains("– no data"), "{small}");
+    assert!(!small.contains("✓ ok"), "{small}");
+    assert_eq!(
+        small.lines().last().unwrap().trim_end(),
+        "■ end: no whole tick read · cut: line 2 torn mid-write",
+        "{small}"
+    );
+    let big = text(&draw(&mut AppState::new(true), &store, 200, 50));
+    assert!(
+        big.contains("nothing to judge: the recording holds no whole tick"),
+        "{big}"
+    );
+    assert!(
+        big.contains("no reading yet: which processes hold the GPUs is not known"),
+        "{big}"
+    );
+    assert!(!big.contains("nothing wrong seen"), "{big}");
+    let mut st = AppState::new(true);
+    keys(&mut st, &store, &[Key::Char('[')]);
+    assert_eq!(
+        st.status.as_deref(),
+        Some("nothing to seek: no tick of the recording has been read")
+    );
+}

@@ -312,7 +312,11 @@ impl AppState {
     /// `i64::MAX`: to its end). Refused, with why, on live GPUs and when going back in a stream.
     fn seek_by(&mut self, delta_ms: i64, store: &Store) -> Effect {
         let (Some(pos), Some(now)) = (store.position(), store.history().latest_ms()) else {
-            self.status = Some("seeking works in a replay (gpuwatch replay FILE)".into());
+            self.status = Some(if store.is_replay() {
+                "nothing to seek: no tick of the recording has been read".into()
+            } else {
+                "seeking works in a replay (gpuwatch replay FILE)".into()
+            });
             return Effect::None;
         };
         if delta_ms < 0 && !pos.can_rewind {

@@ -91,6 +91,8 @@ pub fn badge(
         Some(j) => {
             let _ = write!(out, "… {}/{}s", j.covered_ms / 1000, j.needed_ms / 1000);
         }
+        // No reading at all (a recording torn in its first tick) is not "ok" either.
+        None if dev.samples.is_empty() => out.push_str("– no data"),
         None => out.push_str("✓ ok"),
     }
     theme.dim()

@@ -66,8 +66,19 @@ fn draw(
         finding_lines(f, found, now, theme, doc);
     }
     pending_lines(found.watching(), judging(), now, theme, doc);
-    // "Nothing wrong" is earned: no finding, nothing being timed, every GPU judged.
-    if found.active().is_empty() && judging().next().is_none() && found.watching().is_empty() {
+    // "Nothing wrong" is earned: no finding, nothing being timed, every GPU judged, and a
+    // reading to judge (a recording torn in its first tick has none).
+    if store.history().ticks() == 0 {
+        doc.styled(
+            if store.ended() {
+                "nothing to judge: the recording holds no whole tick"
+            } else {
+                "no reading yet"
+            },
+            theme.dim(),
+        );
+    } else if found.active().is_empty() && judging().next().is_none() && found.watching().is_empty()
+    {
         doc.styled(
             "✓ nothing wrong seen: every GPU that looks busy is doing work",
             theme.dim(),

@@ -246,6 +246,16 @@ fn write_status(text: &mut String, width: usize, state: &AppState, store: &Store
         process_view: matches!(state.view, View::Process { .. }),
         paused: state.paused,
     };
+    // A replay that ended before its first tick: no position, but where it was cut.
+    if let (None, true) = (store.position(), store.ended() && store.is_replay()) {
+        text.push_str("■ end: no whole tick read");
+        if let Some(cut) = store.cut() {
+            text.push_str(" · cut: ");
+            let room = width.saturating_sub(text.chars().count());
+            fit_words(text, cut, room);
+        }
+        return;
+    }
     if let Some(pos) = store.position() {
         position_bar(text, pos, store, state.paused, width);
         // A recording cut off ends early: say where, in the keys' place (`?` still lists them).

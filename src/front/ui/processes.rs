@@ -37,7 +37,10 @@ const COLUMNS: [Column; 12] = [
 /// side could be read.
 fn nothing_to_list(rows: &[ProcessRow], state: &AppState, store: &Store) -> Option<String> {
     if rows.is_empty() {
-        return Some(if state.filter.is_empty() {
+        return Some(if store.history().ticks() == 0 {
+            // Nothing read is not "none there".
+            "no reading yet: which processes hold the GPUs is not known".into()
+        } else if state.filter.is_empty() {
             "no process holds a GPU context".into()
         } else {
             "no process matches the filter (Esc clears it)".into()
