@@ -964,3 +964,43 @@ fn diagnose_says_when_an_open_findings_symptom_ended() {
     assert_eq!(flag("hang"), Some(serde_json::Value::Bool(true)));
     assert_eq!(flag("starved"), None);
 }
+
+/// `record -o FILE.jsonl.gz` writes gzip (it wrote plain text under a .gz name until
+/// 2026-12-05), which `replay` and `diagnose` read whole; each tick ends in a sync flush, so a
+/// copy cut short reads up to its last whole tick and says it was cut.
+#[test]
+fn a_recording_named_gz_is_gzip_and_reads_back_whole_or_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rec.jsonl.gz");
+    let f = file.to_str().unwrap();
+    let (code, _, err) = gpuwatch(&[
+        "record",
+        "--demo=healthy",
+        "-o",
+        f,
+        "--duration",
+        "20s",
+        "--fast",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("wrote 81 ticks"), "{err}");
+    let bytes = std::fs::read(&file).unwrap();
+    assert_eq!(&bytes[..2], &[0x1f, 0x8b], "gzip's magic");
+    let (_, json, _) = gpuwatch(&["diagnose", "--replay", f, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["samples"], 81, "{json}");
+    assert!(v.get("cut").is_none(), "{json}");
+    // Cut at two thirds: the ticks before the cut, and a note that it is cut.
+    std::fs::write(&file, &bytes[..bytes.len() * 2 / 3]).unwrap();
+    let (_, json, _) = gpuwatch(&["diagnose", "--replay", f, "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let read = v["samples"].as_u64().unwrap();
+    assert!((40..81).contains(&read), "{json}");
+    assert!(
+        v["cut"]
+            .as_str()
+            .unwrap()
+            .starts_with("gzip stream short after line "),
+        "{json}"
+    );
+}

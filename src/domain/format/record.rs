@@ -1,7 +1,7 @@
 //! Recordings: JSON Lines, a header then one line per tick (`docs/recording-format.md`).
 //! Each tick is flushed as it is written, so a recorder killed mid-run loses at most one line.
 
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -55,9 +55,11 @@ pub enum RecordError {
     },
 }
 
-/// Writes ticks to a recording file, one flushed line each.
+/// Writes ticks to a recording file, one flushed line each; gzip-compressed for a `.gz` name,
+/// each line then ending in a sync flush, so that a recorder killed mid-way leaves a stream
+/// readable up to its last whole tick.
 pub struct Recorder {
-    out: BufWriter<File>,
+    out: Box<dyn Write + Send>,
     path: PathBuf,
     line: Vec<u8>,
 }
@@ -103,8 +105,20 @@ impl Recorder {
                 }
             }
         })?;
+        let file = BufWriter::new(file);
+        let gzip = path
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
+        let out: Box<dyn Write + Send> = if gzip {
+            Box::new(flate2::write::GzEncoder::new(
+                file,
+                flate2::Compression::default(),
+            ))
+        } else {
+            Box::new(file)
+        };
         let mut rec = Recorder {
-            out: BufWriter::new(file),
+            out,
             path: path.to_path_buf(),
             line: Vec::with_capacity(4096),
         };
