@@ -333,7 +333,10 @@ fn corrupt_recording_is_an_error_naming_the_line() {
         "{err}"
     );
     // What came before the corrupt line is judged and reported, not lost.
-    assert!(out.starts_with("gpuwatch diagnose: 1 GPU(s)"), "{out}");
+    assert!(
+        out.starts_with("gpuwatch diagnose: 1 GPU(s), 0 s, 1 tick, from replay: "),
+        "{out}"
+    );
     let (code, _, err) = gpuwatch(&["diagnose", "--replay", "/nonexistent/rec.jsonl"]);
     assert_eq!(code, 2);
     assert!(

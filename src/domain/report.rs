@@ -184,7 +184,7 @@ fn diagnosis_text_raw(d: &Diagnosis, history: &History) -> String {
     let instances = d.devices.iter().filter(|i| i.mig.is_some()).count();
     let _ = writeln!(
         out,
-        "gpuwatch diagnose: {} GPU(s){}, {:.0} s, {} ticks, from {}",
+        "gpuwatch diagnose: {} GPU(s){}, {:.0} s, {} tick{}, from {}",
         d.devices.len() - instances,
         if instances > 0 {
             format!(" and {instances} MIG instance(s)")
@@ -193,6 +193,7 @@ fn diagnosis_text_raw(d: &Diagnosis, history: &History) -> String {
         },
         d.seconds,
         d.samples,
+        if d.samples == 1 { "" } else { "s" },
         d.source
     );
     if let Some(cut) = &d.cut {
