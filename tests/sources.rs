@@ -498,6 +498,21 @@ fn a_gzip_recording_cut_short_plays_up_to_the_torn_tail() {
     src.read_all().unwrap();
     let said = src.cut_short().expect("a short gzip stream is said");
     assert!(said.starts_with("gzip stream short after line "), "{said}");
+    // Cut in its first bytes, before a line is whole: said so, with what to do (it was
+    // "cannot read …: unexpected end of file", or "incomplete deflate stream").
+    for keep in [2, 20, 200] {
+        std::fs::write(&path, &gz[..keep]).unwrap();
+        let err = ReplaySource::open(&path, f64::INFINITY)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(
+            err.contains(
+                "cut.jsonl.gz: its gzip stream ends or breaks before its first line is whole ("
+            ) && err.ends_with("): a partial copy, or not a gzip file; copy it again"),
+            "{keep}: {err}"
+        );
+    }
     assert_eq!(got[..], ticks[..got.len()]);
 }
 

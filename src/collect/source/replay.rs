@@ -4,14 +4,17 @@
 //! recorder killed mid-write leaves, ends the replay, which then says where it was cut
 //! (`Source::cut_short`); any other bad line is an error naming the file and the line number.
 
+mod error;
 mod read;
 mod snapshot;
+
+pub use error::ReplayError;
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use crate::format::record::{Header, VERSION};
+use crate::format::record::Header;
 use crate::format::snapshot::Snapshot;
 use crate::model::{DeviceInfo, SystemInfo, Tick};
 use crate::source::{Pacing, Sampled, Source, SourceError};
@@ -19,50 +22,6 @@ use read::{
     bomb_guard, is_torn_header, last_tick_ms, one_line_reason, parse_header, read_bounded_line,
 };
 use snapshot::{check_snapshot, SnapshotPlay};
-
-#[derive(Debug, thiserror::Error)]
-pub enum ReplayError {
-    #[error("cannot open recording {path}: {source}")]
-    Open {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{path} is empty: it is not a gpuwatch recording")]
-    Empty { path: PathBuf },
-    #[error(
-        "{path}: its header (line 1) is cut short, so no tick can be read (a recorder stopped \
-         while writing its first line, or a partial copy); record again"
-    )]
-    TornHeader { path: PathBuf },
-    #[error("{path}:{line}: not a gpuwatch recording ({reason})")]
-    NotARecording {
-        path: PathBuf,
-        line: usize,
-        reason: String,
-    },
-    #[error("{path}: cannot read this gpuwatch snapshot: {reason}")]
-    BadSnapshot { path: PathBuf, reason: String },
-    #[error("{path} is format version {version}, newer than this gpuwatch reads ({VERSION}); update gpuwatch")]
-    TooNew { path: PathBuf, version: u32 },
-    #[error("{path}:{line}: corrupt tick ({reason}); delete line {line} to read past it")]
-    Corrupt {
-        path: PathBuf,
-        line: usize,
-        reason: String,
-    },
-    #[error("{path}:{line}: tick has {got} devices, the header lists {want}")]
-    DeviceCount {
-        path: PathBuf,
-        line: usize,
-        got: usize,
-        want: usize,
-    },
-    #[error("cannot read {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-}
 
 pub struct ReplaySource {
     header: Header,
@@ -135,14 +94,25 @@ impl ReplaySource {
             path: path.to_path_buf(),
             source,
         })?;
-        let input: Box<dyn Read + Send> = if magic.starts_with(&[0x1f, 0x8b]) {
+        let gzip = magic.starts_with(&[0x1f, 0x8b]);
+        let input: Box<dyn Read + Send> = if gzip {
             Box::new(bomb_guard(raw, path))
         } else {
             Box::new(raw)
         };
         let mut lines = BufReader::new(input);
         let mut first = String::new();
-        read_bounded_line(&mut lines, &mut first, path, 1)?;
+        match read_bounded_line(&mut lines, &mut first, path, 1) {
+            // A gzip stream that breaks before its first line is whole ("unexpected end of
+            // file", "incomplete deflate stream" said nothing of what to do).
+            Err(ReplayError::Read { source, .. }) if gzip => {
+                return Err(ReplayError::GzipHead {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
+            other => other?,
+        };
         // A UTF-8 byte-order mark (an editor on Windows saved it) is not part of the JSON.
         if let Some(rest) = first.strip_prefix('\u{feff}') {
             first = rest.to_string();

@@ -1,0 +1,57 @@
+//! What can go wrong reading a recording or a snapshot, each said with what to do.
+
+use std::path::PathBuf;
+
+use crate::format::record::VERSION;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    #[error("cannot open recording {path}: {source}")]
+    Open {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is empty: it is not a gpuwatch recording")]
+    Empty { path: PathBuf },
+    #[error(
+        "{path}: its header (line 1) is cut short, so no tick can be read (a recorder stopped \
+         while writing its first line, or a partial copy); record again"
+    )]
+    TornHeader { path: PathBuf },
+    #[error(
+        "{path}: its gzip stream ends or breaks before its first line is whole ({source}): a \
+         partial copy, or not a gzip file; copy it again"
+    )]
+    GzipHead {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}: not a gpuwatch recording ({reason})")]
+    NotARecording {
+        path: PathBuf,
+        line: usize,
+        reason: String,
+    },
+    #[error("{path}: cannot read this gpuwatch snapshot: {reason}")]
+    BadSnapshot { path: PathBuf, reason: String },
+    #[error("{path} is format version {version}, newer than this gpuwatch reads ({VERSION}); update gpuwatch")]
+    TooNew { path: PathBuf, version: u32 },
+    #[error("{path}:{line}: corrupt tick ({reason}); delete line {line} to read past it")]
+    Corrupt {
+        path: PathBuf,
+        line: usize,
+        reason: String,
+    },
+    #[error("{path}:{line}: tick has {got} devices, the header lists {want}")]
+    DeviceCount {
+        path: PathBuf,
+        line: usize,
+        got: usize,
+        want: usize,
+    },
+    #[error("cannot read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
