@@ -449,6 +449,19 @@ fn a_lost_gpus_xid_is_timed_from_the_loss_not_from_now() {
     );
     // NVIDIA's catalog says what to do after an Xid 79: drain and reboot.
     assert!(lost.actions[0].contains("Drain the node and reboot it"));
+    // In the tick that found it gone, not "for 0 s".
+    let (infos, ticks) = sim_ticks(
+        Scenario::Rule(gpuwatch::rules::RuleId::Lost),
+        1,
+        21,
+        START_MS,
+    );
+    let r = run(&infos, &ticks, Thresholds::default());
+    let first = &r.raised.iter().find(|f| f.rule == "lost").unwrap().evidence[0];
+    assert!(
+        first.starts_with("NVML stopped answering for this GPU for under a second:"),
+        "{first}"
+    );
 }
 
 #[test]

@@ -680,6 +680,17 @@ fn lost_gpu_shows_lost_badge_and_gaps() {
     let screen = text(&draw(&mut AppState::new(true), &obs, 160, 48));
     assert!(screen.contains("‼ LOST"), "{screen}");
     assert!(screen.contains("GPU 0 LOST"), "{screen}");
+    // One GPU, lost: its processes are not known, which is not "no process holds a GPU".
+    let one = observed_sim(Scenario::Rule(gpuwatch::rules::RuleId::Lost), 1, 40);
+    let screen = text(&draw(&mut AppState::new(true), &one, 160, 48));
+    assert!(
+        screen.contains("no process listed: NVML no longer lists GPU 0's processes (lost)"),
+        "{screen}"
+    );
+    assert!(
+        !screen.contains("no process holds a GPU context"),
+        "{screen}"
+    );
 }
 
 /// A lost GPU's processes are unknown, not gone: Enter on it, and a process view left open on

@@ -48,7 +48,11 @@ fn check_lost(c: &Ctx) -> Option<Verdict> {
         return Some(Verdict::held(None));
     }
     let since = c.dev.lost_since_ms.map_or(String::new(), |t| {
-        format!(" for {}", span_words(c.now_ms.saturating_sub(t)))
+        match c.now_ms.saturating_sub(t) {
+            // Not "for 0 s" in the tick that found it gone.
+            gap if gap < 1000 => " for under a second".to_string(),
+            gap => format!(" for {}", span_words(gap)),
+        }
     });
     let mut evidence = vec![format!(
         "NVML stopped answering for this GPU{since}: {reason}"

@@ -33,6 +33,18 @@ const COLUMNS: [Column; 12] = [
     ("COMMAND", Some(SortKey::Command), 0),
 ];
 
+/// The GPUs NVML lost ("0" or "0, 3"), if any.
+fn lost_gpus(store: &Store) -> Option<String> {
+    let lost: Vec<String> = store
+        .history()
+        .devices
+        .iter()
+        .filter(|d| d.status != crate::model::DeviceStatus::Ok)
+        .map(|d| crate::model::gpu_label(d.info.index).to_string())
+        .collect();
+    (!lost.is_empty()).then(|| lost.join(", "))
+}
+
 /// Why there is no table to draw: no process, none matching the filter, or none whose host
 /// side could be read.
 fn nothing_to_list(rows: &[ProcessRow], state: &AppState, store: &Store) -> Option<String> {
@@ -40,10 +52,13 @@ fn nothing_to_list(rows: &[ProcessRow], state: &AppState, store: &Store) -> Opti
         return Some(if store.history().ticks() == 0 {
             // Nothing read is not "none there".
             "no reading yet: which processes hold the GPUs is not known".into()
-        } else if state.filter.is_empty() {
-            "no process holds a GPU context".into()
-        } else {
+        } else if !state.filter.is_empty() {
             "no process matches the filter (Esc clears it)".into()
+        } else if let Some(lost) = lost_gpus(store) {
+            // NVML no longer answers for a lost GPU: its processes are unknown, not none.
+            format!("no process listed: NVML no longer lists GPU {lost}'s processes (lost)")
+        } else {
+            "no process holds a GPU context".into()
         });
     }
     if rows.iter().all(|r| r.host().is_none()) {
