@@ -337,6 +337,18 @@ fn corrupt_recording_is_an_error_naming_the_line() {
         out.starts_with("gpuwatch diagnose: 1 GPU(s), 0 s, 1 tick, from replay: "),
         "{out}"
     );
+    // A script reading the JSON is told too, in it.
+    let (code, json, _) = gpuwatch(&["diagnose", "--replay", f, "--json"]);
+    assert_eq!(code, 2);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let stopped = v["stopped"].as_str().unwrap_or_else(|| panic!("{json}"));
+    assert!(
+        stopped.contains(&format!("{f}:3: corrupt tick"))
+            && stopped.ends_with("delete line 3 to read past it"),
+        "{stopped}"
+    );
+    let (_, whole, _) = gpuwatch(&["diagnose", "--demo=healthy", "--for", "2s", "--json"]);
+    assert!(!whole.contains("\"stopped\""), "{whole}");
     let (code, _, err) = gpuwatch(&["diagnose", "--replay", "/nonexistent/rec.jsonl"]);
     assert_eq!(code, 2);
     assert!(

@@ -28,6 +28,10 @@ pub struct Diagnosis<'a> {
     /// A recording that ended because it is cut off (its last line torn mid-write): where.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cut: Option<String>,
+    /// A recording that could not be read to its end (a corrupt line): why, for a script that
+    /// reads the JSON; the findings judge what came before it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
     /// The newest Python stack burst of each process read (by the rules during the run, from
     /// the recording, or at the end with `--stacks`).
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -152,6 +152,7 @@ pub fn diagnose(
         judging: found.pending().cloned().collect(),
         replay: view.is_replay(),
         cut: view.cut().map(str::to_string),
+        stopped: broken.as_ref().map(|e| format!("{e:#}")),
         stacks: bursts,
         show_stacks: stacks,
     };

@@ -239,6 +239,7 @@ pub fn findings_json(view: &Store) -> String {
         judging: found.pending().cloned().collect(),
         replay: view.is_replay(),
         cut: view.cut().map(str::to_string),
+        stopped: view.error().map(str::to_string),
         stacks: view.history().stacks.clone(),
         show_stacks: false,
     };
