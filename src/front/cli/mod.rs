@@ -189,7 +189,7 @@ pub enum Command {
     /// Record samples to a JSON Lines file.
     #[command(after_help = EXIT_PLAIN)]
     Record {
-        /// File to write.
+        /// File to write (gzip-compressed when its name ends in .gz).
         #[arg(short, long)]
         output: PathBuf,
         /// Stop after this long (default: until Ctrl-C).
