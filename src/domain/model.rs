@@ -147,6 +147,17 @@ pub fn gpu_label(index: u32) -> GpuLabel {
     GpuLabel(index)
 }
 
+/// Sorted device numbers as users read them: GPUs as runs ("0-3, 5"), MIG instances ("0:9")
+/// one by one.
+#[must_use]
+pub fn gpus_named(sorted: &[u32]) -> String {
+    if sorted.iter().all(|&d| d < MIG_INDEX_BASE) {
+        return crate::text::runs(sorted);
+    }
+    let labels: Vec<String> = sorted.iter().map(|&d| gpu_label(d).to_string()).collect();
+    labels.join(", ")
+}
+
 /// `gpu_label`'s value: formats without allocating.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct GpuLabel(pub u32);
@@ -407,4 +418,15 @@ pub struct SelfCost {
     pub tick_ms_median: Option<f32>,
     pub tick_ms_max: Option<f32>,
     pub rss_bytes: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn gpus_are_named_as_runs_and_mig_instances_one_by_one() {
+        assert_eq!(super::gpus_named(&[0, 1, 2, 5]), "0-2, 5");
+        // GPU instance 9 of GPU 0, then 10: not a range of "0:9".
+        let mig = [super::MIG_INDEX_BASE + 90, super::MIG_INDEX_BASE + 100];
+        assert_eq!(super::gpus_named(&mig), "0:9, 0:10");
+    }
 }

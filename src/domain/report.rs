@@ -237,16 +237,7 @@ fn diagnosis_text_raw(d: &Diagnosis, history: &History) -> String {
             let mut on: Vec<u32> = waiting.iter().map(|f| f.device).collect();
             on.sort_unstable();
             on.dedup();
-            // GPUs as runs ("0-62"); MIG instances ("0:9") one by one.
-            let on = if on.iter().all(|&d| d < crate::model::MIG_INDEX_BASE) {
-                crate::text::runs(&on)
-            } else {
-                let labels: Vec<String> = on
-                    .iter()
-                    .map(|&d| crate::model::gpu_label(d).to_string())
-                    .collect();
-                labels.join(", ")
-            };
+            let on = crate::model::gpus_named(&on);
             let _ = writeln!(out, "  ◀ CULPRIT of the hang on GPU {on}: {}", c.text);
         }
         match (mine.is_empty() && waiting.is_empty(), pending) {

@@ -135,15 +135,7 @@ fn many_named(members: &[&Rank]) -> String {
     let pids = sorted(&|r| Some(r.process.pid)).unwrap_or_default();
     let (first, last) = (pids[0], pids[pids.len() - 1]);
     let gpus = sorted(&|r| Some(r.device)).unwrap_or_default();
-    let gpus = if gpus.iter().all(|&d| d < crate::model::MIG_INDEX_BASE) {
-        crate::text::runs(&gpus)
-    } else {
-        let labels: Vec<String> = gpus
-            .iter()
-            .map(|&d| crate::model::gpu_label(d).to_string())
-            .collect();
-        labels.join(", ")
-    };
+    let gpus = crate::model::gpus_named(&gpus);
     let what = format!(
         "{} processes, pids {first} … {last}, GPUs {gpus}",
         members.len()
