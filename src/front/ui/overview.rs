@@ -193,10 +193,9 @@ fn band<'a>(
                 .map(|c| c.device),
         );
         if !flagged.is_empty() {
-            // Half the room at most while findings follow, so both are seen.
-            let share = if active.is_empty() { room } else { room / 2 };
+            // Half the room at most: a culprit comes from an open finding, whose GPUs follow.
             culprits.push_str("◀ culprit GPU ");
-            write_ranges_within(culprits, flagged, share.saturating_sub(17));
+            write_ranges_within(culprits, flagged, (room / 2).saturating_sub(17));
             culprits.push_str(" · ");
             room = room.saturating_sub(culprits.chars().count());
         }
