@@ -312,6 +312,43 @@ fn corrupt_line_names_file_and_line() {
             "{err}"
         );
     }
+    // A torn tick with a whole one run into it (a recorder killed mid-write, another
+    // recording appended): said as such, with where to break the line to keep the whole one;
+    // it read "the line was cut short", which sends the user to delete a whole tick too.
+    let (text, _) = recorded_text(2);
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    for cut in [
+        lines[3].len() / 2,
+        lines[3].find("\"sample\":").unwrap() + 9,
+    ] {
+        lines[3] = format!("{}{}", &text.lines().nth(3).unwrap()[..cut], &lines[4]);
+        let err = replay_text(&(lines.join("\n") + "\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.ends_with(&format!(
+                "corrupt tick (a tick cut short at column {cut} runs into a whole one: a recorder \
+                 stopped mid-write and another appended to the file; a line break after column \
+                 {cut} keeps the whole tick); delete line 4 to read past it"
+            )),
+            "{err}"
+        );
+        // Broken where it says, the file reads to its end.
+        let (torn, whole) = lines[3].split_at(cut);
+        let mended = [
+            &lines[..3],
+            &[torn.to_string(), whole.to_string()],
+            &lines[4..],
+        ]
+        .concat();
+        let err = replay_text(&(mended.join("\n") + "\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("rec.jsonl:4: corrupt tick (it ends at column"),
+            "{err}"
+        );
+    }
 }
 
 #[test]
@@ -497,7 +534,36 @@ fn a_gzip_recording_cut_short_plays_up_to_the_torn_tail() {
     let mut src = ReplaySource::open(&path, f64::INFINITY).unwrap();
     src.read_all().unwrap();
     let said = src.cut_short().expect("a short gzip stream is said");
-    assert!(said.starts_with("gzip stream short after line "), "{said}");
+    // Said as a plain file's torn line is, naming the line torn (it said "gzip stream short
+    // after line N", one line before the one a plain copy names).
+    assert_eq!(
+        said,
+        format!(
+            "line {} torn mid-write (a recorder stopped while writing, or a partial copy)",
+            got.len() + 2
+        )
+    );
+    // Cut between two ticks, as a recorder killed after its flush leaves it (every tick whole,
+    // the gzip trailer missing): every tick reads, and what is said says so (it said "gzip
+    // stream short", as if a tick were lost).
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(text.as_bytes()).unwrap();
+    enc.flush().unwrap();
+    let flushed = enc.get_ref().clone();
+    std::fs::write(&path, &flushed).unwrap();
+    let mut src = ReplaySource::open(&path, f64::INFINITY).unwrap();
+    assert_eq!(src.read_all().unwrap().len(), ticks.len());
+    assert_eq!(
+        src.cut_short().as_deref(),
+        Some(
+            format!(
+                "gzip stream ends after line {} without its trailer (a recorder stopped before \
+                 closing it, or a partial copy); every tick in it was read",
+                ticks.len() + 1
+            )
+            .as_str()
+        )
+    );
     // Cut in its first bytes, before a line is whole: said so, with what to do (it was
     // "cannot read …: unexpected end of file", or "incomplete deflate stream").
     for keep in [2, 20, 200] {

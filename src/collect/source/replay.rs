@@ -57,6 +57,11 @@ pub const MAX_LINE_BYTES: usize = 16 << 20;
 pub const MAX_SNAPSHOT_READINGS: usize = 4 << 20;
 /// The largest snapshot gpuwatch reads (the JSON text, decompressed).
 pub const MAX_SNAPSHOT_BYTES: u64 = 256 << 20;
+/// What `cut_short` says of a recording whose line `line` is its last and torn.
+fn torn(line: usize) -> String {
+    format!("line {line} torn mid-write (a recorder stopped while writing, or a partial copy)")
+}
+
 /// A gzip stream may expand at most this many times (recordings compress 10-20×; a
 /// decompression bomb, a thousand).
 pub const MAX_GZIP_RATIO: u64 = 200;
@@ -299,15 +304,24 @@ impl ReplaySource {
             ) {
                 Ok(n) => n,
                 // A gzip stream cut short (a recorder killed while compressing, a partial
-                // download): what came before it plays, only the torn tail is lost.
+                // download): what came before it plays, only the torn tail is lost. Cut inside
+                // a line, it is that line torn, said as a plain file's is. Cut between two
+                // ticks (each ends in a sync flush, so a killed recorder leaves every tick
+                // whole and only the trailer missing, and a copy cut anywhere in a flush's
+                // last bytes does too), what is there was all read, but the stream is short.
                 Err(ReplayError::Read { source, .. })
                     if source.kind() == std::io::ErrorKind::UnexpectedEof =>
                 {
-                    self.cut = Some(format!(
-                        "gzip stream short after line {} (a recorder stopped while compressing, \
-                         or a partial copy)",
-                        self.line_no
-                    ));
+                    self.cut = Some(if self.buf.is_empty() {
+                        format!(
+                            "gzip stream ends after line {} without its trailer (a recorder \
+                             stopped before closing it, or a partial copy); every tick in it \
+                             was read",
+                            self.line_no
+                        )
+                    } else {
+                        torn(self.line_no + 1)
+                    });
                     return Ok(false);
                 }
                 Err(e) => return Err(e),
@@ -324,11 +338,7 @@ impl ReplaySource {
                 Ok(t) => self.accept(t, tick).map(|()| true),
                 // A last line without its newline is a recorder killed mid-write.
                 Err(_) if !complete => {
-                    self.cut = Some(format!(
-                        "line {} torn mid-write (a recorder stopped while writing, or a partial \
-                         copy)",
-                        self.line_no
-                    ));
+                    self.cut = Some(torn(self.line_no));
                     Ok(false)
                 }
                 Err(e) => Err(ReplayError::Corrupt {

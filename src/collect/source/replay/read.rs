@@ -11,6 +11,13 @@ use crate::format::record::{Header, FORMAT, VERSION};
 /// serde's reason for a tick's line, its position said as a column: a tick is one line, so
 /// serde's "line 1" is the file's line the error names already.
 pub(super) fn one_line_reason(e: &serde_json::Error, line: &str) -> String {
+    if let Some(column) = spliced_at(line) {
+        return format!(
+            "a tick cut short at column {column} runs into a whole one: a recorder stopped \
+             mid-write and another appended to the file; a line break after column {column} \
+             keeps the whole tick"
+        );
+    }
     // Past the line's own end (its newline read as part of a string, or the text run out): the
     // line was cut short, which serde words as "control character … at column 0" of a next
     // line, or "EOF while parsing".
@@ -24,6 +31,20 @@ pub(super) fn one_line_reason(e: &serde_json::Error, line: &str) -> String {
         Some(what) => format!("{what}, at column {}", e.column()),
         None => text,
     }
+}
+
+/// Where a second tick begins inside a line (after `column` characters), a torn tick and a
+/// whole one spliced (a recorder killed mid-write, another appending to the same file): a
+/// tick opens with its time and then its devices, which its samples' `{"t_ms":` never do.
+fn spliced_at(line: &str) -> Option<usize> {
+    const OPEN: &str = "{\"t_ms\":";
+    line.match_indices(OPEN)
+        .filter(|&(at, _)| at > 0)
+        .find_map(|(at, _)| {
+            let rest = line[at + OPEN.len()..].trim_start_matches(|c: char| c.is_ascii_digit());
+            rest.starts_with(",\"devices\":")
+                .then(|| line[..at].chars().count())
+        })
 }
 
 /// Reads one line of at most `MAX_LINE_BYTES` (a 1 GB line, or `/dev/zero`, is an error
