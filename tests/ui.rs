@@ -178,9 +178,10 @@ fn process_view_80x24_and_160x48() {
     keys(&mut st, &obs, &[Key::Tab, Key::Tab, Key::Enter]);
     assert!(matches!(st.view, View::Process { .. }));
     // The header whole at 80×24: its energy line wraps onto a row of its own rather than
-    // being cut for the lower panes (it lost its job's "kJ, 3 ranks" until 2026-12-05).
+    // being cut for the lower panes (it lost its job's "kJ, 3 ranks" until 2026-12-05), and
+    // the number goes with its unit (it read "… demo-job-0: 16.2" over "kJ, 3 ranks").
     let small = text(&draw(&mut st, &obs, 80, 24));
-    assert!(small.contains("│  kJ, 3 ranks "), "{small}");
+    assert!(small.contains("│  16.2 kJ, 3 ranks "), "{small}");
     insta::assert_snapshot!("process_view_80x24", small);
     insta::assert_snapshot!("process_view_160x48", text(&draw(&mut st, &obs, 160, 48)));
 }

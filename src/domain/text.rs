@@ -387,9 +387,37 @@ impl std::fmt::Write for Small {
     }
 }
 
+/// Whether a line may break at its space at byte `sp`: not between a number and its unit
+/// ("4.9 kJ", "160 W", "3 %"), which a row's end would otherwise split as "4.9" and "kJ".
+#[must_use]
+pub fn breaks_at(line: &str, sp: usize) -> bool {
+    const UNITS: [&str; 17] = [
+        "%", "J", "kJ", "MJ", "kWh", "W", "s", "ms", "min", "h", "MiB", "GiB", "KiB", "MiB/s",
+        "GiB/s", "MHz", "°C",
+    ];
+    let after_number = line[..sp].ends_with(|c: char| c.is_ascii_digit());
+    let word = line[sp + 1..]
+        .split([' ', ',', ';', ')', ':'])
+        .next()
+        .unwrap_or("");
+    !(after_number && UNITS.contains(&word))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_number_and_its_unit_are_not_broken_apart() {
+        let l = "used 4.9 kJ over 30 s, 160 W = 23 % of the TDP (3 units)";
+        let at = |w: &str| l.find(w).unwrap() - 1;
+        for glued in ["kJ over", "s, 160", "W =", "% of"] {
+            assert!(!breaks_at(l, at(glued)), "{glued}");
+        }
+        for free in ["4.9", "over", "160", "TDP", "units"] {
+            assert!(breaks_at(l, at(free)), "{free}");
+        }
+    }
 
     #[test]
     fn runs_write_consecutive_numbers_as_their_ends() {

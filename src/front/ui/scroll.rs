@@ -371,14 +371,16 @@ fn rows(line: &str, width: usize) -> impl Iterator<Item = Row> + '_ {
             if used + cell_width(c) > room {
                 break;
             }
-            if c == ' ' {
+            if c == ' ' && crate::text::breaks_at(line, start + i) {
                 last_space = Some(start + i);
             }
             used += cell_width(c);
             end = start + i + c.len_utf8();
         }
-        // Cut after the last space, unless the run ends where a word does (a space follows).
-        if end < line.len() && !line[end..].starts_with(' ') {
+        // Cut after the last space, unless the run ends where a word does (a space follows
+        // that is no number's before its unit).
+        let word_ends = line[end..].starts_with(' ') && crate::text::breaks_at(line, end);
+        if end < line.len() && !word_ends {
             if let Some(sp) = last_space.filter(|&sp| sp > start) {
                 end = sp + 1;
             }
@@ -487,6 +489,25 @@ mod tests {
             .collect()
     }
 
+    /// "4.9 │ kJ": a row's end fell between a number and its unit (a helper's find).
+    #[test]
+    fn a_row_never_ends_between_a_number_and_its_unit() {
+        let l = "  energy: 4.9 kJ over 30 s while it held, 163 W mean";
+        for width in 12..l.len() {
+            let rows = wrapped(l, width);
+            for (a, b) in rows.iter().zip(&rows[1..]) {
+                let unit = b.trim_start().split(' ').next().unwrap();
+                assert!(
+                    !(a.trim_end().ends_with(|c: char| c.is_ascii_digit())
+                        && ["kJ", "s", "W"].contains(&unit)),
+                    "at {width}: {rows:?}"
+                );
+            }
+        }
+        // At 14 it read "  energy: 4.9 " and "kJ over 30 s ".
+        assert_eq!(wrapped(l, 14)[..2], ["  energy: ", "    4.9 kJ "]);
+    }
+
     #[test]
     fn wrapped_evidence_keeps_its_indent_and_advice_hangs_past_its_arrow() {
         let l = "   power 121 W = 17 % of the 700 W TDP, +2 W from the idle floor";
@@ -548,18 +569,24 @@ mod tests {
             })
             .map_or(0, |m| m + 1);
         let indent = (lead + marker + 2).min(width / 3);
+        // Where a space may break: not between a number and its unit.
+        let text: String = cells.iter().map(|(c, _)| *c).collect();
+        let breaks: Vec<bool> = text
+            .char_indices()
+            .map(|(b, c)| c == ' ' && crate::text::breaks_at(&text, b))
+            .collect();
         let (mut start, mut first) = (0, true);
         while start < cells.len() {
             let room = if first { width } else { width - indent };
             let (mut used, mut end, mut last_space) = (0, start, None);
             while end < cells.len() && used + cell_width(cells[end].0) <= room {
-                if cells[end].0 == ' ' {
+                if breaks[end] {
                     last_space = Some(end);
                 }
                 used += cell_width(cells[end].0);
                 end += 1;
             }
-            if end < cells.len() && cells[end].0 != ' ' {
+            if end < cells.len() && !breaks[end] {
                 if let Some(sp) = last_space.filter(|&sp| sp > start) {
                     end = sp + 1;
                 }
