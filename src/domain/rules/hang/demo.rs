@@ -18,10 +18,11 @@ pub(super) const DEMO: Demo = Demo {
         ..FLOOR
     },
     facts: STOCK,
-    // A rank of the job, waiting in the collective; the straggler the others wait for is a
-    // rank of the same job (`simproc`).
+    // A rank of the job, waiting in the collective, with the command line torchrun gives its
+    // workers (the rank count lives in the launcher's and in the environment, so it holds for
+    // any --gpus); the straggler the others wait for is a rank of the same job (`simproc`).
     workload: Some(Workload {
-        cmdline: "python3 train_ddp.py --nproc-per-node 3",
+        cmdline: "python3 -u train_ddp.py --config ddp.yaml",
         cpu_pct: 100.0,
         gpu_mem_gib: 90,
         workers: 4,
