@@ -1023,3 +1023,22 @@ fn a_recording_named_gz_is_gzip_and_reads_back_whole_or_cut() {
         "{json}"
     );
 }
+
+/// A GPU lost at 20 s used its energy over the 19 s it was read, not over the whole run (the
+/// report said "over 30 s", the span of every sample kept, a helper's find); the GPU beside it
+/// carries on to the end.
+#[test]
+fn a_lost_gpus_energy_is_over_the_time_it_was_read() {
+    let (code, out, err) = gpuwatch(&["diagnose", "--demo=lost", "--gpus", "2", "--for", "30s"]);
+    assert_eq!(code, 1, "a lost GPU is found: {err}");
+    let used: Vec<&str> = out.lines().filter(|l| l.contains("  used ")).collect();
+    assert_eq!(used.len(), 2, "{out}");
+    assert!(
+        used[0].ends_with(" over 19 s (its energy counter)"),
+        "{out}"
+    );
+    assert!(
+        used[1].ends_with(" over 30 s (its energy counter)"),
+        "{out}"
+    );
+}

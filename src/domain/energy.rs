@@ -35,11 +35,18 @@ pub struct EnergyMeter {
     last: Option<(u64, f32)>,
     /// Joules that came from the counter rather than the integral.
     counted_j: f64,
+    /// The first and the last sample time with power or the counter read: the span the total
+    /// covers (a GPU lost at 20 s of a 30 s run used its joules over 20 s, not 30).
+    measured: Option<(u64, u64)>,
 }
 
 impl EnergyMeter {
     /// Takes in one sample, in time order.
     pub fn push(&mut self, s: &DeviceSample) {
+        if s.power_w.is_some() || s.energy_mj.is_some() {
+            let first = self.measured.map_or(s.t_ms, |(first, _)| first);
+            self.measured = Some((first, s.t_ms));
+        }
         if let (Some((t0, p0)), Some(p1)) = (self.last, s.power_w) {
             let dt = s.t_ms.saturating_sub(t0);
             if dt > 0 && dt <= MAX_STEP_MS {
@@ -77,6 +84,14 @@ impl EnergyMeter {
     #[must_use]
     pub fn total_j(&self) -> f64 {
         self.at_reading_j + self.since_reading_j
+    }
+
+    /// The span the total covers (ms): from the first sample that read power or the counter
+    /// to the last.
+    #[must_use]
+    pub fn span_ms(&self) -> u64 {
+        self.measured
+            .map_or(0, |(first, last)| last.saturating_sub(first))
     }
 
     /// True when most of the total came from the GPU's energy counter.
@@ -124,6 +139,23 @@ mod tests {
         }
         assert!((m.total_j() - 5000.0).abs() < 1e-6, "{}", m.total_j());
         assert!(!m.counted());
+    }
+
+    /// A GPU lost at 20 s of a 30 s run (power and counter gone): its total covers 20 s. The
+    /// report said "over 30 s", the span of every sample kept.
+    #[test]
+    fn the_span_ends_where_power_and_the_counter_stop() {
+        let mut m = EnergyMeter::default();
+        assert_eq!(m.span_ms(), 0);
+        for i in 0..=300u64 {
+            let mut s = sample(5_000 + i * 100, 400.0, None);
+            if i > 200 {
+                s.power_w = None;
+            }
+            m.push(&s);
+        }
+        assert_eq!(m.span_ms(), 20_000);
+        assert!((m.total_j() - 8_000.0).abs() < 1e-6, "{}", m.total_j());
     }
 
     #[test]

@@ -123,13 +123,11 @@ impl std::fmt::Display for FindingEnergy {
 /// "used 41.2 kJ over 70 s (energy counter)": what the GPU used over what was watched.
 fn energy_of(dev: &crate::history::DeviceHistory) -> Option<String> {
     let j = dev.energy.total_j();
-    let first = dev.samples.iter().next()?.t_ms;
-    let last = dev.samples.latest()?.t_ms;
     (j > 0.0).then(|| {
         format!(
             "used {} over {} ({})",
             crate::text::energy_words(j),
-            crate::text::span_words(last.saturating_sub(first)),
+            crate::text::span_words(dev.energy.span_ms()),
             if dev.energy.counted() {
                 "its energy counter"
             } else {
