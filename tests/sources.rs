@@ -313,8 +313,8 @@ fn corrupt_line_names_file_and_line() {
         );
     }
     // A torn tick with a whole one run into it (a recorder killed mid-write, another
-    // recording appended): said as such, with where to break the line to keep the whole one;
-    // it read "the line was cut short", which sends the user to delete a whole tick too.
+    // recording appended): said as such, with what keeps the whole one; it read "the line was
+    // cut short", which sends the user to delete a whole tick too.
     let (text, _) = recorded_text(2);
     let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     for cut in [
@@ -328,27 +328,110 @@ fn corrupt_line_names_file_and_line() {
         assert!(
             err.ends_with(&format!(
                 "corrupt tick (a tick cut short at column {cut} runs into a whole one: a recorder \
-                 stopped mid-write and another appended to the file; a line break after column \
-                 {cut} keeps the whole tick); delete line 4 to read past it"
+                 stopped mid-write and another appended to the file; deleting the line's first \
+                 {cut} characters keeps the whole tick); delete line 4 to read past it"
             )),
             "{err}"
         );
-        // Broken where it says, the file reads to its end.
-        let (torn, whole) = lines[3].split_at(cut);
-        let mended = [
-            &lines[..3],
-            &[torn.to_string(), whole.to_string()],
-            &lines[4..],
-        ]
-        .concat();
-        let err = replay_text(&(mended.join("\n") + "\n"))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("rec.jsonl:4: corrupt tick (it ends at column"),
-            "{err}"
-        );
+        // Done as it says, the file reads to its end.
+        let mut mended = lines.clone();
+        mended[3] = lines[3][cut..].to_string();
+        assert!(replay_text(&(mended.join("\n") + "\n")).is_ok());
+        // The same splice as the file's last line, without its newline: said, not dropped as
+        // a torn tail (the whole tick in it would be lost without a word).
+        let last = [&lines[..3], &lines[3..4]].concat().join("\n");
+        let err = replay_text(&last).unwrap_err().to_string();
+        assert!(err.contains("runs into a whole one"), "{err}");
     }
+}
+
+/// Two recordings joined into one file (`cat a.jsonl b.jsonl`): the second's header is said
+/// for what it is, with where to split; with that header deleted, the ticks that go back in
+/// time are (summed as one, they made a GPU "use" 1.4 kW). A clock set back by a second or
+/// two is not taken for a join.
+#[test]
+fn recordings_joined_into_one_file_are_said_joined() {
+    let (text, ticks) = recorded_text(10);
+    let n = text.lines().count();
+    let err = replay_text(&format!("{text}{text}"))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        format!(
+            "rec.jsonl:{}: a second recording starts here (its header): recordings were joined \
+             into one file; split it there (`head -n {n}` and `tail -n +{}`) and open each",
+            n + 1,
+            n + 1
+        )
+    );
+    let body: String = text.split_inclusive('\n').skip(1).collect();
+    let err = replay_text(&format!("{text}{body}"))
+        .unwrap_err()
+        .to_string();
+    let back = (ticks.last().unwrap().t_ms - ticks[0].t_ms).div_ceil(1000);
+    assert!(
+        err.starts_with(&format!(
+            "rec.jsonl:{}: this tick is {back} s earlier than the one before it",
+            n + 1
+        )),
+        "{err}"
+    );
+    // A tick 2 s back (a clock set back) still reads.
+    let mut t: Vec<Tick> = ticks.clone();
+    t[5].t_ms = t[4].t_ms - 2_000;
+    let back = t[5].t_ms;
+    for d in &mut t[5].devices {
+        d.sample.t_ms = back;
+    }
+    let lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut shifted = lines.clone();
+    shifted[6] = serde_json::to_string(&t[5]).unwrap();
+    assert_eq!(
+        replay_text(&(shifted.join("\n") + "\n")).unwrap().len(),
+        ticks.len()
+    );
+}
+
+/// Bytes that are not UTF-8: in a line, an error naming the line and the column (it was
+/// "cannot read …: stream did not contain valid UTF-8", twice, with no line); at the end of a
+/// copy cut inside a character, a torn last line like any other.
+#[test]
+fn bytes_that_are_not_utf8_name_their_line_or_are_a_torn_end() {
+    let (text, ticks) = recorded_text(3);
+    let mut bytes = text.clone().into_bytes();
+    let at = text.match_indices('\n').nth(4).unwrap().0 + 20;
+    bytes[at] = 0xff;
+    let err = ReplaySource::from_reader(
+        std::io::Cursor::new(bytes),
+        Path::new("rec.jsonl"),
+        f64::INFINITY,
+    )
+    .and_then(|mut s| s.read_all())
+    .unwrap_err();
+    assert_eq!(
+        format!("{err:#}"),
+        "rec.jsonl:6: corrupt tick (a byte at column 20 is not UTF-8 text); delete line 6 to read past it"
+    );
+    // Cut between the two bytes of an "é" in the last line.
+    let with_e = text.replacen("python3", "pythé3", 1);
+    let e_at = with_e.rfind('é').unwrap();
+    let cut = with_e.as_bytes()[..=e_at].to_vec();
+    let mut src = ReplaySource::from_reader(
+        std::io::Cursor::new(cut),
+        Path::new("rec.jsonl"),
+        f64::INFINITY,
+    )
+    .unwrap();
+    let read = src.read_all().expect("a torn end is no error");
+    assert!(read.len() < ticks.len());
+    assert!(
+        src.cut_short()
+            .unwrap()
+            .starts_with(&format!("line {} torn mid-write", read.len() + 2)),
+        "{:?}",
+        src.cut_short()
+    );
 }
 
 #[test]

@@ -20,6 +20,7 @@ use crate::model::{DeviceInfo, SystemInfo, Tick};
 use crate::source::{Pacing, Sampled, Source, SourceError};
 use read::{
     bomb_guard, is_torn_header, last_tick_ms, one_line_reason, parse_header, read_bounded_line,
+    spliced_at, torn,
 };
 use snapshot::{check_snapshot, SnapshotPlay};
 
@@ -40,7 +41,13 @@ pub struct ReplaySource {
     snapshot: bool,
     /// The recording ended cut off: what `cut_short` says.
     cut: Option<String>,
+    /// The last tick's time, to find ticks that go back (recordings joined into one file).
+    last_ms: Option<u64>,
 }
+
+/// How far a tick may go back in time before the file is taken for recordings joined: a
+/// clock set back by NTP moves by less.
+const BACK_MS: u64 = 5_000;
 
 /// The most GPUs a recording may list, and processes a GPU may have in one tick: far above
 /// any real node, low enough that a hostile file cannot make every tick a huge allocation.
@@ -57,11 +64,6 @@ pub const MAX_LINE_BYTES: usize = 16 << 20;
 pub const MAX_SNAPSHOT_READINGS: usize = 4 << 20;
 /// The largest snapshot gpuwatch reads (the JSON text, decompressed).
 pub const MAX_SNAPSHOT_BYTES: u64 = 256 << 20;
-/// What `cut_short` says of a recording whose line `line` is its last and torn.
-fn torn(line: usize) -> String {
-    format!("line {line} torn mid-write (a recorder stopped while writing, or a partial copy)")
-}
-
 /// A gzip stream may expand at most this many times (recordings compress 10-20×; a
 /// decompression bomb, a thousand).
 pub const MAX_GZIP_RATIO: u64 = 200;
@@ -72,7 +74,7 @@ impl ReplaySource {
     pub fn open(path: &Path, speed: f64) -> Result<Self, ReplayError> {
         let open_err = |source| ReplayError::Open {
             path: path.to_path_buf(),
-            source,
+            error: source,
         };
         if path == Path::new("-") {
             return Self::from_input(Box::new(std::io::stdin()), path, speed);
@@ -97,7 +99,7 @@ impl ReplaySource {
         let mut raw = BufReader::new(raw);
         let magic = raw.fill_buf().map_err(|source| ReplayError::Read {
             path: path.to_path_buf(),
-            source,
+            error: source,
         })?;
         let gzip = magic.starts_with(&[0x1f, 0x8b]);
         let input: Box<dyn Read + Send> = if gzip {
@@ -110,10 +112,10 @@ impl ReplaySource {
         match read_bounded_line(&mut lines, &mut first, path, 1) {
             // A gzip stream that breaks before its first line is whole ("unexpected end of
             // file", "incomplete deflate stream" said nothing of what to do).
-            Err(ReplayError::Read { source, .. }) if gzip => {
+            Err(ReplayError::Read { error, .. }) if gzip => {
                 return Err(ReplayError::GzipHead {
                     path: path.to_path_buf(),
-                    source,
+                    error,
                 })
             }
             other => other?,
@@ -161,7 +163,7 @@ impl ReplaySource {
             .read_to_string(&mut text)
             .map_err(|source| ReplayError::Read {
                 path: path.to_path_buf(),
-                source,
+                error: source,
             })?;
         if read as u64 >= MAX_SNAPSHOT_BYTES {
             return Err(ReplayError::NotARecording {
@@ -243,6 +245,7 @@ impl ReplaySource {
             rewindable: false,
             snapshot: false,
             cut: None,
+            last_ms: None,
         })
     }
 
@@ -272,6 +275,7 @@ impl ReplaySource {
             rewindable: false,
             snapshot: true,
             cut: None,
+            last_ms: None,
         }
     }
 
@@ -290,41 +294,43 @@ impl ReplaySource {
         Ok(out)
     }
 
+    /// The next line into `buf`: its length (0 at the end), or `None` where a gzip stream
+    /// ends short, which `cut` then says.
+    fn read_line(&mut self) -> Result<Option<usize>, ReplayError> {
+        self.buf.clear();
+        match read_bounded_line(&mut self.lines, &mut self.buf, &self.path, self.line_no + 1) {
+            Ok(n) => Ok(Some(n)),
+            // A gzip stream cut short (a recorder killed while compressing, a partial
+            // download): what came before it plays, only the torn tail is lost. Cut inside a
+            // line, it is that line torn, said as a plain file's is. Cut between two ticks
+            // (each ends in a sync flush, so a killed recorder leaves every tick whole and only
+            // the trailer missing, and a copy cut anywhere in a flush's last bytes does too),
+            // what is there was all read, but the stream is short.
+            Err(ReplayError::Read { error, .. })
+                if error.kind() == std::io::ErrorKind::UnexpectedEof =>
+            {
+                self.cut = Some(if self.buf.is_empty() {
+                    format!(
+                        "gzip stream ends after line {} without its trailer (a recorder stopped \
+                         before closing it, or a partial copy); every tick in it was read",
+                        self.line_no
+                    )
+                } else {
+                    torn(self.line_no + 1)
+                });
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     fn next_tick(&mut self, tick: &mut Tick) -> Result<bool, ReplayError> {
         if let Some(play) = self.play.as_mut() {
             return Ok(play.next_tick(tick));
         }
         loop {
-            self.buf.clear();
-            let n = match read_bounded_line(
-                &mut self.lines,
-                &mut self.buf,
-                &self.path,
-                self.line_no + 1,
-            ) {
-                Ok(n) => n,
-                // A gzip stream cut short (a recorder killed while compressing, a partial
-                // download): what came before it plays, only the torn tail is lost. Cut inside
-                // a line, it is that line torn, said as a plain file's is. Cut between two
-                // ticks (each ends in a sync flush, so a killed recorder leaves every tick
-                // whole and only the trailer missing, and a copy cut anywhere in a flush's
-                // last bytes does too), what is there was all read, but the stream is short.
-                Err(ReplayError::Read { source, .. })
-                    if source.kind() == std::io::ErrorKind::UnexpectedEof =>
-                {
-                    self.cut = Some(if self.buf.is_empty() {
-                        format!(
-                            "gzip stream ends after line {} without its trailer (a recorder \
-                             stopped before closing it, or a partial copy); every tick in it \
-                             was read",
-                            self.line_no
-                        )
-                    } else {
-                        torn(self.line_no + 1)
-                    });
-                    return Ok(false);
-                }
-                Err(e) => return Err(e),
+            let Some(n) = self.read_line()? else {
+                return Ok(false);
             };
             if n == 0 {
                 return Ok(false);
@@ -334,10 +340,23 @@ impl ReplaySource {
                 continue;
             }
             let complete = self.buf.ends_with('\n');
+            if is_torn_header(&self.buf) {
+                return Err(ReplayError::SecondRecording {
+                    path: self.path.clone(),
+                    line: self.line_no,
+                    before: self.line_no - 1,
+                });
+            }
             return match serde_json::from_str::<Tick>(&self.buf) {
-                Ok(t) => self.accept(t, tick).map(|()| true),
-                // A last line without its newline is a recorder killed mid-write.
-                Err(_) if !complete => {
+                Ok(t) => {
+                    self.in_order(&t)?;
+                    self.accept(t, tick)?;
+                    self.last_ms = Some(tick.t_ms);
+                    Ok(true)
+                }
+                // A last line without its newline is a recorder killed mid-write (unless a
+                // whole tick was appended to its torn one: that is said, not dropped).
+                Err(_) if !complete && spliced_at(&self.buf).is_none() => {
                     self.cut = Some(torn(self.line_no));
                     Ok(false)
                 }
@@ -347,6 +366,20 @@ impl ReplaySource {
                     reason: one_line_reason(&e, &self.buf),
                 }),
             };
+        }
+    }
+
+    /// A tick well before the one above it: recordings joined one after the other (their
+    /// time runs back), whose history would sum as one (a GPU "using" 1.4 kW).
+    fn in_order(&self, t: &Tick) -> Result<(), ReplayError> {
+        match self.last_ms {
+            Some(last) if t.t_ms.saturating_add(BACK_MS) < last => Err(ReplayError::TimeBack {
+                path: self.path.clone(),
+                line: self.line_no,
+                before: self.line_no - 1,
+                back_s: (last - t.t_ms).div_ceil(1000),
+            }),
+            _ => Ok(()),
         }
     }
 

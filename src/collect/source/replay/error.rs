@@ -1,4 +1,7 @@
 //! What can go wrong reading a recording or a snapshot, each said with what to do.
+//!
+//! An I/O error is said inside the message and is not its `source`: a chain printed with
+//! `{:#}` said it twice ("…valid UTF-8: stream did not contain valid UTF-8").
 
 use std::path::PathBuf;
 
@@ -6,10 +9,10 @@ use crate::format::record::VERSION;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
-    #[error("cannot open recording {path}: {source}")]
+    #[error("cannot open recording {path}: {error}")]
     Open {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{path} is empty: it is not a gpuwatch recording")]
     Empty { path: PathBuf },
@@ -19,12 +22,12 @@ pub enum ReplayError {
     )]
     TornHeader { path: PathBuf },
     #[error(
-        "{path}: its gzip stream ends or breaks before its first line is whole ({source}): a \
+        "{path}: its gzip stream ends or breaks before its first line is whole ({error}): a \
          partial copy, or not a gzip file; copy it again"
     )]
     GzipHead {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{path}:{line}: not a gpuwatch recording ({reason})")]
     NotARecording {
@@ -42,6 +45,26 @@ pub enum ReplayError {
         line: usize,
         reason: String,
     },
+    #[error(
+        "{path}:{line}: a second recording starts here (its header): recordings were joined \
+         into one file; split it there (`head -n {before}` and `tail -n +{line}`) and open each"
+    )]
+    SecondRecording {
+        path: PathBuf,
+        line: usize,
+        before: usize,
+    },
+    #[error(
+        "{path}:{line}: this tick is {back_s} s earlier than the one before it: recordings \
+         joined into one file, or ticks out of order; split it there (`head -n {before}` and \
+         `tail -n +{line}`) and open each"
+    )]
+    TimeBack {
+        path: PathBuf,
+        line: usize,
+        before: usize,
+        back_s: u64,
+    },
     #[error("{path}:{line}: tick has {got} devices, the header lists {want}")]
     DeviceCount {
         path: PathBuf,
@@ -49,9 +72,9 @@ pub enum ReplayError {
         got: usize,
         want: usize,
     },
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}: {error}")]
     Read {
         path: PathBuf,
-        source: std::io::Error,
+        error: std::io::Error,
     },
 }

@@ -14,8 +14,8 @@ pub(super) fn one_line_reason(e: &serde_json::Error, line: &str) -> String {
     if let Some(column) = spliced_at(line) {
         return format!(
             "a tick cut short at column {column} runs into a whole one: a recorder stopped \
-             mid-write and another appended to the file; a line break after column {column} \
-             keeps the whole tick"
+             mid-write and another appended to the file; deleting the line's first {column} \
+             characters keeps the whole tick"
         );
     }
     // Past the line's own end (its newline read as part of a string, or the text run out): the
@@ -33,10 +33,15 @@ pub(super) fn one_line_reason(e: &serde_json::Error, line: &str) -> String {
     }
 }
 
+/// What `cut_short` says of a recording whose line `line` is its last and torn.
+pub(super) fn torn(line: usize) -> String {
+    format!("line {line} torn mid-write (a recorder stopped while writing, or a partial copy)")
+}
+
 /// Where a second tick begins inside a line (after `column` characters), a torn tick and a
 /// whole one spliced (a recorder killed mid-write, another appending to the same file): a
 /// tick opens with its time and then its devices, which its samples' `{"t_ms":` never do.
-fn spliced_at(line: &str) -> Option<usize> {
+pub(super) fn spliced_at(line: &str) -> Option<usize> {
     const OPEN: &str = "{\"t_ms\":";
     line.match_indices(OPEN)
         .filter(|&(at, _)| at > 0)
@@ -48,31 +53,69 @@ fn spliced_at(line: &str) -> Option<usize> {
 }
 
 /// Reads one line of at most `MAX_LINE_BYTES` (a 1 GB line, or `/dev/zero`, is an error
-/// naming the limit, not an allocation that takes the machine's memory).
+/// naming the limit, not an allocation that takes the machine's memory). A line that is not
+/// UTF-8 is an error naming it, except a last line cut inside a character (a copy cut short
+/// there), which keeps its whole characters: what follows takes it as torn. `buf`'s
+/// allocation is read into, so a line costs none.
 pub(super) fn read_bounded_line(
     lines: &mut impl BufRead,
     buf: &mut String,
     path: &Path,
     line: usize,
 ) -> Result<usize, ReplayError> {
-    let n = lines
+    let mut bytes = std::mem::take(buf).into_bytes();
+    bytes.clear();
+    let read = lines
         .take(MAX_LINE_BYTES as u64 + 1)
-        .read_line(buf)
-        .map_err(|source| ReplayError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    if buf.len() > MAX_LINE_BYTES {
-        return Err(ReplayError::Corrupt {
-            path: path.to_path_buf(),
+        .read_until(b'\n', &mut bytes);
+    let n = match read {
+        Ok(n) => n,
+        Err(error) => {
+            // What was read before the error stays, for the caller to tell a torn line.
+            *buf = String::from_utf8_lossy(&bytes).into_owned();
+            return Err(ReplayError::Read {
+                path: path.to_path_buf(),
+                error,
+            });
+        }
+    };
+    if bytes.len() > MAX_LINE_BYTES {
+        return Err(corrupt(
+            path,
             line,
-            reason: format!(
+            format!(
                 "the line is longer than {} MiB: not a gpuwatch recording",
                 MAX_LINE_BYTES >> 20
             ),
-        });
+        ));
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => *buf = text,
+        Err(e) => {
+            let (valid, cut_in_char) = (e.utf8_error().valid_up_to(), e.utf8_error().error_len());
+            let mut bytes = e.into_bytes();
+            let at_end = !bytes.ends_with(b"\n") && cut_in_char.is_none();
+            bytes.truncate(valid);
+            let column = String::from_utf8_lossy(&bytes).chars().count() + 1;
+            *buf = String::from_utf8(bytes).unwrap_or_default();
+            if !at_end {
+                return Err(corrupt(
+                    path,
+                    line,
+                    format!("a byte at column {column} is not UTF-8 text"),
+                ));
+            }
+        }
     }
     Ok(n)
+}
+
+fn corrupt(path: &Path, line: usize, reason: String) -> ReplayError {
+    ReplayError::Corrupt {
+        path: path.to_path_buf(),
+        line,
+        reason,
+    }
 }
 
 /// Decompresses a gzip stream, failing once it expands more than `MAX_GZIP_RATIO` times
