@@ -1024,9 +1024,9 @@ fn a_recording_named_gz_is_gzip_and_reads_back_whole_or_cut() {
     );
 }
 
-/// A GPU lost at 20 s used its energy over the 19 s it was read, not over the whole run (the
-/// report said "over 30 s", the span of every sample kept, a helper's find); the GPU beside it
-/// carries on to the end.
+/// A GPU lost at 20 s used its energy over the 20 s it was read (19.75, rounded as the header's
+/// "30 s" is), not over the whole run (the report said "over 30 s", the span of every sample
+/// kept, a helper's find); the GPU beside it carries on to the end.
 #[test]
 fn a_lost_gpus_energy_is_over_the_time_it_was_read() {
     let (code, out, err) = gpuwatch(&["diagnose", "--demo=lost", "--gpus", "2", "--for", "30s"]);
@@ -1034,7 +1034,7 @@ fn a_lost_gpus_energy_is_over_the_time_it_was_read() {
     let used: Vec<&str> = out.lines().filter(|l| l.contains("  used ")).collect();
     assert_eq!(used.len(), 2, "{out}");
     assert!(
-        used[0].ends_with(" over 19 s (its energy counter)"),
+        used[0].ends_with(" over 20 s (its energy counter)"),
         "{out}"
     );
     assert!(

@@ -107,6 +107,9 @@ pub struct FindingEnergy {
 impl std::fmt::Display for FindingEnergy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         use crate::text::{EnergyWords, SpanWords};
+        if self.span_ms < 500 {
+            return write!(f, "{} in under a second while it held", EnergyWords(self.j));
+        }
         write!(
             f,
             "{} over {} while it held",

@@ -245,6 +245,13 @@ pub fn span_compact(ms: u64) -> String {
 #[derive(Debug, Clone, Copy)]
 pub struct Compact(pub u64);
 
+/// Whole seconds, rounded to the nearest as `diagnose`'s header's "40 s" is: truncated, a
+/// report said "over 19 s" of what its header called 20. (The screen's `Compact` still
+/// truncates: rounded, its seek bar grew a kept string mid-replay, `tests/cost.rs`.)
+fn round_s(ms: u64) -> u64 {
+    ms.saturating_add(500) / 1000
+}
+
 impl std::fmt::Display for Compact {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let s = self.0 / 1000;
@@ -293,7 +300,7 @@ impl std::fmt::Display for EnergyWords {
     }
 }
 
-/// A span of time in words: "42 s" or "3 min" (evidence, reports).
+/// A span of time in words: "42 s", "3 min" or "2 min 59 s" (evidence, reports).
 #[must_use]
 pub fn span_words(ms: u64) -> String {
     SpanWords(ms).to_string()
@@ -305,11 +312,13 @@ pub struct SpanWords(pub u64);
 
 impl std::fmt::Display for SpanWords {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let s = self.0 / 1000;
-        if s >= 120 {
-            write!(f, "{} min", s / 60)
-        } else {
-            write!(f, "{s} s")
+        // Past two minutes its minutes and seconds: "2 min" of 179 s made 21.6 kJ read as
+        // 180 W where the line said 121.
+        let s = round_s(self.0);
+        match (s / 60, s % 60) {
+            _ if s < 120 => write!(f, "{s} s"),
+            (m, 0) => write!(f, "{m} min"),
+            (m, r) => write!(f, "{m} min {r} s"),
         }
     }
 }
@@ -435,7 +444,11 @@ mod tests {
         assert_eq!(span_compact(185_000), "3m05s");
         assert_eq!(span_compact(3_720_000), "1h02m");
         assert_eq!(span_words(42_000), "42 s");
-        assert_eq!(span_words(185_000), "3 min");
+        assert_eq!(span_words(185_000), "3 min 5 s");
+        assert_eq!(span_words(180_000), "3 min");
+        // Rounded, as diagnose's header is: 19.75 s is 20 s in the report.
+        assert_eq!(span_words(19_750), "20 s");
+        assert_eq!(span_words(179_250), "2 min 59 s");
     }
 
     #[test]
