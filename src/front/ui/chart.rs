@@ -280,9 +280,16 @@ pub(super) fn health_line<'a>(
         let _ = write!(problem, " ‼ {p} ");
     }
     let (ends, n) = write_counters(&h, counters);
+    // The energy since gpuwatch first saw the GPU, with the span it covers: alone under a
+    // "last 30s" chart it read as the window's.
     let j = dev.energy.total_j();
     if j > 0.0 {
-        let _ = write!(energy, "{}", crate::text::EnergyWords(j));
+        let _ = write!(
+            energy,
+            "{} in {}",
+            crate::text::EnergyWords(j),
+            crate::text::Compact(dev.energy.span_ms())
+        );
     }
     let counters: &str = counters;
     let piece = |i: usize| &counters[if i == 0 { 0 } else { ends[i - 1] }..ends[i]];
