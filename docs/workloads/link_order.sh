@@ -8,14 +8,14 @@
 # root, with valgrind and tmux (about 4 minutes):
 #   cargo build --release && bash docs/workloads/link_order.sh
 # NVML's code cannot run here: what the monitor, `serve` and `record` run on a GPU machine comes
-# from callgrind there (docs/workloads/run72.sh, as run70.sh first did), kept as name lists in
+# from callgrind there (docs/workloads/run78.sh, as run70.sh and run72.sh did), kept as name lists in
 # GPU_PROFILE; run it there again when symbols are renamed. The file lists functions in tiers,
 # so that what a live monitor runs lies together at the front: the GPU machine's monitor,
 # serve and record, then the monitor here (its views and keys), then everything else (the
 # simulator, diagnose, replay, py-spy). Names are sorted within a tier.
 set -eu
 BIN=$PWD/target/release/gpuwatch
-GPU_PROFILE=${GPU_PROFILE:-docs/workloads/results/run72}
+GPU_PROFILE=${GPU_PROFILE:-docs/workloads/results/run78}
 W=$(mktemp -d)
 VG="valgrind --tool=callgrind --demangle=no --compress-strings=no --compress-pos=no"
 cg() { $VG --callgrind-out-file="$W/$1.%p.out" "${@:2}"; }
