@@ -409,7 +409,12 @@ pub fn breaks_at(line: &str, sp: usize) -> bool {
         .split([' ', ',', ';', ')', ':'])
         .next()
         .unwrap_or("");
-    !(after_number && UNITS.contains(&word))
+    // Nor between a name and its number ("GPU 6", "pid 10060"), which read "GPU │ 6)".
+    let before = line[..sp].rsplit([' ', '(']).next().unwrap_or("");
+    let named = ["GPU", "GPUs", "pid", "rank", "ranks", "line"].contains(&before)
+        && word.starts_with(|c: char| c.is_ascii_digit());
+    let unit = after_number && UNITS.contains(&word);
+    !(unit || named)
 }
 
 #[cfg(test)]
@@ -420,11 +425,16 @@ mod tests {
     fn a_number_and_its_unit_are_not_broken_apart() {
         let l = "used 4.9 kJ over 30 s, 160 W = 23 % of the TDP (3 units)";
         let at = |w: &str| l.find(w).unwrap() - 1;
+        let at_in = |l: &str, w: &str| l.find(w).unwrap() - 1;
         for glued in ["kJ over", "s, 160", "W =", "% of"] {
             assert!(!breaks_at(l, at(glued)), "{glued}");
         }
         for free in ["4.9", "over", "160", "TDP", "units"] {
             assert!(breaks_at(l, at(free)), "{free}");
+        }
+        let l = "rank 6 (pid 10060, GPU 6): waits for GPUs 4,5";
+        for glued in ["6 (pid", "10060,", "6):", "4,5"] {
+            assert!(!breaks_at(l, at_in(l, glued)), "{glued}");
         }
     }
 
