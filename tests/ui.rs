@@ -727,32 +727,62 @@ fn a_lost_gpus_processes_are_unknown_not_gone() {
     );
 }
 
+/// Why a replay stopped takes up to three rows; past them the why in brackets gives way and a
+/// long path is cut in its middle, what to do stays whole.
+#[test]
+fn a_long_stop_message_keeps_what_to_do() {
+    let mut replay = observed_h200(30);
+    let long = "/tmp/review/a/very/long/path/to/where/the/recordings/of/this/cluster/are/kept/\
+                node17-rank3.jsonl:83: a second recording starts here (its header: the files \
+                of two runs were joined by `cat` or an append): recordings were joined into \
+                one file; split it there (`head -n 82` and `tail -n +83`) and open each";
+    replay.fail(long.into());
+    let screen = text(&draw(&mut AppState::new(true), &replay, 80, 24));
+    let shown = stop_rows(&screen);
+    assert!(!shown.contains("(its header"), "{screen}");
+    assert!(
+        shown.ends_with("(`head -n 82` and `tail -n +83`) and open each"),
+        "{screen}"
+    );
+    // A command is not broken across rows.
+    assert!(
+        !screen.lines().any(|l| l.trim_end().ends_with("`tail")),
+        "{screen}"
+    );
+    let wide = text(&draw(&mut AppState::new(true), &replay, 200, 50));
+    assert!(wide.contains("(its header: the files"), "{wide}");
+}
+
+/// The rows from "… stopped:" to the screen's end, joined as one line.
+fn stop_rows(screen: &str) -> String {
+    let lines: Vec<&str> = screen.lines().collect();
+    let first = lines
+        .iter()
+        .rposition(|l| l.contains("stopped:"))
+        .unwrap_or_else(|| panic!("no stop message in\n{screen}"));
+    let rows: Vec<&str> = lines[first..].iter().map(|l| l.trim()).collect();
+    rows.join(" ")
+}
+
 /// The status line says what stopped: a replay that met a corrupt tick is not "sampling".
 #[test]
 fn the_status_line_says_whether_sampling_or_a_replay_stopped() {
     let mut replay = observed_h200(30);
     assert!(replay.is_replay());
-    // Too long for 80 columns: the why in brackets gives way, what to do stays.
-    replay.fail(
-        "/tmp/review/half50.jsonl:50: corrupt tick (it ends at column 4000 before its tick \
-         does: the line was cut short); delete line 50 to read past it"
-            .into(),
-    );
+    // Too long for one row of 80 columns: it wraps over the rows it needs, whole.
+    let why = "/tmp/review/half50.jsonl:50: corrupt tick (it ends at column 4000 before its \
+               tick does: the line was cut short); delete line 50 to read past it";
+    replay.fail(why.into());
     let screen = text(&draw(&mut AppState::new(true), &replay, 80, 24));
-    let status = screen.lines().last().unwrap().trim_end();
-    assert!(
-        status.starts_with("replay stopped: /tmp/review/half50.jsonl:50"),
-        "{status}"
+    assert_eq!(
+        stop_rows(&screen),
+        format!("replay stopped: {why}"),
+        "{screen}"
     );
-    assert!(
-        status.ends_with("…; delete line 50 to read past it"),
-        "{status}"
-    );
-    let wide = text(&draw(&mut AppState::new(true), &replay, 200, 50));
-    assert!(
-        wide.contains("corrupt tick (it ends at column 4000"),
-        "{wide}"
-    );
+    // Its rows are taken from the panes above: the screen keeps its 24 rows, the GPU table
+    // its header.
+    assert_eq!(screen.lines().count(), 24, "{screen}");
+    assert!(screen.contains("# NAME"), "{screen}");
     // A recording that ends because its last line is torn says so where the keys were.
     let mut cut = observed_h200(30);
     let first_ms = cut.history().devices[0].samples.get(0).unwrap().t_ms;

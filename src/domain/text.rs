@@ -414,7 +414,21 @@ pub fn breaks_at(line: &str, sp: usize) -> bool {
     let named = ["GPU", "GPUs", "pid", "rank", "ranks", "line"].contains(&before)
         && word.starts_with(|c: char| c.is_ascii_digit());
     let unit = after_number && UNITS.contains(&word);
-    !(unit || named)
+    !(unit || named || in_short_code(line, sp))
+}
+
+/// Whether the space at byte `sp` lies inside a short `command` ("`tail -n +83`"), which a
+/// reader copies whole; a long one may break (a row must end somewhere).
+fn in_short_code(line: &str, sp: usize) -> bool {
+    const SHORT: usize = 24;
+    let before = &line[..sp];
+    if before.bytes().filter(|&b| b == b'`').count() % 2 == 0 {
+        return false;
+    }
+    let open = before.rfind('`').unwrap_or(0);
+    line[sp..]
+        .find('`')
+        .is_some_and(|close| line[open..sp + close].chars().count() < SHORT)
 }
 
 #[cfg(test)]
@@ -435,6 +449,18 @@ mod tests {
         let l = "rank 6 (pid 10060, GPU 6): waits for GPUs 4,5";
         for glued in ["6 (pid", "10060,", "6):", "4,5"] {
             assert!(!breaks_at(l, at_in(l, glued)), "{glued}");
+        }
+    }
+
+    #[test]
+    fn a_short_command_is_not_broken_but_a_long_one_may_be() {
+        let l = "split it there (`head -n 82` and `tail -n +83`) or `a very long command line that runs on`";
+        let at = |w: &str| l.find(w).unwrap() - 1;
+        for glued in ["-n 82", "82`", "-n +83", "+83`"] {
+            assert!(!breaks_at(l, at(glued)), "{glued}");
+        }
+        for free in ["and `tail", "or `a", "long command"] {
+            assert!(breaks_at(l, at(free)), "{free}");
         }
     }
 

@@ -70,11 +70,13 @@ pub fn render(frame: &mut Frame, state: &AppState, store: &Store) -> HitAreas {
             ..HitAreas::default()
         };
     }
+    let stop = stop_doc(state, store, area.width);
+    let status_rows = stop.as_ref().map_or(1, |(_, rows)| *rows);
     let [head, body, status] = split::vertical(
         [
             Constraint::Length(1),
             Constraint::Min(0),
-            Constraint::Length(1),
+            Constraint::Length(status_rows),
         ],
         area,
     );
@@ -88,7 +90,10 @@ pub fn render(frame: &mut Frame, state: &AppState, store: &Store) -> HitAreas {
             ..HitAreas::default()
         },
     };
-    status_line(frame, status, state, store, &theme);
+    match &stop {
+        Some((doc, _)) => scroll::render_plain(frame.buffer_mut(), status, doc),
+        None => status_line(frame, status, state, store, &theme),
+    }
     if state.view == View::Help {
         hits.help_max = help::render(frame, body, state.help_scroll, &theme);
     }
@@ -202,6 +207,57 @@ fn main_screen(
     }
 }
 
+/// The most rows why sampling or a replay stopped may take.
+const STOP_ROWS: usize = 3;
+
+/// Why sampling or a replay stopped, when it needs more than the status line's one row: every
+/// part of it matters (what happened, where, what to do), and one row of 80 columns cut a
+/// joined recording's advice in two. Wrapped over up to three rows, without its "(…)" if that
+/// is what fits; `None` where one row holds it or three cannot (then it is cut on one).
+fn stop_doc(state: &AppState, store: &Store, width: u16) -> Option<(scroll::Doc, u16)> {
+    if state.status.is_some() || state.editing_filter {
+        return None;
+    }
+    let e = store.error()?;
+    let what = if store.is_replay() {
+        "replay stopped: "
+    } else {
+        "sampling stopped: "
+    };
+    let width = usize::from(width);
+    if what.chars().count() + e.chars().count() <= width {
+        return None;
+    }
+    let theme = Theme { color: state.color };
+    let wrap = |text: &str| {
+        let mut doc = scroll::Doc::default();
+        doc.line(ratatui::style::Style::default());
+        doc.push(what, theme.label());
+        doc.push(text, theme.label());
+        let rows = scroll::wrapped_rows(&doc, width);
+        (rows <= STOP_ROWS).then_some((doc, rows as u16))
+    };
+    let without = without_why(e);
+    if let Some(fits) = wrap(e).or_else(|| without.as_deref().and_then(wrap)) {
+        return Some(fits);
+    }
+    // Still too long: cut in the middle, where a long path or a quoted line is; its end (what
+    // to do) stays.
+    let shortest = without.as_deref().unwrap_or(e);
+    let mut room = STOP_ROWS * width;
+    loop {
+        room = room.saturating_sub(width / 8).max(1);
+        let mut cut = String::new();
+        crate::text::push_clip_middle(&mut cut, shortest, room);
+        if let Some(fits) = wrap(&cut) {
+            return Some(fits);
+        }
+        if room == 1 {
+            return None;
+        }
+    }
+}
+
 fn status_line(frame: &mut Frame, area: Rect, state: &AppState, store: &Store, theme: &Theme) {
     pen::with_strings(|[text]| {
         write_status(text, usize::from(area.width), state, store);
@@ -285,25 +341,28 @@ fn fit_words(out: &mut String, s: &str, room: usize) {
         out.push_str(s);
         return;
     }
-    let without = s.find(" (").and_then(|open| {
-        // Its own closing bracket, past any inside it.
-        let mut depth = 0;
-        let close = open
-            + s[open..].find(|c| {
-                depth += match c {
-                    '(' => 1,
-                    ')' => -1,
-                    _ => 0,
-                };
-                c == ')' && depth == 0
-            })?;
-        Some(format!("{}{}", &s[..open], &s[close + 1..]))
-    });
+    let without = without_why(s);
     match without {
         Some(w) if w.chars().count() <= room => out.push_str(&w),
         Some(w) => crate::text::push_clip_middle(out, &w, room),
         None => crate::text::push_clip_middle(out, s, room),
     }
+}
+
+/// `s` without its first "(…)" (brackets inside it skipped), if it has one.
+fn without_why(s: &str) -> Option<String> {
+    let open = s.find(" (")?;
+    let mut depth = 0;
+    let close = open
+        + s[open..].find(|c| {
+            depth += match c {
+                '(' => 1,
+                ')' => -1,
+                _ => 0,
+            };
+            c == ')' && depth == 0
+        })?;
+    Some(format!("{}{}", &s[..open], &s[close + 1..]))
 }
 
 /// Where a replay is, onto `out`: "▶ 1m23s / 5m00s ━━━━━━╸────── [ ] seek".

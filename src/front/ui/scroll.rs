@@ -231,6 +231,12 @@ pub fn render_fixed(frame: &mut Frame, area: Rect, pane: Border<'_>, doc: &Doc) 
     draw_wrapped(frame.buffer_mut(), Border::inner(area), doc, 0);
 }
 
+/// Draws `doc` wrapped into `area` from its first line, with no border: rows past its bottom
+/// are cut.
+pub fn render_plain(buf: &mut Buffer, area: Rect, doc: &Doc) {
+    draw_wrapped(buf, area, doc, 0);
+}
+
 /// Draws each line of `doc` on one row inside `pane`, cut at its right edge: what a
 /// `Paragraph` of the same lines draws without wrapping.
 pub fn render_cut(frame: &mut Frame, area: Rect, pane: Border<'_>, doc: &Doc) {
