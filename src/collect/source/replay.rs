@@ -37,8 +37,6 @@ pub struct ReplaySource {
     end_ms: Option<u64>,
     /// A regular file, which can be opened and played again.
     rewindable: bool,
-    /// A snapshot (played at once to its last moment), not a recording.
-    snapshot: bool,
     /// The recording ended cut off: what `cut_short` says.
     cut: Option<String>,
     /// The last tick's time, to find ticks that go back (recordings joined into one file).
@@ -243,7 +241,6 @@ impl ReplaySource {
             speed,
             end_ms: None,
             rewindable: false,
-            snapshot: false,
             cut: None,
             last_ms: None,
         })
@@ -273,7 +270,6 @@ impl ReplaySource {
             buf: String::new(),
             speed,
             rewindable: false,
-            snapshot: true,
             cut: None,
             last_ms: None,
         }
@@ -467,10 +463,14 @@ impl Source for ReplaySource {
     fn can_rewind(&self) -> bool {
         self.rewindable
     }
-    /// Opens the file again. A snapshot, played at once to its last moment when opened, plays
-    /// in real time after a seek back, so that what led to that moment can be watched.
+    /// Opens the file again. What played at once to its end (a snapshot, `--speed 0`) plays in
+    /// real time after a seek back: what led to that moment is watched, not run past again.
     fn rewind(&mut self) -> Result<(), SourceError> {
-        let speed = if self.snapshot { 1.0 } else { self.speed };
+        let speed = if self.speed.is_finite() {
+            self.speed
+        } else {
+            1.0
+        };
         let mut again = Self::open(&self.path, speed)?;
         if again.header.devices.len() != self.header.devices.len() {
             return Err(ReplayError::DeviceCount {
@@ -512,5 +512,28 @@ mod tests {
                 speed: f64::INFINITY
             }
         );
+    }
+
+    /// `--speed 0` ran to the end again after a seek back, so seek keys looked dead.
+    #[test]
+    fn what_played_at_once_plays_in_real_time_after_a_seek_back() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/examples/h200-hang.json");
+        let mut src = ReplaySource::open(&path, 4.0).unwrap();
+        src.rewind().unwrap();
+        assert_eq!(src.pacing(), Pacing::Recorded { speed: 1.0 });
+        let rec = std::env::temp_dir().join(format!("gw-rewind-{}.jsonl", std::process::id()));
+        let header = Header::new(&src.header.system, &src.header.devices, 250);
+        std::fs::write(
+            &rec,
+            format!("{}\n", serde_json::to_string(&header).unwrap()),
+        )
+        .unwrap();
+        for speed in [f64::INFINITY, 4.0] {
+            let mut src = ReplaySource::open(&rec, speed).unwrap();
+            src.rewind().unwrap();
+            let want = if speed.is_finite() { speed } else { 1.0 };
+            assert_eq!(src.pacing(), Pacing::Recorded { speed: want });
+        }
+        std::fs::remove_file(&rec).unwrap();
     }
 }
