@@ -314,12 +314,39 @@ fn help_lists_every_key() {
     let obs = observed_sim(Scenario::Healthy, 1, 5);
     let mut st = AppState::new(true);
     keys(&mut st, &obs, &[Key::Char('?')]);
-    let screen = text(&draw(&mut st, &obs, 100, 30));
+    // Its wrapped rows go on under the second column: 30 rows no longer hold them all.
+    let screen = text(&draw(&mut st, &obs, 100, 40));
     for k in gpuwatch::ui::help_keys() {
         assert!(screen.contains(k), "help lacks {k}:\n{screen}");
     }
     keys(&mut st, &obs, &[Key::Esc]);
     assert_eq!(st.view, View::Main);
+}
+
+/// Wrapped at 80 columns, a key's description goes on under its own column, and a badge stays
+/// with its label ("? │ HANG? 4/8s" split them).
+#[test]
+fn the_help_wraps_under_its_second_column() {
+    let obs = observed_sim(Scenario::Healthy, 1, 5);
+    let mut st = AppState::new(true);
+    keys(&mut st, &obs, &[Key::Char('?')]);
+    let screen = text(&draw(&mut st, &obs, 80, 80));
+    let rows: Vec<&str> = screen
+        .lines()
+        .filter_map(|l| l.strip_prefix('│')?.strip_suffix('│'))
+        .collect();
+    let continued: Vec<&&str> = rows
+        .iter()
+        .filter(|r| r.starts_with("  ") && !r.trim().is_empty())
+        .collect();
+    assert!(continued.len() > 5, "{screen}");
+    for r in continued {
+        let indent = r.chars().take_while(|c| *c == ' ').count();
+        assert_eq!(indent, 22, "{r:?} in\n{screen}");
+    }
+    for badge in ["‼ critical", "? HANG?", "◀ culprit", "━ util"] {
+        assert!(screen.contains(badge), "{badge} split in\n{screen}");
+    }
 }
 
 /// At 80×24 the help does not fit: End shows its last lines and Home its first, as the overlay

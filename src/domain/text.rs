@@ -414,7 +414,14 @@ pub fn breaks_at(line: &str, sp: usize) -> bool {
     let named = ["GPU", "GPUs", "pid", "rank", "ranks", "line"].contains(&before)
         && word.starts_with(|c: char| c.is_ascii_digit());
     let unit = after_number && UNITS.contains(&word);
-    !(unit || named || in_short_code(line, sp))
+    // Nor between a badge and its label ("‼ critical", "? HANG?", "━ util"): a lone symbol
+    // that is no separator ("·", "=", "–") belongs to the word after it.
+    let mut last = line[..sp].rsplit(' ').next().unwrap_or("").chars();
+    let badge = match (last.next(), last.next()) {
+        (Some(c), None) => !c.is_alphanumeric() && !"·–—=|/+-*,;:()[]{}<>'\"`".contains(c),
+        _ => false,
+    };
+    !(unit || named || badge || in_short_code(line, sp))
 }
 
 /// Whether the space at byte `sp` lies inside a short `command` ("`tail -n +83`"), which a
@@ -449,6 +456,18 @@ mod tests {
         let l = "rank 6 (pid 10060, GPU 6): waits for GPUs 4,5";
         for glued in ["6 (pid", "10060,", "6):", "4,5"] {
             assert!(!breaks_at(l, at_in(l, glued)), "{glued}");
+        }
+    }
+
+    #[test]
+    fn a_badge_stays_with_its_label_but_not_a_separator() {
+        let l = "‼ critical  ! warning  ? HANG? 4/8s timed  ━ util · 0 – 9 = ok";
+        let at = |w: &str| l.find(w).unwrap() - 1;
+        for glued in ["critical", "warning", "HANG?", "util"] {
+            assert!(!breaks_at(l, at(glued)), "{glued}");
+        }
+        for free in ["! warning", "4/8s", "0 –", "9 =", "ok"] {
+            assert!(breaks_at(l, at(free)), "{free}");
         }
     }
 

@@ -180,6 +180,9 @@ pub fn markdown_table() -> String {
 }
 
 /// Draws the overlay from line `offset`; returns how far it can scroll.
+/// Where the overlay's second column starts, and its wrapped rows go on: " {keys:<20} ".
+const KEY_COLUMN: u16 = 22;
+
 pub fn render(frame: &mut Frame, area: Rect, offset: usize, theme: &Theme) -> usize {
     let w = 110.min(area.width);
     let h = area.height.saturating_sub(2).max(3).min(area.height);
@@ -193,6 +196,7 @@ pub fn render(frame: &mut Frame, area: Rect, offset: usize, theme: &Theme) -> us
     doc.clear();
     for k in KEYS {
         doc.line(Style::default());
+        doc.hang(KEY_COLUMN);
         doc.fmt(format_args!(" {:<20} ", k.keys), Style::default());
         for part in k.does.split('`') {
             doc.push(part, Style::default());
@@ -201,6 +205,7 @@ pub fn render(frame: &mut Frame, area: Rect, offset: usize, theme: &Theme) -> us
     doc.styled("", Style::default());
     for (k, what) in LEGEND {
         doc.styled_fmt(format_args!(" {k:<20} {what}"), theme.dim());
+        doc.hang(KEY_COLUMN);
     }
     frame.render_widget(Clear, r);
     let pane = super::border::Border::new(" keys (Esc closes, ↑↓ scroll) ", theme.focus_border());

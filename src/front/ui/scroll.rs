@@ -30,6 +30,8 @@ pub struct Doc {
     pieces: Vec<(usize, Style)>,
     /// The first piece of each line, and the line's own style (laid under its pieces).
     lines: Vec<(usize, Style)>,
+    /// Each line's hanging indent where one was set (`hang`); 0 or none: from its marker.
+    hangs: Vec<u16>,
     /// The bottom border's "▼ 3 more lines", kept with the text.
     mark: String,
     /// How many rows each line wraps to, kept from the frame before.
@@ -57,12 +59,26 @@ impl Doc {
         self.text.clear();
         self.pieces.clear();
         self.lines.clear();
+        self.hangs.clear();
         self.wrapped.fresh = false;
     }
     /// Starts a line whose `style` lies under its pieces, as a `Line::styled`'s does.
     pub fn line(&mut self, style: Style) {
         self.wrapped.fresh = false;
         self.lines.push((self.pieces.len(), style));
+    }
+    /// Continues the current line's wrapped rows from column `n` (a table's second column),
+    /// where its leading spaces and marker would not say where that is.
+    pub fn hang(&mut self, n: u16) {
+        self.wrapped.fresh = false;
+        self.hangs.resize(self.lines.len(), 0);
+        if let Some(last) = self.hangs.last_mut() {
+            *last = n;
+        }
+    }
+    /// Line `i`'s hanging indent, 0 where none was set.
+    fn hang_of(&self, i: usize) -> usize {
+        self.hangs.get(i).map_or(0, |&n| usize::from(n))
     }
     /// Adds `s` in `style` to the current line.
     pub fn push(&mut self, s: &str, style: Style) {
@@ -103,6 +119,7 @@ impl Doc {
         self.text.truncate(self.piece_start(first));
         self.pieces.truncate(first);
         self.lines.truncate(n);
+        self.hangs.truncate(n);
         self.wrapped.fresh = false;
     }
 
@@ -119,6 +136,7 @@ impl Doc {
             text,
             pieces,
             lines,
+            hangs,
             wrapped: w,
             ..
         } = self;
@@ -134,7 +152,8 @@ impl Doc {
             // Line `i` of the frame before is read before its place is taken.
             let before = w.lines.get(i).filter(|_| same_width);
             let kept = before.filter(|(r, _)| w.text.get(r.clone()) == Some(line));
-            let n = kept.map_or_else(|| rows(line, width).count(), |k| k.1);
+            let hang = hangs.get(i).map_or(0, |&n| usize::from(n));
+            let n = kept.map_or_else(|| rows(line, width, hang).count(), |k| k.1);
             match w.lines.get_mut(i) {
                 Some(slot) => *slot = (range, n),
                 None => w.lines.push((range, n)),
@@ -220,7 +239,7 @@ pub fn render(
 #[must_use]
 pub fn wrapped_rows(doc: &Doc, width: usize) -> usize {
     (0..doc.lines.len())
-        .map(|i| rows(&doc.text[doc.line_at(i).2], width.max(1)).count())
+        .map(|i| rows(&doc.text[doc.line_at(i).2], width.max(1), doc.hang_of(i)).count())
         .sum()
 }
 
@@ -307,7 +326,7 @@ fn draw_wrapped(buf: &mut Buffer, inner: Rect, doc: &Doc, offset: usize) {
         }
         let (style, pieces, range) = doc.line_at(i);
         let line = &doc.text[range.clone()];
-        for row in rows(line, width) {
+        for row in rows(line, width, doc.hang_of(i)) {
             if skip > 0 {
                 skip -= 1;
                 continue;
@@ -342,8 +361,9 @@ fn cell_width(c: char) -> usize {
 
 /// `line` wrapped to `width` cells at spaces, each continuation indented past the line's own
 /// leading spaces and marker ("   → ", "  - "), so that a wrapped piece of evidence still reads
-/// as part of the item above it. A line that fits is one row.
-fn rows(line: &str, width: usize) -> impl Iterator<Item = Row> + '_ {
+/// as part of the item above it, or past `hang` columns where that is set (not 0). A line that
+/// fits is one row.
+fn rows(line: &str, width: usize, hang: usize) -> impl Iterator<Item = Row> + '_ {
     let fits = line.chars().map(cell_width).sum::<usize>() <= width;
     // Indent: the leading spaces, and a marker after them ("→", "-", "‼": one or two cells,
     // no letter or digit).
@@ -354,7 +374,11 @@ fn rows(line: &str, width: usize) -> impl Iterator<Item = Row> + '_ {
         .position(|c| c == ' ')
         .filter(|&m| m <= 2 && after.chars().take(m).all(|c| !c.is_alphanumeric()))
         .map_or(0, |m| m + 1);
-    let indent = (lead + marker + 2).min(width / 3);
+    let indent = if hang > 0 {
+        hang.min(width / 2)
+    } else {
+        (lead + marker + 2).min(width / 3)
+    };
     let mut start = 0;
     let mut first = true;
     std::iter::from_fn(move || {
@@ -490,7 +514,7 @@ mod tests {
 
     /// `s` as one plain line, wrapped: each row's text as drawn.
     fn wrapped(s: &str, width: usize) -> Vec<String> {
-        rows(s, width)
+        rows(s, width, 0)
             .map(|r| " ".repeat(r.indent.unwrap_or(0)) + &s[r.text])
             .collect()
     }
