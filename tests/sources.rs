@@ -272,8 +272,8 @@ fn a_torn_header_is_said_torn_not_a_snapshot() {
             assert!(
                 err.ends_with(
                     "rec.jsonl: its header (line 1) is cut short, so no tick can be read (a \
-                     recorder stopped while writing its first line, or a partial copy); record \
-                     again"
+                     recorder stopped while writing its first line, or a partial copy); copy it \
+                     again if it is a copy, else record again"
                 ),
                 "{err}"
             );
@@ -452,6 +452,12 @@ fn not_a_recording_newer_version_and_empty_file_are_errors() {
         replay_text("").unwrap_err(),
         ReplayError::Empty { .. }
     ));
+    // Blank lines are not "empty".
+    let e = replay_text("\n\n").unwrap_err().to_string();
+    assert!(
+        e.ends_with("rec.jsonl: its first line is blank where a recording's header should be: it is not a gpuwatch recording"),
+        "{e}"
+    );
     let e = replay_text("{\"hello\": 1}\n").unwrap_err().to_string();
     assert!(e.contains("rec.jsonl:1: not a gpuwatch recording"), "{e}");
     let e = replay_text("not json at all\n").unwrap_err().to_string();
@@ -647,9 +653,21 @@ fn a_gzip_recording_cut_short_plays_up_to_the_torn_tail() {
             .as_str()
         )
     );
+    assert_eq!(got[..], ticks[..got.len()]);
+}
+
+/// A gzip stream cut before its first line is whole reads as a cut header.
+#[test]
+fn a_gzip_recording_cut_in_its_header_says_so() {
+    let (text, _) = recorded_text(3);
+    let gz = gzip(text.as_bytes());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.jsonl.gz");
     // Cut in its first bytes, before a line is whole: said so, with what to do (it was
     // "cannot read …: unexpected end of file", or "incomplete deflate stream").
-    for keep in [2, 20, 200] {
+    // The advice is a plain recording's with its header cut; one byte (0x1f) is a gzip file
+    // cut short, not text that "is not a recording".
+    for keep in [1, 2, 20, 200] {
         std::fs::write(&path, &gz[..keep]).unwrap();
         let err = ReplaySource::open(&path, f64::INFINITY)
             .err()
@@ -657,12 +675,28 @@ fn a_gzip_recording_cut_short_plays_up_to_the_torn_tail() {
             .to_string();
         assert!(
             err.contains(
-                "cut.jsonl.gz: its gzip stream ends or breaks before its first line is whole ("
-            ) && err.ends_with("): a partial copy, or not a gzip file; copy it again"),
+                "cut.jsonl.gz: its header (line 1) is cut short, so no tick can be read (its gzip \
+                 stream ends inside it: "
+            ) && err.ends_with(
+                "; a recorder stopped while writing its first line, or a partial copy); copy it \
+                 again if it is a copy, else record again"
+            ),
             "{keep}: {err}"
         );
     }
-    assert_eq!(got[..], ticks[..got.len()]);
+    // Damaged rather than cut: said so.
+    let mut damaged = gz[..10].to_vec();
+    damaged.extend_from_slice(&[0xff; 40]);
+    std::fs::write(&path, &damaged).unwrap();
+    let err = ReplaySource::open(&path, f64::INFINITY)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(
+        err.contains("its header (line 1) cannot be read (its gzip stream is damaged inside it: ")
+            && err.contains("; a damaged copy, or not a gzip file); copy it again"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -99,7 +99,8 @@ impl ReplaySource {
             path: path.to_path_buf(),
             error: source,
         })?;
-        let gzip = magic.starts_with(&[0x1f, 0x8b]);
+        // A lone 0x1f is a gzip file cut after its first byte, not text.
+        let gzip = magic.starts_with(&[0x1f, 0x8b]) || magic == [0x1f];
         let input: Box<dyn Read + Send> = if gzip {
             Box::new(bomb_guard(raw, path))
         } else {
@@ -111,10 +112,7 @@ impl ReplaySource {
             // A gzip stream that breaks before its first line is whole ("unexpected end of
             // file", "incomplete deflate stream" said nothing of what to do).
             Err(ReplayError::Read { error, .. }) if gzip => {
-                return Err(ReplayError::GzipHead {
-                    path: path.to_path_buf(),
-                    error,
-                })
+                return Err(ReplayError::gzip_head(path, error))
             }
             other => other?,
         };
@@ -123,9 +121,7 @@ impl ReplaySource {
             first = rest.to_string();
         }
         if first.trim().is_empty() {
-            return Err(ReplayError::Empty {
-                path: path.to_path_buf(),
-            });
+            return Err(ReplayError::no_header(&first, path));
         }
         // A recording's first line is its header, one JSON object. A snapshot is one JSON
         // document (pretty-printed over many lines): its format field says so, not a guess.
@@ -217,9 +213,7 @@ impl ReplaySource {
         let mut first = String::new();
         read_bounded_line(&mut lines, &mut first, path, 1)?;
         if first.trim().is_empty() {
-            return Err(ReplayError::Empty {
-                path: path.to_path_buf(),
-            });
+            return Err(ReplayError::no_header(&first, path));
         }
         Self::after_header(&first, lines, path, speed)
     }

@@ -17,16 +17,21 @@ pub enum ReplayError {
     #[error("{path} is empty: it is not a gpuwatch recording")]
     Empty { path: PathBuf },
     #[error(
+        "{path}: its first line is blank where a recording's header should be: it is not a \
+         gpuwatch recording"
+    )]
+    Blank { path: PathBuf },
+    #[error(
         "{path}: its header (line 1) is cut short, so no tick can be read (a recorder stopped \
-         while writing its first line, or a partial copy); record again"
+         while writing its first line, or a partial copy); {HEADER_ADVICE}"
     )]
     TornHeader { path: PathBuf },
-    #[error(
-        "{path}: its gzip stream ends or breaks before its first line is whole ({error}): a \
-         partial copy, or not a gzip file; copy it again"
-    )]
+    /// The same for a gzip stream that ends (or, damaged, breaks) inside its first line.
+    #[error("{path}: its header (line 1) {what}: {error}; {why}); {HEADER_ADVICE}")]
     GzipHead {
         path: PathBuf,
+        what: &'static str,
+        why: &'static str,
         error: std::io::Error,
     },
     #[error("{path}:{line}: not a gpuwatch recording ({reason})")]
@@ -77,4 +82,41 @@ pub enum ReplayError {
         path: PathBuf,
         error: std::io::Error,
     },
+}
+
+/// What to do with a recording whose header is cut, plain or compressed alike.
+const HEADER_ADVICE: &str = "copy it again if it is a copy, else record again";
+
+impl ReplayError {
+    /// No header: an empty input, or one whose first line is blank ("\n\n" was called empty).
+    pub(super) fn no_header(first: &str, path: &std::path::Path) -> Self {
+        let path = path.to_path_buf();
+        if first.is_empty() {
+            ReplayError::Empty { path }
+        } else {
+            ReplayError::Blank { path }
+        }
+    }
+
+    /// A gzip stream that stopped inside its first line: "ends" where it was cut, "breaks"
+    /// where its data is damaged.
+    pub(super) fn gzip_head(path: &std::path::Path, error: std::io::Error) -> Self {
+        let (what, why) = if error.kind() == std::io::ErrorKind::UnexpectedEof {
+            (
+                "is cut short, so no tick can be read (its gzip stream ends inside it",
+                "a recorder stopped while writing its first line, or a partial copy",
+            )
+        } else {
+            (
+                "cannot be read (its gzip stream is damaged inside it",
+                "a damaged copy, or not a gzip file",
+            )
+        };
+        ReplayError::GzipHead {
+            path: path.to_path_buf(),
+            what,
+            why,
+            error,
+        }
+    }
 }
