@@ -1,6 +1,7 @@
 """Where a monitor's resident memory is: CMD run in a 200x50 pty for SECS seconds, then its
 /proc/PID/smaps summed by what is mapped (binary, NVML, libcuda, libc, heap, thread stacks,
-other anonymous). Prints one JSON line.
+other anonymous). Prints one JSON line. With TEXTMAP=FILE set, textmap.py's reading of the same process (its
+text pages present, by crate) goes to FILE first.
 
     python3 rss_map.py SECS LABEL -- CMD ARGS...
 """
@@ -46,6 +47,11 @@ for line in open(f"/proc/{pid}/smaps"):
         name = parts[5] if len(parts) > 5 else ""
     elif parts[0] == "Rss:":
         sizes[kind(name, perms)] += int(parts[1])
+if os.environ.get("TEXTMAP"):
+    import subprocess
+    textmap = os.path.join(os.path.dirname(os.path.abspath(__file__)), "textmap.py")
+    with open(os.environ["TEXTMAP"], "w") as out:
+        subprocess.run([sys.executable, textmap, str(pid), cmd[0]], stdout=out)
 status = {l.split(":")[0]: l.split(":")[1].strip() for l in open(f"/proc/{pid}/status")}
 os.kill(pid, signal.SIGTERM)
 time.sleep(0.5)

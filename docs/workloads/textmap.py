@@ -41,3 +41,28 @@ for line in nm.stdout.splitlines():
     mapped[crate] += size * sum(p in present for p in span) / len(span)
 for crate, kib in mapped.most_common(25):
     print(f"{kib / 1024:7.0f} of {total[crate] / 1024:6.0f} KiB {crate}")
+
+# With ORDER=FILE (src/link-order.txt) set: the present pages outside the span the order's
+# first N names (ORDER_TIER, default all) take, by 64 KiB window (the kernel's fault-around),
+# each with the functions on its present pages: what ran that the order did not lay together.
+import os
+if os.environ.get("ORDER"):
+    names = [l.strip() for l in open(os.environ["ORDER"]) if l.strip()]
+    names = set(names[: int(os.environ.get("ORDER_TIER", len(names)))])
+    raw = subprocess.run(["nm", "-S", "--defined-only", binary], capture_output=True, text=True)
+    syms = []
+    for a, b in zip(raw.stdout.splitlines(), nm.stdout.splitlines()):
+        f = a.split()
+        if len(f) == 4 and f[2] in "tT":
+            syms.append((int(f[0], 16) + base, int(f[1], 16), f[3] in names, b.split(None, 3)[3]))
+    ordered = [(s, n) for s, n, o, _ in syms if o]
+    lo, hi = min(s for s, _ in ordered), max(s + n for s, n in ordered)
+    out = sorted(p for p in present if not lo // 4096 <= p <= hi // 4096)
+    windows = collections.defaultdict(list)
+    for p in out:
+        windows[p * 4096 // 65536].append(p)
+    print(f"ordered span {(hi - lo) // 1024} KiB; present outside it: {len(out) * 4} KiB "
+          f"in {len(windows)} windows of 64 KiB")
+    for w, ps in sorted(windows.items()):
+        here = [d for s, n, _, d in syms if any(s // 4096 <= p <= (s + max(n, 1) - 1) // 4096 for p in ps)]
+        print(f"  {w * 65536 - base:#x} {len(ps) * 4:3} KiB: " + " | ".join(d[:70] for d in here[:4]))
