@@ -242,6 +242,10 @@ fn write_findings(doc: &mut Doc, store: &Store, pid: u32, theme: &Theme) {
         for e in &f.evidence {
             doc.styled_fmt(format_args!("  {e}"), plain);
         }
+        // What the symptom cost, as the main screen's findings say it.
+        if let Some(energy) = crate::report::finding_energy(f) {
+            doc.styled_fmt(format_args!("  energy: {energy}"), theme.dim());
+        }
         for a in f.actions.iter().take(2) {
             doc.styled_fmt(format_args!("  → {a}"), plain);
         }
