@@ -780,6 +780,30 @@ fn a_long_stop_message_keeps_what_to_do() {
     assert!(wide.contains("(its header: the files"), "{wide}");
 }
 
+/// The seek bar stays where it is as the time played grows ("▶ 9s / 2m00s" to "▶ 10s / …"
+/// moved the bar and the keys after it a column).
+#[test]
+fn the_seek_bar_does_not_move_as_the_time_played_grows() {
+    let bar_at = |until_s| {
+        let mut store = observed_h200(until_s);
+        let first_ms = store.history().devices[0].samples.get(0).unwrap().t_ms;
+        store.set_position(gpuwatch::store::Position {
+            first_ms,
+            end_ms: Some(first_ms + 150_000),
+            can_rewind: true,
+        });
+        let screen = text(&draw(&mut AppState::new(true), &store, 100, 30));
+        let status = screen.lines().last().unwrap().to_string();
+        let col = status.chars().position(|c| "━╸─".contains(c)).unwrap();
+        (col, status)
+    };
+    let (a, before) = bar_at(8);
+    let (b, after) = bar_at(12);
+    assert!(before.contains("   8s / 2m30s"), "{before}");
+    assert!(after.contains("  12s / 2m30s"), "{after}");
+    assert_eq!(a, b, "{before}\n{after}");
+}
+
 /// The rows from "… stopped:" to the screen's end, joined as one line.
 fn stop_rows(screen: &str) -> String {
     let lines: Vec<&str> = screen.lines().collect();

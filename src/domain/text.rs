@@ -246,8 +246,9 @@ pub fn span_compact(ms: u64) -> String {
 pub struct Compact(pub u64);
 
 /// Whole seconds, rounded to the nearest as `diagnose`'s header's "40 s" is: truncated, a
-/// report said "over 19 s" of what its header called 20. (The screen's `Compact` still
-/// truncates: rounded, its seek bar grew a kept string mid-replay, `tests/cost.rs`.)
+/// report said "over 19 s" of what its header called 20. The screen's `Compact` truncates,
+/// as a stopwatch does: rounded, a symptom timed toward a verdict read "8s of the 8s it
+/// needs" while still short of it.
 fn round_s(ms: u64) -> u64 {
     ms.saturating_add(500) / 1000
 }
@@ -255,10 +256,11 @@ fn round_s(ms: u64) -> u64 {
 impl std::fmt::Display for Compact {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let s = self.0 / 1000;
+        // Padded where a width is asked (`{:>5}`): the seek bar keeps its length.
         match s {
-            0..=119 => write!(f, "{s}s"),
-            120..=3599 => write!(f, "{}m{:02}s", s / 60, s % 60),
-            _ => write!(f, "{}h{:02}m", s / 3600, (s / 60) % 60),
+            0..=119 => padded(f, format_args!("{s}s")),
+            120..=3599 => padded(f, format_args!("{}m{:02}s", s / 60, s % 60)),
+            _ => padded(f, format_args!("{}h{:02}m", s / 3600, (s / 60) % 60)),
         }
     }
 }

@@ -397,11 +397,15 @@ fn position_bar(
     let length = end - pos.first_ms;
     let cells: usize = if width >= 120 { 24 } else { 12 };
     let done = ((played.min(length) as f64 / length as f64) * cells as f64).round() as usize;
-    let _ = write!(
-        out,
-        "{mark} {played_words} / {} ",
-        crate::text::Compact(length)
-    );
+    // The time played as wide as the length, so that the bar and the keys after it do not
+    // move as it grows ("9s" to "10s").
+    let total = crate::text::Compact(length);
+    let _ = write!(out, "{mark} ");
+    let wide = out.len();
+    let _ = write!(out, "{total}");
+    let w = out[wide..].chars().count();
+    out.truncate(wide);
+    let _ = write!(out, "{played_words:>w$} / {total} ");
     out.extend((0..cells).map(|i| match i.cmp(&done) {
         std::cmp::Ordering::Less => '━',
         std::cmp::Ordering::Equal => '╸',
