@@ -454,9 +454,9 @@ fn not_a_recording_newer_version_and_empty_file_are_errors() {
     ));
     // Blank lines are not "empty".
     let e = replay_text("\n\n").unwrap_err().to_string();
-    assert!(
-        e.ends_with("rec.jsonl: its first line is blank where a recording's header should be: it is not a gpuwatch recording"),
-        "{e}"
+    assert_eq!(
+        e,
+        "rec.jsonl has only blank lines: it is not a gpuwatch recording"
     );
     let e = replay_text("{\"hello\": 1}\n").unwrap_err().to_string();
     assert!(e.contains("rec.jsonl:1: not a gpuwatch recording"), "{e}");
@@ -468,6 +468,81 @@ fn not_a_recording_newer_version_and_empty_file_are_errors() {
         .to_string();
     assert!(
         e.contains("version 99") && e.contains("update gpuwatch"),
+        "{e}"
+    );
+}
+
+/// Blank lines before the header (an editor, `echo >> file`) are passed over, and a line
+/// named later counts them: the file was refused as "blank where a header should be".
+#[test]
+fn blank_lines_before_the_header_are_passed_over() {
+    let (text, ticks) = recorded_text(4);
+    assert_eq!(replay_text(&format!("\n \n{text}")).unwrap(), ticks);
+    let e = replay_text(&format!("\n\n{text}{{\"t_ms\": x}}\n"))
+        .unwrap_err()
+        .to_string();
+    let line = 2 + text.lines().count() + 1;
+    assert!(
+        e.starts_with(&format!("rec.jsonl:{line}: corrupt tick")),
+        "{e}"
+    );
+}
+
+/// A header cut in its first bytes is a header cut short, as one cut later is (it read as "not
+/// a gpuwatch recording (it ends at line 1 before the snapshot does…)").
+#[test]
+fn a_header_cut_in_its_first_bytes_is_a_cut_header() {
+    let (text, _) = recorded_text(1);
+    for keep in [1, 2, 5, 13, 40] {
+        let e = replay_text(&text[..keep]).unwrap_err().to_string();
+        assert!(
+            e.starts_with("rec.jsonl: its header (line 1) is cut short"),
+            "{keep}: {e}"
+        );
+    }
+}
+
+/// In a gzip file, a corrupt line is most often damaged data, and advice that edits lines
+/// goes through `zcat` (`head -n 82` of the compressed bytes is garbage); a checksum that
+/// does not match says the copy is damaged, with what to do.
+#[test]
+fn a_gzip_recordings_advice_goes_through_zcat() {
+    let (text, _) = recorded_text(6);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("g.jsonl.gz");
+    let open = |bytes: &[u8]| {
+        std::fs::write(&path, bytes).unwrap();
+        ReplaySource::open(&path, f64::INFINITY)
+            .and_then(|mut s| s.read_all())
+            .unwrap_err()
+            .to_string()
+    };
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[3] = "{\"t_ms\": garbage}";
+    let e = open(&gzip(format!("{}\n", lines.join("\n")).as_bytes()));
+    assert!(
+        e.contains("g.jsonl.gz:4: corrupt tick (")
+            && e.contains("in a gzip file most often damaged data: `gzip -t ")
+            && e.ends_with("| sed 4d > fixed.jsonl`"),
+        "{e}"
+    );
+    let twice = [gzip(text.as_bytes()), gzip(text.as_bytes())].concat();
+    let e = open(&twice);
+    let at = text.lines().count();
+    assert!(
+        e.ends_with(&format!(
+            "split what `zcat` prints there (`head -n {at}` and `tail -n +{}`) and open each",
+            at + 1
+        )),
+        "{e}"
+    );
+    let mut bad_crc = gzip(text.as_bytes());
+    let n = bad_crc.len();
+    bad_crc[n - 6] ^= 0xff;
+    let e = open(&bad_crc);
+    assert!(
+        e.contains("g.jsonl.gz: its gzip stream is damaged after line ")
+            && e.ends_with("a damaged copy; copy it again (the ticks before it were read)"),
         "{e}"
     );
 }

@@ -20,9 +20,9 @@ use crate::model::{DeviceInfo, SystemInfo, Tick};
 use crate::source::{Pacing, Sampled, Source, SourceError};
 use read::{
     bomb_guard, is_torn_header, last_tick_ms, one_line_reason, parse_header, read_bounded_line,
-    spliced_at, torn,
+    read_header_line, spliced_at, starts_header, torn,
 };
-use snapshot::{check_snapshot, SnapshotPlay};
+use snapshot::SnapshotPlay;
 
 pub struct ReplaySource {
     header: Header,
@@ -37,6 +37,8 @@ pub struct ReplaySource {
     end_ms: Option<u64>,
     /// A regular file, which can be opened and played again.
     rewindable: bool,
+    /// Read through gzip: line-editing advice goes through `zcat`.
+    gzip: bool,
     /// The recording ended cut off: what `cut_short` says.
     cut: Option<String>,
     /// The last tick's time, to find ticks that go back (recordings joined into one file).
@@ -51,6 +53,14 @@ const BACK_MS: u64 = 5_000;
 /// any real node, low enough that a hostile file cannot make every tick a huge allocation.
 pub const MAX_DEVICES: usize = 1024;
 pub const MAX_PROCESSES: usize = 4096;
+/// Why a compressed header that ends at its line break does not read.
+fn damaged_header() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        "line 1 is not a whole header",
+    )
+}
+
 /// Driver events in one tick or one snapshot: a GPU in an Xid storm sends a few a second.
 pub const MAX_EVENTS: usize = 4096;
 
@@ -108,7 +118,7 @@ impl ReplaySource {
         };
         let mut lines = BufReader::new(input);
         let mut first = String::new();
-        match read_bounded_line(&mut lines, &mut first, path, 1) {
+        let blank = match read_header_line(&mut lines, &mut first, path) {
             // A gzip stream that breaks before its first line is whole ("unexpected end of
             // file", "incomplete deflate stream" said nothing of what to do).
             Err(ReplayError::Read { error, .. }) if gzip => {
@@ -120,9 +130,6 @@ impl ReplaySource {
         if let Some(rest) = first.strip_prefix('\u{feff}') {
             first = rest.to_string();
         }
-        if first.trim().is_empty() {
-            return Err(ReplayError::no_header(&first, path));
-        }
         // A recording's first line is its header, one JSON object. A snapshot is one JSON
         // document (pretty-printed over many lines): its format field says so, not a guess.
         match serde_json::from_str::<serde_json::Value>(&first) {
@@ -132,9 +139,17 @@ impl ReplaySource {
             {
                 Self::snapshot_from(first, lines, path)
             }
-            Ok(_) => Self::after_header(&first, Box::new(lines), path, speed),
+            Ok(_) => Self::after_header(&first, Box::new(lines), path, speed).map(|mut src| {
+                (src.gzip, src.line_no) = (gzip, src.line_no + blank);
+                src
+            }),
             // A recording's header names its format first: one that does not parse is torn,
             // not a snapshot (whose first line is "{").
+            // Compressed, a header that stops at a line break was not cut but damaged: a
+            // recorder flushes the whole line.
+            Err(_) if gzip && is_torn_header(&first) && first.ends_with('\n') => {
+                Err(ReplayError::gzip_head(path, damaged_header()))
+            }
             Err(_) if is_torn_header(&first) => Err(ReplayError::TornHeader {
                 path: path.to_path_buf(),
             }),
@@ -149,60 +164,6 @@ impl ReplaySource {
         }
     }
 
-    /// Reads the rest of a snapshot (bounded) after its first line and plays its window.
-    fn snapshot_from(first: String, rest: impl Read, path: &Path) -> Result<Self, ReplayError> {
-        let mut text = first;
-        let read = rest
-            .take(MAX_SNAPSHOT_BYTES)
-            .read_to_string(&mut text)
-            .map_err(|source| ReplayError::Read {
-                path: path.to_path_buf(),
-                error: source,
-            })?;
-        if read as u64 >= MAX_SNAPSHOT_BYTES {
-            return Err(ReplayError::NotARecording {
-                path: path.to_path_buf(),
-                line: 1,
-                reason: format!(
-                    "larger than {} MiB: not a gpuwatch snapshot",
-                    MAX_SNAPSHOT_BYTES >> 20
-                ),
-            });
-        }
-        // Text that names itself a snapshot but does not parse is a damaged snapshot (most
-        // often one cut short in a copy), not "something else": say which.
-        let tagged = text.contains(&format!(
-            "\"format\": \"{}\"",
-            crate::format::snapshot::FORMAT
-        ));
-        let not = |reason: String| {
-            if tagged {
-                ReplayError::BadSnapshot {
-                    path: path.to_path_buf(),
-                    reason,
-                }
-            } else {
-                ReplayError::NotARecording {
-                    path: path.to_path_buf(),
-                    line: 1,
-                    reason,
-                }
-            }
-        };
-        let snap = crate::format::snapshot::parse(&text).map_err(not)?;
-        check_snapshot(&snap).map_err(not)?;
-        let play = SnapshotPlay::new(snap);
-        let readings = play.times.len().saturating_mul(play.snap.devices.len());
-        if readings > MAX_SNAPSHOT_READINGS {
-            return Err(not(format!(
-                "{} moments of {} GPUs ({readings} readings), more than the {MAX_SNAPSHOT_READINGS} gpuwatch plays",
-                play.times.len(),
-                play.snap.devices.len()
-            )));
-        }
-        Ok(Self::playing(play, path))
-    }
-
     /// Reads the header from `reader`; `path` is only used in messages.
     pub fn from_reader(
         reader: impl Read + Send + 'static,
@@ -211,11 +172,10 @@ impl ReplaySource {
     ) -> Result<Self, ReplayError> {
         let mut lines: Box<dyn BufRead + Send> = Box::new(BufReader::new(reader));
         let mut first = String::new();
-        read_bounded_line(&mut lines, &mut first, path, 1)?;
-        if first.trim().is_empty() {
-            return Err(ReplayError::no_header(&first, path));
-        }
-        Self::after_header(&first, lines, path, speed)
+        let blank = read_header_line(&mut lines, &mut first, path)?;
+        let mut src = Self::after_header(&first, lines, path, speed)?;
+        src.line_no += blank;
+        Ok(src)
     }
 
     fn after_header(
@@ -235,6 +195,7 @@ impl ReplaySource {
             speed,
             end_ms: None,
             rewindable: false,
+            gzip: false,
             cut: None,
             last_ms: None,
         })
@@ -264,6 +225,7 @@ impl ReplaySource {
             buf: String::new(),
             speed,
             rewindable: false,
+            gzip: false,
             cut: None,
             last_ms: None,
         }
@@ -310,11 +272,22 @@ impl ReplaySource {
                 });
                 Ok(None)
             }
+            Err(ReplayError::Read { error, .. }) if self.gzip => Err(ReplayError::GzipBroken {
+                path: self.path.clone(),
+                after: self.line_no,
+                error,
+            }),
             Err(e) => Err(e),
         }
     }
 
     fn next_tick(&mut self, tick: &mut Tick) -> Result<bool, ReplayError> {
+        let gzip = self.gzip;
+        self.next_line_tick(tick)
+            .map_err(|e| if gzip { e.in_gzip() } else { e })
+    }
+
+    fn next_line_tick(&mut self, tick: &mut Tick) -> Result<bool, ReplayError> {
         if let Some(play) = self.play.as_mut() {
             return Ok(play.next_tick(tick));
         }
@@ -330,7 +303,7 @@ impl ReplaySource {
                 continue;
             }
             let complete = self.buf.ends_with('\n');
-            if is_torn_header(&self.buf) {
+            if starts_header(&self.buf) {
                 return Err(ReplayError::SecondRecording {
                     path: self.path.clone(),
                     line: self.line_no,

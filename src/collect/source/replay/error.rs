@@ -16,10 +16,7 @@ pub enum ReplayError {
     },
     #[error("{path} is empty: it is not a gpuwatch recording")]
     Empty { path: PathBuf },
-    #[error(
-        "{path}: its first line is blank where a recording's header should be: it is not a \
-         gpuwatch recording"
-    )]
+    #[error("{path} has only blank lines: it is not a gpuwatch recording")]
     Blank { path: PathBuf },
     #[error(
         "{path}: its header (line 1) is cut short, so no tick can be read (a recorder stopped \
@@ -82,19 +79,67 @@ pub enum ReplayError {
         path: PathBuf,
         error: std::io::Error,
     },
+    /// A gzip stream whose data is damaged past its header (a checksum that does not match,
+    /// a deflate block that does not decode): the ticks before it were read.
+    #[error(
+        "{path}: its gzip stream is damaged after line {after} ({error}): a damaged copy; copy \
+         it again (the ticks before it were read)"
+    )]
+    GzipBroken {
+        path: PathBuf,
+        after: usize,
+        error: std::io::Error,
+    },
+    /// An error met in a gzip-compressed recording, whose line-editing advice (`head`,
+    /// delete line N) must go through `zcat`, and whose corrupt line is most often damaged
+    /// data rather than a torn write.
+    #[error("{}", gzipped(.0))]
+    Gzipped(Box<ReplayError>),
+}
+
+/// What `Gzipped` says: the inner error with its advice for a compressed file.
+fn gzipped(inner: &ReplayError) -> String {
+    match inner {
+        ReplayError::Corrupt { path, line, reason } => format!(
+            "{}:{line}: corrupt tick ({reason}); in a gzip file most often damaged data: `gzip \
+             -t {}` checks it (copy it again if it fails); to read past the line, `zcat {} | \
+             sed {line}d > fixed.jsonl`",
+            path.display(),
+            path.display(),
+            path.display()
+        ),
+        ReplayError::SecondRecording { path, line, before } => format!(
+            "{}:{line}: a second recording starts here (its header): recordings were joined \
+             into one file; split what `zcat` prints there (`head -n {before}` and `tail -n \
+             +{line}`) and open each",
+            path.display()
+        ),
+        ReplayError::TimeBack {
+            path,
+            line,
+            before,
+            back_s,
+        } => format!(
+            "{}:{line}: this tick is {back_s} s earlier than the one before it: recordings \
+             joined into one file, or ticks out of order; split what `zcat` prints there \
+             (`head -n {before}` and `tail -n +{line}`) and open each",
+            path.display()
+        ),
+        other => other.to_string(),
+    }
 }
 
 /// What to do with a recording whose header is cut, plain or compressed alike.
 const HEADER_ADVICE: &str = "copy it again if it is a copy, else record again";
 
 impl ReplayError {
-    /// No header: an empty input, or one whose first line is blank ("\n\n" was called empty).
-    pub(super) fn no_header(first: &str, path: &std::path::Path) -> Self {
-        let path = path.to_path_buf();
-        if first.is_empty() {
-            ReplayError::Empty { path }
-        } else {
-            ReplayError::Blank { path }
+    /// This error as met in a gzip-compressed recording: its advice through `zcat`.
+    pub(super) fn in_gzip(self) -> Self {
+        match self {
+            ReplayError::Corrupt { .. }
+            | ReplayError::SecondRecording { .. }
+            | ReplayError::TimeBack { .. } => ReplayError::Gzipped(Box::new(self)),
+            other => other,
         }
     }
 

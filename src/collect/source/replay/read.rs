@@ -110,6 +110,35 @@ pub(super) fn read_bounded_line(
     Ok(n)
 }
 
+/// Blank lines a reader passes over before a header (an editor, or `echo >> file`, can leave
+/// some; a recorder writes none); past this many the input is not a recording.
+const MAX_BLANK_LINES: usize = 1000;
+
+/// The header's line into `first`, past any blank lines before it; how many it passed. An
+/// input with nothing else is `Empty`, or `Blank` where it had blank lines.
+pub(super) fn read_header_line(
+    lines: &mut impl BufRead,
+    first: &mut String,
+    path: &Path,
+) -> Result<usize, ReplayError> {
+    let mut blank = 0;
+    loop {
+        read_bounded_line(lines, first, path, blank + 1)?;
+        if !first.trim().is_empty() {
+            return Ok(blank);
+        }
+        if first.is_empty() || blank == MAX_BLANK_LINES {
+            let path = path.to_path_buf();
+            return Err(if blank == 0 && first.is_empty() {
+                ReplayError::Empty { path }
+            } else {
+                ReplayError::Blank { path }
+            });
+        }
+        blank += 1;
+    }
+}
+
 fn corrupt(path: &Path, line: usize, reason: String) -> ReplayError {
     ReplayError::Corrupt {
         path: path.to_path_buf(),
@@ -185,7 +214,18 @@ pub(super) fn bomb_guard(
 /// A first line that begins as a recording's header does (its format first) but does not parse:
 /// torn mid-write, not a snapshot (whose first line is "{") nor something else.
 pub(super) fn is_torn_header(line: &str) -> bool {
-    line.starts_with(&format!("{{\"format\":\"{FORMAT}\""))
+    // Cut within its first bytes too ("{\"format\":\"gpuw", no line break): that read as a
+    // snapshot cut short. A snapshot's first line is "{" and its line break.
+    starts_header(line) || (!line.contains('\n') && header_start().starts_with(line))
+}
+
+/// Whether `line` starts as a recording's header does (a second one inside a file).
+pub(super) fn starts_header(line: &str) -> bool {
+    line.starts_with(&header_start())
+}
+
+fn header_start() -> String {
+    format!("{{\"format\":\"{FORMAT}\"")
 }
 
 pub(super) fn parse_header(line: &str, path: &Path) -> Result<Header, ReplayError> {

@@ -1,7 +1,12 @@
 //! A snapshot played as a recording: its window a tick at a time, after checking that what it
 //! holds is within the replay's limits.
 
-use super::{MAX_DEVICES, MAX_EVENTS, MAX_PROCESSES};
+use std::io::Read;
+use std::path::Path;
+
+use super::{
+    ReplayError, MAX_DEVICES, MAX_EVENTS, MAX_PROCESSES, MAX_SNAPSHOT_BYTES, MAX_SNAPSHOT_READINGS,
+};
 use crate::format::snapshot::Snapshot;
 use crate::model::{DeviceInfo, DeviceReading, DeviceSample, DeviceStatus, Tick};
 
@@ -90,7 +95,7 @@ impl SnapshotPlay {
 
 /// What a snapshot may hold, checked before it plays: so many GPUs, processes and events, and
 /// only times a GPU could report.
-pub(super) fn check_snapshot(snap: &Snapshot) -> Result<(), String> {
+fn check_snapshot(snap: &Snapshot) -> Result<(), String> {
     if snap.devices.len() > MAX_DEVICES {
         return Err(format!(
             "{} GPUs, more than the {MAX_DEVICES} gpuwatch reads",
@@ -139,4 +144,64 @@ pub(super) fn check_snapshot(snap: &Snapshot) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+impl super::ReplaySource {
+    /// Reads the rest of a snapshot (bounded) after its first line and plays its window.
+    pub(super) fn snapshot_from(
+        first: String,
+        rest: impl Read,
+        path: &Path,
+    ) -> Result<Self, ReplayError> {
+        let mut text = first;
+        let read = rest
+            .take(MAX_SNAPSHOT_BYTES)
+            .read_to_string(&mut text)
+            .map_err(|source| ReplayError::Read {
+                path: path.to_path_buf(),
+                error: source,
+            })?;
+        if read as u64 >= MAX_SNAPSHOT_BYTES {
+            return Err(ReplayError::NotARecording {
+                path: path.to_path_buf(),
+                line: 1,
+                reason: format!(
+                    "larger than {} MiB: not a gpuwatch snapshot",
+                    MAX_SNAPSHOT_BYTES >> 20
+                ),
+            });
+        }
+        // Text that names itself a snapshot but does not parse is a damaged snapshot (most
+        // often one cut short in a copy), not "something else": say which.
+        let tagged = text.contains(&format!(
+            "\"format\": \"{}\"",
+            crate::format::snapshot::FORMAT
+        ));
+        let not = |reason: String| {
+            if tagged {
+                ReplayError::BadSnapshot {
+                    path: path.to_path_buf(),
+                    reason,
+                }
+            } else {
+                ReplayError::NotARecording {
+                    path: path.to_path_buf(),
+                    line: 1,
+                    reason,
+                }
+            }
+        };
+        let snap = crate::format::snapshot::parse(&text).map_err(not)?;
+        check_snapshot(&snap).map_err(not)?;
+        let play = SnapshotPlay::new(snap);
+        let readings = play.times.len().saturating_mul(play.snap.devices.len());
+        if readings > MAX_SNAPSHOT_READINGS {
+            return Err(not(format!(
+                "{} moments of {} GPUs ({readings} readings), more than the {MAX_SNAPSHOT_READINGS} gpuwatch plays",
+                play.times.len(),
+                play.snap.devices.len()
+            )));
+        }
+        Ok(Self::playing(play, path))
+    }
 }
