@@ -347,6 +347,12 @@ fn the_help_wraps_under_its_second_column() {
     for badge in ["‼ critical", "? HANG?", "◀ culprit", "━ util"] {
         assert!(screen.contains(badge), "{badge} split in\n{screen}");
     }
+    // The example badge "HANG? 4/8s" is one (it split at 82 to 86 columns).
+    for width in 80..=120 {
+        let screen = text(&draw(&mut st, &obs, width, 80));
+        let row = screen.lines().find(|l| l.contains("HANG?")).unwrap();
+        assert!(row.contains("4/8s"), "{width}: {row}");
+    }
 }
 
 /// At 80×24 the help does not fit: End shows its last lines and Home its first, as the overlay
@@ -767,6 +773,12 @@ fn a_long_stop_message_keeps_what_to_do() {
     let screen = text(&draw(&mut AppState::new(true), &replay, 80, 24));
     let shown = stop_rows(&screen);
     assert!(!shown.contains("(its header"), "{screen}");
+    // The path's directories give way first: the file and its line stay whole.
+    assert!(
+        shown.starts_with("replay stopped: …/")
+            && shown.contains("/node17-rank3.jsonl:83: a second recording starts here"),
+        "{screen}"
+    );
     assert!(
         shown.ends_with("(`head -n 82` and `tail -n +83`) and open each"),
         "{screen}"
@@ -802,6 +814,35 @@ fn the_seek_bar_does_not_move_as_the_time_played_grows() {
     assert!(before.contains("   8s / 2m30s"), "{before}");
     assert!(after.contains("  12s / 2m30s"), "{after}");
     assert_eq!(a, b, "{before}\n{after}");
+}
+
+/// Paused at a replay's end, the bar says so (space there paused with nothing shown, and a
+/// seek back then stayed paused).
+#[test]
+fn a_replay_paused_at_its_end_says_so() {
+    let mut store = observed_h200(20);
+    let first_ms = store.history().devices[0].samples.get(0).unwrap().t_ms;
+    store.set_position(gpuwatch::store::Position {
+        first_ms,
+        end_ms: store.history().latest_ms(),
+        can_rewind: true,
+    });
+    store.end(None);
+    let mut st = AppState::new(true);
+    let status = |st: &mut AppState| {
+        text(&draw(st, &store, 100, 30))
+            .lines()
+            .last()
+            .unwrap()
+            .to_string()
+    };
+    assert!(status(&mut st).starts_with("■ end "), "{}", status(&mut st));
+    st.paused = true;
+    assert!(
+        status(&mut st).starts_with("■ end ‖ PAUSED "),
+        "{}",
+        status(&mut st)
+    );
 }
 
 /// The rows from "… stopped:" to the screen's end, joined as one line.

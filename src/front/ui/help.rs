@@ -71,7 +71,7 @@ pub const KEYS: [KeyHelp; 18] = [
 
 /// What the screen's symbols mean, under the keys in the overlay.
 pub const LEGEND: [(&str, &str); 4] = [
-    ("badges", "‼ critical  ! warning  i info  ◀ culprit  ○ ended  ? HANG? 4/8s symptom being timed  … 6/10s judging  ✓ ok"),
+    ("badges", "‼ critical  ! warning  i info  ◀ culprit  ○ ended  ? HANG?\u{a0}4/8s symptom being timed  … 6/10s judging  ✓ ok"),
     (
         "chart",
         "━ util ━ power %TDP ━ SM active ━ memory (NO_COLOR: ⠒ • ▄ █); ▀ under the axis: a busy-but-idle finding",

@@ -237,25 +237,53 @@ fn stop_doc(state: &AppState, store: &Store, width: u16) -> Option<(scroll::Doc,
         let rows = scroll::wrapped_rows(&doc, width);
         (rows <= STOP_ROWS).then_some((doc, rows as u16))
     };
+    // Its first word (most often the file) on the first row, beside "replay stopped:", where
+    // a text can be cut so: a row of "replay stopped:" alone was a row lost.
+    let first_fits = |t: &String| {
+        what.chars().count() + t.split(' ').next().map_or(0, |w| w.chars().count()) <= width
+    };
+    stop_texts(e, width)
+        .filter(first_fits)
+        .find_map(|text| wrap(&text))
+        .or_else(|| stop_texts(e, width).find_map(|text| wrap(&text)))
+}
+
+/// What a stop message may be cut to, longest first: whole; without its "(…)"; its path's
+/// directories dropped one by one from the left ("…/node17.jsonl:83: …"), so that the file and
+/// its line stay; then cut in its middle, shorter each time.
+fn stop_texts(e: &str, width: usize) -> impl Iterator<Item = String> + '_ {
     let without = without_why(e);
-    if let Some(fits) = wrap(e).or_else(|| without.as_deref().and_then(wrap)) {
-        return Some(fits);
-    }
-    // Still too long: cut in the middle, where a long path or a quoted line is; its end (what
-    // to do) stays.
-    let shortest = without.as_deref().unwrap_or(e);
-    let mut room = STOP_ROWS * width;
-    loop {
-        room = room.saturating_sub(width / 8).max(1);
+    let base = without.clone().unwrap_or_else(|| e.to_owned());
+    let paths = shorter_paths(&base);
+    let clips = (1..=8 * STOP_ROWS).map(move |k| {
         let mut cut = String::new();
-        crate::text::push_clip_middle(&mut cut, shortest, room);
-        if let Some(fits) = wrap(&cut) {
-            return Some(fits);
-        }
-        if room == 1 {
-            return None;
-        }
-    }
+        let room = (STOP_ROWS * width).saturating_sub(k * (width / 8)).max(1);
+        crate::text::push_clip_middle(&mut cut, &base, room);
+        cut
+    });
+    std::iter::once(e.to_owned())
+        .chain(without)
+        .chain(paths)
+        .chain(clips)
+}
+
+/// `s` with the directories of its first path dropped from the left, one more each time:
+/// "/a/b/c.jsonl:8: …" gives "…/b/c.jsonl:8: …", then "…/c.jsonl:8: …".
+fn shorter_paths(s: &str) -> Vec<String> {
+    let Some(slash) = s.find('/') else {
+        return Vec::new();
+    };
+    let start = s[..slash].rfind(' ').map_or(0, |i| i + 1);
+    let end = s[start..].find(' ').map_or(s.len(), |i| start + i);
+    let slashes: Vec<usize> = s[start..end]
+        .match_indices('/')
+        .map(|(i, _)| start + i)
+        .filter(|&i| i > start)
+        .collect();
+    slashes
+        .iter()
+        .map(|&at| format!("{}…{}", &s[..start], &s[at..]))
+        .collect()
 }
 
 fn status_line(frame: &mut Frame, area: Rect, state: &AppState, store: &Store, theme: &Theme) {
@@ -377,7 +405,10 @@ fn position_bar(
         .history()
         .latest_ms()
         .map_or(0, |t| t.saturating_sub(pos.first_ms));
-    let mark = if store.ended() {
+    // Paused at the end, it says so: a seek back then stays paused.
+    let mark = if store.ended() && paused {
+        "■ end ‖ PAUSED"
+    } else if store.ended() {
         "■ end"
     } else if paused {
         "‖ PAUSED (space plays)"
