@@ -191,6 +191,60 @@ fn seeking_back_at_the_end_plays_again_to_that_moment_and_waits_there_when_pause
     thread.join().unwrap();
 }
 
+/// A replay that meets a corrupt line stops there with the error, and still waits for a seek:
+/// going back plays what came before it again (the seek keys did nothing once it stopped).
+#[test]
+fn a_replay_stopped_by_damage_can_still_seek_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = plain_recording(dir.path());
+    let text = std::fs::read_to_string(&plain).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let good = 200;
+    let damaged = dir.path().join("damaged.jsonl");
+    let body = format!(
+        "{}\n{{\"t_ms\": garbage}}\n{}\n",
+        lines[..=good].join("\n"),
+        lines[good + 1..].join("\n")
+    );
+    std::fs::write(&damaged, body).unwrap();
+    let times: Vec<u64> = tick_times(&plain)[..good].to_vec();
+    let src = ReplaySource::open(&damaged, f64::INFINITY).unwrap();
+    let store = Arc::new(Mutex::new(
+        Store::new(&src, Duration::from_secs(3600), Thresholds::default()).unwrap(),
+    ));
+    let stop = Arc::new(AtomicBool::new(false));
+    let playback = Arc::new(Playback::new());
+    let wakes = Arc::new(Wakes::default());
+    let w = wakes.clone();
+    let thread = spawn_with_clock(
+        Sampler::new(Box::new(src)),
+        store.clone(),
+        stop.clone(),
+        Some(playback.clone()),
+        Arc::new(VirtualClock::default()),
+        move || w.wake(),
+    )
+    .unwrap();
+    let failed = |v: &Store| {
+        v.error()
+            .is_some_and(|e| e.contains(&format!(":{}: corrupt tick", good + 2)))
+    };
+    let stopped = wakes.wait_view(&store, "stopped at the damage", failed);
+    assert_eq!(stopped.history().latest_ms(), times.last().copied());
+    // Back 10 s, paused: it plays to that moment again, the error gone until it is met again.
+    playback.set_paused(true);
+    let target = times[good - 41];
+    playback.seek(target);
+    let back = wakes.wait_view(&store, "back before the damage", |v| {
+        v.error().is_none() && v.history().latest_ms() == Some(target)
+    });
+    assert_eq!(back.history().ticks(), (good - 40) as u64);
+    playback.set_paused(false);
+    wakes.wait_view(&store, "stopped at the damage again", failed);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    thread.join().unwrap();
+}
+
 /// A store view of `src` after its ticks, with the position a replay's pacer sets.
 fn replay_view(can_rewind: bool) -> Store {
     let mut src = ReplaySource::open(Path::new(FIXTURE), 1.0).unwrap();

@@ -268,16 +268,26 @@ pub struct Control<'a> {
     pub clock: &'a dyn Clock,
 }
 
+/// How a replay's source stopped, as `at_end` is told.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Stopped {
+    /// At its end; cut off where it says (a torn last line).
+    Ended(Option<String>),
+    /// At damage it cannot read past (a corrupt line, joined recordings): why.
+    Failed(String),
+}
+
 /// `drive`, with a replay's pause and seeks asked through `control.playback`. With a playback,
 /// the end of the source calls `at_end` and waits for a seek back (or `stop`) instead of
-/// returning.
+/// returning; so does damage in a file that can be read again, so that what came before it
+/// can still be sought in.
 #[allow(clippy::too_many_lines)] // the loop is one state machine (pause, seek, end, pacing) whose branches share its locals; split, its `continue`s would become flags
 pub fn drive_controlled(
     sampler: &mut Sampler,
     plan: &Plan,
     control: &Control,
     mut sink: impl FnMut(Taken) -> Result<()>,
-    mut at_end: impl FnMut(Option<String>),
+    mut at_end: impl FnMut(Stopped),
 ) -> Result<Ran> {
     let Control {
         stop,
@@ -309,11 +319,19 @@ pub fn drive_controlled(
             }
         }
         let started = clock.now();
-        if sampler.step()? == Sampled::End {
+        let stopped = match sampler.step() {
+            Ok(Sampled::End) => Some(Stopped::Ended(sampler.source().cut_short())),
+            Ok(_) => None,
+            Err(e) if playback.is_some() && sampler.source().can_rewind() => {
+                Some(Stopped::Failed(format!("{e:#}")))
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if let Some(stopped) = stopped {
             ran.ended = true;
             fast_to = None;
             let Some(pb) = playback else { break };
-            at_end(sampler.source().cut_short());
+            at_end(stopped);
             // The seek that ends the wait is handled where every seek is, at the loop's top.
             let Some(target) = pb.wait_for_seek(stop, clock) else {
                 break;
@@ -435,9 +453,12 @@ pub fn spawn_with_clock(
                     wake_now();
                     Ok(())
                 },
-                |cut| {
+                |stopped| {
                     if let Ok(mut s) = store.lock() {
-                        s.end(cut);
+                        match stopped {
+                            Stopped::Ended(cut) => s.end(cut),
+                            Stopped::Failed(why) => s.fail(why),
+                        }
                     }
                     wake_now();
                 },
