@@ -214,6 +214,7 @@ fn a_replay_stopped_by_damage_can_still_seek_back() {
     ));
     let stop = Arc::new(AtomicBool::new(false));
     let playback = Arc::new(Playback::new());
+    let clock = Arc::new(VirtualClock::default());
     let wakes = Arc::new(Wakes::default());
     let w = wakes.clone();
     let thread = spawn_with_clock(
@@ -221,7 +222,7 @@ fn a_replay_stopped_by_damage_can_still_seek_back() {
         store.clone(),
         stop.clone(),
         Some(playback.clone()),
-        Arc::new(VirtualClock::default()),
+        clock.clone(),
         move || w.wake(),
     )
     .unwrap();
@@ -231,6 +232,13 @@ fn a_replay_stopped_by_damage_can_still_seek_back() {
     };
     let stopped = wakes.wait_view(&store, "stopped at the damage", failed);
     assert_eq!(stopped.history().latest_ms(), times.last().copied());
+    // A seek forward does not read past the damage (it read on from the next line, and hid
+    // the error): a minute of the thread's time later, it still stands where it stopped.
+    playback.seek(TO_END);
+    assert!(clock.wait_passed(Duration::from_secs(60), Duration::from_secs(20)));
+    let still = store.lock().unwrap().clone();
+    assert!(failed(&still), "{:?}", still.error());
+    assert_eq!(still.history().latest_ms(), times.last().copied());
     // Back 10 s, paused: it plays to that moment again, the error gone until it is met again.
     playback.set_paused(true);
     let target = times[good - 41];

@@ -211,10 +211,18 @@ impl Playback {
     fn take_seek(&self) -> Option<u64> {
         Some(self.seek_to.swap(NO_SEEK, Ordering::Relaxed)).filter(|t| *t != NO_SEEK)
     }
-    /// Waits for a seek (or `stop`), the state of a replay that played to its end.
-    fn wait_for_seek(&self, stop: &AtomicBool, clock: &dyn Clock) -> Option<u64> {
+    /// Waits for a seek (or `stop`), the state of a replay that played to its end; with
+    /// `back_before` (where it stopped at damage: its last tick's time), for a seek to before
+    /// it.
+    fn wait_for_seek_back(
+        &self,
+        back_before: Option<u64>,
+        stop: &AtomicBool,
+        clock: &dyn Clock,
+    ) -> Option<u64> {
         while !stop.load(Ordering::Relaxed) {
-            if let Some(t) = self.take_seek() {
+            let back = |t: u64| back_before.is_none_or(|last| t < last);
+            if let Some(t) = self.take_seek().filter(|&t| back(t)) {
                 return Some(t);
             }
             clock.sleep_until(clock.now() + POLL, stop);
@@ -331,9 +339,13 @@ pub fn drive_controlled(
             ran.ended = true;
             fast_to = None;
             let Some(pb) = playback else { break };
+            // Damage is not read past: only a seek back (the file opened again) leaves it (a
+            // seek forward read on from the line after the bad one, and hid it).
+            let back_before =
+                matches!(stopped, Stopped::Failed(_)).then(|| ran.last_ms.unwrap_or(0));
             at_end(stopped);
             // The seek that ends the wait is handled where every seek is, at the loop's top.
-            let Some(target) = pb.wait_for_seek(stop, clock) else {
+            let Some(target) = pb.wait_for_seek_back(back_before, stop, clock) else {
                 break;
             };
             pb.seek(target);
