@@ -100,13 +100,15 @@ pub enum ReplayError {
 /// What `Gzipped` says: the inner error with its advice for a compressed file.
 fn gzipped(inner: &ReplayError) -> String {
     match inner {
+        // Damaged data garbles the lines after it too: keeping those before it is what
+        // works (deleting the one line left the next ones corrupt).
         ReplayError::Corrupt { path, line, reason } => format!(
-            "{}:{line}: corrupt tick ({reason}); in a gzip file most often damaged data: `gzip \
-             -t {}` checks it (copy it again if it fails); to read past the line, `zcat {} | \
-             sed {line}d > fixed.jsonl`",
+            "{}:{line}: corrupt tick ({reason}); in a gzip file most often damaged data: if \
+             `gzip -t` fails on it, copy it again; to keep the ticks before it, `zcat {} | head \
+             -n {} > fixed.jsonl`",
             path.display(),
             path.display(),
-            path.display()
+            line.saturating_sub(1)
         ),
         ReplayError::SecondRecording { path, line, before } => format!(
             "{}:{line}: a second recording starts here (its header): recordings were joined \
