@@ -760,7 +760,7 @@ fn a_lost_gpus_processes_are_unknown_not_gone() {
     );
 }
 
-/// Why a replay stopped takes up to three rows; past them the why in brackets gives way and a
+/// Why a replay stopped takes up to four rows; past them the why in brackets gives way and a
 /// long path is cut in its middle, what to do stays whole.
 #[test]
 fn a_long_stop_message_keeps_what_to_do() {
@@ -842,6 +842,44 @@ fn a_replay_paused_at_its_end_says_so() {
         status(&mut st).starts_with("■ end ‖ PAUSED "),
         "{}",
         status(&mut st)
+    );
+}
+
+/// A gzip file's advice repeats its path: every copy loses its directories, so that what to
+/// do stays whole; a file name too long to stand beside "replay stopped:" still keeps its
+/// name and line (its folders were kept and its name cut). Paused there, it says so.
+#[test]
+fn every_copy_of_a_long_path_gives_way() {
+    let mut replay = observed_h200(30);
+    let dir = "/tmp/helper/a_very_long_directory_name_for_testing/another_quite_long_subdirectory";
+    let file = "damaged_gzip_recording_from_node_17.jsonl.gz";
+    replay.fail(format!(
+        "{dir}/{file}:61: corrupt tick (expected value); in a gzip file most often damaged data: \
+         if `gzip -t` fails on it, copy it again; to keep the ticks before it, `zcat {dir}/{file} \
+         | head -n 60 > fixed.jsonl`"
+    ));
+    let screen = text(&draw(&mut AppState::new(true), &replay, 80, 24));
+    let shown = stop_rows(&screen);
+    assert!(
+        shown.starts_with(&format!("replay stopped: …/{file}:61: corrupt tick")),
+        "{screen}"
+    );
+    assert!(
+        shown.ends_with(&format!("`zcat …/{file} | head -n 60 > fixed.jsonl`")),
+        "{screen}"
+    );
+    let name = "corrupt_middle_line_recording_from_node_gpu_cluster_alpha.jsonl";
+    replay.fail(format!(
+        "{dir}/{name}:53: corrupt tick; delete line 53 to read past it"
+    ));
+    let mut st = AppState::new(true);
+    st.paused = true;
+    let screen = text(&draw(&mut st, &replay, 80, 24));
+    let shown = stop_rows(&screen);
+    assert!(
+        shown.starts_with("‖ PAUSED · replay stopped:")
+            && shown.contains(&format!("…/{name}:53: corrupt tick; delete line 53")),
+        "{screen}"
     );
 }
 

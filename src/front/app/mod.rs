@@ -320,8 +320,10 @@ impl AppState {
             return Effect::None;
         };
         if delta_ms < 0 && !pos.can_rewind {
-            self.status =
-                Some("cannot go back: this replay reads a stream (a pipe or standard input); replay a file to seek".into());
+            self.status = Some(
+                "cannot go back in a stream (a pipe or standard input): replay a file to seek"
+                    .into(),
+            );
             return Effect::None;
         }
         let tick_ms = u64::try_from(store.interval().as_millis()).unwrap_or(u64::MAX);
