@@ -486,6 +486,75 @@ fn blank_lines_before_the_header_are_passed_over() {
         e.starts_with(&format!("rec.jsonl:{line}: corrupt tick")),
         "{e}"
     );
+    // A header cut short after them is said where it is: line 3, not 1.
+    let e = replay_text(&format!("\n\n{}", &text[..40]))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("rec.jsonl: its header (line 3) is cut short"),
+        "{e}"
+    );
+}
+
+/// A file replaced or cut shorter on disk while it plays: a seek back says so instead of
+/// playing the other file, and a cut end is not called a recorder's torn line.
+#[test]
+fn a_file_changed_on_disk_as_it_plays_says_so() {
+    let (text, _) = recorded_text(10);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("rec.jsonl");
+    let play_some = |path: &Path| {
+        let mut src = ReplaySource::open(path, f64::INFINITY).unwrap();
+        let mut tick = Tick::default();
+        for _ in 0..5 {
+            assert_eq!(src.sample(&mut tick).unwrap(), Sampled::Filled);
+        }
+        src
+    };
+    std::fs::write(&path, &text).unwrap();
+    let mut src = play_some(&path);
+    let (other, _) = recorded_text(2);
+    std::fs::write(dir.path().join("new.jsonl"), other).unwrap();
+    std::fs::rename(dir.path().join("new.jsonl"), &path).unwrap();
+    let e = src.rewind().unwrap_err().to_string();
+    assert!(
+        e.contains(
+            "rec.jsonl changed on disk since it was opened (another file has taken its place)"
+        ),
+        "{e}"
+    );
+    // Cut in place, mid-line: the end says the file changed, and so does a seek back.
+    std::fs::write(&path, &text).unwrap();
+    let mut src = play_some(&path);
+    let keep = text.len() * 2 / 3;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(keep as u64)
+        .unwrap();
+    src.read_all().unwrap();
+    if let Some(cut) = src.cut_short() {
+        assert!(
+            cut.starts_with("the file changed on disk as it played (it shrank from"),
+            "{cut}"
+        );
+    }
+    let e = src.rewind().unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("(it shrank from {} to {keep} bytes)", text.len())),
+        "{e}"
+    );
+    // A file that grew (a recording still being written) is the same file.
+    std::fs::write(&path, &text).unwrap();
+    let mut src = play_some(&path);
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap()
+        .write_all(b"\n")
+        .unwrap();
+    src.rewind().unwrap();
 }
 
 /// A header cut in its first bytes is a header cut short, as one cut later is (it read as "not

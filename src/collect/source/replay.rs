@@ -4,6 +4,7 @@
 //! recorder killed mid-write leaves, ends the replay, which then says where it was cut
 //! (`Source::cut_short`); any other bad line is an error naming the file and the line number.
 
+mod disk;
 mod error;
 mod read;
 mod snapshot;
@@ -39,6 +40,8 @@ pub struct ReplaySource {
     rewindable: bool,
     /// Read through gzip: line-editing advice goes through `zcat`.
     gzip: bool,
+    /// The regular file opened, to tell when another has taken its place or it shrank.
+    opened: Option<disk::Opened>,
     /// The recording ended cut off: what `cut_short` says.
     cut: Option<String>,
     /// The last tick's time, to find ticks that go back (recordings joined into one file).
@@ -88,9 +91,10 @@ impl ReplaySource {
             return Self::from_input(Box::new(std::io::stdin()), path, speed);
         }
         let file = File::open(path).map_err(open_err)?;
-        let regular = file.metadata().is_ok_and(|m| m.is_file());
+        let meta = file.metadata().ok().filter(std::fs::Metadata::is_file);
+        let regular = meta.is_some();
         let mut src = Self::from_input(Box::new(file), path, speed)?;
-        src.rewindable = regular;
+        (src.rewindable, src.opened) = (regular, meta.as_ref().map(disk::Opened::of));
         if regular && src.end_ms.is_none() {
             src.end_ms = last_tick_ms(path);
         }
@@ -132,7 +136,7 @@ impl ReplaySource {
         }
         // A recording's first line is its header, one JSON object. A snapshot is one JSON
         // document (pretty-printed over many lines): its format field says so, not a guess.
-        match serde_json::from_str::<serde_json::Value>(&first) {
+        let opened = match serde_json::from_str::<serde_json::Value>(&first) {
             Ok(v)
                 if v.get("format").and_then(|f| f.as_str())
                     == Some(crate::format::snapshot::FORMAT) =>
@@ -152,6 +156,7 @@ impl ReplaySource {
             }
             Err(_) if is_torn_header(&first) => Err(ReplayError::TornHeader {
                 path: path.to_path_buf(),
+                line: 1,
             }),
             Err(_) if first.trim_start().starts_with('{') => {
                 Self::snapshot_from(first, lines, path)
@@ -161,7 +166,9 @@ impl ReplaySource {
                 line: 1,
                 reason: e.to_string(),
             }),
-        }
+        };
+        // Blank lines before the header move it down: its errors say where it is.
+        opened.map_err(|e| e.on_header_line(blank + 1))
     }
 
     /// Reads the header from `reader`; `path` is only used in messages.
@@ -173,7 +180,8 @@ impl ReplaySource {
         let mut lines: Box<dyn BufRead + Send> = Box::new(BufReader::new(reader));
         let mut first = String::new();
         let blank = read_header_line(&mut lines, &mut first, path)?;
-        let mut src = Self::after_header(&first, lines, path, speed)?;
+        let mut src = Self::after_header(&first, lines, path, speed)
+            .map_err(|e| e.on_header_line(blank + 1))?;
         src.line_no += blank;
         Ok(src)
     }
@@ -196,6 +204,7 @@ impl ReplaySource {
             end_ms: None,
             rewindable: false,
             gzip: false,
+            opened: None,
             cut: None,
             last_ms: None,
         })
@@ -226,6 +235,7 @@ impl ReplaySource {
             speed,
             rewindable: false,
             gzip: false,
+            opened: None,
             cut: None,
             last_ms: None,
         }
@@ -438,6 +448,13 @@ impl Source for ReplaySource {
         } else {
             1.0
         };
+        if let Some(how) = self.opened.and_then(|o| o.changed(&self.path)) {
+            return Err(ReplayError::Changed {
+                path: self.path.clone(),
+                how,
+            }
+            .into());
+        }
         let mut again = Self::open(&self.path, speed)?;
         if again.header.devices.len() != self.header.devices.len() {
             return Err(ReplayError::DeviceCount {
@@ -455,8 +472,15 @@ impl Source for ReplaySource {
     fn end_ms(&self) -> Option<u64> {
         self.end_ms
     }
+    /// Where it was cut; a file that changed on disk as it played says so, not "torn".
     fn cut_short(&self) -> Option<String> {
-        self.cut.clone()
+        let changed = self.opened.and_then(|o| o.changed(&self.path));
+        match (&self.cut, changed) {
+            (Some(_), Some(how)) => Some(format!(
+                "the file changed on disk as it played ({how}): open it again"
+            )),
+            (cut, _) => cut.clone(),
+        }
     }
     fn label(&self) -> String {
         format!("replay: {}", self.path.display())

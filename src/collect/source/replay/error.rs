@@ -19,14 +19,15 @@ pub enum ReplayError {
     #[error("{path} has only blank lines: it is not a gpuwatch recording")]
     Blank { path: PathBuf },
     #[error(
-        "{path}: its header (line 1) is cut short, so no tick can be read (a recorder stopped \
-         while writing its first line, or a partial copy); {HEADER_ADVICE}"
+        "{path}: its header (line {line}) is cut short, so no tick can be read (a recorder \
+         stopped while writing its first line, or a partial copy); {HEADER_ADVICE}"
     )]
-    TornHeader { path: PathBuf },
+    TornHeader { path: PathBuf, line: usize },
     /// The same for a gzip stream that ends (or, damaged, breaks) inside its first line.
-    #[error("{path}: its header (line 1) {what}: {error}; {why}); {HEADER_ADVICE}")]
+    #[error("{path}: its header (line {line}) {what}: {error}; {why}); {HEADER_ADVICE}")]
     GzipHead {
         path: PathBuf,
+        line: usize,
         what: &'static str,
         why: &'static str,
         error: std::io::Error,
@@ -74,6 +75,8 @@ pub enum ReplayError {
         got: usize,
         want: usize,
     },
+    #[error("{path} changed on disk since it was opened ({how}): open it again to replay what it holds now")]
+    Changed { path: PathBuf, how: String },
     #[error("cannot read {path}: {error}")]
     Read {
         path: PathBuf,
@@ -135,6 +138,32 @@ fn gzipped(inner: &ReplayError) -> String {
 const HEADER_ADVICE: &str = "copy it again if it is a copy, else record again";
 
 impl ReplayError {
+    /// The same error of a header found on line `line` (blank lines before it), not line 1.
+    pub(super) fn on_header_line(self, line: usize) -> Self {
+        match self {
+            ReplayError::TornHeader { path, .. } => ReplayError::TornHeader { path, line },
+            ReplayError::GzipHead {
+                path,
+                what,
+                why,
+                error,
+                ..
+            } => ReplayError::GzipHead {
+                path,
+                line,
+                what,
+                why,
+                error,
+            },
+            ReplayError::NotARecording {
+                path,
+                line: 1,
+                reason,
+            } => ReplayError::NotARecording { path, line, reason },
+            other => other,
+        }
+    }
+
     /// This error as met in a gzip-compressed recording: its advice through `zcat`.
     pub(super) fn in_gzip(self) -> Self {
         match self {
@@ -161,6 +190,7 @@ impl ReplayError {
         };
         ReplayError::GzipHead {
             path: path.to_path_buf(),
+            line: 1,
             what,
             why,
             error,

@@ -238,6 +238,7 @@ pub(super) fn parse_header(line: &str, path: &Path) -> Result<Header, ReplayErro
         if is_torn_header(line) {
             ReplayError::TornHeader {
                 path: path.to_path_buf(),
+                line: 1,
             }
         } else {
             not(e.to_string())
