@@ -125,7 +125,7 @@ fn run(cli: Cli) -> Result<i32> {
             judge: j,
         }) => {
             let config = judge(&j)?;
-            let src = source::open_replay(&file, speed)?;
+            let src = open_replay_saying_it_waits(&file, speed)?;
             need_terminal()?;
             gpuwatch::tui::run(src, &config, look(&view)).map(|()| 0)
         }
@@ -214,6 +214,37 @@ fn run(cli: Cli) -> Result<i32> {
 
 /// The monitor draws on a terminal. Checked after its source opened, so that a missing file or
 /// driver is what a user hears about first: it is the cause they must fix whatever stdout is.
+/// Opens a replay; one read from a pipe or FIFO that has sent nothing after a second says it
+/// waits (the screen stayed blank, and `q` could not work before the header came).
+fn open_replay_saying_it_waits(path: &Path, speed: f64) -> Result<Box<dyn source::Source>> {
+    use std::os::unix::fs::FileTypeExt;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let stream =
+        path == Path::new("-") || std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
+    if !stream {
+        return Ok(source::open_replay(path, speed)?);
+    }
+    let opened = std::sync::Arc::new(AtomicBool::new(false));
+    let said = opened.clone();
+    let what = if path == Path::new("-") {
+        "standard input".to_string()
+    } else {
+        path.display().to_string()
+    };
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        if !said.load(Ordering::Relaxed) {
+            eprintln!(
+                "gpuwatch: waiting for a recording on {what}: the screen opens when its first \
+                 line arrives (Ctrl-C stops)"
+            );
+        }
+    });
+    let src = source::open_replay(path, speed);
+    opened.store(true, Ordering::Relaxed);
+    Ok(src?)
+}
+
 fn need_terminal() -> Result<()> {
     if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         return Ok(());

@@ -1042,3 +1042,31 @@ fn a_lost_gpus_energy_is_over_the_time_it_was_read() {
         "{out}"
     );
 }
+
+/// A replay of a pipe that sends nothing says it waits, after a second (the screen stayed
+/// blank, and `q` cannot work before the header comes).
+#[test]
+fn a_replay_of_a_silent_pipe_says_it_waits() {
+    use std::io::Read;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
+        .args(["replay", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert!(
+        err.contains("waiting for a recording on standard input: the screen opens when its first line arrives"),
+        "{err}"
+    );
+}
