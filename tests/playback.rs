@@ -72,6 +72,44 @@ impl Wakes {
     }
 }
 
+/// A replay's sampling thread, started on a virtual clock, and what a test watches it by.
+struct Playing {
+    store: Arc<Mutex<Store>>,
+    stop: Arc<AtomicBool>,
+    playback: Arc<Playback>,
+    clock: Arc<VirtualClock>,
+    wakes: Arc<Wakes>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+fn play(src: ReplaySource) -> Playing {
+    let store = Arc::new(Mutex::new(
+        Store::new(&src, Duration::from_secs(3600), Thresholds::default()).unwrap(),
+    ));
+    let stop = Arc::new(AtomicBool::new(false));
+    let playback = Arc::new(Playback::new());
+    let clock = Arc::new(VirtualClock::default());
+    let wakes = Arc::new(Wakes::default());
+    let w = wakes.clone();
+    let thread = spawn_with_clock(
+        Sampler::new(Box::new(src)),
+        store.clone(),
+        stop.clone(),
+        Some(playback.clone()),
+        clock.clone(),
+        move || w.wake(),
+    )
+    .unwrap();
+    Playing {
+        store,
+        stop,
+        playback,
+        clock,
+        wakes,
+        thread,
+    }
+}
+
 #[test]
 fn a_plain_recording_knows_its_end_and_a_gzip_one_does_not() {
     let dir = tempfile::tempdir().unwrap();
@@ -109,23 +147,14 @@ fn seeking_back_at_the_end_plays_again_to_that_moment_and_waits_there_when_pause
     // At the recorded pace, on a clock that moves only when the sampling thread waits: the
     // recording plays to its end at once, and a pause can be shown to last minutes.
     let src = ReplaySource::open(&path, 1.0).unwrap();
-    let store = Arc::new(Mutex::new(
-        Store::new(&src, Duration::from_secs(3600), Thresholds::default()).unwrap(),
-    ));
-    let stop = Arc::new(AtomicBool::new(false));
-    let playback = Arc::new(Playback::new());
-    let clock = Arc::new(VirtualClock::default());
-    let wakes = Arc::new(Wakes::default());
-    let w = wakes.clone();
-    let thread = spawn_with_clock(
-        Sampler::new(Box::new(src)),
-        store.clone(),
-        stop.clone(),
-        Some(playback.clone()),
-        clock.clone(),
-        move || w.wake(),
-    )
-    .unwrap();
+    let Playing {
+        store,
+        stop,
+        playback,
+        clock,
+        wakes,
+        thread,
+    } = play(src);
     let wait_view = |what: &str, done: fn(&Store) -> bool| wakes.wait_view(&store, what, done);
     let end = wait_view("ended", Store::ended);
     assert!(
@@ -209,23 +238,14 @@ fn a_replay_stopped_by_damage_can_still_seek_back() {
     std::fs::write(&damaged, body).unwrap();
     let times: Vec<u64> = tick_times(&plain)[..good].to_vec();
     let src = ReplaySource::open(&damaged, f64::INFINITY).unwrap();
-    let store = Arc::new(Mutex::new(
-        Store::new(&src, Duration::from_secs(3600), Thresholds::default()).unwrap(),
-    ));
-    let stop = Arc::new(AtomicBool::new(false));
-    let playback = Arc::new(Playback::new());
-    let clock = Arc::new(VirtualClock::default());
-    let wakes = Arc::new(Wakes::default());
-    let w = wakes.clone();
-    let thread = spawn_with_clock(
-        Sampler::new(Box::new(src)),
-        store.clone(),
-        stop.clone(),
-        Some(playback.clone()),
-        clock.clone(),
-        move || w.wake(),
-    )
-    .unwrap();
+    let Playing {
+        store,
+        stop,
+        playback,
+        clock,
+        wakes,
+        thread,
+    } = play(src);
     let failed = |v: &Store| {
         v.error()
             .is_some_and(|e| e.contains(&format!(":{}: corrupt tick", good + 2)))
