@@ -56,16 +56,16 @@ const BACK_MS: u64 = 5_000;
 /// any real node, low enough that a hostile file cannot make every tick a huge allocation.
 pub const MAX_DEVICES: usize = 1024;
 pub const MAX_PROCESSES: usize = 4096;
+/// Driver events in one tick or one snapshot: a GPU in an Xid storm sends a few a second.
+pub const MAX_EVENTS: usize = 4096;
+
 /// Why a compressed header that ends at its line break does not read.
 fn damaged_header() -> std::io::Error {
     std::io::Error::new(
         std::io::ErrorKind::InvalidData,
-        "line 1 is not a whole header",
+        "the line is not a whole header",
     )
 }
-
-/// Driver events in one tick or one snapshot: a GPU in an Xid storm sends a few a second.
-pub const MAX_EVENTS: usize = 4096;
 
 /// The longest line a recording may have: a tick of 64 GPUs with their processes is ~1 MiB.
 pub const MAX_LINE_BYTES: usize = 16 << 20;
