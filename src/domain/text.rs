@@ -430,6 +430,15 @@ pub fn breaks_at(line: &str, sp: usize) -> bool {
 /// reader copies whole; a long one may break (a row must end somewhere).
 fn in_short_code(line: &str, sp: usize) -> bool {
     const SHORT: usize = 24;
+    // Within a short span's reach of a backtick on both sides, or not at all: looked at in a
+    // window, so that a line's spaces cost no scan of the line each (a frame wraps every
+    // finding's lines).
+    let bytes = line.as_bytes();
+    let reach = SHORT * 4;
+    let near = |r: std::ops::Range<usize>| bytes[r].contains(&b'`');
+    if !near(sp.saturating_sub(reach)..sp) || !near(sp..(sp + reach).min(bytes.len())) {
+        return false;
+    }
     let before = &line[..sp];
     if before.bytes().filter(|&b| b == b'`').count() % 2 == 0 {
         return false;

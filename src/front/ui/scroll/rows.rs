@@ -52,22 +52,24 @@ pub(super) fn rows(line: &str, width: usize, hang: usize) -> impl Iterator<Item 
         }
         let room = if first { width } else { width - indent };
         // The longest run that fits, cut after its last space (or mid-word if it has none).
-        let (mut used, mut end, mut last_space) = (0, start, None);
+        let (mut used, mut end) = (0, start);
         for (i, c) in line[start..].char_indices() {
             if used + cell_width(c) > room {
                 break;
             }
-            if c == ' ' && crate::text::breaks_at(line, start + i) {
-                last_space = Some(start + i);
-            }
             used += cell_width(c);
             end = start + i + c.len_utf8();
         }
-        // Cut after the last space, unless the run ends where a word does (a space follows
-        // that is no number's before its unit).
+        // Cut after the last space a line may break at, unless the run ends where a word does
+        // (a space follows that is no number's before its unit). Spaces are asked from the
+        // run's end back, so a row asks about one or two, not every space it holds.
         let word_ends = line[end..].starts_with(' ') && crate::text::breaks_at(line, end);
         if end < line.len() && !word_ends {
-            if let Some(sp) = last_space.filter(|&sp| sp > start) {
+            let last_space = line[start..end]
+                .rmatch_indices(' ')
+                .map(|(i, _)| start + i)
+                .find(|&sp| sp > start && crate::text::breaks_at(line, sp));
+            if let Some(sp) = last_space {
                 end = sp + 1;
             }
         }
