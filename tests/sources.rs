@@ -572,8 +572,8 @@ fn a_header_cut_in_its_first_bytes_is_a_cut_header() {
 }
 
 /// In a gzip file, a corrupt line is most often damaged data, and advice that edits lines
-/// goes through `zcat` (`head -n 82` of the compressed bytes is garbage); a checksum that
-/// does not match says the copy is damaged, with what to do.
+/// goes through `zcat` (`head -n 82` of the compressed bytes is garbage); a trailer (checksum
+/// or length) or a deflate block that does not match says the copy is damaged, with what to do.
 #[test]
 fn a_gzip_recordings_advice_goes_through_zcat() {
     let (text, _) = recorded_text(6);
@@ -607,13 +607,31 @@ fn a_gzip_recordings_advice_goes_through_zcat() {
         )),
         "{e}"
     );
-    let mut bad_crc = gzip(text.as_bytes());
-    let n = bad_crc.len();
-    bad_crc[n - 6] ^= 0xff;
-    let e = open(&bad_crc);
+    // The trailer: its CRC-32 (8 to 5 bytes from the end), then its length (the last 4).
+    let lines = text.lines().count();
+    for from_end in [6, 1] {
+        let mut bad = gzip(text.as_bytes());
+        let n = bad.len();
+        bad[n - from_end] ^= 0xff;
+        let e = open(&bad);
+        assert!(
+            e.contains(&format!(
+                "g.jsonl.gz: its gzip trailer (the checksum and length stored at its end) does \
+                 not match the {lines} lines decoded: the copy is damaged, in them or in the \
+                 trailer; copy it again (`gzip -t` checks a copy)"
+            )),
+            "{from_end} bytes from the end: {e}"
+        );
+    }
+    // Data that does not decode, after a whole member: a second member whose first deflate
+    // block has the reserved type (BFINAL 1, BTYPE 11).
+    let mut bad_block = gzip(text.as_bytes());
+    bad_block.extend_from_slice(&[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff, 0x07, 0, 0, 0, 0]);
+    let e = open(&bad_block);
     assert!(
-        e.contains("g.jsonl.gz: its gzip stream is damaged after line ")
-            && e.ends_with("a damaged copy; copy it again (the ticks before it were read)"),
+        e.contains(&format!(
+            "g.jsonl.gz: its gzip stream is damaged after line {lines} ("
+        )) && e.ends_with("a damaged copy; copy it again (the ticks before it were read)"),
         "{e}"
     );
 }

@@ -84,10 +84,7 @@ pub enum ReplayError {
     },
     /// A gzip stream whose data is damaged past its header (a checksum that does not match,
     /// a deflate block that does not decode): the ticks before it were read.
-    #[error(
-        "{path}: its gzip stream is damaged after line {after} ({error}): a damaged copy; copy \
-         it again (the ticks before it were read)"
-    )]
+    #[error("{}", gzip_broken(path, *after, error))]
     GzipBroken {
         path: PathBuf,
         after: usize,
@@ -98,6 +95,27 @@ pub enum ReplayError {
     /// data rather than a torn write.
     #[error("{}", gzipped(.0))]
     Gzipped(Box<ReplayError>),
+}
+
+/// flate2's words when the trailer's CRC-32 or length differs from what was decoded: it says
+/// "checksum" for both (tests/sources.rs flips each and fails if these words change).
+const TRAILER_MISMATCH: &str = "does not have a matching checksum";
+
+/// What `GzipBroken` says. A trailer that does not match comes after every line decoded, so
+/// it is not "damaged after line N": the damage may be in any line, or in the trailer alone.
+fn gzip_broken(path: &std::path::Path, after: usize, error: &std::io::Error) -> String {
+    let path = path.display();
+    if error.to_string().contains(TRAILER_MISMATCH) {
+        return format!(
+            "{path}: its gzip trailer (the checksum and length stored at its end) does not \
+             match the {after} lines decoded: the copy is damaged, in them or in the trailer; \
+             copy it again (`gzip -t` checks a copy). Every tick was read, and may be wrong"
+        );
+    }
+    format!(
+        "{path}: its gzip stream is damaged after line {after} ({error}): a damaged copy; copy \
+         it again (the ticks before it were read)"
+    )
 }
 
 /// What `Gzipped` says: the inner error with its advice for a compressed file.
