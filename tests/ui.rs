@@ -793,7 +793,8 @@ fn a_long_stop_message_keeps_what_to_do() {
 }
 
 /// The seek bar stays where it is as the time played grows ("▶ 9s / 2m00s" to "▶ 10s / …"
-/// moved the bar and the keys after it a column).
+/// moved the bar and the keys after it a column), and writes it in the length's units
+/// ("110s / 2m00s" read as two kinds of clock).
 #[test]
 fn the_seek_bar_does_not_move_as_the_time_played_grows() {
     let bar_at = |until_s| {
@@ -811,8 +812,8 @@ fn the_seek_bar_does_not_move_as_the_time_played_grows() {
     };
     let (a, before) = bar_at(8);
     let (b, after) = bar_at(12);
-    assert!(before.contains("   8s / 2m30s"), "{before}");
-    assert!(after.contains("  12s / 2m30s"), "{after}");
+    assert!(before.contains("▶ 0m08s / 2m30s"), "{before}");
+    assert!(after.contains("▶ 0m12s / 2m30s"), "{after}");
     assert_eq!(a, b, "{before}\n{after}");
 }
 

@@ -253,11 +253,30 @@ fn round_s(ms: u64) -> u64 {
     ms.saturating_add(500) / 1000
 }
 
+impl Compact {
+    /// This span in the units `Compact` writes `longest` in: a seek bar's "1m50s / 2m00s",
+    /// not "110s / 2m00s".
+    #[must_use]
+    pub fn like(self, longest: u64) -> CompactLike {
+        CompactLike(self.0, longest)
+    }
+}
+
 impl std::fmt::Display for Compact {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        CompactLike(self.0, self.0).fmt(f)
+    }
+}
+
+/// `Compact::like`: the first span in the units of the second.
+#[derive(Debug, Clone, Copy)]
+pub struct CompactLike(u64, u64);
+
+impl std::fmt::Display for CompactLike {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let s = self.0 / 1000;
         // Padded where a width is asked (`{:>5}`): the seek bar keeps its length.
-        match s {
+        match self.1.max(self.0) / 1000 {
             0..=119 => padded(f, format_args!("{s}s")),
             120..=3599 => padded(f, format_args!("{}m{:02}s", s / 60, s % 60)),
             _ => padded(f, format_args!("{}h{:02}m", s / 3600, (s / 60) % 60)),
@@ -452,6 +471,17 @@ fn in_short_code(line: &str, sp: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_span_written_like_a_longer_one_takes_its_units() {
+        assert_eq!(Compact(110_000).like(120_000).to_string(), "1m50s");
+        assert_eq!(Compact(5_000).like(120_000).to_string(), "0m05s");
+        assert_eq!(Compact(1_800_000).like(3_600_000).to_string(), "0h30m");
+        assert_eq!(Compact(9_750).like(9_750).to_string(), "9s");
+        assert_eq!(format!("{:>5}", Compact(65_000).like(300_000)), "1m05s");
+        // Past the longer one it keeps its own units.
+        assert_eq!(Compact(130_000).like(60_000).to_string(), "2m10s");
+    }
 
     #[test]
     fn a_number_and_its_unit_are_not_broken_apart() {

@@ -247,6 +247,7 @@ fn position_bar(
     let _ = write!(out, "{total}");
     let w = out[wide..].chars().count();
     out.truncate(wide);
+    let played_words = played_words.like(length);
     let _ = write!(out, "{played_words:>w$} / {total} ");
     out.extend((0..cells).map(|i| match i.cmp(&done) {
         std::cmp::Ordering::Less => '━',
