@@ -193,6 +193,75 @@ fn the_monitor_given_replay_as_a_flag_is_told_the_command() {
     assert!(!err.contains("tip: the monitor plays"), "{err}");
 }
 
+/// `record -o -` writes to standard output, and a name for a stream (a link to a descriptor,
+/// as `/dev/stdout` is; a FIFO) is written through, `--force` or not. `-o -` once wrote a
+/// file named `-`, and `-o /dev/stdout --force` removed the link and wrote a file in its
+/// place: run as root, that deleted `/dev/stdout` for the whole machine.
+#[test]
+fn record_to_standard_output_or_a_stream_writes_through_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |out: &str, force: bool| {
+        let mut args = vec!["record", "--demo", "--fast", "--duration", "2s", "-o", out];
+        if force {
+            args.push("--force");
+        }
+        let o = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
+            .args(&args)
+            .current_dir(dir.path())
+            .env("XDG_CONFIG_HOME", "/nonexistent")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        (
+            o.status.code(),
+            text,
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let ticks_in = |text: &str| {
+        let mut lines = text.lines();
+        assert!(
+            lines
+                .next()
+                .is_some_and(|h| h.contains("\"gpuwatch-recording\"")),
+            "{text}"
+        );
+        lines.count()
+    };
+    let (code, out, err) = run("-", false);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(ticks_in(&out), 9, "{err}");
+    assert!(err.contains("wrote 9 ticks to standard output"), "{err}");
+    assert!(!dir.path().join("-").exists(), "a file named - was written");
+
+    let link = dir.path().join("stdout");
+    std::os::unix::fs::symlink("/proc/self/fd/1", &link).unwrap();
+    for force in [false, true] {
+        let (code, out, err) = run("stdout", force);
+        assert_eq!(code, Some(0), "{err}");
+        assert_eq!(ticks_in(&out), 9, "force {force}: {err}");
+        let meta = std::fs::symlink_metadata(&link).unwrap();
+        assert!(
+            meta.file_type().is_symlink(),
+            "force {force}: the link was replaced"
+        );
+    }
+
+    let fifo = dir.path().join("fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read_to_string(fifo).unwrap())
+    };
+    let (code, _, err) = run("fifo", false);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(ticks_in(&reader.join().unwrap()), 9, "{err}");
+}
+
 /// `record -o` at a folder, or where nothing can be created, says what to do: not "already
 /// exists" (then "Is a directory" with --force), not a bare "No such file or directory".
 #[test]

@@ -65,46 +65,16 @@ pub struct Recorder {
 }
 
 impl Recorder {
+    /// Opens `path` and writes the header. `-` is standard output; a pipe, FIFO, terminal or
+    /// other device (`/dev/stdout`) is written through as it is, `--force` or not; an existing
+    /// file only with `overwrite`, through a link that names it (as the shell's `>` does: a
+    /// `--force` that removed the link first deleted `/dev/stdout` for the whole machine).
     pub fn create(path: &Path, header: &Header, overwrite: bool) -> Result<Self, RecordError> {
-        let io = |source| RecordError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let mut opts = OpenOptions::new();
-        opts.write(true);
-        if overwrite {
-            // --force replaces the file named, never what a link there points to (a link to
-            // someone's data would have been truncated): the link goes, a new file comes.
-            if std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
-                std::fs::remove_file(path).map_err(io)?;
-            }
-            opts.create(true).truncate(true);
+        let file: Box<dyn Write + Send> = if path == Path::new("-") {
+            Box::new(std::io::stdout())
         } else {
-            opts.create_new(true);
-        }
-        {
-            use std::os::unix::fs::OpenOptionsExt as _;
-            opts.custom_flags(libc::O_NOFOLLOW);
-        }
-        // A folder is named as one, with or without --force (opening it says "exists" or
-        // "is a directory", neither of which says what to do).
-        if path.is_dir() {
-            return Err(RecordError::Folder {
-                path: path.to_path_buf(),
-            });
-        }
-        let file = opts.open(path).map_err(|e| {
-            if e.kind() == std::io::ErrorKind::AlreadyExists {
-                RecordError::Exists {
-                    path: path.to_path_buf(),
-                }
-            } else {
-                RecordError::Create {
-                    path: path.to_path_buf(),
-                    source: e,
-                }
-            }
-        })?;
+            Box::new(open_output(path, overwrite)?)
+        };
         let file = BufWriter::new(file);
         let gzip = path
             .extension()
@@ -147,4 +117,64 @@ impl Recorder {
                 source,
             })
     }
+}
+
+/// Opens a recording's file: a stream or a descriptor's name as it is, a file new, or an
+/// existing one replaced with `overwrite`. Nothing is removed but a link the user named in
+/// place of a file, and never one that names a descriptor (`/dev/stdout`: a `--force` that
+/// removed that link deleted `/dev/stdout` for the whole machine).
+fn open_output(path: &Path, overwrite: bool) -> Result<std::fs::File, RecordError> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let err = |e: std::io::Error| {
+        if e.kind() == std::io::ErrorKind::AlreadyExists {
+            RecordError::Exists {
+                path: path.to_path_buf(),
+            }
+        } else {
+            RecordError::Create {
+                path: path.to_path_buf(),
+                source: e,
+            }
+        }
+    };
+    let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+    match std::fs::metadata(path) {
+        // A folder is named as one, with or without --force (opening it says "exists" or
+        // "is a directory", neither of which says what to do).
+        Ok(m) if m.is_dir() => {
+            return Err(RecordError::Folder {
+                path: path.to_path_buf(),
+            })
+        }
+        // A pipe, FIFO, terminal or device, or what a shell redirected standard output to:
+        // written into, nothing truncated or replaced.
+        Ok(m) if !m.is_file() || names_a_descriptor(path) => {
+            return OpenOptions::new().write(true).open(path).map_err(err);
+        }
+        _ => {}
+    }
+    let mut opts = OpenOptions::new();
+    opts.write(true).custom_flags(libc::O_NOFOLLOW);
+    if overwrite {
+        // --force replaces the file named, never what a link there points to (a link to
+        // someone's data would have been truncated): the link goes, a new file comes.
+        if link {
+            std::fs::remove_file(path).map_err(err)?;
+        }
+        opts.create(true).truncate(true);
+    } else {
+        opts.create_new(true);
+    }
+    opts.open(path).map_err(err)
+}
+
+/// `/dev/stdout`, `/dev/fd/3`, `/proc/self/fd/1`: a name for a descriptor this process was
+/// given, whatever it leads to.
+fn names_a_descriptor(path: &Path) -> bool {
+    let of_descriptors = |p: &Path| {
+        ["/dev/fd", "/proc/self/fd", "/proc/thread-self/fd"]
+            .iter()
+            .any(|dir| p.starts_with(dir))
+    };
+    of_descriptors(path) || std::fs::read_link(path).is_ok_and(|to| of_descriptors(&to))
 }

@@ -190,13 +190,14 @@ pub enum Command {
     /// Record samples to a JSON Lines file.
     #[command(after_help = EXIT_PLAIN)]
     Record {
-        /// File to write (gzip-compressed when its name ends in .gz).
+        /// File to write (gzip-compressed when its name ends in .gz); "-" is standard output.
+        /// A pipe, FIFO or device is written through; an existing file needs --force.
         #[arg(short, long)]
         output: PathBuf,
         /// Stop after this long (default: until Ctrl-C).
         #[arg(long, value_parser = parse_duration)]
         duration: Option<Duration>,
-        /// Overwrite FILE if it exists.
+        /// Overwrite FILE if it exists (a link is written through, as the shell's `>` does).
         #[arg(long)]
         force: bool,
         /// With --demo: write simulated time as fast as the CPU allows instead of in real time

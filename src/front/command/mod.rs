@@ -38,6 +38,11 @@ pub fn record(
         interval.as_millis() as u64,
     );
     let mut rec = Recorder::create(out, &header, force)?;
+    let to = if out == Path::new("-") {
+        "standard output".to_string()
+    } else {
+        crate::text::printable(&out.display().to_string()).into_owned()
+    };
     // The rules run beside the recording only to say whose stacks to read, as the monitor
     // does, so that a replay of the file judges with the evidence the live run had.
     let setup = Setup::judging_with(crate::monitor::Thresholds::default()).judge_only_for_stacks();
@@ -47,7 +52,7 @@ pub fn record(
         "recording {} GPU(s) every {} to {}{}",
         header.devices.len(),
         humantime::format_duration(interval),
-        crate::text::printable(&out.display().to_string()),
+        to,
         if fast { "" } else { " (Ctrl-C stops)" }
     );
     let plan = Plan {
@@ -60,7 +65,7 @@ pub fn record(
         "wrote {} tick{} to {}",
         ran.ticks,
         if ran.ticks == 1 { "" } else { "s" },
-        crate::text::printable(&out.display().to_string())
+        to
     );
     Ok(())
 }
