@@ -193,6 +193,60 @@ fn the_monitor_given_replay_as_a_flag_is_told_the_command() {
     assert!(!err.contains("tip: the monitor plays"), "{err}");
 }
 
+/// The default config follows the XDG spec: an empty `XDG_CONFIG_HOME` means unset and a
+/// relative one is ignored (both were used as given: the first read `./gpuwatch/config.toml`
+/// and left `~/.config`'s thresholds unread). A default location that cannot be read says
+/// where it came from and how to choose another.
+#[test]
+fn the_default_config_is_found_as_the_xdg_spec_says() {
+    let home = tempfile::tempdir().unwrap();
+    let cwd = tempfile::tempdir().unwrap();
+    let put = |root: &std::path::Path, text: &str| {
+        std::fs::create_dir_all(root.join("gpuwatch")).unwrap();
+        std::fs::write(root.join("gpuwatch/config.toml"), text).unwrap();
+    };
+    put(&home.path().join(".config"), "[thresholds]\nnonesuch = 1\n");
+    put(&cwd.path().join("rel"), "");
+    put(cwd.path(), "");
+    let run = |xdg: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
+            .args(["diagnose", "--demo=healthy", "--for", "2s"])
+            .current_dir(cwd.path())
+            .env_remove("GPUWATCH_CONFIG")
+            .env("HOME", home.path())
+            .env("XDG_CONFIG_HOME", xdg)
+            .output()
+            .unwrap();
+        (
+            o.status.code(),
+            String::from_utf8_lossy(&o.stderr).into_owned(),
+        )
+    };
+    let home_config = home.path().join(".config/gpuwatch/config.toml");
+    for xdg in ["", "rel"] {
+        let (code, err) = run(xdg);
+        assert_eq!(code, Some(2), "XDG_CONFIG_HOME={xdg:?}: {err}");
+        assert!(
+            err.contains(&format!(
+                "config file {} is not valid",
+                home_config.display()
+            )),
+            "XDG_CONFIG_HOME={xdg:?}: {err}"
+        );
+    }
+    std::fs::remove_file(&home_config).unwrap();
+    std::fs::create_dir(&home_config).unwrap();
+    let (code, err) = run("");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(&format!(
+            "cannot read config file {}, where gpuwatch looks by default",
+            home_config.display()
+        )) && err.contains("Name one with --config FILE or GPUWATCH_CONFIG=FILE"),
+        "{err}"
+    );
+}
+
 /// `record -o -` writes to standard output, and a name for a stream (a link to a descriptor,
 /// as `/dev/stdout` is; a FIFO) is written through, `--force` or not. `-o -` once wrote a
 /// file named `-`, and `-o /dev/stdout --force` removed the link and wrote a file in its

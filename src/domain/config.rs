@@ -2,7 +2,8 @@
 //! their defaults are declared by the rules, a section each (`rules::Thresholds`).
 //!
 //! The file is TOML at `$GPUWATCH_CONFIG`, else `$XDG_CONFIG_HOME/gpuwatch/config.toml`, else
-//! `~/.config/gpuwatch/config.toml`. Every key is optional; `docs/diagnoses.md` explains each.
+//! `~/.config/gpuwatch/config.toml` (an empty or relative `XDG_CONFIG_HOME` is ignored, as the
+//! XDG spec says). Every key is optional; `docs/diagnoses.md` explains each.
 
 use std::path::{Path, PathBuf};
 
@@ -21,6 +22,17 @@ pub struct Config {
 pub enum ConfigError {
     #[error("cannot read config file {path}: {source}")]
     Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The default location, not named by the user, cannot be looked at (another user's
+    /// home, as `sudo -E` leaves HOME): say where it came from and how to choose.
+    #[error(
+        "cannot read config file {path}, where gpuwatch looks by default ($XDG_CONFIG_HOME or \
+         $HOME/.config): {source}. Name one with --config FILE or GPUWATCH_CONFIG=FILE \
+         (--config /dev/null: the default thresholds)"
+    )]
+    ReadDefault {
         path: PathBuf,
         source: std::io::Error,
     },
@@ -57,9 +69,15 @@ impl Config {
         if let Some(p) = std::env::var_os("GPUWATCH_CONFIG").filter(|p| !p.is_empty()) {
             return Some(PathBuf::from(p));
         }
-        let base = std::env::var_os("XDG_CONFIG_HOME")
-            .map(PathBuf::from)
-            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))?;
+        // As the XDG spec says: empty means unset, and a relative path is ignored (it was read
+        // from the current folder: a daemon started in /tmp read whatever was left there).
+        let absolute = |name| {
+            std::env::var_os(name)
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+        };
+        let base =
+            absolute("XDG_CONFIG_HOME").or_else(|| absolute("HOME").map(|h| h.join(".config")))?;
         Some(base.join("gpuwatch").join("config.toml"))
     }
 
@@ -73,8 +91,14 @@ impl Config {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {
                 return Ok(Config::default())
             }
-            Err(source) => {
+            Err(source) if explicit => {
                 return Err(ConfigError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
+            Err(source) => {
+                return Err(ConfigError::ReadDefault {
                     path: path.to_path_buf(),
                     source,
                 })
