@@ -344,6 +344,28 @@ fn seek_keys_ask_for_moments_within_the_recording_and_refuse_what_cannot_be_done
         .contains("works in a replay"));
 }
 
+/// A replay whose length was not known ahead (gzip) knows its end once it played to it: `]`
+/// there does nothing, and the `[` after it moves at once (each `]` went 10 s past the end,
+/// and as many `[` came back before one moved).
+#[test]
+fn at_the_end_of_a_replay_of_unknown_length_seeking_on_stays_and_back_moves() {
+    let mut view = replay_view(true);
+    let now = view.history().latest_ms().unwrap();
+    let first = view.position().unwrap().first_ms;
+    view.set_position(gpuwatch::store::Position {
+        first_ms: first,
+        end_ms: None,
+        can_rewind: true,
+    });
+    view.end(None);
+    let mut state = AppState::new(false);
+    for _ in 0..3 {
+        assert_eq!(press(&mut state, ']', &view), Effect::None);
+        assert_eq!(press(&mut state, '}', &view), Effect::None);
+    }
+    assert_eq!(press(&mut state, '[', &view), Effect::Seek(now - 10_000));
+}
+
 /// A headless run (`diagnose`, `record`…) takes its waits from the clock its setup gives: a
 /// simulated minute at the real pace passes a minute of a virtual clock, and returns at once.
 #[test]

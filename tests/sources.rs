@@ -651,6 +651,16 @@ fn gzip_recordings_replay_transparently() {
         ReplaySource::open(&path, 1.0).unwrap().read_all().unwrap(),
         ticks
     );
+    // Its length is not known ahead, as a plain file's is, but once played to its end, and
+    // kept after a seek back (the seek bar then has its length).
+    let mut src = ReplaySource::open(&path, 1.0).unwrap();
+    assert_eq!(src.end_ms(), None);
+    let mut t = Tick::default();
+    while src.sample(&mut t).unwrap() == Sampled::Filled {}
+    let last = ticks.last().unwrap().t_ms;
+    assert_eq!(src.end_ms(), Some(last));
+    src.rewind().unwrap();
+    assert_eq!(src.end_ms(), Some(last));
 }
 
 #[test]

@@ -830,20 +830,27 @@ fn a_replay_paused_at_its_end_says_so() {
     });
     store.end(None);
     let mut st = AppState::new(true);
-    let status = |st: &mut AppState| {
-        text(&draw(st, &store, 100, 30))
+    let status = |st: &mut AppState, store: &Store| {
+        text(&draw(st, store, 100, 30))
             .lines()
             .last()
             .unwrap()
             .to_string()
     };
-    assert!(status(&mut st).starts_with("■ end "), "{}", status(&mut st));
+    let bar = status(&mut st, &store);
+    assert!(bar.starts_with("■ end "), "{bar}");
     st.paused = true;
-    assert!(
-        status(&mut st).starts_with("■ end ‖ PAUSED "),
-        "{}",
-        status(&mut st)
-    );
+    let bar = status(&mut st, &store);
+    assert!(bar.starts_with("■ end ‖ PAUSED "), "{bar}");
+    // A gzip file's length is known once it played to its end: the bar has it then.
+    store.set_position(gpuwatch::store::Position {
+        first_ms,
+        end_ms: None,
+        can_rewind: true,
+    });
+    st.paused = false;
+    let bar = status(&mut st, &store);
+    assert!(bar.starts_with("■ end 19s / 19s ━━━━━━━━━━━━ [ ]"), "{bar}");
 }
 
 /// A gzip file's advice repeats its path: every copy loses its directories, so that what to

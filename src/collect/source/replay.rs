@@ -428,11 +428,14 @@ impl Source for ReplaySource {
         &self.header.devices
     }
     fn sample(&mut self, tick: &mut Tick) -> Result<Sampled, SourceError> {
-        Ok(if self.next_tick(tick)? {
-            Sampled::Filled
-        } else {
-            Sampled::End
-        })
+        if self.next_tick(tick)? {
+            return Ok(Sampled::Filled);
+        }
+        // A gzip file's length is known once read to its end: kept for the plays after a seek.
+        if self.cut.is_none() {
+            self.end_ms = self.end_ms.or(self.last_ms);
+        }
+        Ok(Sampled::End)
     }
     fn pacing(&self) -> Pacing {
         Pacing::Recorded { speed: self.speed }
@@ -466,6 +469,7 @@ impl Source for ReplaySource {
             .into());
         }
         again.speed = speed;
+        again.end_ms = again.end_ms.or(self.end_ms);
         *self = again;
         Ok(())
     }

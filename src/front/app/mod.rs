@@ -336,7 +336,10 @@ impl AppState {
             i64::MAX => crate::pacer::TO_END,
             d => base.saturating_add_signed(d).max(pos.first_ms),
         };
-        let target = match pos.end_ms {
+        // A gzip file's end is known once it was read to it: `]` there went past it, 10 s a
+        // press, and as many `[` came back before one moved.
+        let end = pos.end_ms.or_else(|| store.ended().then_some(now));
+        let target = match end {
             Some(end) if target != crate::pacer::TO_END && target >= end => crate::pacer::TO_END,
             _ => target,
         };

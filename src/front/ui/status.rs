@@ -232,7 +232,11 @@ fn position_bar(
         "] } >"
     };
     let played_words = crate::text::Compact(played);
-    let Some(end) = pos.end_ms.filter(|e| *e > pos.first_ms) else {
+    // A gzip file's end is known once played to it (the source keeps it for later plays).
+    let end = pos
+        .end_ms
+        .or_else(|| store.ended().then(|| store.history().latest_ms())?);
+    let Some(end) = end.filter(|e| *e > pos.first_ms) else {
         let _ = write!(out, "{mark} {played_words} played {back} seek");
         return;
     };
