@@ -933,6 +933,30 @@ fn diagnose_json_gives_each_findings_figures_as_numbers() {
     assert!(measure("window").unwrap().0 > 0.0);
 }
 
+/// `serve --listen :PORT` listens on every address, as `node_exporter`'s `:9100` does (it was
+/// refused: "failed to lookup address information").
+#[test]
+fn serve_listens_on_every_address_for_a_bare_port() {
+    use std::io::BufRead;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
+        .args(["serve", "--demo", "--listen", ":0"])
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .stderr(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        line.starts_with("gpuwatch serve: http://0.0.0.0:") && line.contains(" connections"),
+        "{line}"
+    );
+}
+
 #[test]
 fn every_commands_help_says_its_exit_statuses() {
     for sub in [

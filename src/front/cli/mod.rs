@@ -279,8 +279,8 @@ pub enum Command {
     /// Serve metrics and findings to Prometheus: /metrics, /findings.json, /healthz.
     #[command(after_help = EXIT_PLAIN)]
     Serve {
-        /// Address and port to listen on (loopback by default; 0.0.0.0:9947 to be scraped from
-        /// elsewhere).
+        /// Address and port to listen on (loopback by default; 0.0.0.0:9947, or :9947, to be
+        /// scraped from elsewhere).
         #[arg(long, default_value = crate::serve::DEFAULT_LISTEN)]
         listen: String,
         /// Also export the N processes holding the most memory on each GPU, labelled with

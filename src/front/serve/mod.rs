@@ -62,7 +62,8 @@ pub fn serve(
     };
     eprintln!(
         "gpuwatch serve: {scheme}://{addr}/metrics, /findings.json, /healthz, /livez \
-         (at most {cap} connections{auth}; Ctrl-C stops)"
+         (at most {cap} connection{}{auth}; Ctrl-C stops)",
+        if cap == 1 { "" } else { "s" }
     );
     let exporter = Arc::new(Exporter {
         monitor,
@@ -78,18 +79,28 @@ pub fn serve(
 
 /// Listens with a backlog that holds a crowd: the standard library's 128 made a thousand
 /// simultaneous scrapes fail with resets (the kernel caps it at `net.core.somaxconn`).
+/// `:PORT`, as `node_exporter` and Prometheus take it, is every address of this machine.
 async fn bind(listen: &str) -> Result<tokio::net::TcpListener> {
+    let every = listen
+        .strip_prefix(':')
+        .map(|port| format!("0.0.0.0:{port}"));
     let refused = |e: std::io::Error| {
         if e.kind() == std::io::ErrorKind::AddrInUse {
             anyhow!(
                 "cannot listen on {listen}: {e}. Another exporter is on that port: choose \
                  another with --listen ADDR:PORT"
             )
+        } else if e.kind() == std::io::ErrorKind::PermissionDenied {
+            anyhow!(
+                "cannot listen on {listen}: {e}. A port below 1024 needs root or the \
+                 capability to bind one (sudo setcap cap_net_bind_service+ep $(command -v \
+                 gpuwatch)); or choose a port above 1023, such as 9947"
+            )
         } else {
-            anyhow!("cannot listen on {listen}: {e}. --listen takes ADDR:PORT of this machine, such as 127.0.0.1:9947 or 0.0.0.0:9947")
+            anyhow!("cannot listen on {listen}: {e}. --listen takes ADDR:PORT of this machine, such as 127.0.0.1:9947 or 0.0.0.0:9947 (:9947 for every address)")
         }
     };
-    let addr = tokio::net::lookup_host(listen)
+    let addr = tokio::net::lookup_host(every.as_deref().unwrap_or(listen))
         .await
         .map_err(refused)?
         .next()
