@@ -934,10 +934,11 @@ fn diagnose_json_gives_each_findings_figures_as_numbers() {
 }
 
 /// `serve --listen :PORT` listens on every address, as `node_exporter`'s `:9100` does (it was
-/// refused: "failed to lookup address information").
+/// refused: "failed to lookup address information"). A method it does not take is answered
+/// 405 with the `Allow` header RFC 9110 asks for.
 #[test]
 fn serve_listens_on_every_address_for_a_bare_port() {
-    use std::io::BufRead;
+    use std::io::{BufRead, Read, Write};
     let mut child = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
         .args(["serve", "--demo", "--listen", ":0"])
         .env("XDG_CONFIG_HOME", "/nonexistent")
@@ -949,11 +950,27 @@ fn serve_listens_on_every_address_for_a_bare_port() {
     std::io::BufReader::new(child.stderr.take().unwrap())
         .read_line(&mut line)
         .unwrap();
+    let port = line
+        .strip_prefix("gpuwatch serve: http://0.0.0.0:")
+        .and_then(|r| r.split('/').next())
+        .map(str::to_string);
+    let answer = port.as_ref().map(|port| {
+        let mut c = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
+        c.write_all(
+            b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        )
+        .unwrap();
+        let mut text = String::new();
+        c.read_to_string(&mut text).unwrap();
+        text.to_ascii_lowercase()
+    });
     child.kill().unwrap();
     child.wait().unwrap();
+    assert!(port.is_some() && line.contains(" connections"), "{line}");
+    let answer = answer.unwrap();
     assert!(
-        line.starts_with("gpuwatch serve: http://0.0.0.0:") && line.contains(" connections"),
-        "{line}"
+        answer.starts_with("http/1.1 405") && answer.contains("\r\nallow: get, head\r\n"),
+        "{answer}"
     );
 }
 

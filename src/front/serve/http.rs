@@ -430,6 +430,13 @@ fn answer(handler: &dyn Handler, req: &Request<Incoming>) -> Response<Full<Bytes
         hyper::header::CONTENT_TYPE,
         hyper::header::HeaderValue::from_static(reply.content_type),
     );
+    // RFC 9110: a 405 says which methods are allowed.
+    if reply.status == 405 {
+        response.headers_mut().insert(
+            hyper::header::ALLOW,
+            hyper::header::HeaderValue::from_static("GET, HEAD"),
+        );
+    }
     response
 }
 
