@@ -154,9 +154,11 @@ impl Config {
                 continue;
             };
             let w = humantime::parse_duration(w).map_err(|e| format!("thresholds.{name}: {e}"))?;
-            if w.is_zero() || w > MAX_WINDOW {
+            // A window holds samples: under a second it holds a few at most (samples come
+            // 50 ms apart at the fastest), and "1ns" judged on one sample.
+            if w < MIN_WINDOW || w > MAX_WINDOW {
                 return Err(format!(
-                    "thresholds.{name} = {} must be longer than 0s and at most 1h",
+                    "thresholds.{name} = {} must be at least 1s and at most 1h",
                     humantime::format_duration(w)
                 ));
             }
@@ -178,10 +180,32 @@ fn which_threshold(text: &str) -> Option<String> {
         Some(format!(
             "thresholds.{key}{}: {}",
             at_line(text, key),
-            err.message()
+            in_words(key, value, err.message())
         ))
     })
 }
+
+/// serde's words for a value of the wrong type, said as what to write instead ("invalid type:
+/// integer `60`, expected a string" for a window, "expected f32" for a number in quotes).
+fn in_words(key: &str, value: &toml::Value, serde_says: &str) -> String {
+    let number = matches!(value, toml::Value::Integer(_) | toml::Value::Float(_));
+    if key.ends_with("_window") && number {
+        return format!("a window is a duration in quotes, such as {key} = \"{value}s\"");
+    }
+    let wants_number = ["f32", "f64", "u8", "u16", "u32", "u64", "usize"]
+        .iter()
+        .any(|t| serde_says.ends_with(&format!("expected {t}")));
+    match value {
+        toml::Value::String(v) if wants_number && v.trim().parse::<f64>().is_ok() => {
+            format!("a number, written without quotes: {key} = {}", v.trim())
+        }
+        _ if wants_number => format!("{value} is not a number; write one, such as {key} = 25"),
+        _ => serde_says.to_string(),
+    }
+}
+
+/// The shortest window a threshold may set.
+const MIN_WINDOW: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// " (line N)" for the line that sets `key`, as the parser's own errors say it; empty when the
 /// key is not written plainly at the start of a line (quoted, or in an inline table).
@@ -267,6 +291,26 @@ mod tests {
                 && e.contains("\"30s\""),
             "{e}"
         );
+        // A value of the wrong type says what to write, not serde's "expected f32".
+        for (line, says) in [
+            (
+                "hang_window = 60",
+                "hang_window (line 2): a window is a duration in quotes, such as hang_window = \"60s\"",
+            ),
+            (
+                "hang_sm_max_pct = \"25\"",
+                "hang_sm_max_pct (line 2): a number, written without quotes: hang_sm_max_pct = 25",
+            ),
+            (
+                "hang_sm_max_pct = true",
+                "hang_sm_max_pct (line 2): true is not a number; write one, such as",
+            ),
+        ] {
+            let e = Config::parse(&format!("[thresholds]\n{line}\n"), &p)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(says), "{line}: {e}");
+        }
     }
 
     #[test]
@@ -285,6 +329,12 @@ mod tests {
             ("sync_window = \"0s\"", "sync_window"),
             ("mem_growth_fast_window = \"0s\"", "mem_growth_fast_window"),
             ("idle_mem_window = \"30d\"", "idle_mem_window"),
+            // Judged on one sample: every window holds at least a second.
+            (
+                "hang_window = \"1ns\"",
+                "hang_window = 1ns must be at least 1s",
+            ),
+            ("hang_suspect_window = \"900ms\"", "hang_suspect_window"),
         ] {
             std::fs::write(&p, format!("[thresholds]\n{line}\n")).unwrap();
             let e = Config::load(Some(&p), true).unwrap_err().to_string();
@@ -301,7 +351,10 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(
-            e.contains("must not be shorter than hang_suspect_window"),
+            e.contains(
+                "hang_window (confirmed, 30s) must not be shorter than hang_suspect_window \
+                 (1m); the defaults are 25s and 8s"
+            ),
             "{e}"
         );
         let e = Config::parse("[thresholds]\nclear_after = \"2h\"\n", Path::new("c.toml"))

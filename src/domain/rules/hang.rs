@@ -50,10 +50,16 @@ impl Default for HangThresholds {
 impl Section for HangThresholds {
     fn check(&self) -> Result<(), String> {
         if self.window < self.suspect_window {
-            return Err(
-                "thresholds.hang_window (confirmed) must not be shorter than hang_suspect_window"
-                    .into(),
-            );
+            // Both values said: one of them may be a default the file never wrote.
+            let d = |w| humantime::format_duration(w);
+            return Err(format!(
+                "thresholds.hang_window (confirmed, {}) must not be shorter than \
+                 hang_suspect_window ({}); the defaults are {} and {}",
+                d(self.window),
+                d(self.suspect_window),
+                d(Self::default().window),
+                d(Self::default().suspect_window),
+            ));
         }
         Ok(())
     }
