@@ -154,9 +154,11 @@ fn cpu_labels(
     });
 }
 
-/// The process chart's legend; CPU in % of one core, as the header gives it, on the axis
-/// scaled to its top (its words written into `cpu`, kept from frame to frame).
-fn curves_title<'a>(cpu_top: f64, theme: &Theme, cpu: &'a mut String) -> Title<'a> {
+/// The process chart's legend for the first `shown` series (a short chart draws a row of bars
+/// each, as many as fit: at 80×24 the CPU's did not, and its legend was there all the same);
+/// CPU in % of one core, as the header gives it, on the axis scaled to its top (its words
+/// written into `cpu`, kept from frame to frame).
+fn curves_title<'a>(cpu_top: f64, shown: u16, theme: &Theme, cpu: &'a mut String) -> Title<'a> {
     use std::fmt::Write as _;
     cpu.clear();
     if cpu_top > 100.0 {
@@ -166,9 +168,14 @@ fn curves_title<'a>(cpu_top: f64, theme: &Theme, cpu: &'a mut String) -> Title<'
     }
     let mut title = Pieces::default();
     title.push(Span::styled(" this process · ", theme.title()));
-    title.push(Span::styled("━ kernel time % ", theme.sm()));
-    title.push(Span::styled("━ GPU memory % ", theme.mem()));
-    title.push(Span::styled(cpu.as_str(), theme.power()));
+    let legends = [
+        Span::styled("━ kernel time % ", theme.sm()),
+        Span::styled("━ GPU memory % ", theme.mem()),
+        Span::styled(cpu.as_str(), theme.power()),
+    ];
+    for legend in legends.into_iter().take(usize::from(shown)) {
+        title.push(legend);
+    }
     Title::Pieces(title, ratatui::layout::Alignment::Left)
 }
 
@@ -211,7 +218,13 @@ pub(super) fn curves_chart(
             .map(|c| f64::from(c).min(cpu_top) / cpu_top * 100.0)
     };
     pts(&cpu_scaled, cpu);
-    let title = curves_title(cpu_top, theme, words);
+    // Bars take a row each inside the border; a plot draws all three.
+    let shown = if area.height < super::strips::STRIPS_BELOW_ROWS {
+        super::border::Border::inner(area).height.min(3)
+    } else {
+        3
+    };
+    let title = curves_title(cpu_top, shown, theme, words);
     draw_curves(frame, area, (state, theme, title), cpu_top, trails);
     TRAILS.set(kept);
 }
