@@ -1483,3 +1483,32 @@ fn a_replay_with_no_whole_tick_says_so_and_nothing_is_ok() {
         Some("nothing to seek: no tick of the recording has been read")
     );
 }
+
+/// A lost GPU's chart, drawn as rows of bars (8 GPUs at 80×24), gives no latest value once
+/// its series stopped: it read its last power and util ("98%") beside "‼ LOST".
+#[test]
+fn a_lost_gpus_bars_give_no_latest_value() {
+    let obs = observed_sim(Scenario::Rule(gpuwatch::rules::RuleId::Lost), 8, 30);
+    let screen = text(&draw(&mut AppState::new(true), &obs, 80, 24));
+    let chart: Vec<&str> = screen
+        .lines()
+        .skip_while(|l| !l.contains("┌ GPU 0 · last"))
+        .skip(1)
+        .take(3)
+        .collect();
+    assert!(screen.contains("‼ LOST"), "{screen}");
+    for row in &chart {
+        assert!(row.ends_with("– │") && !row.contains('%'), "{screen}");
+    }
+    // A GPU that still answers keeps its values.
+    let mut state = AppState::new(true);
+    state.update(Action::Key(Key::Char('1')), &obs);
+    let screen = text(&draw(&mut state, &obs, 80, 24));
+    assert!(screen.contains("┌ GPU 1 · last"), "{screen}");
+    let row = screen
+        .lines()
+        .skip_while(|l| !l.contains("┌ GPU 1 · last"))
+        .nth(1)
+        .unwrap();
+    assert!(row.starts_with("│power") && row.ends_with("%│"), "{screen}");
+}

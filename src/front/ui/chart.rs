@@ -201,7 +201,7 @@ pub fn render(
     let points = u16::try_from(width).unwrap_or(u16::MAX);
     'draw: {
         if area.height < super::strips::STRIPS_BELOW_ROWS {
-            super::strips::strips(frame, area, dev, window, &metrics, &spans, theme);
+            super::strips::strips(frame, area, dev, (window, gap), &metrics, &spans, theme);
             break 'draw;
         }
         // Without colour (NO_COLOR) the series are told apart by their marks, as the title shows.

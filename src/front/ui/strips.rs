@@ -17,12 +17,14 @@ use crate::rules::Finding;
 pub(super) const STRIPS_BELOW_ROWS: u16 = 8;
 
 /// The series as rows of bars (▁ to █, a column per slice of the window, blank where there is
-/// no data), power first, each named with its latest value; finding spans tint the columns.
+/// no data), power first, each named with its latest value, none once the series has stopped
+/// for longer than `gap_ms` (a lost GPU read its last power beside "LOST"); finding spans tint
+/// the columns.
 pub(super) fn strips(
     frame: &mut Frame,
     area: Rect,
     dev: &crate::history::DeviceHistory,
-    window: u64,
+    (window, gap_ms): (u64, u64),
     metrics: &[Metric; 4],
     spans: &[(f64, f64, &Finding)],
     theme: &Theme,
@@ -57,14 +59,17 @@ pub(super) fn strips(
         for (y, &i) in (inner.y..inner.bottom()).zip(&[1, 0, 2, 3]) {
             let (name, style, segments) = &metrics[i];
             let short = name.split(' ').next().unwrap_or(name);
-            let latest = segments.last().and_then(|s| s.last()).map(|p| p.1);
+            let last = segments.last().and_then(|s| s.last());
+            let stopped = last.is_some_and(|p| p.0 < -(gap_ms as f64 / 1000.0));
             label.clear();
             bars.clear();
             value.clear();
             let _ = write!(label, "{short:<6} ");
             write_bar_row(bars, segments, secs, bars_w as usize);
-            let _ = match latest {
-                Some(v) => write!(value, "{v:>4.0}%"),
+            // "n/a": never read here (a MIG instance's power); "–": no longer read.
+            let _ = match last {
+                Some(_) if stopped => write!(value, "   –"),
+                Some(p) => write!(value, "{:>4.0}%", p.1),
                 None => write!(value, " n/a"),
             };
             let line = [&*label, &*bars, &*value].map(|s| Span::styled(s.as_str(), *style));
