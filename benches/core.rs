@@ -160,6 +160,11 @@ fn bench_scrape(c: &mut Criterion) {
                 )
             });
         });
+        // What a scrape that takes gzip adds, once a tick (Prometheus asks for it).
+        let body = gpuwatch::serve::metrics_text(view, "node", false).unwrap();
+        c.bench_function(&format!("gzip_metrics_{gpus}gpu"), |b| {
+            b.iter(|| black_box(gpuwatch::serve::gzip(body.as_bytes()).len()));
+        });
         c.bench_function(&format!("scrape_metrics_{gpus}gpu_processes_dcgm"), |b| {
             b.iter(|| {
                 black_box(

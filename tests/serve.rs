@@ -53,6 +53,50 @@ fn serve_mixed_with_extras() -> (Killed, String) {
     (g, addr)
 }
 
+/// A scraper that takes gzip (Prometheus asks for it) gets `/metrics` compressed, with the
+/// headers that say so; one that does not, or refuses it, gets it as it is.
+#[test]
+fn metrics_are_gzipped_for_a_scraper_that_takes_gzip() {
+    let (_g, addr) = serve_mixed_with_extras();
+    let fetch = |encoding: &str| {
+        let mut s = TcpStream::connect(&addr).unwrap();
+        write!(
+            s,
+            "GET /metrics HTTP/1.0\r\nHost: {addr}\r\nAccept-Encoding: {encoding}\r\n\r\n"
+        )
+        .unwrap();
+        let mut raw = Vec::new();
+        s.read_to_end(&mut raw).unwrap();
+        let at = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        let head = String::from_utf8_lossy(&raw[..at]).to_ascii_lowercase();
+        (head, raw[at + 4..].to_vec())
+    };
+    let (head, body) = fetch("deflate, gzip");
+    assert!(
+        head.contains("\r\ncontent-encoding: gzip") && head.contains("\r\nvary: accept-encoding"),
+        "{head}"
+    );
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&body[..])
+        .read_to_string(&mut text)
+        .unwrap();
+    assert!(
+        text.starts_with("# HELP gpuwatch_up") && text.contains("DCGM_FI_PROF_SM_ACTIVE{"),
+        "{text}"
+    );
+    assert!(
+        body.len() * 5 < text.len(),
+        "{} of {} bytes",
+        body.len(),
+        text.len()
+    );
+    for plain in ["identity", "gzip;q=0"] {
+        let (head, body) = fetch(plain);
+        assert!(!head.contains("content-encoding"), "{plain}: {head}");
+        assert!(body.starts_with(b"# HELP gpuwatch_up"), "{plain}");
+    }
+}
+
 #[test]
 fn healthz_findings_and_the_opt_in_series() {
     let (_g, addr) = serve_mixed_with_extras();

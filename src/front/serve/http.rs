@@ -47,18 +47,36 @@ pub const STALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// is lower). An idle connection costs about 10 KiB.
 pub const MAX_CONNECTIONS: usize = 4096;
 
-/// What the server answers: status, content type and a body shared between clients.
+/// What the server answers: status, content type and a body shared between clients, which
+/// is gzip-compressed when `gzipped`.
 pub struct Reply {
     pub status: u16,
     pub content_type: &'static str,
     pub body: Bytes,
+    pub gzipped: bool,
 }
 
-/// What a request asks: its method, path and whether it accepts `OpenMetrics`.
+/// What a request asks: its method, path, whether it accepts `OpenMetrics`, and gzip.
 pub struct Asked<'a> {
     pub method: &'a hyper::Method,
     pub path: &'a str,
     pub openmetrics: bool,
+    pub gzip: bool,
+}
+
+/// Whether an `Accept-Encoding` value takes gzip (Prometheus sends `gzip`; `gzip;q=0`
+/// refuses it).
+fn accepts_gzip(value: &str) -> bool {
+    value.split(',').any(|coding| {
+        let mut parts = coding.split(';').map(str::trim);
+        let name = parts.next().unwrap_or_default();
+        let refused = parts.any(|p| {
+            p.strip_prefix("q=")
+                .and_then(|q| q.parse::<f32>().ok())
+                .is_some_and(|q| q <= 0.0)
+        });
+        name.eq_ignore_ascii_case("gzip") && !refused
+    })
 }
 
 /// TLS and users from `--web.config.file`, with what checking passwords needs.
@@ -418,10 +436,17 @@ fn answer(handler: &dyn Handler, req: &Request<Incoming>) -> Response<Full<Bytes
         .iter()
         .filter_map(|v| v.to_str().ok())
         .any(|v| v.contains("application/openmetrics-text"));
+    let gzip = req
+        .headers()
+        .get_all(hyper::header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .any(accepts_gzip);
     let reply = handler.answer(&Asked {
         method: req.method(),
         path: req.uri().path(),
         openmetrics,
+        gzip,
     });
     let mut response = Response::new(Full::new(reply.body));
     *response.status_mut() = hyper::StatusCode::from_u16(reply.status)
@@ -430,6 +455,17 @@ fn answer(handler: &dyn Handler, req: &Request<Incoming>) -> Response<Full<Bytes
         hyper::header::CONTENT_TYPE,
         hyper::header::HeaderValue::from_static(reply.content_type),
     );
+    if reply.gzipped {
+        let headers = response.headers_mut();
+        headers.insert(
+            hyper::header::CONTENT_ENCODING,
+            hyper::header::HeaderValue::from_static("gzip"),
+        );
+        headers.insert(
+            hyper::header::VARY,
+            hyper::header::HeaderValue::from_static("Accept-Encoding"),
+        );
+    }
     // RFC 9110: a 405 says which methods are allowed.
     if reply.status == 405 {
         response.headers_mut().insert(
@@ -444,6 +480,22 @@ fn answer(handler: &dyn Handler, req: &Request<Incoming>) -> Response<Full<Bytes
 mod tests {
     use super::super::activity::FIRST_BYTE_GRACE;
     use super::*;
+
+    #[test]
+    fn gzip_is_taken_when_accepted_and_not_refused() {
+        for yes in ["gzip", "deflate, gzip", "GZIP;q=0.5", "br, gzip ; q=1"] {
+            assert!(accepts_gzip(yes), "{yes}");
+        }
+        for no in [
+            "",
+            "identity",
+            "gzip;q=0",
+            "deflate, gzip; q=0.0",
+            "x-gzip2",
+        ] {
+            assert!(!accepts_gzip(no), "{no}");
+        }
+    }
 
     fn admitted(open: &Mutex<Open>, epoch: Instant) -> (u64, Arc<Activity>) {
         let a = Arc::new(Activity::new(epoch));

@@ -129,8 +129,9 @@ struct Exporter {
 struct Cache {
     /// The tick the bodies below were encoded at.
     ticks: Option<u64>,
-    /// Text format, then `OpenMetrics`.
+    /// Text format, then `OpenMetrics`; and each gzip-compressed, once asked for.
     metrics: [Option<Bytes>; 2],
+    metrics_gz: [Option<Bytes>; 2],
     findings: Option<Bytes>,
 }
 
@@ -139,6 +140,7 @@ fn reply(status: u16, content_type: &'static str, body: impl Into<Bytes>) -> htt
         status,
         content_type,
         body: body.into(),
+        gzipped: false,
     }
 }
 
@@ -168,7 +170,7 @@ impl http::Handler for Exporter {
             };
         }
         match asked.path {
-            "/metrics" => self.metrics(cache, &store, asked.openmetrics),
+            "/metrics" => self.metrics(cache, &store, asked),
             "/findings.json" => {
                 let body = cache
                     .findings
@@ -190,7 +192,10 @@ impl http::Handler for Exporter {
 }
 
 impl Exporter {
-    fn metrics(&self, cache: &mut Cache, store: &Store, openmetrics: bool) -> http::Reply {
+    /// Encoded once a tick, and compressed once a tick for the scrapers that take gzip
+    /// (Prometheus does: 864 KB a scrape at 64 GPUs went over the wire as it was).
+    fn metrics(&self, cache: &mut Cache, store: &Store, asked: &http::Asked) -> http::Reply {
+        let openmetrics = asked.openmetrics;
         let slot = usize::from(openmetrics);
         if cache.metrics[slot].is_none() {
             match metrics_text_with(store, &self.host, openmetrics, self.extras) {
@@ -198,17 +203,35 @@ impl Exporter {
                 Err(e) => return reply(500, "text/plain", format!("encoding failed: {e}\n")),
             }
         }
-        let body = cache.metrics[slot].clone().unwrap_or_default();
-        if openmetrics {
-            reply(
-                200,
-                "application/openmetrics-text; version=1.0.0; charset=utf-8",
-                body,
-            )
+        let plain = cache.metrics[slot].clone().unwrap_or_default();
+        let gzipped = asked.gzip.then(|| {
+            cache.metrics_gz[slot]
+                .get_or_insert_with(|| gzip(&plain))
+                .clone()
+        });
+        let content_type = if openmetrics {
+            "application/openmetrics-text; version=1.0.0; charset=utf-8"
         } else {
-            reply(200, "text/plain; version=0.0.4; charset=utf-8", body)
-        }
+            "text/plain; version=0.0.4; charset=utf-8"
+        };
+        let mut answer = reply(200, content_type, gzipped.clone().unwrap_or(plain));
+        answer.gzipped = gzipped.is_some();
+        answer
     }
+}
+
+/// `body` gzip-compressed at the fastest level: at 64 GPUs 42 KB instead of 864 KB, for
+/// 0.39 ms of CPU once a tick, about what encoding the body costs (0.35 ms; `benches/core.rs`,
+/// `gzip_metrics_64gpu`).
+pub fn gzip(body: &[u8]) -> Bytes {
+    use std::io::Write as _;
+    let mut gz = flate2::write::GzEncoder::new(
+        Vec::with_capacity(body.len() / 8),
+        flate2::Compression::fast(),
+    );
+    // Writing into a `Vec` cannot fail.
+    let _ = gz.write_all(body);
+    Bytes::from(gz.finish().unwrap_or_default())
 }
 
 /// 200 once a tick is in and sampling keeps up; 503 before, after a failure, or when the
