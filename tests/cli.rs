@@ -247,6 +247,82 @@ fn the_default_config_is_found_as_the_xdg_spec_says() {
     );
 }
 
+/// `from` with each line (0: the header) edited as JSON, written to `to`.
+fn edited(
+    from: &std::path::Path,
+    to: &std::path::Path,
+    edit: &dyn Fn(usize, &mut serde_json::Value),
+) {
+    let text = std::fs::read_to_string(from).unwrap();
+    let lines: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            edit(i, &mut v);
+            v.to_string()
+        })
+        .collect();
+    std::fs::write(to, lines.join("\n") + "\n").unwrap();
+}
+
+/// A GPU whose power cannot tell busy from idle (no power reading; no TDP, or a damaged one,
+/// and no idle power learned) is "not judged in full", exit 3, with why: a hung GPU read
+/// "nothing found", exit 0, once its recording's TDP was null, 0 or -700 W.
+#[test]
+fn a_gpu_whose_power_cannot_be_judged_is_not_called_fine() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("hang.jsonl");
+    let r = rec.to_str().unwrap();
+    let (code, _, err) = gpuwatch(&[
+        "record",
+        "--demo=hang",
+        "--gpus",
+        "1",
+        "--fast",
+        "--duration",
+        "40s",
+        "-o",
+        r,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let write = |name: &str, edit: &dyn Fn(usize, &mut serde_json::Value)| {
+        let path = dir.path().join(name);
+        edited(&rec, &path, edit);
+        path.to_str().unwrap().to_string()
+    };
+    let (code, out, _) = gpuwatch(&["diagnose", "--replay", r]);
+    assert_eq!(code, 1, "the hang itself: {out}");
+    for tdp in [serde_json::Value::Null, 0.into(), (-700).into()] {
+        let f = write("tdp.jsonl", &|i, v| {
+            if i == 0 {
+                for key in ["power_limit_default_w", "power_limit_enforced_w"] {
+                    v["devices"][0][key] = tdp.clone();
+                }
+            }
+        });
+        let (code, out, _) = gpuwatch(&["diagnose", "--replay", &f]);
+        assert_eq!(code, 3, "TDP {tdp}: {out}");
+        assert!(
+            out.contains(
+                "the busy-but-idle rules cannot judge it: no TDP reading, and no idle stretch yet"
+            ),
+            "TDP {tdp}: {out}"
+        );
+    }
+    let f = write("nopower.jsonl", &|i, v| {
+        if i > 0 {
+            v["devices"][0]["sample"]["power_w"] = serde_json::Value::Null;
+        }
+    });
+    let (code, out, _) = gpuwatch(&["diagnose", "--replay", &f]);
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.contains("cannot judge it: no power reading") && !out.contains("run longer"),
+        "{out}"
+    );
+}
+
 /// `record -o -` writes to standard output, and a name for a stream (a link to a descriptor,
 /// as `/dev/stdout` is; a FIFO) is written through, `--force` or not. `-o -` once wrote a
 /// file named `-`, and `-o /dev/stdout --force` removed the link and wrote a file in its

@@ -682,6 +682,10 @@ fn every_property_the_schema_declares_is_written_by_some_snapshot() {
         .swap_remove(0);
     finding.alternative = Some(gpuwatch::rules::RuleId::Sync.to_string());
     stacked.findings.active.push(finding);
+    stacked.findings.judging.push(gpuwatch::rules::Judging {
+        blind: Some("no power reading".into()),
+        ..Default::default()
+    });
     let burst = &mut stacked.stacks[0];
     (burst.message, burst.threads_left_out) = (Some("a message".into()), 1);
     burst.threads[0].second = Some((gpuwatch::model::stack::StackClass::HostSync, 1));

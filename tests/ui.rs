@@ -1512,3 +1512,24 @@ fn a_lost_gpus_bars_give_no_latest_value() {
         .unwrap();
     assert!(row.starts_with("│power") && row.ends_with("%│"), "{screen}");
 }
+
+/// A GPU whose power reads nothing cannot be judged busy or idle: its badge says why, not
+/// "✓ ok" (a hung GPU with no power reading looked fine) and not a count that never ends.
+#[test]
+fn a_gpu_without_power_is_not_called_ok() {
+    let obs = common::store_with(Scenario::Rule(gpuwatch::rules::RuleId::Hang), 1, 40, |t| {
+        for d in &mut t.devices {
+            d.sample.power_w = None;
+        }
+    });
+    let screen = text(&draw(&mut AppState::new(true), &obs, 100, 30));
+    let row = screen.lines().find(|l| l.contains("▶ 0 ")).unwrap();
+    assert!(
+        row.contains("– no power") && !row.contains("ok"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("the busy-but-idle rules cannot judge it: no power reading"),
+        "{screen}"
+    );
+}

@@ -93,6 +93,9 @@ pub struct MigInfo {
 /// numbered from here never meets one.
 pub const MIG_INDEX_BASE: u32 = 100_000;
 
+/// The largest TDP taken as one (a GB300 is 1.4 kW): past it a recording's value is damage.
+pub const MAX_TDP_W: f32 = 10_000.0;
+
 /// The number gpuwatch keeps a MIG instance under (findings, history, recordings): it encodes
 /// its parent, GPU instance and compute instance, so that `gpu_label` can name it anywhere.
 #[must_use]
@@ -199,7 +202,11 @@ impl DeviceInfo {
     /// TDP in watts: the default power limit, else the enforced one.
     #[must_use]
     pub fn tdp_w(&self) -> Option<f32> {
-        self.power_limit_default_w.or(self.power_limit_enforced_w)
+        // A recording may say anything: 0, -700 or 1e30 W is no TDP to judge power against.
+        let valid = |w: &f32| w.is_finite() && *w > 0.0 && *w <= MAX_TDP_W;
+        self.power_limit_default_w
+            .filter(valid)
+            .or(self.power_limit_enforced_w.filter(valid))
     }
 
     /// A GPU whose MIG mode is on: its instances carry the processes and the activity.

@@ -71,6 +71,9 @@ pub fn judging_text(j: &Judging) -> String {
                 .join(", ")
         ),
     };
+    if let Some(why) = &j.blind {
+        return format!("the busy-but-idle rules cannot judge it: {why}{starting}");
+    }
     format!(
         "judging: {} s of the {} s the rules need{starting}",
         j.covered_ms / 1000,
@@ -243,14 +246,22 @@ fn diagnosis_text_raw(d: &Diagnosis, history: &History) -> String {
         }
         match (mine.is_empty() && waiting.is_empty(), pending) {
             (true, Some(j)) => {
-                let advice = if d.cut.is_some() {
+                // A GPU that cannot be judged says why, and what would help, in its reason.
+                let advice = if j.blind.is_some() {
+                    ""
+                } else if d.cut.is_some() {
                     "the recording is cut short (see the note above)"
                 } else if d.replay {
                     "the recording ends too soon: record longer"
                 } else {
                     "run longer (`--for`)"
                 };
-                let _ = writeln!(out, "  not judged in full: {}; {advice}", judging_text(j));
+                let sep = if advice.is_empty() { "" } else { "; " };
+                let _ = writeln!(
+                    out,
+                    "  not judged in full: {}{sep}{advice}",
+                    judging_text(j)
+                );
             }
             (true, None) => {
                 let _ = writeln!(out, "  no findings");

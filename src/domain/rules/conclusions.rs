@@ -208,13 +208,28 @@ pub struct Judging {
     pub needed_ms: u64,
     /// Processes still in their start-up.
     pub starting_pids: Vec<u32>,
+    /// Why the busy-but-idle rules cannot judge this GPU however long it runs (no power
+    /// reading; no TDP and no idle power learned): "nothing found" then says nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blind: Option<String>,
 }
 
 impl Judging {
-    /// True while the windows are not covered yet.
+    /// True while the windows are not covered yet, or while the GPU cannot be judged.
     #[must_use]
     pub fn pending(&self) -> bool {
-        self.covered_ms < self.needed_ms
+        self.covered_ms < self.needed_ms || self.blind.is_some()
+    }
+
+    /// Why it cannot be judged, in a badge's room: "no power" or "no TDP".
+    #[must_use]
+    pub fn blind_short(&self) -> Option<&'static str> {
+        let why = self.blind.as_deref()?;
+        Some(if why.starts_with("no power") {
+            "no power"
+        } else {
+            "no TDP"
+        })
     }
 }
 

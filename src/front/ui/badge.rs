@@ -88,6 +88,10 @@ pub fn badge(
     }
     // Not "ok" before the rules could judge: a hang looks fine for its first seconds.
     match found.judging(index).filter(|j| j.pending()) {
+        // Power cannot tell busy from idle here: not "ok", and no count that will not end.
+        Some(j) if j.blind.is_some() => {
+            let _ = write!(out, "– {}", j.blind_short().unwrap_or_default());
+        }
         Some(j) => {
             let _ = write!(out, "… {}/{}s", j.covered_ms / 1000, j.needed_ms / 1000);
         }

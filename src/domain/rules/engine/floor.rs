@@ -65,6 +65,35 @@ impl Engine {
             .unwrap_or(tdp * t.engine.floor_fallback_pct_of_tdp / 100.0)
     }
 
+    /// Why device `i`'s power cannot tell busy from idle, if it cannot: no power in its newest
+    /// samples, or neither a TDP nor an idle floor learned to judge it against (the floor read
+    /// 0 W then, and a hung GPU at 120 W looked busy: "nothing found", exit 0). MIG instances
+    /// are judged without power.
+    pub(super) fn blind(&self, i: usize, dev: &DeviceHistory) -> Option<&'static str> {
+        // A lost GPU reads nothing, and its own finding says so.
+        let lost = dev.status != crate::model::DeviceStatus::Ok;
+        if lost || dev.info.mig.is_some() || dev.info.is_mig_parent() {
+            return None;
+        }
+        if dev
+            .samples
+            .iter()
+            .rev()
+            .take(8)
+            .all(|s| s.power_w.is_none())
+        {
+            return Some(
+                "no power reading, and power is what tells a busy GPU from an idle one (a \
+                 longer run would not help)",
+            );
+        }
+        let floor = self.floors[i];
+        (dev.info.tdp_w().is_none() && floor.best().is_none()).then_some(
+            "no TDP reading, and no idle stretch yet to learn its idle power from (5 s with \
+                 no kernel running teaches it)",
+        )
+    }
+
     /// The floor is the lowest power held through a stretch with no kernels running.
     pub(super) fn learn_floor(&mut self, i: usize, dev: &DeviceHistory) {
         let Some(latest) = dev.samples.latest() else {

@@ -324,6 +324,11 @@ impl Engine {
             return;
         };
         let judged_from_ms = self.note_arrivals(i, dev, now_ms);
+        let blind = self.blind(i, dev);
+        let j = &mut self.out.judging[i];
+        if j.blind.as_deref() != blind {
+            j.blind = blind.map(String::from);
+        }
         let mut ctx = Ctx {
             dev,
             all: history,
