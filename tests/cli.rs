@@ -234,6 +234,19 @@ fn the_default_config_is_found_as_the_xdg_spec_says() {
             "XDG_CONFIG_HOME={xdg:?}: {err}"
         );
     }
+    // A FIFO there is not read (opening it waited for a writer forever).
+    std::fs::remove_file(&home_config).unwrap();
+    assert!(Command::new("mkfifo")
+        .arg(&home_config)
+        .status()
+        .unwrap()
+        .success());
+    let (code, err) = run("");
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("not a regular file. Name one with --config"),
+        "{err}"
+    );
     std::fs::remove_file(&home_config).unwrap();
     std::fs::create_dir(&home_config).unwrap();
     let (code, err) = run("");
@@ -1026,10 +1039,15 @@ fn serve_listens_on_every_address_for_a_bare_port() {
     std::io::BufReader::new(child.stderr.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    let port = line
-        .strip_prefix("gpuwatch serve: http://0.0.0.0:")
-        .and_then(|r| r.split('/').next())
-        .map(str::to_string);
+    // IPv6 and IPv4 where the host has IPv6 (reached below over IPv4), else IPv4.
+    let port = [
+        "gpuwatch serve: http://[::]:",
+        "gpuwatch serve: http://0.0.0.0:",
+    ]
+    .iter()
+    .find_map(|every| line.strip_prefix(every))
+    .and_then(|r| r.split('/').next())
+    .map(str::to_string);
     let answer = port.as_ref().map(|port| {
         let mut c = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
         c.write_all(

@@ -93,6 +93,10 @@ fn metrics_are_gzipped_for_a_scraper_that_takes_gzip() {
     for plain in ["identity", "gzip;q=0"] {
         let (head, body) = fetch(plain);
         assert!(!head.contains("content-encoding"), "{plain}: {head}");
+        assert!(
+            head.contains("\r\nvary: accept-encoding"),
+            "{plain}: {head}"
+        );
         assert!(body.starts_with(b"# HELP gpuwatch_up"), "{plain}");
     }
 }

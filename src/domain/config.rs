@@ -86,6 +86,16 @@ impl Config {
         let Some(path) = path else {
             return Ok(Config::default());
         };
+        // Where gpuwatch looks by default only a file is read: a FIFO there blocked every
+        // command forever (a named one may be a pipe on purpose: `--config <(…)`).
+        let not_a_file =
+            !explicit && std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir());
+        if not_a_file {
+            return Err(ConfigError::ReadDefault {
+                path: path.to_path_buf(),
+                source: std::io::Error::other("not a regular file"),
+            });
+        }
         let text = match read_bounded(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound && !explicit => {

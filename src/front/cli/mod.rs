@@ -197,7 +197,8 @@ pub enum Command {
         /// Stop after this long (default: until Ctrl-C).
         #[arg(long, value_parser = parse_duration)]
         duration: Option<Duration>,
-        /// Overwrite FILE if it exists (a link is written through, as the shell's `>` does).
+        /// Overwrite FILE if it exists (a link there is replaced by the new file; what it
+        /// pointed to is left as it was).
         #[arg(long)]
         force: bool,
         /// With --demo: write simulated time as fast as the CPU allows instead of in real time

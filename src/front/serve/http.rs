@@ -456,12 +456,15 @@ fn answer(handler: &dyn Handler, req: &Request<Incoming>) -> Response<Full<Bytes
         hyper::header::HeaderValue::from_static(reply.content_type),
     );
     if reply.gzipped {
-        let headers = response.headers_mut();
-        headers.insert(
+        response.headers_mut().insert(
             hyper::header::CONTENT_ENCODING,
             hyper::header::HeaderValue::from_static("gzip"),
         );
-        headers.insert(
+    }
+    // Either form of /metrics says that it depends on the request's encoding (and a cache
+    // keeps the two apart).
+    if reply.gzipped || req.uri().path() == "/metrics" {
+        response.headers_mut().insert(
             hyper::header::VARY,
             hyper::header::HeaderValue::from_static("Accept-Encoding"),
         );

@@ -79,11 +79,20 @@ pub fn serve(
 
 /// Listens with a backlog that holds a crowd: the standard library's 128 made a thousand
 /// simultaneous scrapes fail with resets (the kernel caps it at `net.core.somaxconn`).
-/// `:PORT`, as `node_exporter` and Prometheus take it, is every address of this machine.
+/// `:PORT`, as `node_exporter` and Prometheus take it, is every address of this machine: IPv6
+/// and IPv4 (`[::]`, dual-stack), or IPv4 alone where the host has no IPv6.
 async fn bind(listen: &str) -> Result<tokio::net::TcpListener> {
-    let every = listen
-        .strip_prefix(':')
-        .map(|port| format!("0.0.0.0:{port}"));
+    if let Some(port) = listen.strip_prefix(':') {
+        if let Ok(l) = bind_one(&format!("[::]:{port}"), listen).await {
+            return Ok(l);
+        }
+        return bind_one(&format!("0.0.0.0:{port}"), listen).await;
+    }
+    bind_one(listen, listen).await
+}
+
+/// Listens on `addr`; messages name `listen`, what the user wrote.
+async fn bind_one(addr: &str, listen: &str) -> Result<tokio::net::TcpListener> {
     let refused = |e: std::io::Error| {
         if e.kind() == std::io::ErrorKind::AddrInUse {
             anyhow!(
@@ -100,7 +109,7 @@ async fn bind(listen: &str) -> Result<tokio::net::TcpListener> {
             anyhow!("cannot listen on {listen}: {e}. --listen takes ADDR:PORT of this machine, such as 127.0.0.1:9947 or 0.0.0.0:9947 (:9947 for every address)")
         }
     };
-    let addr = tokio::net::lookup_host(every.as_deref().unwrap_or(listen))
+    let addr = tokio::net::lookup_host(addr)
         .await
         .map_err(refused)?
         .next()
@@ -147,7 +156,7 @@ fn reply(status: u16, content_type: &'static str, body: impl Into<Bytes>) -> htt
 impl http::Handler for Exporter {
     fn answer(&self, asked: &http::Asked) -> http::Reply {
         if *asked.method != hyper::Method::GET && *asked.method != hyper::Method::HEAD {
-            return reply(405, "text/plain", "only GET\n");
+            return reply(405, "text/plain", "only GET and HEAD\n");
         }
         if asked.path == "/livez" {
             // Answered at all: the server's thread is alive. (Readiness, /healthz, also needs
