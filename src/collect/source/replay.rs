@@ -73,8 +73,7 @@ pub const MAX_LINE_BYTES: usize = 16 << 20;
 /// is 230 400. GPUs sampled at times of their own would make every distinct time a tick of
 /// every GPU; this bounds the work a hostile file can ask for.
 pub const MAX_SNAPSHOT_READINGS: usize = 4 << 20;
-/// The largest snapshot gpuwatch reads (the JSON text, decompressed).
-pub const MAX_SNAPSHOT_BYTES: u64 = 256 << 20;
+pub use crate::format::snapshot::MAX_SNAPSHOT_BYTES;
 /// A gzip stream may expand at most this many times (recordings compress 10-20×; a
 /// decompression bomb, a thousand).
 pub const MAX_GZIP_RATIO: u64 = 200;

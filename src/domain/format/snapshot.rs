@@ -9,6 +9,8 @@ use crate::rules::Thresholds;
 
 pub const FORMAT: &str = "gpuwatch-snapshot";
 pub const VERSION: u32 = 1;
+/// The largest snapshot gpuwatch reads (the JSON text, decompressed), and so writes.
+pub const MAX_SNAPSHOT_BYTES: u64 = 256 << 20;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {

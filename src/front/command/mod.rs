@@ -205,6 +205,7 @@ pub fn snapshot(source: Box<dyn Source>, config: &Config, args: &SnapshotArgs) -
     } else {
         to_json(&snap)
     };
+    too_large_to_open(&text, args.markdown, &snap)?;
     if args.output == Some(Path::new("-")) {
         print!("{text}");
         return Ok(());
@@ -217,6 +218,38 @@ pub fn snapshot(source: Box<dyn Source>, config: &Config, args: &SnapshotArgs) -
         snap.window_ms / 1000,
     );
     Ok(())
+}
+
+/// A JSON snapshot gpuwatch would refuse to open again is not written: 10 h of 2 GPUs was
+/// 270 MB, over the reader's 256 MiB, gzipped or not.
+fn too_large_to_open(
+    text: &str,
+    markdown: bool,
+    snap: &crate::format::snapshot::Snapshot,
+) -> Result<()> {
+    let limit = crate::format::snapshot::MAX_SNAPSHOT_BYTES;
+    match too_large(text.len() as u64, limit, snap.window_ms, snap.devices.len()) {
+        Some(why) if !markdown => Err(anyhow::anyhow!(why)),
+        _ => Ok(()),
+    }
+}
+
+/// Why a snapshot of `size` bytes is not written, when it is `limit` or more.
+fn too_large(size: u64, limit: u64, window_ms: u64, gpus: usize) -> Option<String> {
+    if size < limit {
+        return None;
+    }
+    // A window a tenth under the one that fits, so that the next try does.
+    let fits_ms = window_ms as f64 * (limit as f64 * 0.9 / size as f64);
+    Some(format!(
+        "a snapshot of {} of {gpus} GPU(s) would be {} MiB, more than the {} MiB gpuwatch opens \
+         again: shorten --window (to about {}), or keep a long run with `gpuwatch record -o \
+         FILE.jsonl.gz`",
+        crate::text::span_compact(window_ms),
+        size >> 20,
+        limit >> 20,
+        crate::text::span_compact(fits_ms as u64)
+    ))
 }
 
 /// Writes `text` where `args` say (gzipped for a `.gz` name), never over a file that is
@@ -247,10 +280,17 @@ fn write_snapshot(text: &str, args: &SnapshotArgs, taken_at_ms: u64) -> Result<S
         crate::snapshot::json_for(path, text)
     };
     if bytes.len() > crate::snapshot::COMPRESS_OVER_BYTES {
+        // Already gzipped (a `.gz` name, or made so for its size), only the window is left.
+        let gzipped = bytes.starts_with(&[0x1f, 0x8b]);
         eprintln!(
-            "note: {:.1} MB, more than GitHub takes as an attachment (25 MB): -o FILE.json.gz \
-             writes it gzipped, or --window shortens it",
-            bytes.len() as f64 / 1e6
+            "note: {:.1} MB, more than GitHub takes as an attachment (25 MB): {}--window \
+             shortens it",
+            bytes.len() as f64 / 1e6,
+            if gzipped {
+                ""
+            } else {
+                "-o FILE.json.gz writes it gzipped, or "
+            }
         );
     }
     if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
@@ -400,4 +440,20 @@ fn gpu_processes(source: Box<dyn Source>) -> Result<Vec<(Option<u32>, u32, Strin
         Ok(())
     })?;
     Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    /// A snapshot gpuwatch could not open again is refused with a window that fits.
+    #[test]
+    fn a_snapshot_too_large_to_open_again_is_refused_with_a_window_that_fits() {
+        assert_eq!(super::too_large(255 << 20, 256 << 20, 36_000_000, 2), None);
+        let why = super::too_large(270 << 20, 256 << 20, 36_000_000, 2).unwrap();
+        assert_eq!(
+            why,
+            "a snapshot of 10h00m of 2 GPU(s) would be 270 MiB, more than the 256 MiB gpuwatch \
+             opens again: shorten --window (to about 8h32m), or keep a long run with `gpuwatch \
+             record -o FILE.jsonl.gz`"
+        );
+    }
 }
