@@ -293,6 +293,21 @@ fn markdown_memory_shows_the_peak_beside_the_last_value() {
     assert!(row.contains(&want), "{row} lacks {want}");
 }
 
+/// A GPU name from a hostile recording cannot break the Markdown table (its pipes and line
+/// breaks split the row).
+#[test]
+fn markdown_rows_hold_a_hostile_gpu_name() {
+    let obs = observed(Scenario::Healthy, 1, 20);
+    let mut snap = snapshot::take(&obs, &Options::default());
+    snap.devices[0].info.name = "H200 | x | y\n| 9 | forged |".into();
+    let md = snapshot::to_markdown(&snap);
+    let row = md.lines().find(|l| l.starts_with("| 0 | ")).unwrap();
+    let cells = row.replace("\\|", "").matches('|').count();
+    let header = md.lines().find(|l| l.starts_with("| GPU | name")).unwrap();
+    assert_eq!(cells, header.matches('|').count(), "{row}");
+    assert!(!md.lines().any(|l| l.starts_with("| 9 |")), "{md}");
+}
+
 fn gpuwatch(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
         .args(args)

@@ -277,11 +277,12 @@ fn summary_row(md: &mut String, d: &DeviceSnapshot, state: &str) {
             f(s.median)
         }
     };
+    // A recording's GPU name is whatever its file says: one line, its pipes escaped.
     let _ = writeln!(
         md,
         "| {} | {} | {} | {} | {} | {mem} | {} | {state} |",
         d.info.label(),
-        d.info.name,
+        crate::text::markdown_inline(&crate::text::one_line(&d.info.name, 64)).replace('|', "\\|"),
         n(util, &|v| format!("{v:.0}")),
         n(power, &|v| if tdp > 0.0 {
             format!("{v:.0} ({:.0} %)", v / tdp * 100.0)
