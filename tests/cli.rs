@@ -638,7 +638,9 @@ fn history_too_large_for_memory_is_refused_with_the_figure() {
     ]);
     assert_eq!(code, 2);
     assert!(
-        err.contains("would take") && err.contains("GiB") && err.contains("shorten --history"),
+        err.contains("would take")
+            && err.contains("GiB")
+            && err.contains("keep less (--history; --for for diagnose, --window for snapshot)"),
         "{err}"
     );
 }

@@ -286,7 +286,8 @@ impl History {
         if bytes > MAX_BYTES {
             return Err(format!(
                 "keeping {:.1} h of history every {} ms for {devices} GPU(s) would take {:.1} GiB of memory; \
-                 shorten --history or lengthen --interval (the limit is {} GiB)",
+                 keep less (--history; --for for diagnose, --window for snapshot) or lengthen \
+                 --interval (the limit is {} GiB)",
                 span_ms as f64 / 3_600_000.0,
                 interval_ms,
                 bytes as f64 / (1u64 << 30) as f64,
