@@ -413,6 +413,20 @@ fn bytes_that_are_not_utf8_name_their_line_or_are_a_torn_end() {
         format!("{err:#}"),
         "rec.jsonl:6: corrupt tick (a byte at column 20 is not UTF-8 text); delete line 6 to read past it"
     );
+    // Where the header should be, it is no recording: not a tick to delete.
+    let mut bytes = text.clone().into_bytes();
+    bytes[1] = 0xff;
+    let err = ReplaySource::from_reader(
+        std::io::Cursor::new(bytes),
+        Path::new("rec.jsonl"),
+        f64::INFINITY,
+    )
+    .err()
+    .expect("refused");
+    assert_eq!(
+        format!("{err:#}"),
+        "rec.jsonl:1: not a gpuwatch recording (where its header should be, a byte at column 2 is not UTF-8 text)"
+    );
     // Cut between the two bytes of an "é" in the last line.
     let with_e = text.replacen("python3", "pythé3", 1);
     let e_at = with_e.rfind('é').unwrap();
@@ -910,7 +924,13 @@ fn an_endless_line_is_refused_naming_the_limit() {
         .err()
         .expect("refused")
         .to_string();
-    assert!(e.contains("longer than 16 MiB"), "{e}");
+    assert!(
+        e.ends_with(
+            "/dev/zero:1: not a gpuwatch recording (where its header should be, the line is \
+             longer than 16 MiB)"
+        ),
+        "{e}"
+    );
 }
 
 #[test]

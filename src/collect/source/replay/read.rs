@@ -123,7 +123,19 @@ pub(super) fn read_header_line(
 ) -> Result<usize, ReplayError> {
     let mut blank = 0;
     loop {
-        read_bounded_line(lines, first, path, blank + 1)?;
+        // Where a header should be, binary data or an endless line is no recording, not a
+        // "corrupt tick" to delete (the advice was "delete line 1").
+        read_bounded_line(lines, first, path, blank + 1).map_err(|e| match e {
+            ReplayError::Corrupt { path, line, reason } => ReplayError::NotARecording {
+                path,
+                line,
+                reason: format!(
+                    "where its header should be, {}",
+                    reason.trim_end_matches(": not a gpuwatch recording")
+                ),
+            },
+            e => e,
+        })?;
         if !first.trim().is_empty() {
             return Ok(blank);
         }
