@@ -377,13 +377,8 @@ fn snapshot(command: Command) -> Result<()> {
     let args = command::SnapshotArgs {
         output: output.as_deref(),
         window,
-        markdown: match format.as_deref() {
-            Some(f) => f == "md",
-            None => output
-                .as_deref()
-                .and_then(Path::extension)
-                .is_some_and(|e| e.eq_ignore_ascii_case("md")),
-        },
+        markdown: gpuwatch::snapshot::markdown_wanted(output.as_deref(), format.as_deref())
+            .map_err(anyhow::Error::msg)?,
         sample_for: duration,
         options,
     };

@@ -336,6 +336,79 @@ fn a_gpu_whose_power_cannot_be_judged_is_not_called_fine() {
     );
 }
 
+/// A recording whose every tick goes to the null device says so: `record -o - >&-` (Rust
+/// opens /dev/null in place of a closed descriptor) once said "wrote 9 ticks to standard
+/// output" and exited 0 with nothing kept.
+#[test]
+fn record_into_the_null_device_or_a_closed_stdout_says_nothing_is_kept() {
+    for (out, stdout) in [
+        ("-", std::process::Stdio::null()),
+        ("/dev/null", std::process::Stdio::piped()),
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
+            .args(["record", "--demo", "--fast", "--duration", "1s", "-o", out])
+            .env("XDG_CONFIG_HOME", "/nonexistent")
+            .stdout(stdout)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("nothing recorded is kept"), "{out}: {err}");
+        assert!(err.contains("which discards them"), "{out}: {err}");
+    }
+    let (code, _, err) = gpuwatch(&["record", "--demo", "--fast", "--duration", "1s", "-o", "-"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !err.contains("kept"),
+        "a pipe keeps what it is given: {err}"
+    );
+}
+
+/// `snapshot -o r.md.gz` is gzipped Markdown (it was gzipped JSON under a Markdown name), and
+/// a `--format` the name contradicts is refused before anything is sampled.
+#[test]
+fn a_snapshot_takes_its_format_from_the_name_under_gz_and_refuses_a_contradiction() {
+    let dir = tempfile::tempdir().unwrap();
+    let md_gz = dir.path().join("r.md.gz");
+    let (code, _, err) = gpuwatch(&[
+        "snapshot",
+        "--demo",
+        "--window",
+        "10s",
+        "-o",
+        md_gz.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::GzDecoder::new(std::fs::File::open(&md_gz).unwrap()),
+        &mut text,
+    )
+    .unwrap();
+    assert!(text.starts_with("## gpuwatch snapshot"), "{text}");
+
+    let json_gz = dir.path().join("r.json.gz");
+    let started = std::time::Instant::now();
+    let (code, _, err) = gpuwatch(&[
+        "snapshot",
+        "--for",
+        "30s",
+        "--format",
+        "md",
+        "-o",
+        json_gz.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("names a JSON file") && err.contains("r.md.gz"),
+        "{err}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "it sampled first"
+    );
+    assert!(!json_gz.exists());
+}
+
 /// `record -o -` writes to standard output, and a name for a stream (a link to a descriptor,
 /// as `/dev/stdout` is; a FIFO) is written through, `--force` or not. `-o -` once wrote a
 /// file named `-`, and `-o /dev/stdout --force` removed the link and wrote a file in its

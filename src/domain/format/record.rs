@@ -62,6 +62,7 @@ pub struct Recorder {
     out: Box<dyn Write + Send>,
     path: PathBuf,
     line: Vec<u8>,
+    discards: bool,
 }
 
 impl Recorder {
@@ -70,10 +71,16 @@ impl Recorder {
     /// file only with `overwrite`, through a link that names it (as the shell's `>` does: a
     /// `--force` that removed the link first deleted `/dev/stdout` for the whole machine).
     pub fn create(path: &Path, header: &Header, overwrite: bool) -> Result<Self, RecordError> {
-        let file: Box<dyn Write + Send> = if path == Path::new("-") {
-            Box::new(std::io::stdout())
+        let (file, discards): (Box<dyn Write + Send>, bool) = if path == Path::new("-") {
+            let out = std::io::stdout();
+            let discards = std::os::fd::AsFd::as_fd(&out)
+                .try_clone_to_owned()
+                .is_ok_and(|fd| is_dev_null(&std::fs::File::from(fd)));
+            (Box::new(out), discards)
         } else {
-            Box::new(open_output(path, overwrite)?)
+            let file = open_output(path, overwrite)?;
+            let discards = is_dev_null(&file);
+            (Box::new(file), discards)
         };
         let file = BufWriter::new(file);
         let gzip = path
@@ -91,9 +98,17 @@ impl Recorder {
             out,
             path: path.to_path_buf(),
             line: Vec::with_capacity(4096),
+            discards,
         };
         rec.write_line(header)?;
         Ok(rec)
+    }
+
+    /// Whether what is written is thrown away: the output is `/dev/null`, or standard output
+    /// was closed (Rust's runtime opens `/dev/null` in its place, so every write "succeeds").
+    #[must_use]
+    pub fn discards(&self) -> bool {
+        self.discards
     }
 
     pub fn write(&mut self, tick: &Tick) -> Result<(), RecordError> {
@@ -166,6 +181,15 @@ fn open_output(path: &Path, overwrite: bool) -> Result<std::fs::File, RecordErro
         opts.create_new(true);
     }
     opts.open(path).map_err(err)
+}
+
+/// Whether `file` is the null device, whatever name led to it.
+fn is_dev_null(file: &std::fs::File) -> bool {
+    use std::os::unix::fs::{FileTypeExt as _, MetadataExt as _};
+    let (Ok(it), Ok(null)) = (file.metadata(), std::fs::metadata("/dev/null")) else {
+        return false;
+    };
+    it.file_type().is_char_device() && it.rdev() == null.rdev()
 }
 
 /// `/dev/stdout`, `/dev/fd/3`, `/proc/self/fd/1`: a name for a descriptor this process was

@@ -233,7 +233,7 @@ pub enum Command {
         #[arg(long, default_value = "2m", value_parser = parse_duration)]
         window: Duration,
         /// json (complete, opens again) or md (a report to paste into an issue); default: md
-        /// for an -o FILE.md, else json.
+        /// for an -o FILE.md, else json. A name ending in .gz is gzipped, either way.
         #[arg(long, value_parser = ["json", "md"])]
         format: Option<String>,
         /// How long to sample live GPUs first.

@@ -60,12 +60,26 @@ pub fn record(
         span: duration,
         ticks: None,
     };
+    let discarded = if rec.discards() {
+        // `record -o - >&-` said it wrote every tick while nothing was kept.
+        let what = if out == Path::new("-") {
+            "standard output is /dev/null (or was closed)"
+        } else {
+            "the null device keeps nothing"
+        };
+        eprintln!(
+            "note: {what}: nothing recorded is kept; name a file with -o FILE.jsonl, or \
+             redirect standard output to one"
+        );
+        ", which discards them"
+    } else {
+        ""
+    };
     let ran = pipeline.run(&plan, |taken, _| Ok(rec.write(taken.tick)?))?;
     eprintln!(
-        "wrote {} tick{} to {}",
+        "wrote {} tick{} to {to}{discarded}",
         ran.ticks,
         if ran.ticks == 1 { "" } else { "s" },
-        to
     );
     Ok(())
 }
@@ -274,11 +288,7 @@ fn write_snapshot(text: &str, args: &SnapshotArgs, taken_at_ms: u64) -> Result<S
         Some(p) => p,
         None => &default,
     };
-    let bytes = if args.markdown {
-        text.as_bytes().to_vec()
-    } else {
-        crate::snapshot::json_for(path, text)
-    };
+    let bytes = crate::snapshot::bytes_for(path, text);
     if bytes.len() > crate::snapshot::COMPRESS_OVER_BYTES {
         // Already gzipped (a `.gz` name, or made so for its size), only the window is left.
         let gzipped = bytes.starts_with(&[0x1f, 0x8b]);

@@ -100,18 +100,92 @@ fn suffixed(path: &Path, n: u32) -> PathBuf {
 /// (`.json.gz`, about 20 times smaller; `gpuwatch replay` reads it as it is).
 pub const COMPRESS_OVER_BYTES: usize = 20_000_000;
 
-/// The snapshot's JSON as it goes into a file named `path`: gzipped when the name ends in
-/// `.gz`, as it is otherwise.
+/// A snapshot's text as it goes into a file named `path`: gzipped when the name ends in `.gz`
+/// (JSON or Markdown: `r.md.gz` once held gzipped JSON), as it is otherwise.
 #[must_use]
-pub fn json_for(path: &Path, json: &str) -> Vec<u8> {
-    if path.extension().is_some_and(|e| e == "gz") {
+pub fn bytes_for(path: &Path, text: &str) -> Vec<u8> {
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
+    {
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         // Writing into a Vec cannot fail.
-        let _ = gz.write_all(json.as_bytes());
+        let _ = gz.write_all(text.as_bytes());
         gz.finish().unwrap_or_default()
     } else {
-        json.as_bytes().to_vec()
+        text.as_bytes().to_vec()
     }
+}
+
+/// Whether a snapshot is Markdown: as `--format` says, else as `-o`'s name says (`.md`, or
+/// `.md.gz`), else JSON. A format the name contradicts (`-o r.json.gz --format md`) is refused
+/// before anything is sampled: that file would open as neither.
+pub fn markdown_wanted(output: Option<&Path>, format: Option<&str>) -> Result<bool, String> {
+    let named = output.and_then(named_format);
+    match (format, named) {
+        (None, named) => Ok(named == Some("md")),
+        (Some(asked), Some(named)) if asked != named => {
+            let path = output.unwrap_or(Path::new(""));
+            Err(format!(
+                "-o {} names a {} file, but --format {asked} asks for {}: write -o {}, or \
+                 leave --format out",
+                shown(path),
+                kind(named),
+                kind(asked),
+                shown(&renamed(path, asked)),
+            ))
+        }
+        (Some(asked), _) => Ok(asked == "md"),
+    }
+}
+
+/// "md" or "json" for a name ending in .md / .json, with or without a further `.gz`.
+fn named_format(path: &Path) -> Option<&'static str> {
+    let gz = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
+    let inner = if gz {
+        Path::new(path.file_stem()?)
+    } else {
+        path
+    };
+    let ext = inner.extension()?;
+    if ext.eq_ignore_ascii_case("md") {
+        Some("md")
+    } else if ext.eq_ignore_ascii_case("json") {
+        Some("json")
+    } else {
+        None
+    }
+}
+
+fn kind(format: &str) -> &'static str {
+    if format == "md" {
+        "Markdown"
+    } else {
+        "JSON"
+    }
+}
+
+/// `path` with its format's extension swapped for `format`'s, a `.gz` kept: r.json.gz → r.md.gz.
+fn renamed(path: &Path, format: &str) -> PathBuf {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("snapshot");
+    let (base, gz) = match name.len().checked_sub(3) {
+        Some(at) if name.is_char_boundary(at) && name[at..].eq_ignore_ascii_case(".gz") => {
+            (&name[..at], ".gz")
+        }
+        _ => (name, ""),
+    };
+    let stem = base.rsplit_once('.').map_or(base, |(stem, _)| stem);
+    let ext = if format == "md" { "md" } else { "json" };
+    path.with_file_name(format!("{stem}.{ext}{gz}"))
+}
+
+fn shown(path: &Path) -> String {
+    crate::text::printable(&path.display().to_string()).into_owned()
 }
 
 /// The extension a snapshot JSON of this size gets when gpuwatch names the file.
@@ -143,7 +217,7 @@ pub fn export_from_tui(store: &Store, window_ms: u64) -> anyhow::Result<String> 
     let name = format!("gpuwatch-snapshot-{}", crate::text::stamp(snap.taken_at_ms));
     let text = to_json(&snap);
     let path = dir.join(format!("{name}.{}", json_extension(&text)));
-    let json = write_new(&path, json_for(&path, &text)).map_err(in_the_monitor)?;
+    let json = write_new(&path, bytes_for(&path, &text)).map_err(in_the_monitor)?;
     let md_path = dir.join(format!("{}.md", stem(&json).unwrap_or(&name)));
     let md = write_new(&md_path, to_markdown(&snap)).map_err(in_the_monitor)?;
     Ok(written_message(&json, &md))
@@ -189,6 +263,33 @@ fn stem(path: &Path) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_format_follows_the_name_under_a_gz_and_a_contradiction_is_refused() {
+        let md = |o: &str, f: Option<&str>| markdown_wanted(Some(Path::new(o)), f);
+        assert_eq!(md("r.md.gz", None), Ok(true));
+        assert_eq!(md("r.MD", None), Ok(true));
+        assert_eq!(md("r.json.gz", None), Ok(false));
+        assert_eq!(md("r.txt", Some("md")), Ok(true));
+        assert_eq!(markdown_wanted(None, None), Ok(false));
+        let err = md("out/r2.json.gz", Some("md")).unwrap_err();
+        assert!(err.contains("names a JSON file"), "{err}");
+        assert!(err.contains("write -o out/r2.md.gz"), "{err}");
+        let err = md("r3.MD", Some("json")).unwrap_err();
+        assert!(err.contains("write -o r3.json,"), "{err}");
+    }
+
+    #[test]
+    fn a_gz_name_is_gzipped_whatever_the_format() {
+        let text = "## gpuwatch snapshot\n";
+        let gz = bytes_for(Path::new("r.md.GZ"), text);
+        assert_eq!(&gz[..2], &[0x1f, 0x8b]);
+        let mut back = String::new();
+        std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&gz[..]), &mut back)
+            .unwrap();
+        assert_eq!(back, text);
+        assert_eq!(bytes_for(Path::new("r.md"), text), text.as_bytes());
+    }
 
     #[test]
     fn the_written_message_names_the_json_whole_within_80_columns() {

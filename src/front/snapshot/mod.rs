@@ -8,7 +8,9 @@
 mod file;
 mod markdown;
 
-pub use file::{export_from_tui, json_extension, json_for, write_new, COMPRESS_OVER_BYTES};
+pub use file::{
+    bytes_for, export_from_tui, json_extension, markdown_wanted, write_new, COMPRESS_OVER_BYTES,
+};
 pub use markdown::{sparkline, to_markdown};
 
 use std::fs;
