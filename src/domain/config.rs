@@ -200,7 +200,12 @@ fn which_threshold(text: &str) -> Option<String> {
 fn in_words(key: &str, value: &toml::Value, serde_says: &str) -> String {
     let number = matches!(value, toml::Value::Integer(_) | toml::Value::Float(_));
     if key.ends_with("_window") && number {
-        return format!("a window is a duration in quotes, such as {key} = \"{value}s\"");
+        // The number itself as the example, where it makes a window ("-5s" or "0s" would not).
+        let example = match value {
+            toml::Value::Integer(n) if (1..=3600).contains(n) => format!("{n}s"),
+            _ => "60s".into(),
+        };
+        return format!("a window is a duration in quotes, such as {key} = \"{example}\"");
     }
     let wants_number = ["f32", "f64", "u8", "u16", "u32", "u64", "usize"]
         .iter()
@@ -306,6 +311,14 @@ mod tests {
             (
                 "hang_window = 60",
                 "hang_window (line 2): a window is a duration in quotes, such as hang_window = \"60s\"",
+            ),
+            (
+                "hang_window = -5",
+                "hang_window (line 2): a window is a duration in quotes, such as hang_window = \"60s\"",
+            ),
+            (
+                "hang_window = \"-5s\"",
+                "hang_window (line 2): \"-5s\" is negative; a window is from \"1s\" to \"1h\"",
             ),
             (
                 "hang_sm_max_pct = \"25\"",

@@ -56,6 +56,11 @@ pub mod dur {
     }
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         let s = String::deserialize(d)?;
+        if s.trim_start().starts_with('-') {
+            return Err(serde::de::Error::custom(format!(
+                "\"{s}\" is negative; a window is from \"1s\" to \"1h\", such as \"30s\""
+            )));
+        }
         // humantime alone says "expected number at 0": name what was given and what works.
         humantime::parse_duration(&s).map_err(|e| {
             serde::de::Error::custom(format!(
