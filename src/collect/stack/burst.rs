@@ -29,8 +29,12 @@ pub const REPEAT_BACKGROUND: Duration = Duration::from_secs(30);
 /// The link a live pipeline uses; none under `--no-stacks`.
 #[must_use]
 pub fn live_link() -> Option<StackLink> {
-    (!DISABLED.load(std::sync::atomic::Ordering::Relaxed))
-        .then(|| StackLink::new(Plan::EVIDENCE, REPEAT_EVIDENCE, REPEAT_BACKGROUND))
+    (!DISABLED.load(std::sync::atomic::Ordering::Relaxed)).then(|| {
+        StackLink::new(
+            (Plan::EVIDENCE, REPEAT_EVIDENCE),
+            (Plan::BACKGROUND, REPEAT_BACKGROUND),
+        )
+    })
 }
 
 /// The store tells the link what its rules want read.
@@ -49,9 +53,10 @@ pub struct StackLink {
 struct Shared {
     state: Mutex<State>,
     wake: Condvar,
-    /// How often a process may be read when urgent, and when not.
-    repeat: (Duration, Duration),
-    plan: Plan,
+    /// What a burst reads, and how often a process may be read, when urgent (evidence, or the
+    /// user asked) and when not.
+    urgent: (Plan, Duration),
+    background: (Plan, Duration),
 }
 
 #[derive(Default)]
@@ -69,17 +74,17 @@ struct State {
 }
 
 impl StackLink {
-    /// A link whose thread starts on the first request; bursts of `plan`, a process read at
-    /// most once per `urgent` when the rules want it as evidence, once per `background`
-    /// otherwise.
+    /// A link whose thread starts on the first request: a process the rules want as evidence
+    /// (or the user asks for) is read with `urgent`'s plan at most once per its repeat, one
+    /// they want otherwise with `background`'s.
     #[must_use]
-    pub fn new(plan: Plan, urgent: Duration, background: Duration) -> Self {
+    pub fn new(urgent: (Plan, Duration), background: (Plan, Duration)) -> Self {
         StackLink {
             shared: Arc::new(Shared {
                 state: Mutex::new(State::default()),
                 wake: Condvar::new(),
-                repeat: (urgent, background),
-                plan,
+                urgent,
+                background,
             }),
         }
     }
@@ -157,10 +162,15 @@ impl StackLink {
     fn run(&self) {
         let mut reader = Reader::default();
         loop {
-            let Some(pid) = self.next_due() else {
+            let Some((pid, urgent)) = self.next_due() else {
                 return;
             };
-            let burst = super::sample(&mut reader, pid, &self.shared.plan, crate::model::now_ms);
+            let plan = if urgent {
+                &self.shared.urgent.0
+            } else {
+                &self.shared.background.0
+            };
+            let burst = super::sample(&mut reader, pid, plan, crate::model::now_ms);
             let mut s = self.state();
             if burst.outcome == StackOutcome::NoPermission && s.denied.is_none() {
                 s.denied.clone_from(&burst.message);
@@ -177,18 +187,19 @@ impl StackLink {
         }
     }
 
-    /// The next process to read, waiting until one is due; `None` once stopped.
-    fn next_due(&self) -> Option<u32> {
+    /// The next process to read and whether urgently, waiting until one is due; `None` once
+    /// stopped.
+    fn next_due(&self) -> Option<(u32, bool)> {
         let mut s = self.state();
         loop {
             if s.stopped {
                 return None;
             }
             if !s.asked.is_empty() {
-                return Some(s.asked.remove(0));
+                return Some((s.asked.remove(0), true));
             }
             let now = Instant::now();
-            let (urgent, background) = self.shared.repeat;
+            let (urgent, background) = (self.shared.urgent.1, self.shared.background.1);
             let due_in = |&(pid, hurry): &(u32, bool)| {
                 let repeat = if hurry { urgent } else { background };
                 s.last
@@ -205,7 +216,7 @@ impl StackLink {
                 .map(|w| (w.0, due_in(w), !w.1))
                 .min_by_key(|(_, d, calm)| (*d, *calm));
             let wait = match next {
-                Some((pid, d, _)) if d.is_zero() => return Some(pid),
+                Some((pid, d, calm)) if d.is_zero() => return Some((pid, !calm)),
                 Some((_, d, _)) => d,
                 None => Duration::from_secs(3600),
             };
