@@ -3,7 +3,7 @@
 //! 35 KB gzipped snapshot once took 4.3 GB by copying it into every tick.
 
 use std::io::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use gpuwatch::format::snapshot::{parse, to_json, Snapshot};
@@ -133,12 +133,9 @@ fn run(args: &[&std::ffi::OsStr]) -> (i32, String) {
     )
 }
 
-/// A time of `u64::MAX` once gave a critical "hang for 25 s" out of no data, and a temperature
-/// of 3.4e38 printed as a 39-digit number of degrees: such lines are refused, named.
-#[test]
-fn impossible_times_and_values_are_refused_with_the_line_named() {
-    let dir = tempfile::tempdir().unwrap();
-    let rec = dir.path().join("r.jsonl");
+/// A 5 s recording of the hang demo in `dir`, as text.
+fn hang_recording(dir: &Path) -> String {
+    let rec = dir.join("r.jsonl");
     let (code, err) = run(&[
         "record".as_ref(),
         "--demo=hang".as_ref(),
@@ -149,24 +146,42 @@ fn impossible_times_and_values_are_refused_with_the_line_named() {
         rec.as_os_str(),
     ]);
     assert_eq!(code, 0, "{err}");
-    let text = std::fs::read_to_string(&rec).unwrap();
+    std::fs::read_to_string(&rec).unwrap()
+}
+
+/// `text` with its line `line` (1-based) changed by `f`, written into `dir`.
+fn with_line_edited(
+    dir: &Path,
+    text: &str,
+    line: usize,
+    f: &dyn Fn(&mut serde_json::Value),
+) -> PathBuf {
+    let lines: Vec<String> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| {
+            if i + 1 == line {
+                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                f(&mut v);
+                v.to_string()
+            } else {
+                l.to_string()
+            }
+        })
+        .collect();
+    let path = dir.join(format!("bad{line}.jsonl"));
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+/// A time of `u64::MAX` once gave a critical "hang for 25 s" out of no data, and a temperature
+/// of 3.4e38 printed as a 39-digit number of degrees: such lines are refused, named.
+#[test]
+fn impossible_times_and_values_are_refused_with_the_line_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = hang_recording(dir.path());
     let edit = |line: usize, f: &dyn Fn(&mut serde_json::Value)| {
-        let lines: Vec<String> = text
-            .lines()
-            .enumerate()
-            .map(|(i, l)| {
-                if i + 1 == line {
-                    let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
-                    f(&mut v);
-                    v.to_string()
-                } else {
-                    l.to_string()
-                }
-            })
-            .collect();
-        let path = dir.path().join(format!("bad{line}.jsonl"));
-        std::fs::write(&path, lines.join("\n") + "\n").unwrap();
-        path
+        with_line_edited(dir.path(), &text, line, f)
     };
     let umax = edit(5, &|v| v["t_ms"] = serde_json::json!(u64::MAX));
     let (code, err) = run(&["diagnose".as_ref(), "--replay".as_ref(), umax.as_os_str()]);
@@ -195,6 +210,42 @@ fn impossible_times_and_values_are_refused_with_the_line_named() {
         err.contains("GPU 0's sample 4 of") && err.contains("util_gpu_pct 250%"),
         "{err}"
     );
+}
+
+/// Used memory of 2^64, a negative link rate and a clock of 4 THz were drawn as they came
+/// (helper-29): refused, named, as the others are.
+#[test]
+fn impossible_memory_link_rates_and_clocks_are_refused_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = hang_recording(dir.path());
+    let edit = |line: usize, f: &dyn Fn(&mut serde_json::Value)| {
+        with_line_edited(dir.path(), &text, line, f)
+    };
+    for (key, value, says) in [
+        (
+            "mem_used_bytes",
+            serde_json::json!(u64::MAX),
+            "mem_used_bytes 18446744073709551615",
+        ),
+        (
+            "pcie_tx_kib_s",
+            serde_json::json!(-5e30),
+            "pcie_tx_kib_s -5",
+        ),
+        (
+            "sm_clock_mhz",
+            serde_json::json!(u32::MAX),
+            "sm_clock_mhz 4294967300 MHz",
+        ),
+    ] {
+        let bad = edit(6, &|v| v["devices"][0]["sample"][key] = value.clone());
+        let (code, err) = run(&["diagnose".as_ref(), "--replay".as_ref(), bad.as_os_str()]);
+        assert_eq!(code, 2, "{key}: {err}");
+        assert!(
+            err.contains(":6:") && err.contains(says) && err.contains("impossible"),
+            "{key}: {err}"
+        );
+    }
 }
 
 /// The smaller items: a UTF-8 byte-order mark is read past, `record --force` onto a link

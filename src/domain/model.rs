@@ -281,7 +281,8 @@ pub const LATEST_PLAUSIBLE_MS: u64 = 4_102_444_800_000;
 
 impl DeviceSample {
     /// The first value no GPU can report, named with its value: a time after 2100, a
-    /// percentage outside 0–100, a temperature outside −40–150 °C, power outside 0–10 kW.
+    /// percentage outside 0–100, a temperature outside −40–150 °C, power outside 0–10 kW, used
+    /// memory over 1 PiB, a link rate outside 0–1e9 KiB/s, a clock over 20 GHz.
     /// Readers of recordings and snapshots refuse such a line rather than draw it.
     #[must_use]
     pub fn impossible(&self) -> Option<String> {
@@ -310,7 +311,31 @@ impl DeviceSample {
                 ("power_w", self.power_w, 0.0, 10_000.0, " W"),
                 ("energy_power_w", self.energy_power_w, 0.0, 10_000.0, " W"),
                 ("power_limit_w", self.power_limit_w, 0.0, 10_000.0, " W"),
+                // PCIe 6.0 x16 moves 1.25e8 KiB/s a direction; a negative rate or 2^64 drew
+                // a chart of nothing.
+                ("pcie_tx_kib_s", self.pcie_tx_kib_s, 0.0, 1e9, " KiB/s"),
+                ("pcie_rx_kib_s", self.pcie_rx_kib_s, 0.0, 1e9, " KiB/s"),
+                (
+                    "sm_clock_mhz",
+                    self.sm_clock_mhz.map(|c| c as f32),
+                    0.0,
+                    20_000.0,
+                    " MHz",
+                ),
+                (
+                    "mem_clock_mhz",
+                    self.mem_clock_mhz.map(|c| c as f32),
+                    0.0,
+                    20_000.0,
+                    " MHz",
+                ),
             ]);
+        // 1 PiB: a hundred times any GPU's memory, and under what a sum of 64 GPUs overflows.
+        if let Some(used) = self.mem_used_bytes.filter(|b| *b > 1 << 50) {
+            return Some(format!(
+                "mem_used_bytes {used} is impossible (a GPU reports 0 to 1 PiB)"
+            ));
+        }
         for (name, v, lo, hi, unit) in ranges {
             if let Some(v) = v.filter(|v| !(lo..=hi).contains(v)) {
                 return Some(format!(
