@@ -738,6 +738,8 @@ impl Source for NvmlShaped {
         tick.devices.resize_with(1, Default::default);
         tick.devices[0].sample.t_ms = self.t_ms;
         tick.devices[0].sample.util_gpu_pct = Some(50.0);
+        // Every third round, what NVML returns for a power reading gone wrong (0xFFFFFFFF mW).
+        tick.devices[0].sample.power_w = Some(if self.round % 3 == 1 { 4.29e6 } else { 300.0 });
         // The slow thread's rounds do not line up with the sampler's once-a-second /proc reads.
         if self.round == 0 || self.round % 4 == 2 {
             tick.devices[0].processes = vec![gpuwatch::model::ProcessSample {
@@ -784,6 +786,38 @@ fn with_an_nvml_shaped_source_every_tick_carries_the_host_side() {
         }
     }
     assert_eq!(with_cpu, 20);
+}
+
+/// A reading no GPU can give is a gap as the sampler hands it on: drawn as nothing, and a
+/// recording of it opens again (a replay refuses a line with one).
+#[test]
+fn a_reading_no_gpu_can_give_is_a_gap_in_the_tick_a_replay_would_refuse() {
+    let src = NvmlShaped {
+        system: SystemInfo::default(),
+        devices: vec![gpuwatch::model::DeviceInfo::default()],
+        t_ms: START_MS,
+        round: 0,
+    };
+    let mut sampler = gpuwatch::sampler::Sampler::new(Box::new(src));
+    let mut power = Vec::new();
+    for _ in 0..6 {
+        sampler.step().unwrap();
+        let s = &sampler.tick().devices[0].sample;
+        assert_eq!(s.util_gpu_pct, Some(50.0));
+        assert_eq!(s.impossible(), None);
+        power.push(s.power_w);
+    }
+    assert_eq!(
+        power,
+        [
+            Some(300.0),
+            None,
+            Some(300.0),
+            Some(300.0),
+            None,
+            Some(300.0)
+        ]
+    );
 }
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {

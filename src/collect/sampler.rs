@@ -139,6 +139,10 @@ impl Sampler {
         let got = self.source.sample(&mut self.tick)?;
         self.meter.add_tick(started.elapsed());
         if got == Sampled::Filled {
+            // A driver's garbage is a gap, never a value drawn or recorded (a replay refuses it).
+            for d in &mut self.tick.devices {
+                d.sample.clear_impossible();
+            }
             self.fill_host();
             if let Some(link) = &self.stacks {
                 link.take_done(&mut self.tick.stacks);

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 pub mod container;
 pub mod demo;
 pub mod health;
+mod plausible;
 mod process;
 pub mod software;
 pub mod stack;
@@ -278,74 +279,6 @@ pub mod clock_event {
 /// 2100-01-01 in ms since the epoch: a sample time after it is no real time (a hostile
 /// `u64::MAX` once made a "hang for 25 s" out of no data at all).
 pub const LATEST_PLAUSIBLE_MS: u64 = 4_102_444_800_000;
-
-impl DeviceSample {
-    /// The first value no GPU can report, named with its value: a time after 2100, a
-    /// percentage outside 0–100, a temperature outside −40–150 °C, power outside 0–10 kW, used
-    /// memory over 1 PiB, a link rate outside 0–1e9 KiB/s, a clock over 20 GHz.
-    /// Readers of recordings and snapshots refuse such a line rather than draw it.
-    #[must_use]
-    pub fn impossible(&self) -> Option<String> {
-        if self.t_ms > LATEST_PLAUSIBLE_MS {
-            return Some(format!("time {} ms is after the year 2100", self.t_ms));
-        }
-        let g = &self.gpm;
-        let percents = [
-            ("util_gpu_pct", self.util_gpu_pct),
-            ("util_mem_pct", self.util_mem_pct),
-            ("fan_pct", self.fan_pct),
-            ("sm_active_pct", g.sm_active_pct),
-            ("sm_occupancy_pct", g.sm_occupancy_pct),
-            ("tensor_active_pct", g.tensor_active_pct),
-            ("dram_bw_pct", g.dram_bw_pct),
-            ("engine_active_pct", g.engine_active_pct),
-            ("fp16_active_pct", g.fp16_active_pct),
-            ("fp32_active_pct", g.fp32_active_pct),
-            ("fp64_active_pct", g.fp64_active_pct),
-        ];
-        let ranges = percents
-            .iter()
-            .map(|&(n, v)| (n, v, 0.0, 100.5, "%"))
-            .chain([
-                ("temp_c", self.temp_c, -40.0, 150.0, " °C"),
-                ("power_w", self.power_w, 0.0, 10_000.0, " W"),
-                ("energy_power_w", self.energy_power_w, 0.0, 10_000.0, " W"),
-                ("power_limit_w", self.power_limit_w, 0.0, 10_000.0, " W"),
-                // PCIe 6.0 x16 moves 1.25e8 KiB/s a direction; a negative rate or 2^64 drew
-                // a chart of nothing.
-                ("pcie_tx_kib_s", self.pcie_tx_kib_s, 0.0, 1e9, " KiB/s"),
-                ("pcie_rx_kib_s", self.pcie_rx_kib_s, 0.0, 1e9, " KiB/s"),
-                (
-                    "sm_clock_mhz",
-                    self.sm_clock_mhz.map(|c| c as f32),
-                    0.0,
-                    20_000.0,
-                    " MHz",
-                ),
-                (
-                    "mem_clock_mhz",
-                    self.mem_clock_mhz.map(|c| c as f32),
-                    0.0,
-                    20_000.0,
-                    " MHz",
-                ),
-            ]);
-        // 1 PiB: a hundred times any GPU's memory, and under what a sum of 64 GPUs overflows.
-        if let Some(used) = self.mem_used_bytes.filter(|b| *b > 1 << 50) {
-            return Some(format!(
-                "mem_used_bytes {used} is impossible (a GPU reports 0 to 1 PiB)"
-            ));
-        }
-        for (name, v, lo, hi, unit) in ranges {
-            if let Some(v) = v.filter(|v| !(lo..=hi).contains(v)) {
-                return Some(format!(
-                    "{name} {v}{unit} is impossible (a GPU reports {lo} to {hi})"
-                ));
-            }
-        }
-        None
-    }
-}
 
 /// One tick of one GPU. `Copy` and fixed-size so the history's ring buffers never allocate.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]

@@ -1,0 +1,163 @@
+//! Values no GPU can report: refused in what gpuwatch reads back (a recording, a snapshot),
+//! a gap in what it reads live.
+
+use super::{DeviceSample, LATEST_PLAUSIBLE_MS};
+
+impl DeviceSample {
+    /// The first value no GPU can report, named with its value: a time after 2100, a
+    /// percentage outside 0–100, a temperature outside −40–150 °C, power outside 0–10 kW, used
+    /// memory over 1 PiB, a link rate outside 0–1e9 KiB/s, a clock over 20 GHz.
+    /// Readers of recordings and snapshots refuse such a line rather than draw it.
+    #[must_use]
+    pub fn impossible(&self) -> Option<String> {
+        self.first_impossible().map(|(_, why)| why)
+    }
+
+    /// A live reading no GPU can give (a driver's garbage) becomes a gap, as an unsupported
+    /// metric is: drawn as nothing, and a recording of it still opens (its reader refuses a
+    /// line with one). Nothing is formatted unless a value is cleared.
+    pub fn clear_impossible(&mut self) {
+        while let Some((field, _)) = self.first_impossible() {
+            let g = &mut self.gpm;
+            let value = match field {
+                "util_gpu_pct" => &mut self.util_gpu_pct,
+                "util_mem_pct" => &mut self.util_mem_pct,
+                "fan_pct" => &mut self.fan_pct,
+                "sm_active_pct" => &mut g.sm_active_pct,
+                "sm_occupancy_pct" => &mut g.sm_occupancy_pct,
+                "tensor_active_pct" => &mut g.tensor_active_pct,
+                "dram_bw_pct" => &mut g.dram_bw_pct,
+                "engine_active_pct" => &mut g.engine_active_pct,
+                "fp16_active_pct" => &mut g.fp16_active_pct,
+                "fp32_active_pct" => &mut g.fp32_active_pct,
+                "fp64_active_pct" => &mut g.fp64_active_pct,
+                "temp_c" => &mut self.temp_c,
+                "power_w" => &mut self.power_w,
+                "energy_power_w" => &mut self.energy_power_w,
+                "power_limit_w" => &mut self.power_limit_w,
+                "pcie_tx_kib_s" => &mut self.pcie_tx_kib_s,
+                "pcie_rx_kib_s" => &mut self.pcie_rx_kib_s,
+                "sm_clock_mhz" => {
+                    self.sm_clock_mhz = None;
+                    continue;
+                }
+                "mem_clock_mhz" => {
+                    self.mem_clock_mhz = None;
+                    continue;
+                }
+                "mem_used_bytes" => {
+                    self.mem_used_bytes = None;
+                    continue;
+                }
+                // The time is the tick's own, never a reading's.
+                _ => return,
+            };
+            *value = None;
+        }
+    }
+
+    /// The first impossible value's field and the words for it.
+    fn first_impossible(&self) -> Option<(&'static str, String)> {
+        if self.t_ms > LATEST_PLAUSIBLE_MS {
+            return Some((
+                "t_ms",
+                format!("time {} ms is after the year 2100", self.t_ms),
+            ));
+        }
+        let g = &self.gpm;
+        let percents = [
+            ("util_gpu_pct", self.util_gpu_pct),
+            ("util_mem_pct", self.util_mem_pct),
+            ("fan_pct", self.fan_pct),
+            ("sm_active_pct", g.sm_active_pct),
+            ("sm_occupancy_pct", g.sm_occupancy_pct),
+            ("tensor_active_pct", g.tensor_active_pct),
+            ("dram_bw_pct", g.dram_bw_pct),
+            ("engine_active_pct", g.engine_active_pct),
+            ("fp16_active_pct", g.fp16_active_pct),
+            ("fp32_active_pct", g.fp32_active_pct),
+            ("fp64_active_pct", g.fp64_active_pct),
+        ];
+        let ranges = percents
+            .iter()
+            .map(|&(n, v)| (n, v, 0.0, 100.5, "%"))
+            .chain([
+                ("temp_c", self.temp_c, -40.0, 150.0, " °C"),
+                ("power_w", self.power_w, 0.0, 10_000.0, " W"),
+                ("energy_power_w", self.energy_power_w, 0.0, 10_000.0, " W"),
+                ("power_limit_w", self.power_limit_w, 0.0, 10_000.0, " W"),
+                // PCIe 6.0 x16 moves 1.25e8 KiB/s a direction; a negative rate or 2^64 drew
+                // a chart of nothing.
+                ("pcie_tx_kib_s", self.pcie_tx_kib_s, 0.0, 1e9, " KiB/s"),
+                ("pcie_rx_kib_s", self.pcie_rx_kib_s, 0.0, 1e9, " KiB/s"),
+                (
+                    "sm_clock_mhz",
+                    self.sm_clock_mhz.map(|c| c as f32),
+                    0.0,
+                    20_000.0,
+                    " MHz",
+                ),
+                (
+                    "mem_clock_mhz",
+                    self.mem_clock_mhz.map(|c| c as f32),
+                    0.0,
+                    20_000.0,
+                    " MHz",
+                ),
+            ]);
+        // 1 PiB: a hundred times any GPU's memory, and under what a sum of 64 GPUs overflows.
+        if let Some(used) = self.mem_used_bytes.filter(|b| *b > 1 << 50) {
+            return Some((
+                "mem_used_bytes",
+                format!("mem_used_bytes {used} is impossible (a GPU reports 0 to 1 PiB)"),
+            ));
+        }
+        for (name, v, lo, hi, unit) in ranges {
+            if let Some(v) = v.filter(|v| !(lo..=hi).contains(v)) {
+                return Some((
+                    name,
+                    format!("{name} {v}{unit} is impossible (a GPU reports {lo} to {hi})"),
+                ));
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_live_reading_no_gpu_can_give_becomes_a_gap_and_the_rest_is_kept() {
+        let mut s = DeviceSample {
+            t_ms: 1_000,
+            util_gpu_pct: Some(f32::NAN),
+            power_w: Some(4.29e6),
+            temp_c: Some(61.0),
+            pcie_rx_kib_s: Some(-1.0),
+            sm_clock_mhz: Some(u32::MAX),
+            mem_used_bytes: Some(u64::MAX),
+            mem_clock_mhz: Some(3201),
+            ..DeviceSample::default()
+        };
+        s.gpm.tensor_active_pct = Some(250.0);
+        assert!(s.impossible().is_some());
+        s.clear_impossible();
+        assert_eq!(s.impossible(), None);
+        assert_eq!(
+            (
+                s.util_gpu_pct,
+                s.power_w,
+                s.pcie_rx_kib_s,
+                s.gpm.tensor_active_pct
+            ),
+            (None, None, None, None)
+        );
+        assert_eq!((s.sm_clock_mhz, s.mem_used_bytes), (None, None));
+        assert_eq!(
+            (s.temp_c, s.mem_clock_mhz, s.t_ms),
+            (Some(61.0), Some(3201), 1_000)
+        );
+    }
+}
