@@ -5,6 +5,9 @@
 # NEW = gw-new13 = this session's build (see docs/performance.md, run 82), OLD = gw-prev = fb5ed80.
 #   `run82.sh b`: pairs for serve 1 s (3), 100 ms (2) and 1 s (2); both builds with --no-stacks
 #                 at serve and 100 ms; nvtop -d 1.
+#   `run82.sh c`: what the stack thread read beside the load (a 60 s recording keeps every
+#                 burst: its plan, its outcome) and serve measured after 40 s, not 5, so that
+#                 opening the load's interpreter (once per process) falls before the window.
 #   `run82.sh a`: the issue's own harness (shared/bench/overhead.sh 20) with both builds and
 #                 every peer.
 NEW=.device/bins/gw-new13 OLD=.device/bins/gw-prev
@@ -25,6 +28,19 @@ if [ "$1" = a ]; then
   exit
 fi
 . docs/workloads/bench.sh
+if [ "$1" = c ]; then
+  start_load
+  timeout 80 "$NEW" record -o "$OUT/rec.jsonl" --duration 60s --interval 1s 2>> "$R/log.txt"
+  for b in "$NEW" "$OLD"; do
+    timeout 90 python3 docs/workloads/steady_overhead.py 40 20 "$(basename $b)-serve-1s-warm40" -- \
+      $b serve --interval 1s --listen 127.0.0.1:9471 >> "$R/threads.jsonl" 2>> "$R/log.txt"
+  done
+  timeout 90 python3 docs/workloads/steady_overhead.py 40 20 "new-serve-1s-warm40-nostacks" -- \
+    $NEW serve --interval 1s --listen 127.0.0.1:9471 --no-stacks >> "$R/threads.jsonl" 2>> "$R/log.txt"
+  stop_load
+  summary
+  exit
+fi
 start_load
 for round in 1 2 3; do pair $round serve-1s serve --interval 1s --listen 127.0.0.1:9471; done
 for round in 1 2; do pair $round 100ms --interval 100ms; done
