@@ -34,10 +34,10 @@ impl Plan {
     };
 
     /// The look now and then at a process whose GPU draws under half its TDP, with no cause
-    /// open or timed on it: 5 reads over the same 2 s, half the CPU (a read is 0.5 ms, ~770
-    /// `process_vm_readv` calls for an 18-thread process, and this look was most of `serve`'s
-    /// stack thread). What it finds opens or times a cause, whose evidence is then read with
-    /// `EVIDENCE`; the rules' shares still resolve (`MOSTLY` 60 % is 3 of 5).
+    /// open or timed on it: 5 reads over the same 2 s, half the reads' CPU (a read is about
+    /// 0.5 ms, some 770 `process_vm_readv` calls for an 18-thread process). It only decides
+    /// whether to look closer: what it finds opens or times a cause, whose evidence is then
+    /// read with `EVIDENCE`; the rules' shares still resolve (`MOSTLY` 60 % is 3 of 5).
     pub const BACKGROUND: Plan = Plan {
         samples: 5,
         every: Duration::from_millis(400),
