@@ -411,3 +411,33 @@ fn a_background_look_reads_the_short_plan_and_evidence_the_full_one() {
     assert_eq!(next_burst().samples, 4, "evidence");
     link.stop();
 }
+
+/// Evidence that two bursts in a row found in the same place is read again at the background
+/// pace, not the urgent one: a warning open for hours re-read a loop waiting in one line every
+/// 15 s (run 82: most of the stack thread's CPU beside the overhead runs' load).
+#[test]
+fn evidence_found_in_the_same_place_twice_is_read_at_the_background_pace() {
+    use gpuwatch::stack::burst::StackLink;
+    let p = python("loader.py", &["sleep"]);
+    let pid = p.0.id();
+    let plan = Plan {
+        samples: 2,
+        every: Duration::from_millis(5),
+        children: false,
+    };
+    let link = StackLink::new(
+        (plan, Duration::from_millis(100)),
+        (plan, Duration::from_secs(3600)),
+    );
+    link.want(&[(pid, true)]);
+    let mut got = Vec::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(3);
+    while std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+        link.take_done(&mut got);
+    }
+    link.stop();
+    // The first burst at once, the second 100 ms later: the same place, so no third.
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(got[0].main_class(), got[1].main_class());
+}

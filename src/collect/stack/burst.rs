@@ -7,7 +7,7 @@
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::model::stack::{StackBurst, StackOutcome};
+use crate::model::stack::{StackBurst, StackClass, StackOutcome};
 
 use super::reader::Reader;
 use super::Plan;
@@ -59,13 +59,37 @@ struct Shared {
     background: (Plan, Duration),
 }
 
+/// A process's last burst: when it ended, where its main thread mostly was, and whether the
+/// burst before found it in the same place.
+struct Seen {
+    pid: u32,
+    at: Instant,
+    place: Option<(StackClass, String, u32)>,
+    /// Two bursts in a row found the same: its evidence is read at the background pace (30 s,
+    /// still fresh for the rules' 40 s) until it moves. A warning open for hours on a loop
+    /// that waits in one line re-read it every 15 s: most of the stack thread's CPU beside the
+    /// overhead runs' load (run 82).
+    steady: bool,
+}
+
+/// Where a burst found the main thread most: its class and its own innermost frame.
+fn place(burst: &StackBurst) -> Option<(StackClass, String, u32)> {
+    let main = burst.main_thread()?;
+    let at = main.user_frame().or_else(|| main.top());
+    Some((
+        main.class,
+        at.map(|f| f.file.clone()).unwrap_or_default(),
+        at.map_or(0, |f| f.line),
+    ))
+}
+
 #[derive(Default)]
 struct State {
     /// What the rules want read (by pid, urgent or not), and what the user asked for.
     wanted: Vec<(u32, bool)>,
     asked: Vec<u32>,
-    /// When each process's last burst ended (bounded by `wanted`).
-    last: Vec<(u32, Instant)>,
+    /// Each process's last burst (bounded by `wanted`).
+    last: Vec<Seen>,
     done: Vec<StackBurst>,
     /// The first "not permitted" message: said once, whichever process met it.
     denied: Option<String>,
@@ -106,7 +130,7 @@ impl StackLink {
         s.wanted.clear();
         s.wanted.extend_from_slice(pids);
         let keep: Vec<u32> = pids.iter().map(|(p, _)| *p).collect();
-        s.last.retain(|(p, _)| keep.contains(p));
+        s.last.retain(|seen| keep.contains(&seen.pid));
         let start = !pids.is_empty() && !s.started;
         s.started |= start;
         drop(s);
@@ -175,8 +199,18 @@ impl StackLink {
             if burst.outcome == StackOutcome::NoPermission && s.denied.is_none() {
                 s.denied.clone_from(&burst.message);
             }
-            s.last.retain(|(p, _)| *p != pid);
-            s.last.push((pid, Instant::now()));
+            let place = place(&burst);
+            let steady = s
+                .last
+                .iter()
+                .any(|seen| seen.pid == pid && place.is_some() && seen.place == place);
+            s.last.retain(|seen| seen.pid != pid);
+            s.last.push(Seen {
+                pid,
+                at: Instant::now(),
+                place,
+                steady,
+            });
             s.done.push(burst);
             // Bounded if nobody takes them (a sampler that stopped).
             let over = s.done.len().saturating_sub(64);
@@ -201,13 +235,15 @@ impl StackLink {
             let now = Instant::now();
             let (urgent, background) = (self.shared.urgent.1, self.shared.background.1);
             let due_in = |&(pid, hurry): &(u32, bool)| {
-                let repeat = if hurry { urgent } else { background };
-                s.last
-                    .iter()
-                    .find(|(p, _)| *p == pid)
-                    .map_or(Duration::ZERO, |(_, at)| {
-                        (*at + repeat).saturating_duration_since(now)
-                    })
+                let Some(seen) = s.last.iter().find(|seen| seen.pid == pid) else {
+                    return Duration::ZERO;
+                };
+                let repeat = if hurry && !seen.steady {
+                    urgent
+                } else {
+                    background
+                };
+                (seen.at + repeat).saturating_duration_since(now)
             };
             // The soonest due; of those due now, urgent ones first.
             let next = s
