@@ -10,7 +10,7 @@
 #                 opening the load's interpreter (once per process) falls before the window.
 #   `run82.sh a`: the issue's own harness (shared/bench/overhead.sh 20) with both builds and
 #                 every peer.
-NEW=.device/bins/gw-new13 OLD=.device/bins/gw-prev
+NEW=${NEW:-.device/bins/gw-new13} OLD=${OLD:-.device/bins/gw-prev}
 nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv > "$OUT/gpu-$1.txt"
 if [ "$1" = a ]; then
   NVTOP=/tmp/nvtop/usr/bin/nvtop
