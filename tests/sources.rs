@@ -365,6 +365,22 @@ fn recordings_joined_into_one_file_are_said_joined() {
             n + 1
         )
     );
+    // A second header written again by another tool (other spacing) is still a header, not
+    // a "corrupt tick" to delete (helper-29).
+    let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let spaced = serde_json::to_string_pretty(&header)
+        .unwrap()
+        .replace('\n', " ");
+    let err = replay_text(&format!("{text}{spaced}\n"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with(&format!(
+            "rec.jsonl:{}: a second recording starts here",
+            n + 1
+        )),
+        "{err}"
+    );
     let body: String = text.split_inclusive('\n').skip(1).collect();
     let err = replay_text(&format!("{text}{body}"))
         .unwrap_err()
@@ -583,6 +599,17 @@ fn a_header_cut_in_its_first_bytes_is_a_cut_header() {
             "{keep}: {e}"
         );
     }
+    // Whole but nested past serde's limit: no header of ours, not one "cut short" (helper-29).
+    let deep = format!(
+        "{{\"format\":\"gpuwatch-recording\",\"x\":{}{}}}\n",
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    let e = replay_text(&deep).unwrap_err().to_string();
+    assert!(
+        e.starts_with("rec.jsonl:1: not a gpuwatch recording (recursion limit exceeded"),
+        "{e}"
+    );
 }
 
 /// In a gzip file, a corrupt line is most often damaged data, and advice that edits lines

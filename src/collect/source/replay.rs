@@ -20,8 +20,8 @@ use crate::format::snapshot::Snapshot;
 use crate::model::{DeviceInfo, SystemInfo, Tick};
 use crate::source::{Pacing, Sampled, Source, SourceError};
 use read::{
-    bomb_guard, is_torn_header, last_tick_ms, one_line_reason, parse_header, read_bounded_line,
-    read_header_line, spliced_at, starts_header, torn,
+    bomb_guard, is_header, last_tick_ms, one_line_reason, parse_header, read_bounded_line,
+    read_header_line, spliced_at, torn, torn_header,
 };
 use snapshot::SnapshotPlay;
 
@@ -150,10 +150,10 @@ impl ReplaySource {
             // not a snapshot (whose first line is "{").
             // Compressed, a header that stops at a line break was not cut but damaged: a
             // recorder flushes the whole line.
-            Err(_) if gzip && is_torn_header(&first) && first.ends_with('\n') => {
+            Err(e) if gzip && torn_header(&e, &first) && first.ends_with('\n') => {
                 Err(ReplayError::gzip_head(path, damaged_header()))
             }
-            Err(_) if is_torn_header(&first) => Err(ReplayError::TornHeader {
+            Err(e) if torn_header(&e, &first) => Err(ReplayError::TornHeader {
                 path: path.to_path_buf(),
                 line: 1,
             }),
@@ -312,13 +312,6 @@ impl ReplaySource {
                 continue;
             }
             let complete = self.buf.ends_with('\n');
-            if starts_header(&self.buf) {
-                return Err(ReplayError::SecondRecording {
-                    path: self.path.clone(),
-                    line: self.line_no,
-                    before: self.line_no - 1,
-                });
-            }
             return match serde_json::from_str::<Tick>(&self.buf) {
                 Ok(t) => {
                     self.in_order(&t)?;
@@ -326,6 +319,12 @@ impl ReplaySource {
                     self.last_ms = Some(tick.t_ms);
                     Ok(true)
                 }
+                // A header, however it was written again (a second recording appended).
+                Err(_) if is_header(&self.buf) => Err(ReplayError::SecondRecording {
+                    path: self.path.clone(),
+                    line: self.line_no,
+                    before: self.line_no - 1,
+                }),
                 // A last line without its newline is a recorder killed mid-write (unless a
                 // whole tick was appended to its torn one: that is said, not dropped).
                 Err(_) if !complete && spliced_at(&self.buf).is_none() => {

@@ -225,15 +225,29 @@ pub(super) fn bomb_guard(
 
 /// A first line that begins as a recording's header does (its format first) but does not parse:
 /// torn mid-write, not a snapshot (whose first line is "{") nor something else.
-pub(super) fn is_torn_header(line: &str) -> bool {
+fn is_torn_header(line: &str) -> bool {
     // Cut within its first bytes too ("{\"format\":\"gpuw", no line break): that read as a
     // snapshot cut short. A snapshot's first line is "{" and its line break.
     starts_header(line) || (!line.contains('\n') && header_start().starts_with(line))
 }
 
+/// Whether `line`, which did not parse as JSON for `e`, is a header torn mid-write. One nested
+/// past serde's 128 levels is no header of ours, torn or whole (it was "cut short").
+pub(super) fn torn_header(e: &serde_json::Error, line: &str) -> bool {
+    is_torn_header(line) && !e.to_string().starts_with("recursion limit exceeded")
+}
+
 /// Whether `line` starts as a recording's header does (a second one inside a file).
 pub(super) fn starts_header(line: &str) -> bool {
     line.starts_with(&header_start())
+}
+
+/// Whether `line` is a recording's header: as gpuwatch writes it, or written again by another
+/// tool (`jq -c`, other spacing), whose "format" names it. Asked only of a line that is no tick.
+pub(super) fn is_header(line: &str) -> bool {
+    starts_header(line)
+        || serde_json::from_str::<serde_json::Value>(line)
+            .is_ok_and(|v| v.get("format").and_then(|f| f.as_str()) == Some(FORMAT))
 }
 
 fn header_start() -> String {
@@ -247,7 +261,7 @@ pub(super) fn parse_header(line: &str, path: &Path) -> Result<Header, ReplayErro
         reason,
     };
     let value: serde_json::Value = serde_json::from_str(line).map_err(|e| {
-        if is_torn_header(line) {
+        if torn_header(&e, line) {
             ReplayError::TornHeader {
                 path: path.to_path_buf(),
                 line: 1,
