@@ -977,6 +977,11 @@ fn a_decompression_bomb_is_refused_naming_the_limit() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("expands more than 200 times"), "{e}");
+    // Hostile, not damaged: "copy it again" sent a user after a bomb (helper-28).
+    assert!(
+        !e.contains("damaged") && !e.contains("copy it again"),
+        "{e}"
+    );
 }
 
 #[test]

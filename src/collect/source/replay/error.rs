@@ -104,6 +104,13 @@ const TRAILER_MISMATCH: &str = "does not have a matching checksum";
 /// What `GzipBroken` says. A trailer that does not match comes after every line decoded, so
 /// it is not "damaged after line N": the damage may be in any line, or in the trailer alone.
 fn gzip_broken(path: &std::path::Path, after: usize, error: &std::io::Error) -> String {
+    if let Some(bomb) = error
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<super::read::Bomb>())
+    {
+        // Not a damaged copy to fetch again: "copy it again" sent a user after a bomb.
+        return format!("{bomb}; stopped after line {after} (the ticks before it were read)");
+    }
     let path = path.display();
     if error.to_string().contains(TRAILER_MISMATCH) {
         return format!(

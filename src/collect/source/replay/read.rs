@@ -159,6 +159,18 @@ fn corrupt(path: &Path, line: usize, reason: String) -> ReplayError {
     }
 }
 
+/// A gzip stream that expands past what any recording does: hostile, not damaged.
+#[derive(Debug)]
+pub(super) struct Bomb(String);
+
+impl std::fmt::Display for Bomb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Bomb {}
+
 /// Decompresses a gzip stream, failing once it expands more than `MAX_GZIP_RATIO` times
 /// (plus 64 MiB of slack for small files) what was read of it.
 pub(super) fn bomb_guard(
@@ -201,10 +213,10 @@ pub(super) fn bomb_guard(
             if self.out > cin.saturating_mul(MAX_GZIP_RATIO) + (64 << 20) {
                 return Err(std::io::Error::new(
                     std::io::ErrorKind::InvalidData,
-                    format!(
+                    Bomb(format!(
                         "{} expands more than {MAX_GZIP_RATIO} times: not a gpuwatch recording (a decompression bomb?)",
                         self.path.display()
-                    ),
+                    )),
                 ));
             }
             Ok(n)
