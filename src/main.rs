@@ -28,7 +28,14 @@ fn main() -> ExitCode {
         std::process::exit(e.exit_code());
     });
     let sub = subcommand_name(&cli);
-    match run(cli) {
+    command::stdout_failure_is_an_error();
+    let ran = run(cli).and_then(|code| {
+        // What is still buffered is written here, where a failure can be said.
+        std::io::Write::flush(&mut std::io::stdout())
+            .map_err(|e| anyhow::anyhow!("cannot write to standard output: {e}"))?;
+        Ok(code)
+    });
+    match ran {
         Ok(code) => ExitCode::from(code as u8),
         Err(e) => {
             // Paths and names in it came from the command line or a file: shown, never obeyed
@@ -265,14 +272,18 @@ fn usage_error(msg: &str) -> ! {
 
 /// `completions SHELL` and `man`: text generated from the command line's definition.
 fn generated(command: &Command) -> Result<i32> {
-    let mut out = std::io::stdout();
-    match command {
+    let text = match command {
         Command::Completions { shell } => {
+            // Into memory first: clap_complete panics when its writer fails (`> /dev/full`).
+            let mut text = Vec::new();
             let mut cmd = <Cli as clap::CommandFactory>::command();
-            clap_complete::generate(*shell, &mut cmd, "gpuwatch", &mut out);
+            clap_complete::generate(*shell, &mut cmd, "gpuwatch", &mut text);
+            text
         }
-        _ => std::io::Write::write_all(&mut out, &gpuwatch::cli::manual())?,
-    }
+        _ => gpuwatch::cli::manual(),
+    };
+    std::io::Write::write_all(&mut std::io::stdout(), &text)
+        .map_err(|e| anyhow::anyhow!("cannot write to standard output: {e}"))?;
     Ok(0)
 }
 

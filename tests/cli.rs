@@ -1404,3 +1404,35 @@ fn a_replay_of_a_silent_pipe_says_it_waits() {
         "{err}"
     );
 }
+
+/// Standard output that cannot be written (`> /dev/full`) is an error said in a line, exit 2:
+/// `snapshot -o -`, `diagnose`, `devices` and `completions` panicked with a trace, exit 101.
+#[test]
+fn a_standard_output_that_cannot_be_written_is_an_error_not_a_panic() {
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    for args in [
+        &["snapshot", "--demo", "--window", "5s", "-o", "-"][..],
+        &["diagnose", "--demo", "--for", "2s"],
+        &["devices", "--demo"],
+        &["completions", "bash"],
+        &["man"],
+    ] {
+        let o = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
+            .args(args)
+            .env("XDG_CONFIG_HOME", "/nonexistent")
+            .stdout(full())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("cannot write to standard output") && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+    }
+}

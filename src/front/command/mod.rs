@@ -331,6 +331,26 @@ fn write_snapshot(text: &str, args: &SnapshotArgs, taken_at_ms: u64) -> Result<S
     ))
 }
 
+/// Standard output that cannot be written (`> /dev/full`, a full disk) is an error the user
+/// is told of, exit 2, not a panic's trace with exit 101: every `print!` of every command
+/// panics there (`snapshot -o -`, `diagnose`, `devices`, `completions` did).
+pub fn stdout_failure_is_an_error() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let payload = info.payload();
+        let text = payload
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| payload.downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if let Some(why) = text.strip_prefix("failed printing to stdout: ") {
+            eprintln!("gpuwatch: cannot write to standard output: {why}");
+            std::process::exit(2);
+        }
+        previous(info);
+    }));
+}
+
 /// For every command but `serve`: a closed pipe on standard output (`gpuwatch query | head`)
 /// ends the process quietly, as it does `ls` or `grep`.
 pub fn stop_on_broken_pipe() {
