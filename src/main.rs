@@ -393,6 +393,7 @@ fn snapshot(command: Command) -> Result<()> {
         sample_for: duration,
         options,
     };
+    gpuwatch::snapshot::check_writable(args.output)?;
     let src = open(&live, replay.as_deref())?;
     command::snapshot(src, &config, &args)
 }

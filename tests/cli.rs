@@ -1436,3 +1436,28 @@ fn a_standard_output_that_cannot_be_written_is_an_error_not_a_panic() {
         );
     }
 }
+
+/// Where a snapshot cannot be written is said before anything is sampled: a live
+/// `--for 10m` into a folder that is not there sampled ten minutes, then failed and lost them;
+/// `-o nodir/` named "." as the folder (helper-30).
+#[test]
+fn a_snapshot_that_cannot_be_written_is_refused_before_sampling() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("not-there");
+    let started = std::time::Instant::now();
+    let to = missing.join("x.json");
+    let (code, _, err) = gpuwatch(&["snapshot", "--for", "10m", "-o", to.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(&format!("cannot write a snapshot in {}", missing.display())),
+        "{err}"
+    );
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(10),
+        "it sampled first"
+    );
+    let folder = format!("{}/", missing.display());
+    let (code, _, err) = gpuwatch(&["snapshot", "--demo", "-o", &folder]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains(&format!("in {folder}:")), "{err}");
+}

@@ -53,6 +53,38 @@ pub fn write_new(path: &Path, text: impl AsRef<[u8]>) -> Result<PathBuf, Snapsho
 /// Creates a new temporary file in `dir` under an unpredictable short name, exclusively and
 /// without following a symlink planted there (`O_EXCL | O_NOFOLLOW`). The name is short so
 /// that a target name near the 255-byte limit still works.
+/// Checks, before anything is sampled, that a snapshot can be written where `-o` says: a live
+/// `--for 10m` into a folder that is not there sampled ten minutes, then failed and lost them.
+pub fn check_writable(output: Option<&Path>) -> Result<(), SnapshotError> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let dir = match output {
+        None => PathBuf::from("."),
+        Some(p) if p == Path::new("-") => return Ok(()),
+        Some(p) if p.is_dir() || p.as_os_str().as_bytes().ends_with(b"/") => p.to_path_buf(),
+        // A device or a pipe named on purpose is written into as it is.
+        Some(p) if fs::metadata(p).is_ok_and(|m| !m.is_file()) => return Ok(()),
+        Some(p) => {
+            let dir = p
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))
+                .to_path_buf();
+            // A `-N` suffix may be added: the name must leave room for it.
+            if p.file_name().is_some_and(|n| n.len() > 240) {
+                let io = std::io::Error::other("its file name is longer than 240 bytes");
+                return Err(SnapshotError::Write { dir, io });
+            }
+            dir
+        }
+    };
+    let (tmp, _file) = create_temp(&dir).map_err(|io| SnapshotError::Write {
+        dir: dir.clone(),
+        io,
+    })?;
+    let _ = fs::remove_file(tmp);
+    Ok(())
+}
+
 fn create_temp(dir: &Path) -> std::io::Result<(PathBuf, fs::File)> {
     use std::os::unix::fs::OpenOptionsExt as _;
     use std::sync::atomic::{AtomicU64, Ordering};

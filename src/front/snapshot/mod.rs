@@ -9,7 +9,8 @@ mod file;
 mod markdown;
 
 pub use file::{
-    bytes_for, export_from_tui, json_extension, markdown_wanted, write_new, COMPRESS_OVER_BYTES,
+    bytes_for, check_writable, export_from_tui, json_extension, markdown_wanted, write_new,
+    COMPRESS_OVER_BYTES,
 };
 pub use markdown::{sparkline, to_markdown};
 
