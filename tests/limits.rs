@@ -322,3 +322,47 @@ fn a_bom_a_link_a_directory_and_an_escape_in_a_name() {
         "{err:?}"
     );
 }
+
+/// A header whose GPU says its default power limit is 1e30 W made a false "capped below its
+/// default" warning on a healthy GPU; memory of 2^64 bytes was shown as 17179869184 GiB
+/// (helper-30).
+#[test]
+fn impossible_device_facts_in_a_header_are_no_tdp_or_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("h.jsonl");
+    let (code, err) = run(&[
+        "record".as_ref(),
+        "--demo=healthy".as_ref(),
+        "--fast".as_ref(),
+        "--duration".as_ref(),
+        "30s".as_ref(),
+        "-o".as_ref(),
+        rec.as_os_str(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&rec).unwrap();
+    let huge_tdp = with_line_edited(dir.path(), &text, 1, &|v| {
+        v["devices"][0]["power_limit_default_w"] = serde_json::json!(1e30);
+    });
+    let out = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
+        .args([
+            "diagnose".as_ref(),
+            "--replay".as_ref(),
+            huge_tdp.as_os_str(),
+        ])
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(!said.contains("[powercap]"), "{said}");
+    let huge_memory = with_line_edited(dir.path(), &text, 1, &|v| {
+        v["devices"][0]["memory_total_bytes"] = serde_json::json!(u64::MAX);
+    });
+    let (code, err) = run(&[
+        "diagnose".as_ref(),
+        "--replay".as_ref(),
+        huge_memory.as_os_str(),
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("more than 1 PiB"), "{err}");
+}

@@ -104,6 +104,11 @@ pub fn mig_index(parent: u32, gpu_instance: u32, compute_instance: u32) -> u32 {
     MIG_INDEX_BASE + parent.min(999) * 1000 + gpu_instance.min(99) * 10 + compute_instance.min(9)
 }
 
+/// 0, −700 or 1e30 W is no power limit to judge power against.
+fn plausible_w(w: &f32) -> bool {
+    w.is_finite() && *w > 0.0 && *w <= MAX_TDP_W
+}
+
 /// The first thing wrong with a list of devices read from a file: two with one number, or a
 /// number that disagrees with what the device says it is (a MIG instance's number encodes its
 /// GPU and instance ids; a whole GPU's is below `MIG_INDEX_BASE`). Findings are filed by number,
@@ -112,6 +117,12 @@ pub fn mig_index(parent: u32, gpu_instance: u32, compute_instance: u32) -> u32 {
 pub fn devices_inconsistent(devices: &[DeviceInfo]) -> Option<String> {
     let mut seen = std::collections::HashSet::new();
     for d in devices {
+        if let Some(bytes) = d.memory_total_bytes.filter(|b| *b > 1 << 50) {
+            return Some(format!(
+                "device {} says it has {bytes} bytes of memory, more than 1 PiB",
+                d.index
+            ));
+        }
         if !seen.insert(d.index) {
             return Some(format!("two devices are numbered {}", d.index));
         }
@@ -203,11 +214,15 @@ impl DeviceInfo {
     /// TDP in watts: the default power limit, else the enforced one.
     #[must_use]
     pub fn tdp_w(&self) -> Option<f32> {
-        // A recording may say anything: 0, -700 or 1e30 W is no TDP to judge power against.
-        let valid = |w: &f32| w.is_finite() && *w > 0.0 && *w <= MAX_TDP_W;
-        self.power_limit_default_w
-            .filter(valid)
-            .or(self.power_limit_enforced_w.filter(valid))
+        self.default_limit_w()
+            .or(self.power_limit_enforced_w.filter(plausible_w))
+    }
+
+    /// The default power limit, where it is one a GPU can have: a recording may say anything,
+    /// and 1e30 W made a false "capped below its default" warning.
+    #[must_use]
+    pub fn default_limit_w(&self) -> Option<f32> {
+        self.power_limit_default_w.filter(plausible_w)
     }
 
     /// A GPU whose MIG mode is on: its instances carry the processes and the activity.

@@ -58,7 +58,7 @@ pub const POWERCAP: Rule = Rule {
 
 fn check_powercap(c: &Ctx) -> Option<Verdict> {
     let w = c.window_ms;
-    let default = c.dev.info.power_limit_default_w?;
+    let default = c.dev.info.default_limit_w()?;
     let limit = c
         .stats(w, Metric::PowerLimit)
         .median_or(c.dev.info.power_limit_enforced_w)?;
