@@ -196,27 +196,45 @@ fn which_threshold(text: &str) -> Option<String> {
 }
 
 /// serde's words for a value of the wrong type, said as what to write instead ("invalid type:
-/// integer `60`, expected a string" for a window, "expected f32" for a number in quotes).
+/// integer `60`, expected a string" for a window, "expected f32" for a number in quotes). The
+/// key's default is the example: always a value that is accepted (`hang_window = 5` suggested
+/// "5s", which is shorter than the suspect window, and " -5" suggested -5).
 fn in_words(key: &str, value: &toml::Value, serde_says: &str) -> String {
+    let default = default_of(key).unwrap_or_default();
     let number = matches!(value, toml::Value::Integer(_) | toml::Value::Float(_));
     if key.ends_with("_window") && number {
-        // The number itself as the example, where it makes a window ("-5s" or "0s" would not).
-        let example = match value {
-            toml::Value::Integer(n) if (1..=3600).contains(n) => format!("{n}s"),
-            _ => "60s".into(),
+        let unit = match value {
+            toml::Value::Integer(n) if (1..=3600).contains(n) => format!("; \"{n}s\" for {n}"),
+            _ => String::new(),
         };
-        return format!("a window is a duration in quotes, such as {key} = \"{example}\"");
+        return format!(
+            "a window is a duration in quotes, such as {key} = {default} (its default{unit})"
+        );
     }
     let wants_number = ["f32", "f64", "u8", "u16", "u32", "u64", "usize"]
         .iter()
         .any(|t| serde_says.ends_with(&format!("expected {t}")));
     match value {
-        toml::Value::String(v) if wants_number && v.trim().parse::<f64>().is_ok() => {
+        toml::Value::String(v)
+            if wants_number
+                && v.trim().parse::<f64>().is_ok_and(|x| {
+                    x.is_finite() && x >= 0.0 && (x <= 100.0 || !key.ends_with("_pct"))
+                }) =>
+        {
             format!("a number, written without quotes: {key} = {}", v.trim())
         }
-        _ if wants_number => format!("{value} is not a number; write one, such as {key} = 25"),
+        _ if wants_number => format!(
+            "{value} is not a number this key takes; write one without quotes, such as {key} = \
+             {default}, its default"
+        ),
         _ => serde_says.to_string(),
     }
+}
+
+/// `key`'s default as the file writes it ("25s", 25).
+fn default_of(key: &str) -> Option<String> {
+    let defaults = toml::Value::try_from(Thresholds::default()).ok()?;
+    Some(defaults.get(key)?.to_string())
 }
 
 /// The shortest window a threshold may set.
@@ -310,11 +328,11 @@ mod tests {
         for (line, says) in [
             (
                 "hang_window = 60",
-                "hang_window (line 2): a window is a duration in quotes, such as hang_window = \"60s\"",
+                "hang_window (line 2): a window is a duration in quotes, such as hang_window = \"25s\" (its default; \"60s\" for 60)",
             ),
             (
                 "hang_window = -5",
-                "hang_window (line 2): a window is a duration in quotes, such as hang_window = \"60s\"",
+                "hang_window (line 2): a window is a duration in quotes, such as hang_window = \"25s\" (its default)",
             ),
             (
                 "hang_window = \"-5s\"",
@@ -326,7 +344,15 @@ mod tests {
             ),
             (
                 "hang_sm_max_pct = true",
-                "hang_sm_max_pct (line 2): true is not a number; write one, such as",
+                "hang_sm_max_pct (line 2): true is not a number this key takes; write one without quotes, such as hang_sm_max_pct = 25.0, its default",
+            ),
+            (
+                "hang_sm_max_pct = \" -5\"",
+                "such as hang_sm_max_pct = 25.0, its default",
+            ),
+            (
+                "hang_sm_max_pct = \"500\"",
+                "such as hang_sm_max_pct = 25.0, its default",
             ),
         ] {
             let e = Config::parse(&format!("[thresholds]\n{line}\n"), &p)
