@@ -136,10 +136,7 @@ pub const COMPRESS_OVER_BYTES: usize = 20_000_000;
 /// (JSON or Markdown: `r.md.gz` once held gzipped JSON), as it is otherwise.
 #[must_use]
 pub fn bytes_for(path: &Path, text: &str) -> Vec<u8> {
-    if path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("gz"))
-    {
+    if name_ends_with(path, ".gz") {
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         // Writing into a Vec cannot fail.
         let _ = gz.write_all(text.as_bytes());
@@ -173,22 +170,28 @@ pub fn markdown_wanted(output: Option<&Path>, format: Option<&str>) -> Result<bo
 
 /// "md" or "json" for a name ending in .md / .json, with or without a further `.gz`.
 fn named_format(path: &Path) -> Option<&'static str> {
-    let gz = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("gz"));
-    let inner = if gz {
-        Path::new(path.file_stem()?)
+    let name = path.file_name()?.to_str()?;
+    let inner = if name_ends_with(path, ".gz") {
+        &name[..name.len() - 3]
     } else {
-        path
+        name
     };
-    let ext = inner.extension()?;
-    if ext.eq_ignore_ascii_case("md") {
+    let inner = Path::new(inner);
+    if name_ends_with(inner, ".md") {
         Some("md")
-    } else if ext.eq_ignore_ascii_case("json") {
+    } else if name_ends_with(inner, ".json") {
         Some("json")
     } else {
         None
     }
+}
+
+/// Whether the file name ends in `suffix`, in any case: `Path::extension` sees none in a name
+/// that is only one (`-o .gz` was written plain, `-o .md` as JSON).
+fn name_ends_with(path: &Path, suffix: &str) -> bool {
+    let name = path.file_name().map_or(&b""[..], |n| n.as_encoded_bytes());
+    name.len() >= suffix.len()
+        && name[name.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
 }
 
 fn kind(format: &str) -> &'static str {
@@ -302,6 +305,8 @@ mod tests {
         assert_eq!(md("r.md.gz", None), Ok(true));
         assert_eq!(md("r.MD", None), Ok(true));
         assert_eq!(md("r.json.gz", None), Ok(false));
+        assert_eq!(md(".md", None), Ok(true));
+        assert_eq!(md("dir/.md.gz", None), Ok(true));
         assert_eq!(md("r.txt", Some("md")), Ok(true));
         assert_eq!(markdown_wanted(None, None), Ok(false));
         let err = md("out/r2.json.gz", Some("md")).unwrap_err();
@@ -321,6 +326,7 @@ mod tests {
             .unwrap();
         assert_eq!(back, text);
         assert_eq!(bytes_for(Path::new("r.md"), text), text.as_bytes());
+        assert_eq!(&bytes_for(Path::new(".gz"), text)[..2], &[0x1f, 0x8b]);
     }
 
     #[test]
