@@ -235,8 +235,9 @@ pub fn json_extension(json: &str) -> &'static str {
 
 /// The `e` key: writes JSON and Markdown next to each other; returns the status-line message.
 pub fn export_from_tui(store: &Store, window_ms: u64) -> anyhow::Result<String> {
-    let dir =
-        std::env::var_os("GPUWATCH_SNAPSHOT_DIR").map_or_else(|| PathBuf::from("."), PathBuf::from);
+    let chosen = std::env::var_os("GPUWATCH_SNAPSHOT_DIR");
+    let set = chosen.is_some();
+    let dir = chosen.map_or_else(|| PathBuf::from("."), PathBuf::from);
     // GPUWATCH_SNAPSHOT_NO_HOST=1 leaves the host name, user names and paths out of `e`'s
     // snapshots too, as `gpuwatch snapshot --no-host` does.
     let no_host =
@@ -252,16 +253,17 @@ pub fn export_from_tui(store: &Store, window_ms: u64) -> anyhow::Result<String> 
     let name = format!("gpuwatch-snapshot-{}", crate::text::stamp(snap.taken_at_ms));
     let text = to_json(&snap);
     let path = dir.join(format!("{name}.{}", json_extension(&text)));
-    let json = write_new(&path, bytes_for(&path, &text)).map_err(in_the_monitor)?;
+    let json = write_new(&path, bytes_for(&path, &text)).map_err(|e| in_the_monitor(e, set))?;
     let md_path = dir.join(format!("{}.md", stem(&json).unwrap_or(&name)));
-    let md = write_new(&md_path, to_markdown(&snap)).map_err(in_the_monitor)?;
+    let md = write_new(&md_path, to_markdown(&snap)).map_err(|e| in_the_monitor(e, set))?;
     Ok(written_message(&json, &md))
 }
 
 /// A write error as the monitor's status line says it, after "export failed: ": the folder, the
 /// cause without its errno, and the one setting that helps there (the monitor has no -o), short
-/// enough for 80 columns.
-fn in_the_monitor(e: SnapshotError) -> anyhow::Error {
+/// enough for 80 columns: to set, or to check where `set` says it is (it said "set" to a user
+/// whose setting was the folder that failed).
+fn in_the_monitor(e: SnapshotError, set: bool) -> anyhow::Error {
     match e {
         SnapshotError::Write { dir, io } => {
             let cause = io.to_string();
@@ -272,7 +274,8 @@ fn in_the_monitor(e: SnapshotError) -> anyhow::Error {
                 .to_lowercase();
             // The folder named whole: "." says nothing of where the monitor was started.
             let dir = std::path::absolute(&dir).unwrap_or(dir);
-            anyhow::anyhow!("{}: {cause} (set GPUWATCH_SNAPSHOT_DIR)", dir.display())
+            let verb = if set { "check" } else { "set" };
+            anyhow::anyhow!("{}: {cause} ({verb} GPUWATCH_SNAPSHOT_DIR)", dir.display())
         }
         other @ SnapshotError::Read { .. } => other.into(),
     }
@@ -350,17 +353,21 @@ mod tests {
     #[test]
     fn a_write_error_in_the_monitor_names_the_folder_and_the_setting_once() {
         let e = write_new(Path::new("/proc/gpuwatch-no/snap.json"), "x").unwrap_err();
-        let msg = format!("export failed: {:#}", in_the_monitor(e));
+        let msg = format!("export failed: {:#}", in_the_monitor(e, false));
         assert_eq!(
             msg,
             "export failed: /proc/gpuwatch-no: no such file or directory (set GPUWATCH_SNAPSHOT_DIR)"
         );
+        // Where the setting is the folder that failed, it is to be checked.
+        let e = write_new(Path::new("/proc/gpuwatch-no/snap.json"), "x").unwrap_err();
+        let msg = format!("{:#}", in_the_monitor(e, true));
+        assert!(msg.ends_with("(check GPUWATCH_SNAPSHOT_DIR)"), "{msg}");
         // A read-only folder, as a user meets it: the whole message fits an 80-column line.
         let denied = SnapshotError::Write {
             dir: PathBuf::from("/srv/ro"),
             io: std::io::Error::from_raw_os_error(libc::EACCES),
         };
-        let msg = format!("export failed: {:#}", in_the_monitor(denied));
+        let msg = format!("export failed: {:#}", in_the_monitor(denied, false));
         assert_eq!(
             msg,
             "export failed: /srv/ro: permission denied (set GPUWATCH_SNAPSHOT_DIR)"
@@ -371,7 +378,7 @@ mod tests {
             dir: PathBuf::from("."),
             io: std::io::Error::from_raw_os_error(libc::EACCES),
         };
-        let msg = format!("{:#}", in_the_monitor(here));
+        let msg = format!("{:#}", in_the_monitor(here, false));
         let cwd = std::env::current_dir().unwrap();
         assert!(
             msg.starts_with(&format!("{}: permission denied", cwd.display())),
