@@ -1461,3 +1461,25 @@ fn a_snapshot_that_cannot_be_written_is_refused_before_sampling() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains(&format!("in {folder}:")), "{err}");
 }
+
+/// `record -o -` into a standard output that fails names it, not "-" (helper-30).
+#[test]
+fn a_recording_to_a_failing_standard_output_names_it() {
+    let o = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
+        .args(["record", "--demo", "--fast", "--duration", "1s", "-o", "-"])
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .stdout(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+        )
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cannot write standard output: No space left"),
+        "{err}"
+    );
+}

@@ -96,7 +96,12 @@ impl Recorder {
         };
         let mut rec = Recorder {
             out,
-            path: path.to_path_buf(),
+            // Named in write errors: "cannot write standard output", not "cannot write -".
+            path: if path == Path::new("-") {
+                PathBuf::from("standard output")
+            } else {
+                path.to_path_buf()
+            },
             line: Vec::with_capacity(4096),
             discards,
         };

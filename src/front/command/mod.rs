@@ -62,15 +62,17 @@ pub fn record(
     };
     let discarded = if rec.discards() {
         // `record -o - >&-` said it wrote every tick while nothing was kept.
-        let what = if out == Path::new("-") {
-            "standard output is /dev/null (or was closed)"
+        if out == Path::new("-") {
+            eprintln!(
+                "note: standard output is /dev/null (or was closed): nothing recorded is kept; \
+                 name a file with -o FILE.jsonl, or redirect standard output to one"
+            );
         } else {
-            "the null device keeps nothing"
-        };
-        eprintln!(
-            "note: {what}: nothing recorded is kept; name a file with -o FILE.jsonl, or \
-             redirect standard output to one"
-        );
+            eprintln!(
+                "note: {to} leads to the null device: nothing recorded is kept; name a file \
+                 with -o FILE.jsonl"
+            );
+        }
         ", which discards them"
     } else {
         ""
