@@ -350,6 +350,13 @@ fn the_binary_snapshots_and_diagnoses_the_snapshot_again() {
     assert_eq!(code, 0, "{err}");
     let written = std::fs::read_to_string(&md_file).unwrap();
     assert!(written.starts_with("## gpuwatch snapshot"), "{written}");
+    // Given back to open, it is named for what it is, not "expected value at line 1 column 1".
+    let (code, _, err) = gpuwatch(&["diagnose", "--replay", md_file.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("a Markdown snapshot, a report to read"),
+        "{err}"
+    );
     let (code, _, err) = gpuwatch(&["snapshot", "--demo=hang", "-o", "/proc/nope/x.json"]);
     assert_eq!(code, 2);
     assert!(

@@ -20,8 +20,8 @@ use crate::format::snapshot::Snapshot;
 use crate::model::{DeviceInfo, SystemInfo, Tick};
 use crate::source::{Pacing, Sampled, Source, SourceError};
 use read::{
-    bomb_guard, is_header, last_tick_ms, one_line_reason, parse_header, read_bounded_line,
-    read_header_line, spliced_at, torn, torn_header,
+    bomb_guard, is_header, last_tick_ms, not_json, one_line_reason, parse_header,
+    read_bounded_line, read_header_line, spliced_at, torn, torn_header,
 };
 use snapshot::SnapshotPlay;
 
@@ -163,7 +163,7 @@ impl ReplaySource {
             Err(e) => Err(ReplayError::NotARecording {
                 path: path.to_path_buf(),
                 line: 1,
-                reason: e.to_string(),
+                reason: not_json(&first, &e),
             }),
         };
         // Blank lines before the header move it down: its errors say where it is.

@@ -243,6 +243,17 @@ fn is_torn_header(line: &str) -> bool {
     starts_header(line) || (!line.contains('\n') && header_start().starts_with(line))
 }
 
+/// Why a first line that is no JSON is not a recording: a Markdown snapshot is named as one
+/// ("expected value at line 1 column 1" said nothing of what to open instead).
+pub(super) fn not_json(first: &str, e: &serde_json::Error) -> String {
+    if first.starts_with("## gpuwatch snapshot") {
+        return "a Markdown snapshot, a report to read that does not open again; open the JSON \
+                snapshot written with it"
+            .into();
+    }
+    e.to_string()
+}
+
 /// Whether `line`, which did not parse as JSON for `e`, is a header torn mid-write. One nested
 /// past serde's 128 levels is no header of ours, torn or whole (it was "cut short").
 pub(super) fn torn_header(e: &serde_json::Error, line: &str) -> bool {
