@@ -139,6 +139,46 @@ fn replay_open_a_process_and_quit_restores_the_terminal() {
     );
 }
 
+/// A replay that stopped at a corrupt line says why again once its screen is gone, and exits
+/// 2 as `diagnose` does for that file: it exited 0 without a word (helper-30).
+#[test]
+#[ignore = "needs tmux: .ci/run installs it"]
+fn a_replay_stopped_by_a_corrupt_line_says_so_on_quitting_and_exits_2() {
+    common::require("tmux");
+    let bin = env!("CARGO_BIN_EXE_gpuwatch");
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("bad.jsonl");
+    let made = std::process::Command::new(bin)
+        .args(["record", "--demo", "--fast", "--duration", "2s", "-o"])
+        .arg(&rec)
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    let text = std::fs::read_to_string(&rec).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[3] = "{\"t_ms\": garbage";
+    std::fs::write(&rec, lines.join("\n") + "\n").unwrap();
+    let t = Tmux::start(
+        "corrupt",
+        &format!(
+            "{bin} replay {}; echo gpuwatch-exit=$?; sleep 30",
+            rec.display()
+        ),
+        100,
+        30,
+    );
+    t.wait_for("replay stopped:");
+    t.keys(&["q"]);
+    let screen = t.wait_for("gpuwatch-exit=");
+    assert!(screen.contains("gpuwatch-exit=2"), "{screen}");
+    assert!(
+        screen.contains("gpuwatch: replay stopped:")
+            && screen.contains("bad.jsonl:4: corrupt tick"),
+        "{screen}"
+    );
+}
+
 /// The hung demo in tmux, drawn; returns the session and the monitor's PID. The monitor runs
 /// as a job-control shell runs a command (tests/fixtures/job.py): in a process group of its
 /// own that has the terminal, with a parent in the same session, so that a stop has someone

@@ -248,9 +248,22 @@ pub fn run(source: Box<dyn Source>, config: &Config, look: Look) -> Result<()> {
             ..AppState::new(color)
         },
     ));
+    let stopped = why_stopped(&session.monitor);
     drop(session); // ends sampling
     drop(guard);
-    result
+    result?;
+    stopped.map_or(Ok(()), |why| Err(anyhow::anyhow!(why)))
+}
+
+/// Why sampling or a replay stopped, if it did: it was on the screen that is now gone, so it is
+/// said again on the terminal, exit 2, as `diagnose` does for the same file (a corrupt
+/// recording's replay exited 0 without a word).
+fn why_stopped(monitor: &Monitor) -> Option<String> {
+    let (replay, why) = monitor
+        .read(|s| Some((s.is_replay(), s.error()?.to_string())))
+        .ok()??;
+    let what = if replay { "replay" } else { "sampling" };
+    Some(format!("{what} stopped: {why}"))
 }
 
 /// The loop: wait for a tick, an input or a signal; update; redraw if anything changed.
