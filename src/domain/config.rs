@@ -121,7 +121,9 @@ impl Config {
     pub fn parse(text: &str, path: &Path) -> Result<Config, ConfigError> {
         let cfg: Config = toml::from_str(text).map_err(|e| ConfigError::Invalid {
             path: path.to_path_buf(),
-            reason: which_threshold(text).unwrap_or_else(|| e.to_string()),
+            reason: which_threshold(text)
+                .or_else(|| outside_thresholds(text))
+                .unwrap_or_else(|| e.to_string()),
         })?;
         cfg.validate(text).map_err(|reason| ConfigError::Invalid {
             path: path.to_path_buf(),
@@ -195,6 +197,17 @@ fn which_threshold(text: &str) -> Option<String> {
     })
 }
 
+/// A threshold written before any section (`hang_window = "60s"` on the first line): serde
+/// said "unknown field `hang_window`, expected `thresholds`", not where it goes.
+fn outside_thresholds(text: &str) -> Option<String> {
+    let file: toml::Table = toml::from_str(text).ok()?;
+    let key = file.keys().find(|k| default_of(k).is_some())?;
+    Some(format!(
+        "{key}{} is a threshold: write it under a line `[thresholds]`",
+        at_line(text, key)
+    ))
+}
+
 /// serde's words for a value of the wrong type, said as what to write instead ("invalid type:
 /// integer `60`, expected a string" for a window, "expected f32" for a number in quotes). The
 /// key's default is the example: always a value that is accepted (`hang_window = 5` suggested
@@ -202,14 +215,14 @@ fn which_threshold(text: &str) -> Option<String> {
 fn in_words(key: &str, value: &toml::Value, serde_says: &str) -> String {
     let default = default_of(key).unwrap_or_default();
     let number = matches!(value, toml::Value::Integer(_) | toml::Value::Float(_));
-    if key.ends_with("_window") && number {
+    // A duration is written as one by its default ("25s"): windows, and `startup_grace`,
+    // `clear_after` (they got serde's "expected a string").
+    if default.starts_with('"') && number {
         let unit = match value {
             toml::Value::Integer(n) if (1..=3600).contains(n) => format!("; \"{n}s\" for {n}"),
             _ => String::new(),
         };
-        return format!(
-            "a window is a duration in quotes, such as {key} = {default} (its default{unit})"
-        );
+        return format!("a duration in quotes, such as {key} = {default} (its default{unit})");
     }
     let wants_number = ["f32", "f64", "u8", "u16", "u32", "u64", "usize"]
         .iter()
@@ -324,15 +337,25 @@ mod tests {
                 && e.contains("\"30s\""),
             "{e}"
         );
-        // A value of the wrong type says what to write, not serde's "expected f32".
+    }
+
+    /// A value of the wrong type says what to write, not serde's "expected f32", and never
+    /// suggests a value that is then refused.
+    #[test]
+    fn a_value_of_the_wrong_type_says_what_to_write() {
+        let p = Path::new("c.toml");
         for (line, says) in [
             (
                 "hang_window = 60",
-                "hang_window (line 2): a window is a duration in quotes, such as hang_window = \"25s\" (its default; \"60s\" for 60)",
+                "hang_window (line 2): a duration in quotes, such as hang_window = \"25s\" (its default; \"60s\" for 60)",
             ),
             (
                 "hang_window = -5",
-                "hang_window (line 2): a window is a duration in quotes, such as hang_window = \"25s\" (its default)",
+                "hang_window (line 2): a duration in quotes, such as hang_window = \"25s\" (its default)",
+            ),
+            (
+                "startup_grace = 60",
+                "startup_grace (line 2): a duration in quotes, such as startup_grace = \"",
             ),
             (
                 "hang_window = \"-5s\"",
@@ -355,7 +378,7 @@ mod tests {
                 "such as hang_sm_max_pct = 25.0, its default",
             ),
         ] {
-            let e = Config::parse(&format!("[thresholds]\n{line}\n"), &p)
+            let e = Config::parse(&format!("[thresholds]\n{line}\n"), p)
                 .unwrap_err()
                 .to_string();
             assert!(e.contains(says), "{line}: {e}");
@@ -410,6 +433,14 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("clear_after must be at most 1h"), "{e}");
+        // A threshold before any section is told where it goes (helper-30).
+        let e = Config::parse("hang_window = \"60s\"\n", Path::new("c.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("hang_window (line 1) is a threshold: write it under a line `[thresholds]`"),
+            "{e}"
+        );
     }
 
     #[test]
