@@ -72,11 +72,7 @@ impl Recorder {
     /// `--force` that removed the link first deleted `/dev/stdout` for the whole machine).
     pub fn create(path: &Path, header: &Header, overwrite: bool) -> Result<Self, RecordError> {
         let (file, discards): (Box<dyn Write + Send>, bool) = if path == Path::new("-") {
-            let out = std::io::stdout();
-            let discards = std::os::fd::AsFd::as_fd(&out)
-                .try_clone_to_owned()
-                .is_ok_and(|fd| is_dev_null(&std::fs::File::from(fd)));
-            (Box::new(out), discards)
+            (Box::new(std::io::stdout()), stdout_discards())
         } else {
             let file = open_output(path, overwrite)?;
             let discards = is_dev_null(&file);
@@ -186,6 +182,15 @@ fn open_output(path: &Path, overwrite: bool) -> Result<std::fs::File, RecordErro
         opts.create_new(true);
     }
     opts.open(path).map_err(err)
+}
+
+/// Whether standard output is the null device: sent there, or closed (Rust's runtime opens
+/// `/dev/null` in place of a closed descriptor, so every write "succeeds").
+#[must_use]
+pub fn stdout_discards() -> bool {
+    std::os::fd::AsFd::as_fd(&std::io::stdout())
+        .try_clone_to_owned()
+        .is_ok_and(|fd| is_dev_null(&std::fs::File::from(fd)))
 }
 
 /// Whether `file` is the null device, whatever name led to it.

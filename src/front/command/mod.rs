@@ -223,6 +223,13 @@ pub fn snapshot(source: Box<dyn Source>, config: &Config, args: &SnapshotArgs) -
     };
     too_large_to_open(&text, args.markdown, &snap)?;
     if args.output == Some(Path::new("-")) {
+        if crate::format::record::stdout_discards() {
+            // `snapshot -o - >&-` exited 0 with nothing kept and nothing said.
+            eprintln!(
+                "note: standard output is /dev/null (or was closed): the snapshot is not kept; \
+                 name a file with -o"
+            );
+        }
         print!("{text}");
         return Ok(());
     }
