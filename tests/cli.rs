@@ -361,6 +361,18 @@ fn record_into_the_null_device_or_a_closed_stdout_says_nothing_is_kept() {
         !err.contains("kept"),
         "a pipe keeps what it is given: {err}"
     );
+    // A snapshot printed into the null device says so too (helper-30).
+    let o = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
+        .args(["snapshot", "--demo", "--window", "5s", "-o", "-"])
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .stdout(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("the snapshot is not kept"), "{err}");
+    let (code, _, err) = gpuwatch(&["snapshot", "--demo", "--window", "5s", "-o", "-"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("not kept"), "{err}");
 }
 
 /// `snapshot -o r.md.gz` is gzipped Markdown (it was gzipped JSON under a Markdown name), and
