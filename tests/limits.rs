@@ -235,7 +235,7 @@ fn impossible_memory_link_rates_and_clocks_are_refused_too() {
         (
             "sm_clock_mhz",
             serde_json::json!(u32::MAX),
-            "sm_clock_mhz 4294967300 MHz",
+            "sm_clock_mhz 4294967295 MHz",
         ),
     ] {
         let bad = edit(6, &|v| v["devices"][0]["sample"][key] = value.clone());

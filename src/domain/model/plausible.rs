@@ -90,21 +90,17 @@ impl DeviceSample {
                 // a chart of nothing.
                 ("pcie_tx_kib_s", self.pcie_tx_kib_s, 0.0, 1e9, " KiB/s"),
                 ("pcie_rx_kib_s", self.pcie_rx_kib_s, 0.0, 1e9, " KiB/s"),
-                (
-                    "sm_clock_mhz",
-                    self.sm_clock_mhz.map(|c| c as f32),
-                    0.0,
-                    20_000.0,
-                    " MHz",
-                ),
-                (
-                    "mem_clock_mhz",
-                    self.mem_clock_mhz.map(|c| c as f32),
-                    0.0,
-                    20_000.0,
-                    " MHz",
-                ),
             ]);
+        // Integers, said as read (as an f32, 4294967295 MHz read "4294967300 MHz").
+        for (name, clock) in [
+            ("sm_clock_mhz", self.sm_clock_mhz),
+            ("mem_clock_mhz", self.mem_clock_mhz),
+        ] {
+            if let Some(mhz) = clock.filter(|c| *c > 20_000) {
+                let why = format!("{name} {mhz} MHz is impossible (a GPU reports 0 to 20000)");
+                return Some((name, why));
+            }
+        }
         // 1 PiB: a hundred times any GPU's memory, and under what a sum of 64 GPUs overflows.
         if let Some(used) = self.mem_used_bytes.filter(|b| *b > 1 << 50) {
             return Some((
