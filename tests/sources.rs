@@ -789,15 +789,19 @@ impl Source for NvmlShaped {
     }
 }
 
-#[test]
-fn with_an_nvml_shaped_source_every_tick_carries_the_host_side() {
-    let src = NvmlShaped {
+/// A sampler over one GPU as NVML fills it, from its first round.
+fn nvml_shaped_sampler() -> gpuwatch::sampler::Sampler {
+    gpuwatch::sampler::Sampler::new(Box::new(NvmlShaped {
         system: SystemInfo::default(),
         devices: vec![gpuwatch::model::DeviceInfo::default()],
         t_ms: START_MS,
         round: 0,
-    };
-    let mut sampler = gpuwatch::sampler::Sampler::new(Box::new(src));
+    }))
+}
+
+#[test]
+fn with_an_nvml_shaped_source_every_tick_carries_the_host_side() {
+    let mut sampler = nvml_shaped_sampler();
     let mut with_cpu = 0;
     for step in 0..24 {
         sampler.step().unwrap();
@@ -819,13 +823,7 @@ fn with_an_nvml_shaped_source_every_tick_carries_the_host_side() {
 /// recording of it opens again (a replay refuses a line with one).
 #[test]
 fn a_reading_no_gpu_can_give_is_a_gap_in_the_tick_a_replay_would_refuse() {
-    let src = NvmlShaped {
-        system: SystemInfo::default(),
-        devices: vec![gpuwatch::model::DeviceInfo::default()],
-        t_ms: START_MS,
-        round: 0,
-    };
-    let mut sampler = gpuwatch::sampler::Sampler::new(Box::new(src));
+    let mut sampler = nvml_shaped_sampler();
     let mut power = Vec::new();
     for _ in 0..6 {
         sampler.step().unwrap();
