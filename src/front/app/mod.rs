@@ -374,9 +374,19 @@ impl AppState {
         Effect::ReadStacks(pid)
     }
 
+    /// Selects GPU `i`, and in the process table its first process, so that a table too short
+    /// for every row (one row at 80×24) shows the selected GPU's, the one Enter opens.
     fn select_gpu(&mut self, i: usize, store: &Store) {
         self.selected_gpu = i.min(store.history().devices.len().saturating_sub(1));
-        self.selected_process = 0;
+        let gpu = store
+            .history()
+            .devices
+            .get(self.selected_gpu)
+            .map(|d| d.info.index);
+        self.selected_process = process_rows(self, store)
+            .iter()
+            .position(|r| Some(r.gpu) == gpu)
+            .unwrap_or(0);
     }
 
     fn move_selection(&mut self, by: i64, store: &Store) -> Effect {

@@ -364,7 +364,9 @@ fn scroll_mark<'a>(
     mark: &'a mut String,
 ) -> super::border::Border<'a> {
     let _ = match (above, below) {
-        (_, 1..) => write!(mark, " ▼ {below} more (↓) "),
+        // A GPU selected below the top scrolls rows off both ends: say so for both.
+        (1.., 1..) => write!(mark, " ▲ {above} above · ▼ {below} more (↑↓) "),
+        (0, 1..) => write!(mark, " ▼ {below} more (↓) "),
         (1.., 0) => write!(mark, " ▲ {above} above (↑) "),
         _ => return pane,
     };
