@@ -421,6 +421,26 @@ fn a_snapshot_takes_its_format_from_the_name_under_gz_and_refuses_a_contradictio
     assert!(!json_gz.exists());
 }
 
+/// A name with a newline is said quoted on one line ("written to" was split over two), and
+/// `-o a.tar.gz` is refused before sampling (it was gzipped JSON that `tar` then refused).
+#[test]
+fn a_snapshot_name_is_said_on_one_line_and_a_tar_name_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let odd = dir.path().join("a\nb.json");
+    let (code, _, err) = gpuwatch(&["snapshot", "--demo", "-o", odd.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("a\\nb.json\"\n"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(odd.exists());
+
+    let tar = dir.path().join("a.tar.gz");
+    let (code, _, err) = gpuwatch(&["snapshot", "--for", "30s", "-o", tar.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not a tar archive: write -o "), "{err}");
+    assert!(err.trim_end().ends_with("a.json.gz"), "{err}");
+    assert!(!tar.exists());
+}
+
 /// `record -o -` writes to standard output, and a name for a stream (a link to a descriptor,
 /// as `/dev/stdout` is; a FIFO) is written through, `--force` or not. `-o -` once wrote a
 /// file named `-`, and `-o /dev/stdout --force` removed the link and wrote a file in its

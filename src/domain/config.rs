@@ -236,6 +236,14 @@ fn in_words(key: &str, value: &toml::Value, serde_says: &str) -> String {
         {
             format!("a number, written without quotes: {key} = {}", v.trim())
         }
+        toml::Value::String(_) if serde_says.ends_with("is negative") => {
+            let range = if key.ends_with("_window") {
+                "a window is from \"1s\" to \"1h\""
+            } else {
+                "a duration here is from \"0s\" to \"1h\""
+            };
+            format!("{serde_says}; {range}, such as {key} = {default}, its default")
+        }
         _ if wants_number => format!(
             "{value} is not a number this key takes; write one without quotes, such as {key} = \
              {default}, its default"
@@ -360,6 +368,10 @@ mod tests {
             (
                 "hang_window = \"-5s\"",
                 "hang_window (line 2): \"-5s\" is negative; a window is from \"1s\" to \"1h\"",
+            ),
+            (
+                "startup_grace = \"-5s\"",
+                "startup_grace (line 2): \"-5s\" is negative; a duration here is from \"0s\" to \"1h\", such as startup_grace = \"5s\", its default",
             ),
             (
                 "hang_sm_max_pct = \"25\"",

@@ -19,6 +19,20 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// A file name for a message of one line: as it is when plain, else quoted with its control
+/// characters escaped as Rust writes them (`"a\nb.json"`), which shows the name that was
+/// used and cannot move the cursor (a newline in `-o` split "written to" over two lines).
+#[must_use]
+pub fn path_shown(path: &std::path::Path) -> String {
+    let name = path.display().to_string();
+    if name.chars().any(|c| c.is_control() || is_bidi(c)) {
+        // Debug escapes C0, C1, DEL and the bidirectional controls as \u{…}.
+        format!("{name:?}")
+    } else {
+        name
+    }
+}
+
 /// The bidirectional controls that reorder what a terminal or a browser shows ("Trojan Source"):
 /// the embeddings, overrides and isolates, and the marks.
 #[must_use]
@@ -471,6 +485,18 @@ fn in_short_code(line: &str, sp: usize) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A name with a newline or an escape is quoted and escaped, never printed raw.
+    #[test]
+    fn a_path_is_shown_on_one_line() {
+        use std::path::Path;
+        assert_eq!(path_shown(Path::new("dir/r.json")), "dir/r.json");
+        assert_eq!(path_shown(Path::new("a\nb.json")), "\"a\\nb.json\"");
+        assert_eq!(
+            path_shown(Path::new("x\u{1b}]52;c\u{7}\u{202e}.md")),
+            "\"x\\u{1b}]52;c\\u{7}\\u{202e}.md\""
+        );
+    }
 
     #[test]
     fn a_span_written_like_a_longer_one_takes_its_units() {

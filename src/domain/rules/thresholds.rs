@@ -57,9 +57,8 @@ pub mod dur {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
         let s = String::deserialize(d)?;
         if s.trim_start().starts_with('-') {
-            return Err(serde::de::Error::custom(format!(
-                "\"{s}\" is negative; a window is from \"1s\" to \"1h\", such as \"30s\""
-            )));
+            // The key is not known here: the config's `in_words` says what range it takes.
+            return Err(serde::de::Error::custom(format!("\"{s}\" is negative")));
         }
         // humantime alone says "expected number at 0": name what was given and what works.
         humantime::parse_duration(&s).map_err(|e| {

@@ -41,7 +41,7 @@ pub fn record(
     let to = if out == Path::new("-") {
         "standard output".to_string()
     } else {
-        crate::text::printable(&out.display().to_string()).into_owned()
+        crate::text::path_shown(out)
     };
     // The rules run beside the recording only to say whose stacks to read, as the monitor
     // does, so that a replay of the file judges with the evidence the live run had.
@@ -315,7 +315,7 @@ fn write_snapshot(text: &str, args: &SnapshotArgs, taken_at_ms: u64) -> Result<S
     if std::fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
         // A device or a pipe named on purpose (`-o /dev/stdout`): written into, as `tee`
         // would; there is no file there to keep (it once wrote /dev/full-1 beside it).
-        let shown = crate::text::printable(&path.display().to_string()).into_owned();
+        let shown = crate::text::path_shown(path);
         std::fs::OpenOptions::new()
             .write(true)
             .open(path)
@@ -330,14 +330,11 @@ fn write_snapshot(text: &str, args: &SnapshotArgs, taken_at_ms: u64) -> Result<S
     } else {
         format!(
             " ({} exists; snapshots never overwrite)",
-            crate::text::printable(&path.display().to_string())
+            crate::text::path_shown(path)
         )
     };
     // A name holding ESC is shown, not obeyed by the terminal.
-    Ok(format!(
-        "{}{renamed}",
-        crate::text::printable(&written.display().to_string())
-    ))
+    Ok(format!("{}{renamed}", crate::text::path_shown(&written)))
 }
 
 /// Standard output that cannot be written (`> /dev/full`, a full disk) is an error the user

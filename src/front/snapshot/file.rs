@@ -150,6 +150,14 @@ pub fn bytes_for(path: &Path, text: &str) -> Vec<u8> {
 /// `.md.gz`), else JSON. A format the name contradicts (`-o r.json.gz --format md`) is refused
 /// before anything is sampled: that file would open as neither.
 pub fn markdown_wanted(output: Option<&Path>, format: Option<&str>) -> Result<bool, String> {
+    // `-o a.tar.gz` was written as gzipped JSON that `tar` then refused.
+    if let Some(path) = output.filter(|p| is_tar_name(p) && !p.is_dir()) {
+        return Err(format!(
+            "-o {}: a snapshot is one JSON or Markdown file, not a tar archive: write -o {}",
+            shown(path),
+            shown(&renamed(path, format.unwrap_or("json"))),
+        ));
+    }
     let named = output.and_then(named_format);
     match (format, named) {
         (None, named) => Ok(named == Some("md")),
@@ -186,6 +194,12 @@ fn named_format(path: &Path) -> Option<&'static str> {
     }
 }
 
+fn is_tar_name(path: &Path) -> bool {
+    [".tar", ".tar.gz", ".tgz"]
+        .iter()
+        .any(|suffix| name_ends_with(path, suffix))
+}
+
 /// Whether the file name ends in `suffix`, in any case: `Path::extension` sees none in a name
 /// that is only one (`-o .gz` was written plain, `-o .md` as JSON).
 fn name_ends_with(path: &Path, suffix: &str) -> bool {
@@ -220,7 +234,7 @@ fn renamed(path: &Path, format: &str) -> PathBuf {
 }
 
 fn shown(path: &Path) -> String {
-    crate::text::printable(&path.display().to_string()).into_owned()
+    crate::text::path_shown(path)
 }
 
 /// The extension a snapshot JSON of this size gets when gpuwatch names the file.
@@ -275,7 +289,10 @@ fn in_the_monitor(e: SnapshotError, set: bool) -> anyhow::Error {
             // The folder named whole: "." says nothing of where the monitor was started.
             let dir = std::path::absolute(&dir).unwrap_or(dir);
             let verb = if set { "check" } else { "set" };
-            anyhow::anyhow!("{}: {cause} ({verb} GPUWATCH_SNAPSHOT_DIR)", dir.display())
+            anyhow::anyhow!(
+                "{}: {cause} ({verb} GPUWATCH_SNAPSHOT_DIR)",
+                crate::text::path_shown(&dir)
+            )
         }
         other @ SnapshotError::Read { .. } => other.into(),
     }
@@ -289,7 +306,10 @@ fn written_message(json: &Path, md: &Path) -> String {
     // The Markdown is the JSON's twin unless its own name was taken and it got a suffix.
     let twin = stem(json).is_some_and(|s| !s.is_empty() && md_name == format!("{s}.md"));
     let md_shown = if twin { ".md".into() } else { md_name };
-    format!("snapshot written: {} + {md_shown}", json.display())
+    format!(
+        "snapshot written: {} + {md_shown}",
+        crate::text::path_shown(json)
+    )
 }
 
 /// A snapshot file's name before its first dot: "gpuwatch-snapshot-20261201-102444-2" for
@@ -317,6 +337,13 @@ mod tests {
         assert!(err.contains("write -o out/r2.md.gz"), "{err}");
         let err = md("r3.MD", Some("json")).unwrap_err();
         assert!(err.contains("write -o r3.json,"), "{err}");
+        let err = md("out/a.tar.gz", None).unwrap_err();
+        assert!(
+            err.contains("not a tar archive: write -o out/a.json.gz"),
+            "{err}"
+        );
+        let err = md("a.TGZ", Some("md")).unwrap_err();
+        assert!(err.contains("write -o a.md"), "{err}");
     }
 
     #[test]
