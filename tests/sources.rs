@@ -281,6 +281,21 @@ fn a_torn_header_is_said_torn_not_a_snapshot() {
     }
 }
 
+/// A reading of the wrong type names its field, not only a column of a long line.
+#[test]
+fn a_reading_of_the_wrong_type_names_its_field() {
+    let (text, _) = recorded_text(2);
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    lines[3] = lines[3].replacen("\"temp_c\":", "\"temp_c\":\"hot\",\"x\":", 1);
+    let err = replay_text(&(lines.join("\n") + "\n"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("corrupt tick (devices[0].sample.temp_c: invalid type: string \"hot\""),
+        "{err}"
+    );
+}
+
 #[test]
 fn corrupt_line_names_file_and_line() {
     let (text, _) = recorded_text(2);
@@ -292,7 +307,9 @@ fn corrupt_line_names_file_and_line() {
     assert!(err.starts_with("rec.jsonl:4: corrupt tick"), "{err}");
     // What to do about it.
     assert!(
-        err.ends_with("corrupt tick (expected value, at column 26); delete line 4 to read past it"),
+        err.ends_with(
+            "corrupt tick (devices[0]: expected value, at column 26); delete line 4 to read past it"
+        ),
         "{err}"
     );
     // A line cut in half (a copy torn mid-file) inside a string or between values: said cut
