@@ -151,14 +151,15 @@ pub fn bytes_for(path: &Path, text: &str) -> Vec<u8> {
 /// before anything is sampled: that file would open as neither.
 pub fn markdown_wanted(output: Option<&Path>, format: Option<&str>) -> Result<bool, String> {
     // `-o a.tar.gz` was written as gzipped JSON that `tar` then refused.
-    if let Some(path) = output.filter(|p| is_tar_name(p) && !p.is_dir()) {
+    if let Some(path) = output.filter(|p| is_tar_name(p) && !is_folder(p)) {
         return Err(format!(
             "-o {}: a snapshot is one JSON or Markdown file, not a tar archive: write -o {}",
             shown(path),
             shown(&renamed(path, format.unwrap_or("json"))),
         ));
     }
-    let named = output.and_then(named_format);
+    // A folder's name says nothing of the format of the file made in it (`-o x.json/`).
+    let named = output.filter(|p| !is_folder(p)).and_then(named_format);
     match (format, named) {
         (None, named) => Ok(named == Some("md")),
         (Some(asked), Some(named)) if asked != named => {
@@ -192,6 +193,11 @@ fn named_format(path: &Path) -> Option<&'static str> {
     } else {
         None
     }
+}
+
+/// A folder that is there, or a name written as one (`-o out.json/`).
+fn is_folder(path: &Path) -> bool {
+    path.is_dir() || path.as_os_str().as_encoded_bytes().ends_with(b"/")
 }
 
 fn is_tar_name(path: &Path) -> bool {
@@ -337,6 +343,9 @@ mod tests {
         assert!(err.contains("write -o out/r2.md.gz"), "{err}");
         let err = md("r3.MD", Some("json")).unwrap_err();
         assert!(err.contains("write -o r3.json,"), "{err}");
+        // A folder's name is no format: the file made in it takes --format's.
+        assert_eq!(md("x.json/", Some("md")), Ok(true));
+        assert_eq!(md("x.md/", None), Ok(false));
         let err = md("out/a.tar.gz", None).unwrap_err();
         assert!(
             err.contains("not a tar archive: write -o out/a.json.gz"),
