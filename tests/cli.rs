@@ -883,8 +883,8 @@ fn no_header_with_json_lines_is_a_usage_error() {
 }
 
 /// Loads `gpuwatch completions SH` into that shell and returns what it offers after
-/// `gpuwatch se<TAB>` (zsh: that the script defines its completion function).
-fn completion_offer(sh: &str) -> String {
+/// `gpuwatch WORDS<TAB>` (zsh: that the script defines its completion function).
+fn completion_offer(sh: &str, words: &str) -> String {
     let shell = common::require(sh);
     let dir = tempfile::tempdir().unwrap();
     let (code, script, err) = gpuwatch(&["completions", sh]);
@@ -893,9 +893,17 @@ fn completion_offer(sh: &str) -> String {
     std::fs::write(&file, &script).unwrap();
     let f = file.display();
     let script = match sh {
-        "bash" => format!("source {f}; COMP_WORDS=(gpuwatch se); COMP_CWORD=1; COMP_LINE='gpuwatch se'; COMP_POINT=11; _gpuwatch gpuwatch se gpuwatch; printf '%s\\n' \"${{COMPREPLY[@]}}\""),
+        "bash" => {
+            let line = format!("gpuwatch {words}");
+            let (n, point) = (words.split(' ').count(), line.len());
+            let (last, before) = (
+                words.rsplit(' ').next().unwrap_or_default(),
+                line.rsplit(' ').nth(1).unwrap_or_default(),
+            );
+            format!("source {f}; COMP_WORDS=({line}); COMP_CWORD={n}; COMP_LINE='{line}'; COMP_POINT={point}; _gpuwatch gpuwatch {last} {before}; printf '%s\\n' \"${{COMPREPLY[@]}}\"")
+        }
         "zsh" => format!("autoload -U compinit; compinit -u -D; source {f}; whence -w _gpuwatch"),
-        "fish" => format!("source {f}; complete -C 'gpuwatch se'"),
+        "fish" => format!("source {f}; complete -C 'gpuwatch {words}'"),
         _ => unreachable!(),
     };
     let out = Command::new(shell).args(["-c", &script]).output().unwrap();
@@ -907,22 +915,28 @@ fn completion_offer(sh: &str) -> String {
 
 #[test]
 fn bash_loads_its_completion_script_and_completes_the_commands() {
-    let out = completion_offer("bash");
+    let out = completion_offer("bash", "se");
     assert!(out.contains("serve"), "bash offers no `serve`: {out}");
+    // `query --fields` offers the field names.
+    let out = completion_offer("bash", "query --fields util");
+    assert!(out.contains("utilization.gpu"), "{out}");
+    assert!(!out.contains("timestamp"), "{out}");
 }
 
 #[test]
 #[ignore = "needs zsh: .ci/run installs it"]
 fn zsh_loads_its_completion_script() {
-    let out = completion_offer("zsh");
+    let out = completion_offer("zsh", "se");
     assert!(out.contains("_gpuwatch: function"), "{out}");
 }
 
 #[test]
 #[ignore = "needs fish: .ci/run installs it"]
 fn fish_loads_its_completion_script_and_completes_the_commands() {
-    let out = completion_offer("fish");
+    let out = completion_offer("fish", "se");
     assert!(out.contains("serve"), "fish offers no `serve`: {out}");
+    let out = completion_offer("fish", "query --fields util");
+    assert!(out.contains("utilization.gpu"), "{out}");
 }
 
 /// The page itself, without `man`: a section per command, the environment, the exit statuses

@@ -361,7 +361,7 @@ pub enum Command {
         /// gpm.sm_active, gpm.tensor_active, findings (the rules judge over windows of 10 s and
         /// more: a one-shot query lists none yet; --watch does once they are judged),
         /// mig.instance, mig.profile (a MIG instance's GPU:GI and profile, else N/A).
-        #[arg(long, value_delimiter = ',')]
+        #[arg(long, value_delimiter = ',', value_parser = FieldName, hide_possible_values = true)]
         fields: Vec<String>,
         /// Print again every this long (at least --interval) until stopped; flushed each time.
         #[arg(long, value_parser = parse_duration)]
@@ -384,6 +384,31 @@ pub enum Command {
     },
     /// Print the manual page (roff): `gpuwatch man > gpuwatch.1; man -l gpuwatch.1`.
     Man,
+}
+
+/// A `--fields` name: taken as written (the query says which are unknown, with the list, and
+/// trims the space after a comma), and offered by the shell completions.
+#[derive(Clone)]
+struct FieldName;
+
+impl clap::builder::TypedValueParser for FieldName {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        _: &clap::Command,
+        _: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        Ok(value.to_string_lossy().into_owned())
+    }
+
+    fn possible_values(
+        &self,
+    ) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        let names = crate::query::field_names().into_iter();
+        Some(Box::new(names.map(clap::builder::PossibleValue::new)))
+    }
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
