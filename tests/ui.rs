@@ -1031,6 +1031,58 @@ fn a_gpu_is_judging_not_ok_until_the_rules_windows_are_covered() {
     assert!(!screen.contains("judging"), "{screen}");
 }
 
+/// GPUs numbered past two digits (a recording's GPU 1234): each number takes its room from the
+/// name, and every other column stays under its heading, at 80 columns and at 160.
+#[test]
+fn wide_gpu_numbers_keep_the_columns_under_their_headings() {
+    struct Wide(
+        Vec<gpuwatch::model::DeviceInfo>,
+        gpuwatch::model::SystemInfo,
+    );
+    impl gpuwatch::model::Describe for Wide {
+        fn origin(&self) -> gpuwatch::model::Origin<'_> {
+            gpuwatch::model::Origin {
+                system: &self.1,
+                devices: &self.0,
+                interval: std::time::Duration::from_millis(250),
+                label: "replay: wide.jsonl".into(),
+                pids_are_local: false,
+                replay: true,
+            }
+        }
+    }
+    let (mut infos, ticks) = sim_ticks(Scenario::Mixed, 4, 5, START_MS);
+    for (info, index) in infos.iter_mut().zip([1234, 7, 99999, 3]) {
+        info.index = index;
+    }
+    let wide = Wide(infos, gpuwatch::model::SystemInfo::default());
+    let mut store = Store::new(
+        &wide,
+        std::time::Duration::from_secs(900),
+        Thresholds::default(),
+    )
+    .unwrap();
+    for t in &ticks {
+        store.absorb(t, gpuwatch::model::SelfCost::default());
+    }
+    for (w, h) in [(80, 24), (160, 48)] {
+        let screen = text(&draw(&mut AppState::new(true), &store, w, h));
+        let lines: Vec<&str> = screen.lines().collect();
+        let head = lines.iter().position(|l| l.contains("# NAME")).unwrap();
+        let column = |l: &str| l.chars().position(|c| c == '%');
+        let rows = &lines[head + 1..head + 5];
+        let first = column(rows[1]);
+        assert!(first.is_some(), "{screen}");
+        for row in rows {
+            assert_eq!(column(row), first, "{w}x{h}: {row}\n{screen}");
+        }
+        assert!(
+            rows[0].contains("1234 H2") && rows[2].contains("99999 H"),
+            "{screen}"
+        );
+    }
+}
+
 #[test]
 fn findings_show_on_their_own_gpu_when_indices_are_not_positions() {
     // A recording of a subset of a node's GPUs, listed in another order: NVML indices 107

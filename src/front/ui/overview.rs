@@ -439,7 +439,11 @@ fn ident(pen: &mut Pen, dev: &DeviceHistory, wide: bool, name_w: usize) {
     let Some(m) = &dev.info.mig else {
         // `*` marks a simulated GPU (the demo), as the header says.
         let name = dev.info.name.trim_start_matches("NVIDIA ");
+        let start = pen.text.len();
         let _ = write!(pen.text, "{:>2} ", dev.info.index);
+        // A number wider than the header's two digits (a recording's GPU 1234) takes its
+        // room from the name, so that the columns after it stay under their headings.
+        let name_w = name_w.saturating_sub((pen.text.len() - start).saturating_sub(3));
         match name.strip_suffix(" (simulated)") {
             Some(stem) => super::pen::with_strings(|[marked]| {
                 marked.push_str(stem);
