@@ -247,7 +247,7 @@ fn a_frame_at_80_by_24_allocates_nothing() {
 /// nothing.
 #[test]
 fn a_frame_of_the_process_view_allocates_nothing() {
-    let keys = [Key::Tab, Key::Tab, Key::Enter];
+    let keys = [Key::Tab, Key::Tab, Key::Home, Key::Enter];
     for size in [(200, 50), (80, 24)] {
         let (allocs, _, screen) = drawn_after(&keys, 40, size);
         eprintln!("process view at {size:?}: {allocs} allocations in 40 frames");

@@ -180,7 +180,7 @@ fn main_screen_h200_replay_during_starved_loader_80x24() {
 fn process_view_80x24_and_160x48() {
     let obs = observed_sim(Scenario::Mixed, 8, 45);
     let mut st = AppState::new(true);
-    keys(&mut st, &obs, &[Key::Tab, Key::Tab, Key::Enter]);
+    keys(&mut st, &obs, &[Key::Tab, Key::Tab, Key::Home, Key::Enter]);
     assert!(matches!(st.view, View::Process { .. }));
     // The header whole at 80×24: its energy line wraps onto a row of its own rather than
     // being cut for the lower panes (it lost its job's "kJ, 3 ranks" until 2026-12-05), and
@@ -303,7 +303,7 @@ fn process_view_says_what_the_process_runs_with() {
         obs.absorb(t, gpuwatch::model::SelfCost::default());
     }
     let mut st = AppState::new(true);
-    keys(&mut st, &obs, &[Key::Tab, Key::Tab, Key::Enter]);
+    keys(&mut st, &obs, &[Key::Tab, Key::Tab, Key::Home, Key::Enter]);
     let screen = text(&draw(&mut st, &obs, 160, 48));
     for line in [
         "│settings  CUDA_LAUNCH_BLOCKING=1 · OMP_NUM_THREADS=4",
@@ -589,7 +589,11 @@ fn signal_prompt_asks_first_and_offers_term_int_kill() {
     }
     let obs = &store;
     let mut st = AppState::new(true);
-    keys(&mut st, obs, &[Key::Tab, Key::Tab, Key::Char('K')]);
+    keys(
+        &mut st,
+        obs,
+        &[Key::Tab, Key::Tab, Key::Home, Key::Char('K')],
+    );
     assert_eq!(st.kill.as_ref().unwrap().pid, 10_000);
     let screen = text(&draw(&mut st, obs, 80, 24));
     assert!(
@@ -618,7 +622,11 @@ fn signal_prompt_asks_first_and_offers_term_int_kill() {
     assert!(st.status.as_deref().unwrap().contains("not permitted"));
     let mut demo = AppState::new(true);
     let obs = observed_sim(Scenario::Healthy, 1, 5);
-    keys(&mut demo, &obs, &[Key::Tab, Key::Tab, Key::Char('K')]);
+    keys(
+        &mut demo,
+        &obs,
+        &[Key::Tab, Key::Tab, Key::Home, Key::Char('K')],
+    );
     assert!(demo.kill.is_none());
     assert_eq!(
         demo.status.as_deref(),
@@ -640,7 +648,11 @@ fn signal_prompt_asks_first_and_offers_term_int_kill() {
     }
     assert!(replay.source_label().contains('/'));
     let mut st = AppState::new(true);
-    keys(&mut st, &replay, &[Key::Tab, Key::Tab, Key::Char('K')]);
+    keys(
+        &mut st,
+        &replay,
+        &[Key::Tab, Key::Tab, Key::Home, Key::Char('K')],
+    );
     let said = st.status.clone().unwrap();
     assert!(said.starts_with("no signal sent: pid "), "{said}");
     assert!(
@@ -1029,6 +1041,76 @@ fn a_gpu_is_judging_not_ok_until_the_rules_windows_are_covered() {
     let screen = text(&draw(&mut state, obs, 120, 40));
     assert!(screen.contains("‼ HANG"), "{screen}");
     assert!(!screen.contains("judging"), "{screen}");
+}
+
+/// The process table's cursor stays on its process when a sort moves the rows (it stayed on
+/// the row, and Enter or K then acted on another process), and a click on a table scrolled to
+/// the selected GPU picks the row under it.
+#[test]
+fn the_process_cursor_follows_its_process_through_a_sort_and_a_click_takes_the_row_shown() {
+    let obs = observed_sim(Scenario::Mixed, 8, 45);
+    let mut st = AppState::new(true);
+    keys(
+        &mut st,
+        &obs,
+        &[Key::Tab, Key::Tab, Key::Home, Key::Down, Key::Down],
+    );
+    let picked = st.selected_row(&obs).unwrap().process.pid;
+    let row = st.selected_process;
+    keys(&mut st, &obs, &[Key::Char('s')]);
+    assert_eq!(st.selected_row(&obs).unwrap().process.pid, picked);
+    let screen = text(&draw(&mut st, &obs, 160, 48));
+    let moved = gpuwatch::app::process_rows(&st, &obs)
+        .iter()
+        .position(|r| r.process.pid == picked)
+        .unwrap();
+    assert_ne!(
+        moved, row,
+        "the sort did not move the row: the test shows nothing"
+    );
+    keys(&mut st, &obs, &[Key::Enter]);
+    assert!(
+        matches!(st.view, View::Process { pid, .. } if pid == picked),
+        "{screen}"
+    );
+
+    // 80×24 with GPU 5 selected shows one row, GPU 5's: a click on it takes that process.
+    let mut st = AppState::new(true);
+    keys(&mut st, &obs, &[Key::Char('5')]);
+    let screen = text(&draw(&mut st, &obs, 80, 24));
+    let (top, n) = st.hits.processes;
+    assert_eq!(n, 1, "{screen}");
+    st.update(
+        Action::Click {
+            column: 10,
+            row: top,
+        },
+        &obs,
+    );
+    let row = st.selected_row(&obs).unwrap();
+    assert_eq!((row.gpu, row.process.pid), (5, 10050), "{screen}");
+}
+
+/// Enter on a GPU whose processes the filter hides, or whose processes run in its MIG
+/// instances, says so (both said "no process on GPU N").
+#[test]
+fn enter_on_a_gpu_says_why_it_opens_no_process() {
+    let obs = observed_sim(Scenario::Mixed, 8, 45);
+    let mut st = AppState::new(true);
+    let typed: Vec<Key> = "/zzz".chars().map(Key::Char).chain([Key::Enter]).collect();
+    keys(&mut st, &obs, &typed);
+    keys(&mut st, &obs, &[Key::Char('3'), Key::Enter]);
+    assert_eq!(
+        st.status.as_deref(),
+        Some("no process on GPU 3 matches the filter \"zzz\" (/ then Esc clears it)")
+    );
+    let obs = observed_sim(Scenario::Mig, 2, 40);
+    let mut st = AppState::new(true);
+    keys(&mut st, &obs, &[Key::Char('0'), Key::Enter]);
+    assert_eq!(
+        st.status.as_deref(),
+        Some("GPU 0 is split into MIG instances: select one (0:…) to open its processes")
+    );
 }
 
 /// GPUs numbered past two digits (a recording's GPU 1234): each number takes its room from the

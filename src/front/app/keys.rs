@@ -174,6 +174,7 @@ impl AppState {
             Key::Char(c) if self.filter.len() < 64 => {
                 self.filter.push(c);
                 self.selected_process = 0;
+                self.selected_pid = None;
             }
             _ => {}
         }

@@ -7,7 +7,8 @@ mod processes;
 mod signal;
 
 pub use processes::{
-    find_process, process_rows, process_rows_into, short_command, write_short_command, ProcessRow,
+    find_process, process_cursor, process_rows, process_rows_into, short_command,
+    write_short_command, ProcessRow,
 };
 pub use signal::KillPrompt;
 
@@ -169,6 +170,8 @@ pub struct HitAreas {
     /// The position of the GPU in the overview's first row.
     pub overview_first: usize,
     pub processes: (u16, u16),
+    /// The position of the process in the table's first row.
+    pub processes_first: usize,
     /// The largest useful scroll offset, in lines, of the findings pane, the process view's
     /// findings and the help overlay.
     pub findings_max: usize,
@@ -188,7 +191,11 @@ pub struct AppState {
     pub view: View,
     pub focus: Pane,
     pub selected_gpu: usize,
+    /// The process table's cursor: the row it was last put on, and that row's process
+    /// (GPU, pid), which it follows when a sort or new readings move the rows
+    /// (`process_cursor`). No process yet: the selected GPU's first.
     pub selected_process: usize,
+    pub selected_pid: Option<(u32, u32)>,
     /// Scroll offsets in lines: the findings pane, the process view's findings, the help.
     pub findings_scroll: usize,
     pub process_scroll: usize,
@@ -244,6 +251,7 @@ impl AppState {
             focus: Pane::Overview,
             selected_gpu: 0,
             selected_process: 0,
+            selected_pid: None,
             findings_scroll: 0,
             process_scroll: 0,
             help_scroll: 0,
@@ -374,19 +382,18 @@ impl AppState {
         Effect::ReadStacks(pid)
     }
 
-    /// Selects GPU `i`, and in the process table its first process, so that a table too short
-    /// for every row (one row at 80×24) shows the selected GPU's, the one Enter opens.
+    /// Selects GPU `i`; the process table's cursor goes to its first process
+    /// (`process_cursor`).
     fn select_gpu(&mut self, i: usize, store: &Store) {
         self.selected_gpu = i.min(store.history().devices.len().saturating_sub(1));
-        let gpu = store
-            .history()
-            .devices
-            .get(self.selected_gpu)
-            .map(|d| d.info.index);
-        self.selected_process = process_rows(self, store)
-            .iter()
-            .position(|r| Some(r.gpu) == gpu)
-            .unwrap_or(0);
+        self.selected_process = 0;
+        self.selected_pid = None;
+    }
+
+    /// Puts the process table's cursor on row `i` of `rows`, and on its process.
+    fn put_cursor(&mut self, i: usize, rows: &[ProcessRow]) {
+        self.selected_process = i;
+        self.selected_pid = rows.get(i).map(|r| (r.gpu, r.process.pid));
     }
 
     fn move_selection(&mut self, by: i64, store: &Store) -> Effect {
@@ -409,8 +416,9 @@ impl AppState {
                 self.process_scroll = step(self.process_scroll, self.hits.process_findings_max + 1);
             }
             (View::Main, Pane::Processes) => {
-                self.selected_process =
-                    step(self.selected_process, process_rows(self, store).len());
+                let rows = process_rows(self, store);
+                let i = step(process_cursor(self, store, &rows), rows.len());
+                self.put_cursor(i, &rows);
             }
             _ => {}
         }
@@ -421,7 +429,7 @@ impl AppState {
     #[must_use]
     pub fn selected_row<'a>(&self, store: &'a Store) -> Option<ProcessRow<'a>> {
         let rows = process_rows(self, store);
-        let i = self.selected_process.min(rows.len().saturating_sub(1));
+        let i = process_cursor(self, store, &rows);
         rows.into_iter().nth(i)
     }
 
@@ -444,11 +452,7 @@ impl AppState {
                 let gpu = dev.info.index;
                 let first = process_rows(self, store).into_iter().find(|r| r.gpu == gpu);
                 if first.is_none() {
-                    self.status = Some(if dev.status == crate::model::DeviceStatus::Ok {
-                        format!("no process on GPU {gpu}")
-                    } else {
-                        format!("GPU {gpu} is lost: NVML no longer lists its processes")
-                    });
+                    self.status = Some(processes::why_none(self, store, dev));
                 }
                 first.map(|r| (r.gpu, r.process.pid))
             }
@@ -470,8 +474,10 @@ impl AppState {
         let (top, n) = self.hits.processes;
         if self.view == View::Main && row >= top && row < top + n {
             self.focus = Pane::Processes;
-            let len = process_rows(self, store).len();
-            self.selected_process = ((row - top) as usize).min(len.saturating_sub(1));
+            // The row under the click, counted from the first the table showed (it scrolls).
+            let rows = process_rows(self, store);
+            let i = self.hits.processes_first + (row - top) as usize;
+            self.put_cursor(i.min(rows.len().saturating_sub(1)), &rows);
         }
     }
 }

@@ -140,3 +140,51 @@ pub fn write_short_command(h: &HostProcess, out: &mut String) {
         }
     }
 }
+
+/// Why Enter on GPU `dev` opens no process, as the status line says it: none runs there, the
+/// filter hides them ("no process on GPU 3" was said of one filtered out), its processes run
+/// in its MIG instances, or the GPU is lost.
+#[must_use]
+pub fn why_none(state: &AppState, store: &Store, dev: &crate::history::DeviceHistory) -> String {
+    let gpu = dev.info.index;
+    if dev.status != crate::model::DeviceStatus::Ok {
+        return format!("GPU {gpu} is lost: NVML no longer lists its processes");
+    }
+    let devices = &store.history().devices;
+    if !dev.processes.is_empty() && !state.filter.is_empty() {
+        return format!(
+            "no process on GPU {gpu} matches the filter \"{}\" (/ then Esc clears it)",
+            crate::text::one_line(&state.filter, 40)
+        );
+    }
+    let split = devices
+        .iter()
+        .any(|d| d.info.mig.as_ref().is_some_and(|m| m.parent == gpu));
+    if split {
+        return format!(
+            "GPU {gpu} is split into MIG instances: select one ({gpu}:…) to open its processes"
+        );
+    }
+    format!("no process on GPU {gpu}")
+}
+
+/// The row of `rows` the cursor is on: its process's, wherever a sort or new readings moved it;
+/// the row it was put on when that process is gone; before any was chosen, the selected GPU's
+/// first process, so that a table too short for every row (one row at 80×24) shows the
+/// selected GPU's, the one Enter opens.
+#[must_use]
+pub fn process_cursor(state: &AppState, store: &Store, rows: &[ProcessRow]) -> usize {
+    let last = rows.len().saturating_sub(1);
+    if let Some((gpu, pid)) = state.selected_pid {
+        let at = rows
+            .iter()
+            .position(|r| r.gpu == gpu && r.process.pid == pid);
+        return at.unwrap_or(state.selected_process.min(last));
+    }
+    let gpu = store
+        .history()
+        .devices
+        .get(state.selected_gpu)
+        .map(|d| d.info.index);
+    rows.iter().position(|r| Some(r.gpu) == gpu).unwrap_or(0)
+}

@@ -195,11 +195,12 @@ fn main_screen(
         (a, b)
     };
     let findings_max = findings::render(frame, find_area, state, store, theme);
-    let proc_rows = processes::render(frame, proc_area, state, store, theme);
+    let (proc_rows, processes_first) = processes::render(frame, proc_area, state, store, theme);
     HitAreas {
         overview: (drawn.top, drawn.rows),
         overview_first: drawn.first,
         processes: (proc_area.y + 2, proc_rows),
+        processes_first,
         findings_max,
         chart_points,
         ..HitAreas::default()

@@ -73,14 +73,14 @@ fn nothing_to_list(rows: &[ProcessRow], state: &AppState, store: &Store) -> Opti
     None
 }
 
-/// Draws the table; returns how many process rows are visible.
+/// Draws the table; returns how many process rows are visible, and the first one's position.
 pub fn render(
     frame: &mut Frame,
     area: Rect,
     state: &AppState,
     store: &Store,
     theme: &Theme,
-) -> u16 {
+) -> (u16, usize) {
     KEPT_ROWS.with_borrow_mut(|kept| {
         // The rows' `Vec` is kept from frame to frame; it is empty between frames and holds
         // rows of this frame's store only while this frame draws.
@@ -112,8 +112,8 @@ thread_local! {
     static KEPT_ROWS: std::cell::RefCell<Vec<ProcessRow<'static>>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// The table of `rows` under `title`, or why there is none; returns how many rows are visible,
-/// and the scratch strings back.
+/// The table of `rows` under `title`, or why there is none; returns how many rows are visible
+/// and the position of the first, and the scratch strings back.
 fn draw(
     frame: &mut Frame,
     area: Rect,
@@ -121,7 +121,7 @@ fn draw(
     rows: &[ProcessRow],
     title: &str,
     scratch: (String, String),
-) -> (u16, (String, String)) {
+) -> ((u16, usize), (String, String)) {
     let focused = state.focus == Pane::Processes;
     let inner = super::border::Border::inner(area);
     if let Some(msg) = nothing_to_list(rows, state, store) {
@@ -131,10 +131,10 @@ fn draw(
                 .wrap(ratatui::widgets::Wrap { trim: true }),
             area,
         );
-        return (0, scratch);
+        return ((0, 0), scratch);
     }
     let visible = inner.height.saturating_sub(1) as usize;
-    let selected = state.selected_process.min(rows.len() - 1);
+    let selected = crate::app::process_cursor(state, store, rows);
     let first = super::overview::scroll_start(selected, visible, rows.len());
     let below = rows.len().saturating_sub(first + visible);
     super::pen::with_strings(|[mark]| {
@@ -171,7 +171,7 @@ fn draw(
         let style = (first + i == selected && focused).then(|| theme.selected());
         Some((r, style))
     });
-    (visible.min(rows.len() - first) as u16, scratch)
+    ((visible.min(rows.len() - first) as u16, first), scratch)
 }
 
 /// Whether the CONTAINER column fits beside `columns` in `width` cells with the command's ten:
