@@ -1,9 +1,9 @@
 #!/bin/bash
-# Run 84 (#28): the build of de38d60 (this session: the process table follows the selected GPU,
+# Run 84 (#28): the build of 6e44ea6 (this session: the process cursor follows its process,
 # messages; no change on a hot path) in the issue's own harness beside every peer in one run,
 # then the steady pairs against fb5ed80 at 100 ms and for serve, then a live `diagnose` beside
 # the bench's load (the powercap rule's default-limit check of 2026-12-06 had run on no GPU).
-# NEW = gw-new15 = de38d60, OLD = gw-prev = fb5ed80. Each part writes its own file as it ends.
+# NEW = gw-new15 = 6e44ea6, OLD = gw-prev = fb5ed80. Each part writes its own file as it ends.
 NEW=.device/bins/gw-new15 OLD=.device/bins/gw-prev
 nvidia-smi --query-gpu=name,driver_version,power.limit,power.default_limit --format=csv > "$OUT/gpu.txt"
 NVTOP=/tmp/nvtop/usr/bin/nvtop
