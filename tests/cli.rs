@@ -279,6 +279,55 @@ fn edited(
     std::fs::write(to, lines.join("\n") + "\n").unwrap();
 }
 
+/// A tick earlier than the one before it says how to split the file, and what it says works
+/// as it is written: the part after the split keeps the header (`tail` alone was refused as
+/// "not a gpuwatch recording").
+#[test]
+fn the_advice_for_ticks_out_of_order_splits_into_two_files_that_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = dir.path().join("r.jsonl");
+    let (code, _, err) = gpuwatch(&[
+        "record",
+        "--demo",
+        "--fast",
+        "--duration",
+        "3s",
+        "-o",
+        rec.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let back = dir.path().join("back.jsonl");
+    edited(&rec, &back, &|i, v| {
+        if i >= 8 {
+            let t = v["t_ms"].as_u64().unwrap() - 100_000;
+            v["t_ms"] = t.into();
+            for d in v["devices"].as_array_mut().unwrap() {
+                d["sample"]["t_ms"] = t.into();
+            }
+        }
+    });
+    let (code, _, err) = gpuwatch(&["diagnose", "--replay", back.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("this tick is 100 s earlier"), "{err}");
+    // The two commands, between backticks, run in the folder as a user would.
+    let commands: Vec<&str> = err.split('`').skip(1).step_by(2).collect();
+    assert_eq!(commands.len(), 2, "{err}");
+    for c in &commands {
+        let ran = Command::new("sh")
+            .arg("-c")
+            .arg(c)
+            .current_dir(&dir)
+            .status()
+            .unwrap();
+        assert!(ran.success(), "{c}");
+    }
+    for part in ["a.jsonl", "b.jsonl"] {
+        let path = dir.path().join(part);
+        let (code, _, err) = gpuwatch(&["diagnose", "--replay", path.to_str().unwrap()]);
+        assert_ne!(code, 2, "{part}: {err}");
+    }
+}
+
 /// A GPU whose power cannot tell busy from idle (no power reading; no TDP, or a damaged one,
 /// and no idle power learned) is "not judged in full", exit 3, with why: a hung GPU read
 /// "nothing found", exit 0, once its recording's TDP was null, 0 or -700 W.
@@ -436,7 +485,7 @@ fn a_snapshot_name_is_said_on_one_line_and_a_tar_name_is_refused() {
     let tar = dir.path().join("a.tar.gz");
     let (code, _, err) = gpuwatch(&["snapshot", "--for", "30s", "-o", tar.to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("not a tar archive: write -o "), "{err}");
+    assert!(err.contains("zstd file: write -o "), "{err}");
     assert!(err.trim_end().ends_with("a.json.gz"), "{err}");
     assert!(!tar.exists());
 }

@@ -151,11 +151,12 @@ pub fn bytes_for(path: &Path, text: &str) -> Vec<u8> {
 /// before anything is sampled: that file would open as neither.
 pub fn markdown_wanted(output: Option<&Path>, format: Option<&str>) -> Result<bool, String> {
     // `-o a.tar.gz` was written as gzipped JSON that `tar` then refused.
-    if let Some(path) = output.filter(|p| is_tar_name(p) && !is_folder(p)) {
+    if let Some(path) = output.filter(|p| is_archive_name(p) && !is_folder(p)) {
         return Err(format!(
-            "-o {}: a snapshot is one JSON or Markdown file, not a tar archive: write -o {}",
+            "-o {}: a snapshot is one JSON or Markdown file, gzipped or not, not a tar, zip, \
+             bzip2, xz or zstd file: write -o {}",
             shown(path),
-            shown(&renamed(path, format.unwrap_or("json"))),
+            shown(&unarchived(path, format)),
         ));
     }
     // A folder's name says nothing of the format of the file made in it (`-o x.json/`).
@@ -200,10 +201,42 @@ fn is_folder(path: &Path) -> bool {
     path.is_dir() || path.as_os_str().as_encoded_bytes().ends_with(b"/")
 }
 
-fn is_tar_name(path: &Path) -> bool {
-    [".tar", ".tar.gz", ".tgz"]
+/// The endings of archives and compressions gpuwatch does not write (a `.tar.gz` was gzipped
+/// JSON, a `.bz2` plain JSON), and of those it does, which a suggested name drops.
+const ARCHIVES: [&str; 8] = [".tar", ".tgz", ".zip", ".bz2", ".xz", ".zst", ".7z", ".lz4"];
+const OURS: [&str; 3] = [".gz", ".json", ".md"];
+
+fn is_archive_name(path: &Path) -> bool {
+    let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase());
+    // `a.tar.gz`, `a.md.tar`: an archive's ending anywhere after the first dot.
+    name.is_some_and(|n| {
+        n.split('.')
+            .skip(1)
+            .any(|part| ARCHIVES.contains(&format!(".{part}").as_str()))
+    })
+}
+
+/// `path` with every archive or snapshot ending dropped and `format`'s put on (else the
+/// Markdown's the name had, else JSON's), gzipped when it was compressed: `a.tar.bz2` →
+/// `a.json.gz`, `a.md.tar` → `a.md`.
+fn unarchived(path: &Path, format: Option<&str>) -> PathBuf {
+    let name = path
+        .file_name()
+        .map_or_else(String::new, |n| n.to_string_lossy().into_owned());
+    let mut stem = name.as_str();
+    let (mut compressed, mut markdown) = (false, false);
+    while let Some(ending) = ARCHIVES
         .iter()
-        .any(|suffix| name_ends_with(path, suffix))
+        .chain(&OURS)
+        .find(|e| stem.len() > e.len() && stem.to_lowercase().ends_with(*e))
+    {
+        compressed |= !matches!(*ending, ".tar" | ".zip" | ".json" | ".md");
+        markdown |= *ending == ".md";
+        stem = &stem[..stem.len() - ending.len()];
+    }
+    let gz = if compressed { ".gz" } else { "" };
+    let format = format.unwrap_or(if markdown { "md" } else { "json" });
+    path.with_file_name(format!("{stem}.{format}{gz}"))
 }
 
 /// Whether the file name ends in `suffix`, in any case: `Path::extension` sees none in a name
@@ -346,13 +379,26 @@ mod tests {
         // A folder's name is no format: the file made in it takes --format's.
         assert_eq!(md("x.json/", Some("md")), Ok(true));
         assert_eq!(md("x.md/", None), Ok(false));
-        let err = md("out/a.tar.gz", None).unwrap_err();
-        assert!(
-            err.contains("not a tar archive: write -o out/a.json.gz"),
-            "{err}"
-        );
-        let err = md("a.TGZ", Some("md")).unwrap_err();
-        assert!(err.contains("write -o a.md"), "{err}");
+        for (name, format, instead) in [
+            ("out/a.tar.gz", None, "out/a.json.gz"),
+            ("a.TGZ", Some("md"), "a.md.gz"),
+            ("a.tgz", None, "a.json.gz"),
+            ("a.md.tar", None, "a.md"),
+            ("a.md.tar", Some("json"), "a.json"),
+            ("a.md.tar", Some("md"), "a.md"),
+            ("a.tar.bz2", None, "a.json.gz"),
+            ("r.json.xz", None, "r.json.gz"),
+            ("a.zip", None, "a.json"),
+            ("a.tar.zst", None, "a.json.gz"),
+        ] {
+            let err = md(name, format).unwrap_err();
+            assert!(
+                err.ends_with(&format!("zstd file: write -o {instead}")),
+                "{name}: {err}"
+            );
+        }
+        // A dot in a stem is no archive: `run.tarot.json` is JSON.
+        assert_eq!(md("run.tarot.json", None), Ok(false));
     }
 
     #[test]

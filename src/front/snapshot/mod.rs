@@ -233,9 +233,13 @@ fn private_process(p: &ProcessSample, policy: CmdlinePolicy, include_host: bool)
 #[derive(Debug, thiserror::Error)]
 pub enum SnapshotError {
     /// The cause is part of the message and not a `source`, so `{:#}` does not say it twice.
-    #[error("cannot write a snapshot in {dir}: {io}. Choose a writable place with -o")]
+    // Names are said on one line, escaped: a newline in `-o` split the message.
+    #[error(
+        "cannot write a snapshot in {}: {io}. Choose a writable place with -o",
+        crate::text::path_shown(dir)
+    )]
     Write { dir: PathBuf, io: std::io::Error },
-    #[error("cannot read snapshot {path}: {reason}")]
+    #[error("cannot read snapshot {}: {reason}", crate::text::path_shown(path))]
     Read { path: PathBuf, reason: String },
 }
 

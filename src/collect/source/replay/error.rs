@@ -57,10 +57,13 @@ pub enum ReplayError {
         line: usize,
         before: usize,
     },
+    // The part after the split needs the header (line 1): `tail` alone was refused as "not a
+    // gpuwatch recording".
     #[error(
         "{path}:{line}: this tick is {back_s} s earlier than the one before it: recordings \
-         joined into one file, or ticks out of order; split it there (`head -n {before}` and \
-         `tail -n +{line}`) and open each"
+         joined into one file, or ticks out of order; split it there (`head -n {before} {path} > \
+         a.jsonl` and `{{ head -n 1 {path}; tail -n +{line} {path}; }} > b.jsonl`, the header kept for \
+         both) and open each"
     )]
     TimeBack {
         path: PathBuf,
@@ -150,10 +153,11 @@ fn gzipped(inner: &ReplayError) -> String {
             before,
             back_s,
         } => format!(
-            "{}:{line}: this tick is {back_s} s earlier than the one before it: recordings \
+            "{path}:{line}: this tick is {back_s} s earlier than the one before it: recordings \
              joined into one file, or ticks out of order; split what `zcat` prints there \
-             (`head -n {before}` and `tail -n +{line}`) and open each",
-            path.display()
+             (`zcat {path} | head -n {before} > a.jsonl` and `{{ zcat {path} | head -n 1; zcat \
+             {path} | tail -n +{line}; }} > b.jsonl`, the header kept for both) and open each",
+            path = path.display()
         ),
         other => other.to_string(),
     }
