@@ -196,9 +196,29 @@ fn impossible_times_and_values_are_refused_with_the_line_named() {
     let (code, err) = run(&["diagnose".as_ref(), "--replay".as_ref(), hot.as_os_str()]);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains(":7:") && err.contains("temp_c") && err.contains("impossible"),
+        err.contains(":7:") && err.contains("(GPU 0: temp_c") && err.contains("impossible"),
         "{err}"
     );
+    // A process's share of the GPU over 100 %, and a worker's negative CPU.
+    for (edit_at, says) in [
+        ("sm_pct", "sm_pct 500% is impossible"),
+        ("cpu_pct", "cpu_pct -50% is impossible"),
+    ] {
+        let bad = edit(6, &|v| {
+            let p = &mut v["devices"][0]["processes"][0];
+            if edit_at == "sm_pct" {
+                p["sm_pct"] = serde_json::json!(500.0);
+            } else {
+                p["host"]["cpu_pct"] = serde_json::json!(-50.0);
+            }
+        });
+        let (code, err) = run(&["diagnose".as_ref(), "--replay".as_ref(), bad.as_os_str()]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains(":6: corrupt tick (GPU 0: pid ") && err.contains(says),
+            "{err}"
+        );
+    }
     // A snapshot: the GPU and the sample are named.
     let mut s = example();
     s.devices[0].samples[3].util_gpu_pct = Some(250.0);

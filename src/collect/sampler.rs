@@ -144,6 +144,9 @@ impl Sampler {
                 d.sample.clear_impossible();
             }
             self.fill_host();
+            for p in self.tick.devices.iter_mut().flat_map(|d| &mut d.processes) {
+                p.clear_impossible();
+            }
             if let Some(link) = &self.stacks {
                 link.take_done(&mut self.tick.stacks);
             }

@@ -20,7 +20,7 @@ use crate::format::snapshot::Snapshot;
 use crate::model::{DeviceInfo, SystemInfo, Tick};
 use crate::source::{Pacing, Sampled, Source, SourceError};
 use read::{
-    bomb_guard, is_header, last_tick_ms, not_json, one_line_reason, parse_header,
+    bomb_guard, impossible_in, is_header, last_tick_ms, not_json, one_line_reason, parse_header,
     read_bounded_line, read_header_line, spliced_at, torn, torn_header,
 };
 use snapshot::SnapshotPlay;
@@ -355,18 +355,7 @@ impl ReplaySource {
     }
 
     fn accept(&self, t: Tick, tick: &mut Tick) -> Result<(), ReplayError> {
-        let impossible = std::iter::once(t.t_ms)
-            .chain(t.events.iter().map(|e| e.t_ms))
-            .filter(|&ms| ms > crate::model::LATEST_PLAUSIBLE_MS)
-            .map(|ms| format!("time {ms} ms is after the year 2100"))
-            .chain(t.devices.iter().filter_map(|d| d.sample.impossible()))
-            .chain((t.events.len() > MAX_EVENTS).then(|| {
-                format!(
-                    "{} driver events in one tick, more than the {MAX_EVENTS} gpuwatch reads",
-                    t.events.len()
-                )
-            }))
-            .next();
+        let impossible = impossible_in(&t, &self.header.devices);
         if let Some(reason) = impossible {
             return Err(ReplayError::Corrupt {
                 path: self.path.clone(),

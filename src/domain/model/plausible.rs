@@ -120,9 +120,66 @@ impl DeviceSample {
     }
 }
 
+impl super::ProcessSample {
+    /// A process's reading neither NVML nor /proc gives: a share of the GPU outside 0–100 %, a
+    /// negative CPU share (its own or a `DataLoader` worker's), said with its pid.
+    #[must_use]
+    pub fn impossible(&self) -> Option<String> {
+        for (name, v) in [("sm_pct", self.sm_pct), ("mem_pct", self.mem_pct)] {
+            if let Some(v) = v.filter(|v| !(0.0..=100.5).contains(v)) {
+                return Some(format!(
+                    "pid {}: {name} {v}% is impossible (NVML reports 0 to 100)",
+                    self.pid
+                ));
+            }
+        }
+        let host = self.host.as_ref()?;
+        let own = std::iter::once((self.pid, host.cpu_pct));
+        let children = host.children.iter().map(|c| (c.pid, c.cpu_pct));
+        own.chain(children)
+            .find_map(|(pid, cpu)| cpu.filter(|c| c.is_nan() || *c < 0.0).map(|c| (pid, c)))
+            .map(|(pid, c)| format!("pid {pid}: cpu_pct {c}% is impossible (a share is 0 or more)"))
+    }
+
+    /// What `impossible` names, read live, becomes a gap: a recording of it still opens.
+    pub fn clear_impossible(&mut self) {
+        for v in [&mut self.sm_pct, &mut self.mem_pct] {
+            if v.is_some_and(|v| !(0.0..=100.5).contains(&v)) {
+                *v = None;
+            }
+        }
+        let Some(host) = self.host.as_mut() else {
+            return;
+        };
+        let own = std::iter::once(&mut host.cpu_pct);
+        for cpu in own.chain(host.children.iter_mut().map(|c| &mut c.cpu_pct)) {
+            if cpu.is_some_and(|c| c.is_nan() || c < 0.0) {
+                *cpu = None;
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A process's impossible share, read live, is a gap, and then nothing is impossible.
+    #[test]
+    fn a_process_reading_no_driver_gives_is_cleared() {
+        let mut p = crate::model::ProcessSample {
+            pid: 7,
+            sm_pct: Some(500.0),
+            mem_pct: Some(20.0),
+            ..Default::default()
+        };
+        assert!(p
+            .impossible()
+            .is_some_and(|w| w.contains("pid 7: sm_pct 500%")));
+        p.clear_impossible();
+        assert_eq!((p.sm_pct, p.mem_pct), (None, Some(20.0)));
+        assert_eq!(p.impossible(), None);
+    }
 
     #[test]
     fn a_live_reading_no_gpu_can_give_becomes_a_gap_and_the_rest_is_kept() {

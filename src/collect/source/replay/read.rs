@@ -5,8 +5,9 @@ use std::fs::File;
 use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
-use super::{ReplayError, MAX_DEVICES, MAX_GZIP_RATIO, MAX_LINE_BYTES};
+use super::{ReplayError, MAX_DEVICES, MAX_EVENTS, MAX_GZIP_RATIO, MAX_LINE_BYTES};
 use crate::format::record::{Header, FORMAT, VERSION};
+use crate::model::{DeviceInfo, Tick};
 
 /// serde's reason for a tick's line, its position said as a column: a tick is one line, so
 /// serde's "line 1" is the file's line the error names already.
@@ -42,6 +43,33 @@ fn field_of(line: &str) -> Option<String> {
     let err = serde_path_to_error::deserialize::<_, crate::model::Tick>(&mut de).err()?;
     let path = err.path().to_string();
     (path != ".").then_some(path)
+}
+
+/// The first value of `t` no GPU or process can give, said with where it is.
+pub(super) fn impossible_in(t: &Tick, devices: &[DeviceInfo]) -> Option<String> {
+    let times = std::iter::once(t.t_ms)
+        .chain(t.events.iter().map(|e| e.t_ms))
+        .filter(|&ms| ms > crate::model::LATEST_PLAUSIBLE_MS)
+        .map(|ms| format!("time {ms} ms is after the year 2100"));
+    // Which GPU: its number in a recording of `-i 2,5` is not its place in the line.
+    let readings = t.devices.iter().zip(devices).filter_map(|(d, info)| {
+        let why = d.sample.impossible().or_else(|| {
+            d.processes
+                .iter()
+                .find_map(crate::model::ProcessSample::impossible)
+        })?;
+        Some(format!(
+            "GPU {}: {why}",
+            crate::model::gpu_label(info.index)
+        ))
+    });
+    let events = (t.events.len() > MAX_EVENTS).then(|| {
+        format!(
+            "{} driver events in one tick, more than the {MAX_EVENTS} gpuwatch reads",
+            t.events.len()
+        )
+    });
+    times.chain(readings).chain(events).next()
 }
 
 /// What `cut_short` says of a recording whose line `line` is its last and torn.
