@@ -147,6 +147,9 @@ impl Config {
             let Some(x) = v.as_f64() else {
                 return Err(format!("thresholds.{name} must be a finite number"));
             };
+            if x < 0.0 && name.contains("_pct") {
+                return Err(format!("thresholds.{name} = {x} must be between 0 and 100"));
+            }
             if x < 0.0 {
                 return Err(format!("thresholds.{name} = {x} must not be negative"));
             }
@@ -419,6 +422,21 @@ mod tests {
                 "hang_window = 1ns must be at least 1s",
             ),
             ("hang_suspect_window = \"900ms\"", "hang_suspect_window"),
+            // A share says its range either way (-5 said "must not be negative").
+            (
+                "busy_util_min_pct = -5",
+                "busy_util_min_pct = -5 must be between 0 and 100",
+            ),
+            // The fast window is the short one.
+            (
+                "mem_growth_fast_window = \"30m\"",
+                "mem_growth_fast_window (30m) must not be longer than mem_growth_window (2m)",
+            ),
+            // Only the key that was set is named.
+            (
+                "startup_grace = \"1h 1s\"",
+                "thresholds.startup_grace = 1h 1s must be at most 1h",
+            ),
         ] {
             std::fs::write(&p, format!("[thresholds]\n{line}\n")).unwrap();
             let e = Config::load(Some(&p), true).unwrap_err().to_string();
@@ -444,7 +462,11 @@ mod tests {
         let e = Config::parse("[thresholds]\nclear_after = \"2h\"\n", Path::new("c.toml"))
             .unwrap_err()
             .to_string();
-        assert!(e.contains("clear_after must be at most 1h"), "{e}");
+        assert!(
+            e.contains("thresholds.clear_after = 2h must be at most 1h"),
+            "{e}"
+        );
+        assert!(!e.contains("startup_grace"), "{e}");
         // A threshold before any section is told where it goes (helper-30).
         let e = Config::parse("hang_window = \"60s\"\n", Path::new("c.toml"))
             .unwrap_err()

@@ -164,6 +164,19 @@ fn chosen(names: &[String]) -> Result<Vec<&'static Field>> {
             None => unknown.push(format!("{n:?}")),
         }
     }
+    if let [one] = unknown.as_slice() {
+        // The one meant, when it is near (`utilisation.gpu`), as the config's keys are.
+        let asked = one.trim_matches('"');
+        let near = FIELDS
+            .iter()
+            .map(|f| (strsim::levenshtein(asked, f.name), f.name))
+            .min()
+            // Close for its length: "util" is not a misspelt "uuid".
+            .filter(|(d, _)| *d <= 2 && *d * 5 <= asked.len());
+        if let Some((_, name)) = near {
+            bail!("no field {one}: did you mean {name}?");
+        }
+    }
     if !unknown.is_empty() {
         bail!(
             "no field {}; the fields are: {}",

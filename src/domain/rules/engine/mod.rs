@@ -2,12 +2,11 @@
 //! symptom being timed), the learned idle floors, process arrivals, and the cadence.
 
 mod floor;
+mod thresholds;
 mod wants;
 
-use super::thresholds::{dur, Section, MAX_WINDOW};
 pub use floor::Floor;
-use serde::{Deserialize, Serialize};
-use std::time::Duration;
+pub use thresholds::EngineThresholds;
 
 use super::slots::{
     close_other_causes, needs_watched_windows, not_from_another_causes_window, one_cause,
@@ -18,57 +17,6 @@ use super::{
     all_rules, ms, Conclusions, Ctx, Finding, Judging, Rule, Severity, Verdict, Watch, Watching,
 };
 use crate::history::{DeviceHistory, History};
-
-/// What the engine judges every rule by: the idle floor, start-up, what counts as busy,
-/// and how long a finding outlives its symptom.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct EngineThresholds {
-    /// Assumed idle-with-context power as a share of TDP until the GPU shows its own floor.
-    pub floor_fallback_pct_of_tdp: f32,
-    /// What a resident CUDA context adds to the bare idle floor, as a share of TDP (H200: 79 →
-    /// 121 W); used until the GPU has been seen idle with a context.
-    pub context_floor_extra_pct_of_tdp: f32,
-    /// "Near the floor" means within this share of TDP above it…
-    pub floor_margin_pct_of_tdp: f32,
-    /// …or within this many watts, whichever is larger.
-    pub floor_margin_min_w: f32,
-    /// A process's first seconds on a GPU (import, model load, autotune, compile) are its
-    /// start-up: the "busy but idle" causes and memory growth judge only what comes after.
-    #[serde(with = "dur")]
-    pub startup_grace: Duration,
-    /// Work counts as "busy" above this utilization (the power-cap, thermal and `PCIe` rules, the
-    /// exporter's state).
-    pub busy_util_min_pct: f32,
-    /// A finding clears only after its condition has been false this long (hysteresis).
-    #[serde(with = "dur")]
-    pub clear_after: Duration,
-}
-
-impl Default for EngineThresholds {
-    fn default() -> Self {
-        EngineThresholds {
-            floor_fallback_pct_of_tdp: 17.0,
-            context_floor_extra_pct_of_tdp: 6.0,
-            floor_margin_pct_of_tdp: 8.0,
-            floor_margin_min_w: 25.0,
-            startup_grace: Duration::from_secs(5),
-            busy_util_min_pct: 50.0,
-            clear_after: Duration::from_secs(10),
-        }
-    }
-}
-
-impl Section for EngineThresholds {
-    fn check(&self) -> Result<(), String> {
-        // Not windows by name, and as bounded as one: a grace or a hold longer than the
-        // history would never end.
-        if self.startup_grace > MAX_WINDOW || self.clear_after > MAX_WINDOW {
-            return Err("thresholds.startup_grace and clear_after must be at most 1h".into());
-        }
-        Ok(())
-    }
-}
 
 /// Per device and rule: the open finding, if any.
 #[derive(Debug, Clone, Default)]
