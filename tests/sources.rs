@@ -281,6 +281,26 @@ fn a_torn_header_is_said_torn_not_a_snapshot() {
     }
 }
 
+/// A tick with a GPU more or fewer than the header says what to do, as a corrupt one does.
+#[test]
+fn a_tick_with_another_gpu_count_says_what_to_do() {
+    let (text, _) = recorded_text(2);
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut tick: serde_json::Value = serde_json::from_str(&lines[3]).unwrap();
+    tick["devices"].as_array_mut().unwrap().pop();
+    lines[3] = tick.to_string();
+    let err = replay_text(&(lines.join("\n") + "\n"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.ends_with(
+            "tick has 0 devices, the header lists 1: a line edited or joined from \
+             another recording; delete line 4 to read past it"
+        ),
+        "{err}"
+    );
+}
+
 /// A reading of the wrong type names its field, not only a column of a long line.
 #[test]
 fn a_reading_of_the_wrong_type_names_its_field() {

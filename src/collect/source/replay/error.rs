@@ -71,7 +71,10 @@ pub enum ReplayError {
         before: usize,
         back_s: u64,
     },
-    #[error("{path}:{line}: tick has {got} devices, the header lists {want}")]
+    #[error(
+        "{path}:{line}: tick has {got} devices, the header lists {want}: a line edited or \
+         joined from another recording; delete line {line} to read past it"
+    )]
     DeviceCount {
         path: PathBuf,
         line: usize,
