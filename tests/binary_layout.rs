@@ -106,7 +106,10 @@ fn most_of_the_link_order_names_the_release_binary() {
     let listed = order.lines().filter(|l| !l.is_empty()).count();
     let found = order.lines().filter(|n| names.contains(n)).count();
     assert!(
-        found * 10 >= listed * 9,
+        // A fresh clone built with an empty cargo cache names 92 % of them (CI, 2026-12-06:
+        // some dependencies' instances hash otherwise there), this checkout 96 %; a renaming
+        // dependency left 51 %.
+        found * 5 >= listed * 4,
         "only {found} of src/link-order.txt's {listed} names are in the release binary: make \
          it again (docs/workloads/link_order.sh)"
     );
