@@ -338,7 +338,7 @@ fn a_bom_a_link_a_directory_and_an_escape_in_a_name() {
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(
-        !err.contains('\x1b') && err.contains("a\\u{1b}[2Jb.json\""),
+        !err.contains('\x1b') && err.contains("a\\e[2Jb.json'"),
         "{err:?}"
     );
 }

@@ -382,6 +382,35 @@ fn a_snapshot_cut_short_is_called_a_damaged_snapshot() {
     assert!(!err.contains("not a gpuwatch recording"), "{err}");
 }
 
+/// A value of the wrong type deep in a snapshot (pretty JSON of thousands of lines) is named
+/// by its field and its line, and the kind of value meant is said in words, not as a Rust type.
+#[test]
+fn a_wrong_value_in_a_snapshot_names_its_field_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.json");
+    let f = file.to_str().unwrap();
+    let (code, _, err) = gpuwatch(&["snapshot", "--demo=hang", "-o", f]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let at = text.find("\"memory_total_bytes\": ").unwrap();
+    let line = text[..at].lines().count();
+    let end = at + text[at..].find(',').unwrap();
+    std::fs::write(
+        &file,
+        format!("{}\"memory_total_bytes\": -5{}", &text[..at], &text[end..]),
+    )
+    .unwrap();
+    let (code, _, err) = gpuwatch(&["diagnose", "--replay", f]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(&format!(
+            "cannot read this gpuwatch snapshot: devices[0].info.memory_total_bytes: invalid \
+             value: integer `-5`, expected a whole number, 0 or more, at line {line} column"
+        )),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_demo_snapshot_is_stamped_now_not_at_the_end_of_its_simulated_window() {
     // The demo simulates its 15-minute window in a moment; it was stamped 15 minutes ahead.

@@ -513,6 +513,29 @@ fn unknown_fields_are_ignored() {
     assert_eq!(replay_text(&extended).unwrap(), ticks);
 }
 
+/// A header tagged as ours with a value of the wrong type is a damaged header, said with its
+/// field and column and the kind of value meant (it was "not a gpuwatch recording (invalid
+/// type: string \"lots\", expected u64)").
+#[test]
+fn a_damaged_header_names_its_field_and_the_kind_of_value_meant() {
+    let (text, _) = recorded_text(1);
+    let bad = text.replacen(
+        "\"memory_total_bytes\":",
+        "\"memory_total_bytes\":\"lots\",\"x\":",
+        1,
+    );
+    let e = replay_text(&bad).unwrap_err().to_string();
+    let column = bad.find("\"lots\"").unwrap() + "\"lots\"".len();
+    assert_eq!(
+        e,
+        format!(
+            "rec.jsonl:1: damaged header (devices[0].memory_total_bytes: invalid type: string \
+             \"lots\", expected a whole number, 0 or more, at column {column}); copy it again if \
+             it is a copy, else record again"
+        )
+    );
+}
+
 #[test]
 fn not_a_recording_newer_version_and_empty_file_are_errors() {
     assert!(matches!(

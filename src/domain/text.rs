@@ -1,137 +1,8 @@
 //! How gpuwatch writes numbers, times and untrusted text for people: one place, so the screen,
 //! the evidence, `diagnose` and the reports say the same thing the same way.
 
-/// `text` with every control character a terminal could act on (ESC and the rest of C0 but
-/// newline and tab, DEL, C1) shown as `�`: GPU and process names come from the machine or from
-/// a recording someone sent, and must not reach a terminal as escape sequences (an OSC 52
-/// clipboard write, a title change, a cursor move).
-#[must_use]
-pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char =
-        |c: char| (c.is_control() && c != '\n' && c != '\t') || c == '\u{7f}' || is_bidi(c);
-    if text.chars().any(unsafe_char) {
-        text.chars()
-            .map(|c| if unsafe_char(c) { '\u{FFFD}' } else { c })
-            .collect::<String>()
-            .into()
-    } else {
-        text.into()
-    }
-}
-
-/// A file name for a message of one line: as it is when plain, else quoted with its control
-/// characters escaped as Rust writes them (`"a\nb.json"`), which shows the name that was
-/// used and cannot move the cursor (a newline in `-o` split "written to" over two lines).
-#[must_use]
-pub fn path_shown(path: &std::path::Path) -> String {
-    let name = path.display().to_string();
-    if name.chars().any(|c| c.is_control() || is_bidi(c)) {
-        // Debug escapes C0, C1, DEL and the bidirectional controls as \u{…}.
-        format!("{name:?}")
-    } else {
-        name
-    }
-}
-
-/// The bidirectional controls that reorder what a terminal or a browser shows ("Trojan Source"):
-/// the embeddings, overrides and isolates, and the marks.
-#[must_use]
-pub fn is_bidi(c: char) -> bool {
-    matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
-}
-
-/// One line of untrusted text (a name, a path, a line of someone's program): every control
-/// character, newline and tab included, and every bidirectional control shown as `�`, and at
-/// most `max` characters (`…` after a cut). Whatever reads it can print it on one line.
-#[must_use]
-pub fn one_line(text: &str, max: usize) -> String {
-    let clean: String = text
-        .chars()
-        .map(|c| {
-            if c.is_control() || is_bidi(c) {
-                '\u{FFFD}'
-            } else {
-                c
-            }
-        })
-        .collect();
-    clip(&clean, max)
-}
-
-/// `text` as an inline code span that its own backticks cannot end: fenced by one backtick
-/// more than its longest run of them (`CommonMark`), padded where it starts or ends with one.
-#[must_use]
-pub fn code_span(text: &str) -> String {
-    let mut longest = 0;
-    let mut run = 0;
-    for c in text.chars() {
-        run = if c == '`' { run + 1 } else { 0 };
-        longest = longest.max(run);
-    }
-    let fence = "`".repeat(longest + 1);
-    let pad = if text.starts_with('`') || text.ends_with('`') {
-        " "
-    } else {
-        ""
-    };
-    format!("{fence}{pad}{text}{pad}{fence}")
-}
-
-/// One line of text for Markdown: its code spans kept as they are, everything else escaped so
-/// that nothing in it (a process's name, a path, a line of its program) becomes a heading, a
-/// table cell, a link, emphasis or raw HTML. Newlines become spaces.
-#[must_use]
-pub fn markdown_inline(text: &str) -> String {
-    let chars: Vec<char> = text
-        .chars()
-        .map(|c| if c == '\n' || c == '\r' { ' ' } else { c })
-        .collect();
-    let mut out = String::with_capacity(text.len() + 8);
-    let mut i = 0;
-    while i < chars.len() {
-        if chars[i] == '`' {
-            let n = chars[i..].iter().take_while(|c| **c == '`').count();
-            // The span ends at the next run of exactly n backticks.
-            let mut j = i + n;
-            let mut end = None;
-            while j < chars.len() {
-                if chars[j] == '`' {
-                    let m = chars[j..].iter().take_while(|c| **c == '`').count();
-                    if m == n {
-                        end = Some(j);
-                        break;
-                    }
-                    j += m;
-                } else {
-                    j += 1;
-                }
-            }
-            if let Some(e) = end {
-                out.extend(&chars[i..e + n]);
-                i = e + n;
-                continue;
-            }
-            for _ in 0..n {
-                out.push_str("\\`");
-            }
-            i += n;
-            continue;
-        }
-        let c = chars[i];
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '\\' | '*' | '_' | '[' | ']' | '|' | '#' | '~' | '!' => {
-                out.push('\\');
-                out.push(c);
-            }
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    out
-}
+mod untrusted;
+pub use untrusted::{code_span, is_bidi, markdown_inline, one_line, path_shown, printable};
 
 /// "HH:MM:SS": a time in ms since the epoch, UTC.
 #[must_use]
@@ -491,11 +362,25 @@ mod tests {
     fn a_path_is_shown_on_one_line() {
         use std::path::Path;
         assert_eq!(path_shown(Path::new("dir/r.json")), "dir/r.json");
-        assert_eq!(path_shown(Path::new("a\nb.json")), "\"a\\nb.json\"");
+        assert_eq!(path_shown(Path::new("a\nb.json")), "$'a\\nb.json'");
         assert_eq!(
             path_shown(Path::new("x\u{1b}]52;c\u{7}\u{202e}.md")),
-            "\"x\\u{1b}]52;c\\u{7}\\u{202e}.md\""
+            "$'x\\e]52;c\\x07\\u202e.md'"
         );
+    }
+
+    /// The name shown pastes back into a shell as the name itself: bash reads `$'…'` to the
+    /// same bytes, quotes and backslashes included.
+    #[test]
+    fn a_path_shown_pastes_back_into_bash() {
+        let name = "it's a\\b\n\u{1b}[2J\u{7}\u{9b}\u{202e}.json";
+        let shown = path_shown(std::path::Path::new(name));
+        let out = std::process::Command::new("bash")
+            .arg("-c")
+            .arg(format!("printf %s {shown}"))
+            .output()
+            .expect("bash runs");
+        assert_eq!(String::from_utf8(out.stdout).unwrap(), name, "{shown}");
     }
 
     #[test]

@@ -474,7 +474,7 @@ impl Source for ReplaySource {
         }
     }
     fn label(&self) -> String {
-        format!("replay: {}", self.path.display())
+        format!("replay: {}", crate::text::path_shown(&self.path))
     }
 }
 

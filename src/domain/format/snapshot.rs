@@ -99,7 +99,7 @@ pub fn parse(text: &str) -> Result<Snapshot, String> {
                 e.line()
             )
         } else {
-            e.to_string()
+            super::reason::serde_reason(&e, text)
         }
     })?;
     if value.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
@@ -115,7 +115,14 @@ pub fn parse(text: &str) -> Result<Snapshot, String> {
             "it is a newer format than this gpuwatch reads ({VERSION}); update gpuwatch"
         ));
     }
-    let mut snap: Snapshot = serde_json::from_value(value).map_err(|e| e.to_string())?;
+    // Parsed again from the text only when a value is refused, so that serde says where.
+    let mut snap: Snapshot =
+        serde_json::from_value(value).map_err(|e| {
+            match serde_json::from_str::<Snapshot>(text) {
+                Err(at) => super::reason::serde_reason(&at, text),
+                Ok(_) => super::reason::plain_expected(&e.to_string()),
+            }
+        })?;
     if let Some(why) = crate::model::stack::too_big(&snap.stacks) {
         return Err(why);
     }

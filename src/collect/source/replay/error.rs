@@ -9,22 +9,21 @@ use crate::format::record::VERSION;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReplayError {
-    #[error("cannot open recording {path}: {error}")]
+    #[error("cannot open recording {p}: {error}", p = crate::text::path_shown(.path))]
     Open {
         path: PathBuf,
         error: std::io::Error,
     },
-    #[error("{path} is empty: it is not a gpuwatch recording")]
+    #[error("{p} is empty: it is not a gpuwatch recording", p = crate::text::path_shown(.path))]
     Empty { path: PathBuf },
-    #[error("{path} has only blank lines: it is not a gpuwatch recording")]
+    #[error("{p} has only blank lines: it is not a gpuwatch recording", p = crate::text::path_shown(.path))]
     Blank { path: PathBuf },
     #[error(
-        "{path}: its header (line {line}) is cut short, so no tick can be read (a recorder \
-         stopped while writing its first line, or a partial copy); {HEADER_ADVICE}"
-    )]
+        "{p}: its header (line {line}) is cut short, so no tick can be read (a recorder \
+         stopped while writing its first line, or a partial copy); {HEADER_ADVICE}", p = crate::text::path_shown(.path))]
     TornHeader { path: PathBuf, line: usize },
     /// The same for a gzip stream that ends (or, damaged, breaks) inside its first line.
-    #[error("{path}: its header (line {line}) {what}: {error}; {why}); {HEADER_ADVICE}")]
+    #[error("{p}: its header (line {line}) {what}: {error}; {why}); {HEADER_ADVICE}", p = crate::text::path_shown(.path))]
     GzipHead {
         path: PathBuf,
         line: usize,
@@ -32,26 +31,31 @@ pub enum ReplayError {
         why: &'static str,
         error: std::io::Error,
     },
-    #[error("{path}:{line}: not a gpuwatch recording ({reason})")]
+    #[error("{p}:{line}: not a gpuwatch recording ({reason})", p = crate::text::path_shown(.path))]
     NotARecording {
         path: PathBuf,
         line: usize,
         reason: String,
     },
-    #[error("{path}: cannot read this gpuwatch snapshot: {reason}")]
+    #[error("{p}:{line}: damaged header ({reason}); {HEADER_ADVICE}", p = crate::text::path_shown(.path))]
+    DamagedHeader {
+        path: PathBuf,
+        line: usize,
+        reason: String,
+    },
+    #[error("{p}: cannot read this gpuwatch snapshot: {reason}", p = crate::text::path_shown(.path))]
     BadSnapshot { path: PathBuf, reason: String },
-    #[error("{path} is format version {version}, newer than this gpuwatch reads ({VERSION}); update gpuwatch")]
+    #[error("{p} is format version {version}, newer than this gpuwatch reads ({VERSION}); update gpuwatch", p = crate::text::path_shown(.path))]
     TooNew { path: PathBuf, version: u32 },
-    #[error("{path}:{line}: corrupt tick ({reason}); delete line {line} to read past it")]
+    #[error("{p}:{line}: corrupt tick ({reason}); delete line {line} to read past it", p = crate::text::path_shown(.path))]
     Corrupt {
         path: PathBuf,
         line: usize,
         reason: String,
     },
     #[error(
-        "{path}:{line}: a second recording starts here (its header): recordings were joined \
-         into one file; split it there (`head -n {before}` and `tail -n +{line}`) and open each"
-    )]
+        "{p}:{line}: a second recording starts here (its header): recordings were joined \
+         into one file; split it there (`head -n {before}` and `tail -n +{line}`) and open each", p = crate::text::path_shown(.path))]
     SecondRecording {
         path: PathBuf,
         line: usize,
@@ -60,11 +64,10 @@ pub enum ReplayError {
     // The part after the split needs the header (line 1): `tail` alone was refused as "not a
     // gpuwatch recording".
     #[error(
-        "{path}:{line}: this tick is {back_s} s earlier than the one before it: recordings \
-         joined into one file, or ticks out of order; split it there (`head -n {before} {path} > \
-         a.jsonl` and `{{ head -n 1 {path}; tail -n +{line} {path}; }} > b.jsonl`, the header kept for \
-         both) and open each"
-    )]
+        "{p}:{line}: this tick is {back_s} s earlier than the one before it: recordings \
+         joined into one file, or ticks out of order; split it there (`head -n {before} {p} > \
+         a.jsonl` and `{{ head -n 1 {p}; tail -n +{line} {p}; }} > b.jsonl`, the header kept for \
+         both) and open each", p = crate::text::path_shown(.path))]
     TimeBack {
         path: PathBuf,
         line: usize,
@@ -72,18 +75,17 @@ pub enum ReplayError {
         back_s: u64,
     },
     #[error(
-        "{path}:{line}: tick has {got} devices, the header lists {want}: a line edited or \
-         joined from another recording; delete line {line} to read past it"
-    )]
+        "{p}:{line}: tick has {got} devices, the header lists {want}: a line edited or \
+         joined from another recording; delete line {line} to read past it", p = crate::text::path_shown(.path))]
     DeviceCount {
         path: PathBuf,
         line: usize,
         got: usize,
         want: usize,
     },
-    #[error("{path} changed on disk since it was opened ({how}): open it again to replay what it holds now")]
+    #[error("{p} changed on disk since it was opened ({how}): open it again to replay what it holds now", p = crate::text::path_shown(.path))]
     Changed { path: PathBuf, how: String },
-    #[error("cannot read {path}: {error}")]
+    #[error("cannot read {p}: {error}", p = crate::text::path_shown(.path))]
     Read {
         path: PathBuf,
         error: std::io::Error,
@@ -117,7 +119,7 @@ fn gzip_broken(path: &std::path::Path, after: usize, error: &std::io::Error) -> 
         // Not a damaged copy to fetch again: "copy it again" sent a user after a bomb.
         return format!("{bomb}; stopped after line {after} (the ticks before it were read)");
     }
-    let path = path.display();
+    let path = crate::text::path_shown(path);
     if error.to_string().contains(TRAILER_MISMATCH) {
         return format!(
             "{path}: its gzip trailer (the checksum and length stored at its end) does not \
@@ -140,15 +142,15 @@ fn gzipped(inner: &ReplayError) -> String {
             "{}:{line}: corrupt tick ({reason}); in a gzip file most often damaged data: if \
              `gzip -t` fails on it, copy it again; to keep the ticks before it, `zcat {} | head \
              -n {} > fixed.jsonl`",
-            path.display(),
-            path.display(),
+            crate::text::path_shown(path),
+            crate::text::path_shown(path),
             line.saturating_sub(1)
         ),
         ReplayError::SecondRecording { path, line, before } => format!(
             "{}:{line}: a second recording starts here (its header): recordings were joined \
              into one file; split what `zcat` prints there (`head -n {before}` and `tail -n \
              +{line}`) and open each",
-            path.display()
+            crate::text::path_shown(path)
         ),
         ReplayError::TimeBack {
             path,
@@ -160,7 +162,7 @@ fn gzipped(inner: &ReplayError) -> String {
              joined into one file, or ticks out of order; split what `zcat` prints there \
              (`zcat {path} | head -n {before} > a.jsonl` and `{{ zcat {path} | head -n 1; zcat \
              {path} | tail -n +{line}; }} > b.jsonl`, the header kept for both) and open each",
-            path = path.display()
+            path = crate::text::path_shown(path)
         ),
         other => other.to_string(),
     }
@@ -192,6 +194,11 @@ impl ReplayError {
                 line: 1,
                 reason,
             } => ReplayError::NotARecording { path, line, reason },
+            ReplayError::DamagedHeader {
+                path,
+                line: 1,
+                reason,
+            } => ReplayError::DamagedHeader { path, line, reason },
             other => other,
         }
     }

@@ -26,69 +26,7 @@ pub(super) fn one_line_reason(e: &serde_json::Error, line: &str) -> String {
         let len = line.trim_end_matches(['\n', '\r']).chars().count();
         return format!("it ends at column {len} before its tick does: the line was cut short");
     }
-    let text = e.to_string();
-    let suffix = format!(" at line {} column {}", e.line(), e.column());
-    let what = text.strip_suffix(&suffix).unwrap_or(&text);
-    match field_of(line, e.column()) {
-        Some(field) => format!("{field}: {what}, at column {}", e.column()),
-        None => format!("{what}, at column {}", e.column()),
-    }
-}
-
-/// The field of a tick's line at serde's `column` (`devices[0].sample.temp_c`): serde names
-/// the type it expected and the column, which in a line of 3000 characters does not say which
-/// reading was wrong. Read off the text up to the column, so it costs nothing until a line is
-/// refused; written here rather than taken from `serde_path_to_error`, whose dependency
-/// changed every symbol's hash and with them the link order (run 84: +1 MiB resident).
-fn field_of(line: &str, column: usize) -> Option<String> {
-    enum Step<'a> {
-        Key(Option<&'a str>),
-        Index(usize),
-    }
-    let bytes = line.as_bytes();
-    let end = column.min(bytes.len());
-    let mut path: Vec<Step> = Vec::new();
-    let mut i = 0;
-    while i < end {
-        match bytes[i] {
-            b'{' => path.push(Step::Key(None)),
-            b'[' => path.push(Step::Index(0)),
-            b'}' | b']' => drop(path.pop()),
-            b',' => match path.last_mut() {
-                Some(Step::Index(n)) => *n += 1,
-                Some(Step::Key(k)) => *k = None,
-                None => {}
-            },
-            b'"' => {
-                let start = i + 1;
-                i = start;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-                // A string where a key goes names the field that follows.
-                if let Some(Step::Key(k @ None)) = path.last_mut() {
-                    *k = line.get(start..i.min(bytes.len()));
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    let mut out = String::new();
-    for step in &path {
-        match step {
-            Step::Key(Some(k)) if out.is_empty() => out.push_str(k),
-            Step::Key(Some(k)) => {
-                out.push('.');
-                out.push_str(k);
-            }
-            Step::Index(n) => {
-                let _ = std::fmt::Write::write_fmt(&mut out, format_args!("[{n}]"));
-            }
-            Step::Key(None) => {}
-        }
-    }
-    (!out.is_empty()).then_some(out)
+    crate::format::reason::serde_reason(e, line)
 }
 
 /// The first value of `t` no GPU or process can give, said with where it is.
@@ -393,7 +331,19 @@ pub(super) fn parse_header(line: &str, path: &Path) -> Result<Header, ReplayErro
             version,
         });
     }
-    let header: Header = serde_json::from_value(value).map_err(|e| not(e.to_string()))?;
+    // Tagged as ours, so a value of the wrong type is a damaged header: parsed again from the
+    // text (only on this path) so that serde says where, and the field is named.
+    let header: Header = serde_json::from_value(value).map_err(|e| {
+        let reason = match serde_json::from_str::<Header>(line) {
+            Err(at) => crate::format::reason::serde_reason(&at, line),
+            Ok(_) => crate::format::reason::plain_expected(&e.to_string()),
+        };
+        ReplayError::DamagedHeader {
+            path: path.to_path_buf(),
+            line: 1,
+            reason,
+        }
+    })?;
     if header.devices.len() > MAX_DEVICES {
         return Err(not(format!(
             "{} GPUs, more than the {MAX_DEVICES} gpuwatch reads",
@@ -442,25 +392,4 @@ pub(super) fn last_tick_ms(path: &Path) -> Option<u64> {
         }
     }
     None
-}
-
-#[cfg(test)]
-mod tests {
-    use super::field_of;
-
-    /// The path is read past strings holding brackets, commas, quotes and keys' own names.
-    #[test]
-    fn the_field_at_a_column_is_named_past_strings_that_look_like_json() {
-        let line = r#"{"t_ms":1,"devices":[{"sample":{"temp_c":1}},{"processes":[{"pid":1,"host":{"name":"a\"],{b","children":[{"pid":1},{"pid":2},{"pid":"x"}]}}]}]}"#;
-        let at = line.find(r#""x""#).unwrap() + 3;
-        assert_eq!(
-            field_of(line, at).as_deref(),
-            Some("devices[1].processes[0].host.children[2].pid")
-        );
-        assert_eq!(field_of(line, 0), None);
-        assert_eq!(
-            field_of(r#"{"devices": [garbage"#, 14).as_deref(),
-            Some("devices[0]")
-        );
-    }
 }

@@ -1,0 +1,203 @@
+//! serde's reasons said for someone who holds the file and not the code: which field (serde
+//! names a column, which in a line of 3000 characters says nothing), and the kind of value
+//! it wanted rather than a Rust type (`expected u32`).
+
+/// serde's reason for a value of the wrong type or range in `text` (a recording's line or a
+/// whole snapshot), with the field it is in and where: `devices[0].sample.temp_c: invalid
+/// type: string "x", expected a whole number from 0 to 4294967295, at column 1234` (at line L
+/// column C for text of several lines).
+#[must_use]
+pub fn serde_reason(e: &serde_json::Error, text: &str) -> String {
+    let message = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let what = plain_expected(message.strip_suffix(&suffix).unwrap_or(&message));
+    let at = if text.trim_end().contains('\n') {
+        format!("at line {} column {}", e.line(), e.column())
+    } else {
+        format!("at column {}", e.column())
+    };
+    match field_of(text, offset_of(text, e.line(), e.column())) {
+        Some(field) => format!("{field}: {what}, {at}"),
+        None => format!("{what}, {at}"),
+    }
+}
+
+/// The byte offset of serde's (line, column), both counted from 1.
+fn offset_of(text: &str, line: usize, column: usize) -> usize {
+    let start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    start + column
+}
+
+/// The field of `text` at byte `offset` (`devices[0].sample.temp_c`), read off the text up to
+/// it, so it costs nothing until a value is refused. Written here rather than taken from
+/// `serde_path_to_error`, whose dependency changed every symbol's hash and with them the link
+/// order (run 84: +1 MiB resident).
+#[must_use]
+pub fn field_of(text: &str, offset: usize) -> Option<String> {
+    enum Step<'a> {
+        Key(Option<&'a str>),
+        Index(usize),
+    }
+    let bytes = text.as_bytes();
+    let end = offset.min(bytes.len());
+    let mut path: Vec<Step> = Vec::new();
+    let mut i = 0;
+    while i < end {
+        match bytes[i] {
+            b'{' => path.push(Step::Key(None)),
+            b'[' => path.push(Step::Index(0)),
+            b'}' | b']' => drop(path.pop()),
+            b',' => match path.last_mut() {
+                Some(Step::Index(n)) => *n += 1,
+                Some(Step::Key(k)) => *k = None,
+                None => {}
+            },
+            b'"' => {
+                let start = i + 1;
+                i = start;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                // A string where a key goes names the field that follows.
+                if let Some(Step::Key(k @ None)) = path.last_mut() {
+                    *k = text.get(start..i.min(bytes.len()));
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    let mut out = String::new();
+    for step in &path {
+        match step {
+            Step::Key(Some(k)) if out.is_empty() => out.push_str(k),
+            Step::Key(Some(k)) => {
+                out.push('.');
+                out.push_str(k);
+            }
+            Step::Index(n) => {
+                let _ = std::fmt::Write::write_fmt(&mut out, format_args!("[{n}]"));
+            }
+            Step::Key(None) => {}
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// serde's "expected u32" as the kind of value meant ("expected a whole number from 0 to
+/// 4294967295"); "expected struct `DeviceInfo`" as "expected an object".
+#[must_use]
+pub fn plain_expected(message: &str) -> String {
+    const MARK: &str = "expected ";
+    let Some(at) = message.find(MARK) else {
+        return message.to_string();
+    };
+    let (head, rest) = message.split_at(at + MARK.len());
+    let word_end = |s: &str| s.find([' ', ',', ')']).unwrap_or(s.len());
+    let word = &rest[..word_end(rest)];
+    let (kind, used) = match word {
+        "u8" => ("a whole number from 0 to 255", word.len()),
+        "u16" => ("a whole number from 0 to 65535", word.len()),
+        "u32" => ("a whole number from 0 to 4294967295", word.len()),
+        "u64" | "usize" => ("a whole number, 0 or more", word.len()),
+        "i8" | "i16" | "i32" | "i64" | "isize" => ("a whole number", word.len()),
+        "f32" | "f64" => ("a number", word.len()),
+        "char" => ("one character", word.len()),
+        // "struct DeviceInfo", "enum Verdict": the Rust name after it says nothing to a reader.
+        "struct" | "map" => {
+            let after = &rest[word.len()..];
+            let name = after.strip_prefix(' ').map_or(0, |a| 1 + word_end(a));
+            (
+                "an object",
+                word.len() + if word == "struct" { name } else { 0 },
+            )
+        }
+        _ => return message.to_string(),
+    };
+    format!("{head}{kind}{}", &rest[used..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{field_of, plain_expected, serde_reason};
+
+    /// The path is read past strings holding brackets, commas, quotes and keys' own names.
+    #[test]
+    fn the_field_at_a_column_is_named_past_strings_that_look_like_json() {
+        let line = r#"{"t_ms":1,"devices":[{"sample":{"temp_c":1}},{"processes":[{"pid":1,"host":{"name":"a\"],{b","children":[{"pid":1},{"pid":2},{"pid":"x"}]}}]}]}"#;
+        let at = line.find(r#""x""#).unwrap() + 3;
+        assert_eq!(
+            field_of(line, at).as_deref(),
+            Some("devices[1].processes[0].host.children[2].pid")
+        );
+        assert_eq!(field_of(line, 0), None);
+        assert_eq!(
+            field_of(r#"{"devices": [garbage"#, 14).as_deref(),
+            Some("devices[0]")
+        );
+    }
+
+    #[test]
+    fn rust_types_become_the_kind_of_value_meant() {
+        let cases = [
+            (
+                "invalid type: string \"x\", expected u32",
+                "invalid type: string \"x\", expected a whole number from 0 to 4294967295",
+            ),
+            (
+                "invalid value: integer `-1`, expected u64",
+                "invalid value: integer `-1`, expected a whole number, 0 or more",
+            ),
+            (
+                "invalid type: string \"hot\", expected f32",
+                "invalid type: string \"hot\", expected a number",
+            ),
+            (
+                "invalid type: integer `5`, expected struct DeviceInfo",
+                "invalid type: integer `5`, expected an object",
+            ),
+            (
+                "invalid type: integer `5`, expected a string",
+                "invalid type: integer `5`, expected a string",
+            ),
+            ("missing field `uuid`", "missing field `uuid`"),
+        ];
+        for (serde, plain) in cases {
+            assert_eq!(plain_expected(serde), plain);
+        }
+    }
+
+    /// A snapshot is pretty JSON over many lines: its field is found from serde's line and
+    /// column, and the place said as both.
+    #[test]
+    fn a_reason_in_text_of_many_lines_names_its_field_and_line() {
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Doc {
+            devices: Vec<Dev>,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[allow(dead_code)]
+        struct Dev {
+            temp_c: u32,
+        }
+        let text = "{\n  \"devices\": [\n    {\"temp_c\": 1},\n    {\"temp_c\": \"hot\"}\n  ]\n}";
+        let e = serde_json::from_str::<Doc>(text).unwrap_err();
+        assert_eq!(
+            serde_reason(&e, text),
+            "devices[1].temp_c: invalid type: string \"hot\", expected a whole number from 0 to \
+             4294967295, at line 4 column 20"
+        );
+        let line = r#"{"devices":[{"temp_c":-3}]}"#;
+        let e = serde_json::from_str::<Doc>(line).unwrap_err();
+        assert_eq!(
+            serde_reason(&e, line),
+            "devices[0].temp_c: invalid value: integer `-3`, expected a whole number from 0 \
+             to 4294967295, at column 24"
+        );
+    }
+}
