@@ -273,13 +273,7 @@ fn usage_error(msg: &str) -> ! {
 /// `completions SHELL` and `man`: text generated from the command line's definition.
 fn generated(command: &Command) -> Result<i32> {
     let text = match command {
-        Command::Completions { shell } => {
-            // Into memory first: clap_complete panics when its writer fails (`> /dev/full`).
-            let mut text = Vec::new();
-            let mut cmd = <Cli as clap::CommandFactory>::command();
-            clap_complete::generate(*shell, &mut cmd, "gpuwatch", &mut text);
-            text
-        }
+        Command::Completions { shell } => gpuwatch::cli::completion_script(*shell),
         _ => gpuwatch::cli::manual(),
     };
     std::io::Write::write_all(&mut std::io::stdout(), &text)

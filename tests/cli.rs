@@ -478,7 +478,7 @@ fn a_snapshot_name_is_said_on_one_line_and_a_tar_name_is_refused() {
     let odd = dir.path().join("a\nb.json");
     let (code, _, err) = gpuwatch(&["snapshot", "--demo", "-o", odd.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("a\\nb.json\"\n"), "{err}");
+    assert!(err.contains("a\\nb.json'\n"), "{err}");
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(odd.exists());
 
@@ -972,6 +972,29 @@ fn bash_loads_its_completion_script_and_completes_the_commands() {
     assert!(!out.contains("timestamp"), "{out}");
 }
 
+/// A list's later items are completed too, the items before them kept; a value that is no
+/// path is not completed with file names (the tests run in the crate's root: `Cargo.toml`).
+#[test]
+fn bash_completes_a_lists_last_item_and_no_file_names_for_a_number() {
+    let out = completion_offer("bash", "query --fields utilization.gpu,mem");
+    assert!(out.contains("utilization.gpu,memory.used"), "{out}");
+    assert!(!out.contains("\nmemory.used"), "{out}");
+    for words in [
+        "--interval C",
+        "--demo --gpus C",
+        "diagnose --for C",
+        "--seed C",
+    ] {
+        let out = completion_offer("bash", words);
+        assert!(!out.contains("Cargo.toml"), "{words}: {out}");
+    }
+    let out = completion_offer("bash", "--config Car");
+    assert!(
+        out.contains("Cargo.toml"),
+        "a path is still completed: {out}"
+    );
+}
+
 #[test]
 #[ignore = "needs zsh: .ci/run installs it"]
 fn zsh_loads_its_completion_script() {
@@ -986,6 +1009,18 @@ fn fish_loads_its_completion_script_and_completes_the_commands() {
     assert!(out.contains("serve"), "fish offers no `serve`: {out}");
     let out = completion_offer("fish", "query --fields util");
     assert!(out.contains("utilization.gpu"), "{out}");
+    let out = completion_offer("fish", "query --fields utilization.gpu,mem");
+    assert!(out.contains("utilization.gpu,memory.used"), "{out}");
+    // A top-level option's value: fish's generated check failed there and offered files.
+    for words in ["--interval C", "--gpus C", "diagnose --for C"] {
+        let out = completion_offer("fish", words);
+        assert!(!out.contains("Cargo.toml"), "{words}: {out}");
+    }
+    let out = completion_offer("fish", "--config Car");
+    assert!(
+        out.contains("Cargo.toml"),
+        "a path is still completed: {out}"
+    );
 }
 
 /// The page itself, without `man`: a section per command, the environment, the exit statuses

@@ -7,7 +7,9 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::source::sim::Scenario;
 
+mod complete;
 mod manual;
+pub use complete::script as completion_script;
 
 pub use manual::manual;
 
