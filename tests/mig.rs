@@ -320,3 +320,23 @@ fn devices_whose_numbers_disagree_with_what_they_are_are_refused() {
     );
     assert!(edit(&|d| d.push(d[2].clone())).contains("two devices are numbered 100030"));
 }
+
+/// A process runs on one device: the MIG demo gave its first instance's process pid 10010,
+/// the pid of GPU 1's (each pid counted from the device's place in the list).
+#[test]
+fn no_pid_is_listed_on_two_devices_of_the_mig_demo() {
+    let (infos, ticks) = sim_ticks(Scenario::Mig, 8, 1, START_MS);
+    let mut seen = std::collections::HashMap::new();
+    for (info, d) in infos.iter().zip(&ticks[0].devices) {
+        for p in &d.processes {
+            let pids = std::iter::once(p.pid)
+                .chain(p.host.iter().flat_map(|h| h.children.iter().map(|c| c.pid)));
+            for pid in pids {
+                if let Some(other) = seen.insert(pid, info.label().to_string()) {
+                    panic!("pid {pid} on {other} and {}", info.label());
+                }
+            }
+        }
+    }
+    assert!(seen.len() > 8, "{seen:?}");
+}

@@ -142,7 +142,7 @@ fn main_screen_demo_mig_80x24_and_160x48() {
         "SM active · W: GPU 0",
         "GPU 0:3 HANG",
         // Whole in the process table: a 3-cell column once cut it to "0:1", another instance.
-        "0:10   10040",
+        "0:10   11030",
     ] {
         assert!(big.contains(mark), "{mark} missing:\n{big}");
     }
@@ -548,6 +548,30 @@ fn sorting_by_cpu_orders_the_table() {
         .map(|r| r.host().unwrap().cpu_pct.unwrap())
         .collect();
     assert!(cpus.windows(2).all(|w| w[0] <= w[1]), "{cpus:?}");
+}
+
+/// The column that sorts shows its arrow however narrow it is: a heading as wide as its column
+/// gives its last letters to the arrow (appended, "WRK▼" was cut to "WRK" and no column said).
+#[test]
+fn a_narrow_sorted_column_still_shows_its_arrow() {
+    let obs = observed_sim(Scenario::Mixed, 8, 10);
+    let mut st = AppState::new(true);
+    for (sort, heading) in [
+        (SortKey::Workers, "WR▼"),
+        (SortKey::Sm, "KERN▼"),
+        (SortKey::MemPct, "MEM▼"),
+        (SortKey::Gpu, "GP▼"),
+        (SortKey::Pid, "PID▼"),
+    ] {
+        st.sort = sort;
+        let screen = text(&draw(&mut st, &obs, 160, 48));
+        assert!(screen.contains(heading), "{heading} missing:\n{screen}");
+    }
+    st.sort = SortKey::State;
+    st.sort_descending = false;
+    let screen = text(&draw(&mut st, &obs, 160, 48));
+    let heading = screen.lines().find(|l| l.contains(" PID ")).unwrap();
+    assert!(heading.contains(" ▲ COMMAND"), "{heading}");
 }
 
 #[test]

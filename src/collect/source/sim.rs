@@ -14,7 +14,7 @@ use crate::rules::RuleId;
 use crate::source::{Sampled, Source, SourceError};
 
 use super::simlevel::{device_info, draw, level};
-use super::simproc::processes_for;
+use super::simproc::{processes_from, MIG_FIRST_PID};
 
 /// The named scenarios of the demo.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -311,7 +311,8 @@ impl SimSource {
             .enumerate()
         {
             let position = k + 1;
-            let mut processes = processes_for(sc, position, 0);
+            let first_pid = MIG_FIRST_PID + k as u32 * 10;
+            let mut processes = processes_from(sc, position, 0, first_pid);
             let room = info.memory_total_bytes.unwrap_or(0) * 17 / 20;
             for p in &mut processes {
                 p.gpu_mem_bytes = p.gpu_mem_bytes.map(|b| b.min(room));

@@ -105,9 +105,23 @@ impl SimDevice {
 /// The processes of GPU `gpu` playing `sc`; ranks of a job share `job` (the mixed demo gives
 /// each eight GPUs a job of their own).
 pub(super) fn processes_for(sc: Scenario, gpu: usize, job: usize) -> Vec<ProcessSample> {
+    processes_from(sc, gpu, job, 10_000 + gpu as u32 * 10)
+}
+
+/// The first pid of a MIG instance's processes: above every whole GPU's (64 GPUs from 10000,
+/// ten pids each), so that an instance's process is not GPU 1's (both were 10010).
+pub(super) const MIG_FIRST_PID: u32 = 11_000;
+
+/// `processes_for` with its first pid given: rank `r`'s pid is `first_pid + 5 r`.
+pub(super) fn processes_from(
+    sc: Scenario,
+    gpu: usize,
+    job: usize,
+    first_pid: u32,
+) -> Vec<ProcessSample> {
     let ranks = sc.workload().map_or(1, |w| w.ranks.max(1));
     (0..ranks)
-        .filter_map(|rank| process_for(sc, gpu, job, rank, ranks))
+        .filter_map(|rank| process_for(sc, gpu, job, first_pid + rank * 5, (rank, ranks)))
         .collect()
 }
 
@@ -117,10 +131,9 @@ fn process_for(
     sc: Scenario,
     gpu: usize,
     job: usize,
-    rank: u32,
-    ranks: u32,
+    pid: u32,
+    (rank, ranks): (u32, u32),
 ) -> Option<ProcessSample> {
-    let pid = 10_000 + gpu as u32 * 10 + rank * 5;
     let (cmd, cpu, mem_gib, ppid, workers) = workload(sc)?;
     let mut h = host(cmd, cpu, 8, ppid, workers);
     if sc.workload().is_some_and(|w| w.sleeping) {

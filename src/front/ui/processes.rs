@@ -22,7 +22,7 @@ const COLUMNS: [Column; 12] = [
     ("GPU", Some(SortKey::Gpu), 3),
     ("PID", Some(SortKey::Pid), 7),
     ("USER", Some(SortKey::User), 8),
-    ("GPU MEM", Some(SortKey::GpuMem), 7),
+    ("GPU MEM", Some(SortKey::GpuMem), 8),
     ("KERN%", Some(SortKey::Sm), 5),
     ("MEM%", Some(SortKey::MemPct), 4),
     ("CPU%", Some(SortKey::Cpu), 5),
@@ -223,6 +223,11 @@ impl Table<'_> {
             self.scratch.0.clear();
             self.scratch.0.push_str(c.0);
             if c.1 == Some(state.sort) {
+                // A heading as wide as its column gives its last letters to the arrow
+                // ("KERN▼", "WR▼"): appended, the arrow was cut off, and nothing said which
+                // narrow column sorted. Headings are ASCII.
+                let room = usize::from(rect.width).saturating_sub(1);
+                self.scratch.0.truncate(room.min(c.0.len()));
                 self.scratch.0.push_str(arrow);
             }
             self.put(buf, *rect, self.area.y);
@@ -395,9 +400,9 @@ mod tests {
 
     #[test]
     fn the_container_column_comes_only_where_the_numbers_keep_their_width() {
-        // 53 cells of fixed columns, 12 spaces, 12 for the container, 10 for the command.
-        assert!(fits_container(&COLUMNS, 87));
-        assert!(!fits_container(&COLUMNS, 86));
+        // 54 cells of fixed columns, 12 spaces, 12 for the container, 10 for the command.
+        assert!(fits_container(&COLUMNS, 88));
+        assert!(!fits_container(&COLUMNS, 87));
         // An 80-column terminal's table is 78 wide.
         assert!(!fits_container(&COLUMNS, 78));
     }
