@@ -134,6 +134,10 @@ impl Config {
 
     /// Checks every threshold; `text`, the file's, is read only to point at a wrong key's line.
     fn validate(&self, text: &str) -> Result<(), String> {
+        self.check(text).map_err(|e| with_line(&e, text))
+    }
+
+    fn check(&self, text: &str) -> Result<(), String> {
         let t = &self.thresholds;
         if let Some(key) = t.unknown.keys().next() {
             return Err(unknown_key(key, t, text));
@@ -276,6 +280,22 @@ fn at_line(text: &str, key: &str) -> String {
         .map_or_else(String::new, |i| format!(" (line {})", i + 1))
 }
 
+/// A range error ("thresholds.KEY = … must …") with the line that sets KEY, as the parser's
+/// and the unknown key's errors say it: in a long file the key alone did not say where.
+fn with_line(error: &str, text: &str) -> String {
+    let Some(rest) = error.strip_prefix("thresholds.") else {
+        return error.to_string();
+    };
+    let end = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    let (key, after) = rest.split_at(end);
+    if after.starts_with(" (line ") {
+        return error.to_string();
+    }
+    format!("thresholds.{key}{}{after}", at_line(text, key))
+}
+
 /// Says that `key` is not a threshold, and which one was probably meant.
 fn unknown_key(key: &str, t: &Thresholds, text: &str) -> String {
     let line = at_line(text, key);
@@ -302,6 +322,30 @@ pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    /// A value out of its range names the line that sets it, as a parse error does: in a file
+    /// of forty keys `thresholds.hang_window = 2h must…` did not say where.
+    #[test]
+    fn a_value_out_of_range_names_its_line() {
+        let p = std::path::Path::new("c.toml");
+        for (file, says) in [
+            (
+                "[thresholds]\nstarved_window = \"20s\"\n\nhang_window = \"2h\"\n",
+                "thresholds.hang_window (line 4) = 2h must be at least 1s and at most 1h",
+            ),
+            (
+                "[thresholds]\n# a comment\nhang_sm_max_pct = 250\n",
+                "thresholds.hang_sm_max_pct (line 3) = 250 must be between 0 and 100",
+            ),
+            (
+                "[thresholds]\n\nmem_growth_fast_window = \"20m\"\n",
+                "thresholds.mem_growth_fast_window (line 3) (20m) must not be longer than",
+            ),
+        ] {
+            let e = Config::parse(file, p).unwrap_err().to_string();
+            assert!(e.contains(says), "{file}: {e}");
+        }
+    }
 
     #[test]
     fn file_overrides_only_the_keys_it_names() {
@@ -419,23 +463,23 @@ mod tests {
             // Judged on one sample: every window holds at least a second.
             (
                 "hang_window = \"1ns\"",
-                "hang_window = 1ns must be at least 1s",
+                "hang_window (line 2) = 1ns must be at least 1s",
             ),
             ("hang_suspect_window = \"900ms\"", "hang_suspect_window"),
             // A share says its range either way (-5 said "must not be negative").
             (
                 "busy_util_min_pct = -5",
-                "busy_util_min_pct = -5 must be between 0 and 100",
+                "busy_util_min_pct (line 2) = -5 must be between 0 and 100",
             ),
             // The fast window is the short one.
             (
                 "mem_growth_fast_window = \"30m\"",
-                "mem_growth_fast_window (30m) must not be longer than mem_growth_window (2m)",
+                "mem_growth_fast_window (line 2) (30m) must not be longer than mem_growth_window (2m)",
             ),
             // Only the key that was set is named.
             (
                 "startup_grace = \"1h 1s\"",
-                "thresholds.startup_grace = 1h 1s must be at most 1h",
+                "thresholds.startup_grace (line 2) = 1h 1s must be at most 1h",
             ),
         ] {
             std::fs::write(&p, format!("[thresholds]\n{line}\n")).unwrap();
@@ -454,8 +498,8 @@ mod tests {
         .to_string();
         assert!(
             e.contains(
-                "hang_window (confirmed, 30s) must not be shorter than hang_suspect_window \
-                 (1m); the defaults are 25s and 8s"
+                "hang_window (line 3) (confirmed, 30s) must not be shorter than \
+                 hang_suspect_window (1m); the defaults are 25s and 8s"
             ),
             "{e}"
         );
@@ -463,7 +507,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            e.contains("thresholds.clear_after = 2h must be at most 1h"),
+            e.contains("thresholds.clear_after (line 2) = 2h must be at most 1h"),
             "{e}"
         );
         assert!(!e.contains("startup_grace"), "{e}");
