@@ -498,8 +498,8 @@ mod tests {
         .to_string();
         assert!(
             e.contains(
-                "hang_window (line 3) (confirmed, 30s) must not be shorter than \
-                 hang_suspect_window (1m); the defaults are 25s and 8s"
+                "hang_window (line 3) (30s) must not be shorter than hang_suspect_window \
+                 (1m); the defaults are 25s and 8s"
             ),
             "{e}"
         );

@@ -48,20 +48,19 @@ impl Default for HangThresholds {
 }
 
 impl Section for HangThresholds {
+    /// The confirmed window holds the suspicion's: shorter, a hang would be confirmed
+    /// before it was suspected.
     fn check(&self) -> Result<(), String> {
-        if self.window < self.suspect_window {
-            // Both values said: one of them may be a default the file never wrote.
-            let d = |w| humantime::format_duration(w);
-            return Err(format!(
-                "thresholds.hang_window (confirmed, {}) must not be shorter than \
-                 hang_suspect_window ({}); the defaults are {} and {}",
-                d(self.window),
-                d(self.suspect_window),
-                d(Self::default().window),
-                d(Self::default().suspect_window),
-            ));
+        let default = Self::default();
+        super::thresholds::WindowOrder {
+            short: (
+                "hang_suspect_window",
+                self.suspect_window,
+                default.suspect_window,
+            ),
+            long: ("hang_window", self.window, default.window),
         }
-        Ok(())
+        .check(true)
     }
 }
 

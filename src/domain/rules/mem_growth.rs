@@ -46,18 +46,16 @@ impl Section for MemGrowthThresholds {
     /// The fast window is the short one: longer than the long window, a fast leak would be
     /// judged over more than the slow one, and called later.
     fn check(&self) -> Result<(), String> {
-        if self.fast_window > self.window {
-            let d = |w| humantime::format_duration(w);
-            return Err(format!(
-                "thresholds.mem_growth_fast_window ({}) must not be longer than \
-                 mem_growth_window ({}); the defaults are {} and {}",
-                d(self.fast_window),
-                d(self.window),
-                d(Self::default().fast_window),
-                d(Self::default().window),
-            ));
+        let default = Self::default();
+        super::thresholds::WindowOrder {
+            short: (
+                "mem_growth_fast_window",
+                self.fast_window,
+                default.fast_window,
+            ),
+            long: ("mem_growth_window", self.window, default.window),
         }
-        Ok(())
+        .check(false)
     }
 }
 

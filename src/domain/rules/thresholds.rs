@@ -18,6 +18,41 @@ pub trait Section {
     }
 }
 
+/// Two windows of one rule that must keep their order: `short` (its key and how it is said,
+/// `"mem_growth_fast_window"`) no longer than `long`. Both values and both defaults are said:
+/// one of them may be a default the file never wrote.
+pub struct WindowOrder<'a> {
+    pub short: (&'a str, Duration, Duration),
+    pub long: (&'a str, Duration, Duration),
+}
+
+impl WindowOrder<'_> {
+    /// `Err` naming the keys, with `phrase` saying the relation from the key that was set
+    /// (`"must not be longer than"`, or from the long one's side `"must not be shorter
+    /// than"`) when `short` is longer than `long`.
+    pub fn check(&self, from_long: bool) -> Result<(), String> {
+        let ((sk, s, sd), (lk, l, ld)) = (self.short, self.long);
+        if s <= l {
+            return Ok(());
+        }
+        let d = humantime::format_duration;
+        let (first, second, phrase) = if from_long {
+            ((lk, l, ld), (sk, s, sd), "must not be shorter than")
+        } else {
+            ((sk, s, sd), (lk, l, ld), "must not be longer than")
+        };
+        Err(format!(
+            "thresholds.{} ({}) {phrase} {} ({}); the defaults are {} and {}",
+            first.0,
+            d(first.1),
+            second.0,
+            d(second.1),
+            d(first.2),
+            d(second.2),
+        ))
+    }
+}
+
 /// The longest window a rule may judge: the history holds 15 minutes by default.
 pub const MAX_WINDOW: Duration = Duration::from_secs(3600);
 
