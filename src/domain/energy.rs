@@ -99,6 +99,13 @@ impl EnergyMeter {
     pub fn counted(&self) -> bool {
         self.counted_j > self.total_j() * 0.5
     }
+
+    /// True when the counter was read at all: read once, it spans no stretch yet (it is read
+    /// once a minute), which is not "the GPU has none".
+    #[must_use]
+    pub fn has_counter(&self) -> bool {
+        self.reading.is_some()
+    }
 }
 
 /// The integral of power over the samples from `from_ms` on, in joules: what a finding that
@@ -138,7 +145,19 @@ mod tests {
             m.push(&sample(i * 100, 500.0, None));
         }
         assert!((m.total_j() - 5000.0).abs() < 1e-6, "{}", m.total_j());
-        assert!(!m.counted());
+        assert!(!m.counted() && !m.has_counter());
+    }
+
+    /// A run shorter than the counter's minute reads it once: the total is the integral, and
+    /// the GPU has a counter all the same (the report said "no energy counter read").
+    #[test]
+    fn a_counter_read_once_is_a_counter_that_spans_nothing_yet() {
+        let mut m = EnergyMeter::default();
+        for i in 0..=600u64 {
+            m.push(&sample(i * 100, 120.0, Some(9_000_000)));
+        }
+        assert!((m.total_j() - 7200.0).abs() < 1e-6, "{}", m.total_j());
+        assert!(!m.counted() && m.has_counter());
     }
 
     /// A GPU lost at 20 s of a 30 s run (power and counter gone): its total covers 20 s. The

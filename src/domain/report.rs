@@ -136,6 +136,11 @@ fn energy_of(dev: &crate::history::DeviceHistory) -> Option<String> {
             crate::text::span_words(dev.energy.span_ms()),
             if dev.energy.counted() {
                 "its energy counter"
+            } else if dev.energy.has_counter() {
+                // A run under a minute or two: the counter was read once (run 86's 60 s
+                // diagnose on an H100 said "no energy counter read").
+                "the integral of its power: the energy counter, read once a minute, spans \
+                 too little of it yet"
             } else {
                 "the integral of its power: no energy counter read"
             }
