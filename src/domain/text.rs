@@ -2,7 +2,9 @@
 //! the evidence, `diagnose` and the reports say the same thing the same way.
 
 mod untrusted;
-pub use untrusted::{code_span, is_bidi, markdown_inline, one_line, path_shown, printable};
+pub use untrusted::{
+    code_span, is_bidi, markdown_inline, one_line, path_shown, printable, shell_word, word_shown,
+};
 
 /// "HH:MM:SS": a time in ms since the epoch, UTC.
 #[must_use]
@@ -365,22 +367,46 @@ mod tests {
         assert_eq!(path_shown(Path::new("a\nb.json")), "$'a\\nb.json'");
         assert_eq!(
             path_shown(Path::new("x\u{1b}]52;c\u{7}\u{202e}.md")),
-            "$'x\\e]52;c\\x07\\u202e.md'"
+            "$'x\\e]52;c\\x07\\xe2\\x80\\xae.md'"
         );
     }
 
-    /// The name shown pastes back into a shell as the name itself: bash reads `$'…'` to the
-    /// same bytes, quotes and backslashes included.
+    /// The name shown, and the word put in a suggested command, paste back into a shell as
+    /// the name's own bytes, in the C locale too: quotes, backslashes, controls, invisible
+    /// characters, bytes that are no UTF-8, a space or a `;` that split a command.
     #[test]
     fn a_path_shown_pastes_back_into_bash() {
-        let name = "it's a\\b\n\u{1b}[2J\u{7}\u{9b}\u{202e}.json";
-        let shown = path_shown(std::path::Path::new(name));
-        let out = std::process::Command::new("bash")
-            .arg("-c")
-            .arg(format!("printf %s {shown}"))
-            .output()
-            .expect("bash runs");
-        assert_eq!(String::from_utf8(out.stdout).unwrap(), name, "{shown}");
+        use std::os::unix::ffi::OsStrExt;
+        let names: [&[u8]; 6] = [
+            "it's a\\b\n\u{1b}[2J\u{7}\u{9b}\u{202e}\u{200b}.json".as_bytes(),
+            b"a\xffb\xc2.json",
+            b"my rec;ls.jsonl",
+            b"-x.jsonl",
+            b"plain/r-1.jsonl",
+            "caf\u{e9} \u{1F600}.jsonl".as_bytes(),
+        ];
+        for name in names {
+            let path = std::path::Path::new(std::ffi::OsStr::from_bytes(name));
+            for (how, shown) in [("shown", path_shown(path)), ("word", shell_word(path))] {
+                let out = std::process::Command::new("bash")
+                    .env("LC_ALL", "C")
+                    .arg("-c")
+                    .arg(format!("printf %s {shown}"))
+                    .output()
+                    .expect("bash runs");
+                let back = out
+                    .stdout
+                    .strip_prefix(b"./")
+                    .filter(|_| name.starts_with(b"-"));
+                assert_eq!(back.unwrap_or(&out.stdout), name, "{how}: {shown}");
+            }
+        }
+        assert_eq!(
+            shell_word(std::path::Path::new("dir/r.jsonl")),
+            "dir/r.jsonl"
+        );
+        assert_eq!(shell_word(std::path::Path::new("my rec;ls")), "'my rec;ls'");
+        assert_eq!(shell_word(std::path::Path::new("-x")), "./-x");
     }
 
     #[test]

@@ -161,12 +161,16 @@ fn chosen(names: &[String]) -> Result<Vec<&'static Field>> {
             // A field asked twice is printed once (JSON keys must be unique).
             Some(f) if !fields.iter().any(|g| g.name == f.name) => fields.push(f),
             Some(_) => {}
-            None => unknown.push(format!("{n:?}")),
+            None => unknown.push(crate::text::word_shown(n)),
         }
     }
     if let [one] = unknown.as_slice() {
         // The one meant, when it is near (`utilisation.gpu`), as the config's keys are.
-        let asked = one.trim_matches('"');
+        let asked = names
+            .iter()
+            .map(|n| n.trim())
+            .find(|n| crate::text::word_shown(n) == *one)
+            .unwrap_or(one);
         let near = FIELDS
             .iter()
             .map(|f| (strsim::levenshtein(asked, f.name), f.name))

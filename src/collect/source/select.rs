@@ -105,7 +105,7 @@ impl Selection {
             if hits.len() > 1 {
                 return Err(SelectError::Ambiguous {
                     from: self.from,
-                    item: item.clone(),
+                    item: crate::text::word_shown(item),
                     count: hits.len(),
                 });
             }
@@ -126,7 +126,7 @@ impl Selection {
                 }
                 return Err(SelectError::NoMatch {
                     from: self.from,
-                    item: item.clone(),
+                    item: crate::text::word_shown(item),
                     here: here.join("\n  "),
                 });
             }

@@ -37,18 +37,28 @@ impl Header {
     }
 }
 
+/// A recording's destination in a write error: "cannot write standard output", not "cannot
+/// write -"; a file by `path_shown`.
+fn written_to(path: &Path) -> String {
+    if path == Path::new("-") {
+        "standard output".to_string()
+    } else {
+        crate::text::path_shown(path)
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum RecordError {
-    #[error("{path} already exists; choose another name or pass --force to overwrite it")]
+    #[error("{p} already exists; choose another name or pass --force to overwrite it", p = crate::text::path_shown(.path))]
     Exists { path: PathBuf },
-    #[error("{path} is a folder; name a file in it with -o (e.g. -o {path}/run.jsonl)")]
+    #[error("{p} is a folder; name a file in it with -o (e.g. -o {p}/run.jsonl)", p = crate::text::path_shown(.path))]
     Folder { path: PathBuf },
-    #[error("cannot create {path}: {source}; choose a writable place with -o")]
+    #[error("cannot create {p}: {source}; choose a writable place with -o", p = crate::text::path_shown(.path))]
     Create {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {p}: {source}", p = written_to(.path))]
     Io {
         path: PathBuf,
         source: std::io::Error,
@@ -92,12 +102,7 @@ impl Recorder {
         };
         let mut rec = Recorder {
             out,
-            // Named in write errors: "cannot write standard output", not "cannot write -".
-            path: if path == Path::new("-") {
-                PathBuf::from("standard output")
-            } else {
-                path.to_path_buf()
-            },
+            path: path.to_path_buf(),
             line: Vec::with_capacity(4096),
             discards,
         };

@@ -19,37 +19,83 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
-/// A file name for a message of one line: as it is when plain, else in the shell's ANSI-C
-/// quotes with its control characters escaped (`$'a\nb.json'`, `$'x\e]52'`), which shows the
-/// name that was used, pastes back into bash or zsh as that name, and cannot move the cursor
-/// (a newline in `-o` split "written to" over two lines).
+/// A file name for a message of one line, as the shell would take it back: as it is when
+/// plain, single-quoted when it holds a space or a character a shell reads (`'my run.json'`),
+/// in ANSI-C quotes when it holds a control character (`$'a\nb.json'`, `$'x\e]52'`). So the
+/// message shows the name that was used, pastes back into bash or zsh as that name, and cannot
+/// move the cursor (a newline in `-o` split "written to" over two lines). Bytes that are no
+/// UTF-8 are written as `\xHH` (`display()` turned them into `�`, which names another file).
 #[must_use]
 pub fn path_shown(path: &std::path::Path) -> String {
-    let name = path.display().to_string();
-    if !name.chars().any(|c| c.is_control() || is_bidi(c)) {
-        return name;
+    quoted(path, "")
+}
+
+/// A file name as one word of a shell command the user is told to run (`head -n 12 FILE`):
+/// `path_shown`, with `./` before a relative name that starts with `-` (an option, else).
+#[must_use]
+pub fn shell_word(path: &std::path::Path) -> String {
+    let dash = path.as_os_str().as_encoded_bytes().starts_with(b"-");
+    quoted(path, if dash { "./" } else { "" })
+}
+
+/// A word the user gave (a field name, a GPU to watch) said back in a message as
+/// `path_shown` says a file name: bare when plain, quoted as the shell would take it back.
+#[must_use]
+pub fn word_shown(word: &str) -> String {
+    quoted(std::path::Path::new(word), "")
+}
+
+fn quoted(path: &std::path::Path, before: &str) -> String {
+    let bytes = path.as_os_str().as_encoded_bytes();
+    let Ok(name) = std::str::from_utf8(bytes) else {
+        return ansi_c(before.as_bytes(), bytes);
+    };
+    if name.chars().any(needs_escape) {
+        return ansi_c(before.as_bytes(), bytes);
     }
-    let mut out = String::with_capacity(name.len() + 8);
+    // What no shell reads: letters and digits, and a few marks; beyond ASCII, as it is.
+    let plain = |c: char| !c.is_ascii() || c.is_ascii_alphanumeric() || "_./+,:@%=-~".contains(c);
+    if !name.is_empty() && name.chars().all(plain) && !name.starts_with('~') {
+        return format!("{before}{name}");
+    }
+    format!("'{before}{}'", name.replace('\'', "'\\''"))
+}
+
+/// Characters a name is not shown raw with: controls, the bidirectional ones, and those that
+/// show nothing (a zero-width space, a soft hyphen, the line and paragraph separators, a
+/// byte-order mark, the tag characters) and so make two names look alike.
+fn needs_escape(c: char) -> bool {
+    c.is_control()
+        || is_bidi(c)
+        || matches!(c, '\u{200B}'..='\u{200D}' | '\u{2028}' | '\u{2029}' | '\u{00AD}' | '\u{FEFF}' | '\u{E0000}'..='\u{E007F}')
+}
+
+/// `bytes` in bash's ANSI-C quotes: the usual escapes by name, every other byte of a
+/// character that needs escaping (and every byte that is no UTF-8) as `\xHH`, which gives
+/// back the same bytes in any locale (`\u` depends on it).
+fn ansi_c(before: &[u8], bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() + 8);
     out.push_str("$'");
-    for c in name.chars() {
-        match c {
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            '\u{1b}' => out.push_str("\\e"),
-            '\\' => out.push_str("\\\\"),
-            '\'' => out.push_str("\\'"),
-            c if c.is_ascii_control() => drop(std::fmt::Write::write_fmt(
-                &mut out,
-                format_args!("\\x{:02x}", c as u32),
-            )),
-            // C1 and bidirectional controls as bash's \u: the name's UTF-8, not a lone byte.
-            c if c.is_control() || is_bidi(c) => drop(std::fmt::Write::write_fmt(
-                &mut out,
-                format_args!("\\u{:04x}", c as u32),
-            )),
-            c => out.push(c),
+    out.push_str(std::str::from_utf8(before).unwrap_or_default());
+    let hex = |out: &mut String, b: &[u8]| {
+        for b in b {
+            let _ = std::fmt::Write::write_fmt(out, format_args!("\\x{b:02x}"));
         }
+    };
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '\n' => out.push_str("\\n"),
+                '\t' => out.push_str("\\t"),
+                '\r' => out.push_str("\\r"),
+                '\u{1b}' => out.push_str("\\e"),
+                '\\' => out.push_str("\\\\"),
+                '\'' => out.push_str("\\'"),
+                c if needs_escape(c) => hex(&mut out, c.encode_utf8(&mut [0; 4]).as_bytes()),
+                c => out.push(c),
+            }
+        }
+        hex(&mut out, chunk.invalid());
     }
     out.push('\'');
     out

@@ -172,7 +172,7 @@ fn init(lib_path: Option<&Path>) -> Result<&'static Nvml, NvmlInitError> {
         .map_err(|e| match (NvmlInitError::from(e), lib_path) {
             // The user's own path failed: advice to pass one would send them in a circle.
             (NvmlInitError::LibraryMissing(why), Some(p)) => NvmlInitError::LibraryNotAt {
-                path: p.display().to_string(),
+                path: crate::text::path_shown(p),
                 why,
             },
             (other, _) => other,

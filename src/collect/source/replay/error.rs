@@ -65,9 +65,9 @@ pub enum ReplayError {
     // gpuwatch recording".
     #[error(
         "{p}:{line}: this tick is {back_s} s earlier than the one before it: recordings \
-         joined into one file, or ticks out of order; split it there (`head -n {before} {p} > \
-         a.jsonl` and `{{ head -n 1 {p}; tail -n +{line} {p}; }} > b.jsonl`, the header kept for \
-         both) and open each", p = crate::text::path_shown(.path))]
+         joined into one file, or ticks out of order; split it there (`head -n {before} {w} > \
+         a.jsonl` and `{{ head -n 1 {w}; tail -n +{line} {w}; }} > b.jsonl`, the header kept for \
+         both) and open each", p = crate::text::path_shown(.path), w = crate::text::shell_word(.path))]
     TimeBack {
         path: PathBuf,
         line: usize,
@@ -143,7 +143,7 @@ fn gzipped(inner: &ReplayError) -> String {
              `gzip -t` fails on it, copy it again; to keep the ticks before it, `zcat {} | head \
              -n {} > fixed.jsonl`",
             crate::text::path_shown(path),
-            crate::text::path_shown(path),
+            crate::text::shell_word(path),
             line.saturating_sub(1)
         ),
         ReplayError::SecondRecording { path, line, before } => format!(
@@ -158,11 +158,12 @@ fn gzipped(inner: &ReplayError) -> String {
             before,
             back_s,
         } => format!(
-            "{path}:{line}: this tick is {back_s} s earlier than the one before it: recordings \
-             joined into one file, or ticks out of order; split what `zcat` prints there \
-             (`zcat {path} | head -n {before} > a.jsonl` and `{{ zcat {path} | head -n 1; zcat \
-             {path} | tail -n +{line}; }} > b.jsonl`, the header kept for both) and open each",
-            path = crate::text::path_shown(path)
+            "{shown}:{line}: this tick is {back_s} s earlier than the one before it: \
+             recordings joined into one file, or ticks out of order; split what `zcat` prints \
+             there (`zcat {w} | head -n {before} > a.jsonl` and `{{ zcat {w} | head -n 1; zcat \
+             {w} | tail -n +{line}; }} > b.jsonl`, the header kept for both) and open each",
+            shown = crate::text::path_shown(path),
+            w = crate::text::shell_word(path)
         ),
         other => other.to_string(),
     }
