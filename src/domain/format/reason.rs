@@ -11,12 +11,21 @@ pub fn serde_reason(e: &serde_json::Error, text: &str) -> String {
     let message = e.to_string();
     let suffix = format!(" at line {} column {}", e.line(), e.column());
     let what = plain_expected(message.strip_suffix(&suffix).unwrap_or(&message));
+    // serde counts the column in bytes; an editor, and the reader, in characters.
+    let start = offset_of(text, e.line(), 0);
+    let end = start + e.column();
+    let column = text
+        .get(start..)
+        .unwrap_or_default()
+        .char_indices()
+        .take_while(|(i, _)| start + i < end)
+        .count();
     let at = if text.trim_end().contains('\n') {
-        format!("at line {} column {}", e.line(), e.column())
+        format!("at line {} column {column}", e.line())
     } else {
-        format!("at column {}", e.column())
+        format!("at column {column}")
     };
-    match field_of(text, offset_of(text, e.line(), e.column())) {
+    match field_of(text, end) {
         Some(field) => format!("{field}: {what}, {at}"),
         None => format!("{what}, {at}"),
     }
@@ -108,13 +117,24 @@ pub fn plain_expected(message: &str) -> String {
         "f32" | "f64" => ("a number", word.len()),
         "char" => ("one character", word.len()),
         // "struct DeviceInfo", "enum Verdict": the Rust name after it says nothing to a reader.
-        "struct" | "map" => {
-            let after = &rest[word.len()..];
-            let name = after.strip_prefix(' ').map_or(0, |a| 1 + word_end(a));
-            (
-                "an object",
-                word.len() + if word == "struct" { name } else { 0 },
-            )
+        "struct" | "map" | "enum" | "internally" | "variant" => {
+            // The words to replace: "map"; "struct Name", "enum Name", "variant identifier";
+            // "internally tagged enum Name".
+            let words = match word {
+                "map" => 1,
+                "internally" => 4,
+                _ => 2,
+            };
+            let mut used = 0;
+            for (i, w) in rest.split(' ').take(words).enumerate() {
+                used += usize::from(i > 0) + word_end(w);
+            }
+            let kind = if matches!(word, "enum" | "variant") {
+                "one of its names"
+            } else {
+                "an object"
+            };
+            (kind, used.min(rest.len()))
         }
         _ => return message.to_string(),
     };
@@ -165,6 +185,18 @@ mod tests {
                 "invalid type: integer `5`, expected a string",
             ),
             ("missing field `uuid`", "missing field `uuid`"),
+            (
+                "invalid type: integer `7`, expected internally tagged enum DeviceStatus",
+                "invalid type: integer `7`, expected an object",
+            ),
+            (
+                "invalid type: integer `5`, expected variant identifier",
+                "invalid type: integer `5`, expected one of its names",
+            ),
+            (
+                "invalid type: map, expected enum Severity, at column 3",
+                "invalid type: map, expected one of its names, at column 3",
+            ),
         ];
         for (serde, plain) in cases {
             assert_eq!(plain_expected(serde), plain);
@@ -192,6 +224,12 @@ mod tests {
             "devices[1].temp_c: invalid type: string \"hot\", expected a whole number from 0 to \
              4294967295, at line 4 column 20"
         );
+        // Columns in characters: "é😀" is 6 bytes, 2 characters.
+        let line = r#"{"x":"é😀","devices":[{"temp_c":"hot"}]}"#;
+        let e = serde_json::from_str::<Doc>(line).unwrap_err();
+        let want = line.chars().position(|c| c == 'h').unwrap() + 4;
+        let said = serde_reason(&e, line);
+        assert!(said.ends_with(&format!("at column {want}")), "{said}");
         let line = r#"{"devices":[{"temp_c":-3}]}"#;
         let e = serde_json::from_str::<Doc>(line).unwrap_err();
         assert_eq!(
