@@ -340,3 +340,24 @@ fn no_pid_is_listed_on_two_devices_of_the_mig_demo() {
     }
     assert!(seen.len() > 8, "{seen:?}");
 }
+
+/// Sorted by GPU, instances come after their GPU and before the next (1 came before 0:2,
+/// kept under 100020).
+#[test]
+fn sorting_by_gpu_puts_instances_under_their_gpu() {
+    use gpuwatch::app::{AppState, SortKey};
+    let store = store_with(Scenario::Mig, 2, 5, |_| {});
+    let mut st = AppState::new(true);
+    st.sort = SortKey::Gpu;
+    for descending in [false, true] {
+        st.sort_descending = descending;
+        let mut labels: Vec<String> = gpuwatch::app::process_rows(&st, &store)
+            .iter()
+            .map(|r| gpu_label(r.gpu).to_string())
+            .collect();
+        if descending {
+            labels.reverse();
+        }
+        assert_eq!(labels, ["0:2", "0:3", "0:9", "0:10", "1"], "{descending}");
+    }
+}

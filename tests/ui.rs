@@ -551,7 +551,8 @@ fn sorting_by_cpu_orders_the_table() {
 }
 
 /// The column that sorts shows its arrow however narrow it is: a heading as wide as its column
-/// gives its last letters to the arrow (appended, "WRK▼" was cut to "WRK" and no column said).
+/// gives its last letters to the arrow (appended, "WRK▼" was cut to "WRK" and no column said);
+/// the one-letter state column is two wide, so that its letter stays (helper-32).
 #[test]
 fn a_narrow_sorted_column_still_shows_its_arrow() {
     let obs = observed_sim(Scenario::Mixed, 8, 10);
@@ -571,7 +572,7 @@ fn a_narrow_sorted_column_still_shows_its_arrow() {
     st.sort_descending = false;
     let screen = text(&draw(&mut st, &obs, 160, 48));
     let heading = screen.lines().find(|l| l.contains(" PID ")).unwrap();
-    assert!(heading.contains(" ▲ COMMAND"), "{heading}");
+    assert!(heading.contains(" S▲ COMMAND"), "{heading}");
 }
 
 #[test]

@@ -104,6 +104,17 @@ pub fn mig_index(parent: u32, gpu_instance: u32, compute_instance: u32) -> u32 {
     MIG_INDEX_BASE + parent.min(999) * 1000 + gpu_instance.min(99) * 10 + compute_instance.min(9)
 }
 
+/// Where device `index` sorts among GPUs and instances: a GPU, then its instances by GPU and
+/// compute instance (0, 0:2, 0:10, 1), not by the number they are kept under (1 came before
+/// 0:2, numbered 100020).
+#[must_use]
+pub fn gpu_order(index: u32) -> (u32, u32) {
+    match index.checked_sub(MIG_INDEX_BASE) {
+        Some(mig) => (mig / 1000, mig % 1000 + 1),
+        None => (index, 0),
+    }
+}
+
 /// 0, −700 or 1e30 W is no power limit to judge power against.
 fn plausible_w(w: &f32) -> bool {
     w.is_finite() && *w > 0.0 && *w <= MAX_TDP_W

@@ -105,7 +105,7 @@ fn compare(a: &ProcessRow, b: &ProcessRow, key: SortKey) -> std::cmp::Ordering {
             .and_then(|h| h.user.as_deref())
             .cmp(&hb.and_then(|h| h.user.as_deref())),
         SortKey::Command => ha.map(short_command).cmp(&hb.map(short_command)),
-        SortKey::Gpu => a.gpu.cmp(&b.gpu),
+        SortKey::Gpu => crate::model::gpu_order(a.gpu).cmp(&crate::model::gpu_order(b.gpu)),
     };
     by.then(a.process.pid.cmp(&b.process.pid))
 }

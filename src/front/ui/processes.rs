@@ -29,7 +29,7 @@ const COLUMNS: [Column; 12] = [
     ("RSS", Some(SortKey::Rss), 6),
     ("THR", Some(SortKey::Threads), 4),
     ("WRK", Some(SortKey::Workers), 3),
-    ("S", Some(SortKey::State), 1),
+    ("S", Some(SortKey::State), 2),
     ("COMMAND", Some(SortKey::Command), 0),
 ];
 
@@ -400,9 +400,9 @@ mod tests {
 
     #[test]
     fn the_container_column_comes_only_where_the_numbers_keep_their_width() {
-        // 54 cells of fixed columns, 12 spaces, 12 for the container, 10 for the command.
-        assert!(fits_container(&COLUMNS, 88));
-        assert!(!fits_container(&COLUMNS, 87));
+        // 55 cells of fixed columns, 12 spaces, 12 for the container, 10 for the command.
+        assert!(fits_container(&COLUMNS, 89));
+        assert!(!fits_container(&COLUMNS, 88));
         // An 80-column terminal's table is 78 wide.
         assert!(!fits_container(&COLUMNS, 78));
     }
