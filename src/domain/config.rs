@@ -20,7 +20,7 @@ pub struct Config {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read config file {path}: {source}")]
+    #[error("cannot read config file {p}: {source}", p = crate::text::path_shown(.path))]
     Read {
         path: PathBuf,
         source: std::io::Error,
@@ -28,15 +28,14 @@ pub enum ConfigError {
     /// The default location, not named by the user, cannot be looked at (another user's
     /// home, as `sudo -E` leaves HOME): say where it came from and how to choose.
     #[error(
-        "cannot read config file {path}, where gpuwatch looks by default ($XDG_CONFIG_HOME or \
+        "cannot read config file {p}, where gpuwatch looks by default ($XDG_CONFIG_HOME or \
          $HOME/.config): {source}. Name one with --config FILE or GPUWATCH_CONFIG=FILE \
-         (--config /dev/null: the default thresholds)"
-    )]
+         (--config /dev/null: the default thresholds)", p = crate::text::path_shown(.path))]
     ReadDefault {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("config file {path} is not valid: {reason}")]
+    #[error("config file {p} is not valid: {reason}", p = crate::text::path_shown(.path))]
     Invalid { path: PathBuf, reason: String },
 }
 
@@ -293,6 +292,18 @@ fn with_line(error: &str, text: &str) -> String {
     if after.starts_with(" (line ") {
         return error.to_string();
     }
+    // The other key of a pair ("… must not be longer than mem_growth_window (2m)") is named
+    // where it is set too: it may be the one the file wrote.
+    let after = match after.split_once(" than ") {
+        Some((head, tail)) => {
+            let end = tail
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(tail.len());
+            let (other, tail) = tail.split_at(end);
+            format!("{head} than {other}{}{tail}", at_line(text, other))
+        }
+        None => after.to_string(),
+    };
     format!("thresholds.{key}{}{after}", at_line(text, key))
 }
 
@@ -340,6 +351,13 @@ mod tests {
             (
                 "[thresholds]\n\nmem_growth_fast_window = \"20m\"\n",
                 "thresholds.mem_growth_fast_window (line 3) (20m) must not be longer than",
+            ),
+            // The key the file set is the second of the pair: it is named with its line, and
+            // the other is said to be at its default (helper-32).
+            (
+                "[thresholds]\nhang_suspect_window = \"30s\"\n",
+                "thresholds.hang_window (25s, its default) must not be shorter than \
+                 hang_suspect_window (line 2) (30s)",
             ),
         ] {
             let e = Config::parse(file, p).unwrap_err().to_string();
@@ -474,7 +492,7 @@ mod tests {
             // The fast window is the short one.
             (
                 "mem_growth_fast_window = \"30m\"",
-                "mem_growth_fast_window (line 2) (30m) must not be longer than mem_growth_window (2m)",
+                "mem_growth_fast_window (line 2) (30m) must not be longer than mem_growth_window (2m, its default)",
             ),
             // Only the key that was set is named.
             (
@@ -499,7 +517,7 @@ mod tests {
         assert!(
             e.contains(
                 "hang_window (line 3) (30s) must not be shorter than hang_suspect_window \
-                 (1m); the defaults are 25s and 8s"
+                 (line 2) (1m); the defaults are 25s and 8s"
             ),
             "{e}"
         );

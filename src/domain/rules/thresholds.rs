@@ -35,7 +35,15 @@ impl WindowOrder<'_> {
         if s <= l {
             return Ok(());
         }
-        let d = humantime::format_duration;
+        // A value the file left at its default says so: the user set the other one.
+        let d = |v: Duration, default: Duration| {
+            let v_said = humantime::format_duration(v).to_string();
+            if v == default {
+                format!("{v_said}, its default")
+            } else {
+                v_said
+            }
+        };
         let (first, second, phrase) = if from_long {
             ((lk, l, ld), (sk, s, sd), "must not be shorter than")
         } else {
@@ -44,11 +52,11 @@ impl WindowOrder<'_> {
         Err(format!(
             "thresholds.{} ({}) {phrase} {} ({}); the defaults are {} and {}",
             first.0,
-            d(first.1),
+            d(first.1, first.2),
             second.0,
-            d(second.1),
-            d(first.2),
-            d(second.2),
+            d(second.1, second.2),
+            humantime::format_duration(first.2),
+            humantime::format_duration(second.2),
         ))
     }
 }
