@@ -296,7 +296,8 @@ fn the_advice_for_ticks_out_of_order_splits_into_two_files_that_open() {
         rec.to_str().unwrap(),
     ]);
     assert_eq!(code, 0, "{err}");
-    let back = dir.path().join("back.jsonl");
+    // A name with a space and a `;`: unquoted, the commands split it and ran `x.jsonl`.
+    let back = dir.path().join("my back;x.jsonl");
     edited(&rec, &back, &|i, v| {
         if i >= 8 {
             let t = v["t_ms"].as_u64().unwrap() - 100_000;
@@ -321,6 +322,7 @@ fn the_advice_for_ticks_out_of_order_splits_into_two_files_that_open() {
             .unwrap();
         assert!(ran.success(), "{c}");
     }
+    assert!(err.contains('\''), "the name is quoted: {err}");
     for part in ["a.jsonl", "b.jsonl"] {
         let path = dir.path().join(part);
         let (code, _, err) = gpuwatch(&["diagnose", "--replay", path.to_str().unwrap()]);
