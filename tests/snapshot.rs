@@ -411,6 +411,34 @@ fn a_wrong_value_in_a_snapshot_names_its_field_and_line() {
     );
 }
 
+/// The thresholds are one flattened table, which serde reads whole: a wrong value in it was
+/// said as `thresholds: …` at the table's closing line; the key and its own line are named.
+#[test]
+fn a_wrong_threshold_in_a_snapshot_names_its_key_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.json");
+    let f = file.to_str().unwrap();
+    let (code, _, err) = gpuwatch(&["snapshot", "--demo=hang", "-o", f]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let at = text.find("\"hang_window\": ").unwrap();
+    let line = text[..at].lines().count();
+    let end = at + text[at..].find(',').unwrap();
+    std::fs::write(
+        &file,
+        format!("{}\"hang_window\": 5{}", &text[..at], &text[end..]),
+    )
+    .unwrap();
+    let (code, _, err) = gpuwatch(&["diagnose", "--replay", f]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains(&format!(
+            "thresholds.hang_window: invalid type: integer `5`, expected a string, at line {line}"
+        )),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_demo_snapshot_is_stamped_now_not_at_the_end_of_its_simulated_window() {
     // The demo simulates its 15-minute window in a moment; it was stamped 15 minutes ahead.

@@ -89,6 +89,22 @@ pub fn to_json(s: &Snapshot) -> String {
     serde_json::to_string_pretty(s).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
 }
 
+/// The first key of a snapshot's `thresholds` whose value its section refuses, with why and
+/// the line it is on.
+fn threshold_reason(table: Option<&serde_json::Value>, text: &str) -> Option<String> {
+    let section = text.find("\"thresholds\"")?;
+    table?.as_object()?.iter().find_map(|(key, value)| {
+        let alone = serde_json::json!({ key: value });
+        let e = serde_json::from_value::<Thresholds>(alone).err()?;
+        let at = text[section..].find(&format!("\"{key}\""))? + section;
+        let line = text[..at].matches('\n').count() + 1;
+        Some(format!(
+            "thresholds.{key}: {}, at line {line}",
+            super::reason::plain_expected(&e.to_string())
+        ))
+    })
+}
+
 /// Parses a snapshot's JSON text: `Err` with the reason when it is not one this gpuwatch reads.
 pub fn parse(text: &str) -> Result<Snapshot, String> {
     let value: serde_json::Value = serde_json::from_str(text).map_err(|e| {
@@ -116,13 +132,20 @@ pub fn parse(text: &str) -> Result<Snapshot, String> {
         ));
     }
     // Parsed again from the text only when a value is refused, so that serde says where.
-    let mut snap: Snapshot =
-        serde_json::from_value(value).map_err(|e| {
-            match serde_json::from_str::<Snapshot>(text) {
-                Err(at) => super::reason::serde_reason(&at, text),
-                Ok(_) => super::reason::plain_expected(&e.to_string()),
-            }
-        })?;
+    let thresholds = value.get("thresholds").cloned();
+    let mut snap: Snapshot = serde_json::from_value(value).map_err(|e| {
+        let Err(at) = serde_json::from_str::<Snapshot>(text) else {
+            return super::reason::plain_expected(&e.to_string());
+        };
+        let reason = super::reason::serde_reason(&at, text);
+        // The thresholds are one flattened table: serde reads it whole and says where it
+        // ends, not which key. Each key is tried alone to name it.
+        if reason.starts_with("thresholds: ") {
+            threshold_reason(thresholds.as_ref(), text).unwrap_or(reason)
+        } else {
+            reason
+        }
+    })?;
     if let Some(why) = crate::model::stack::too_big(&snap.stacks) {
         return Err(why);
     }
