@@ -995,6 +995,22 @@ fn bash_completes_a_lists_last_item_and_no_file_names_for_a_number() {
         out.contains("Cargo.toml"),
         "a path is still completed: {out}"
     );
+    // `--opt=value`: bash splits the word at `=`. A value is left as it is (one candidate,
+    // itself) rather than no candidate, on which the script's `-o default` offered file names
+    // (helper-32); this harness calls the function alone, so it checks the candidate.
+    for words in [
+        "--interval = C",
+        "query --fields = C",
+        "--color C",
+        "--color = C",
+    ] {
+        let out = completion_offer("bash", words);
+        assert_eq!(out.lines().next(), Some("C"), "{words}: {out}");
+    }
+    let out = completion_offer("bash", "query --fields = utilization.gpu,mem");
+    assert!(out.contains("utilization.gpu,memory.used"), "{out}");
+    let out = completion_offer("bash", "--color = al");
+    assert_eq!(out.trim(), "always", "{out}");
 }
 
 #[test]

@@ -67,12 +67,33 @@ fn lists(cmd: &Command) -> Vec<(String, Vec<String>)> {
     out
 }
 
-/// bash: the word's last item is completed, the items before it kept as a prefix.
+/// bash: a list's last item is completed, the items before it kept as a prefix; `--opt=x`
+/// completes as `--opt x` does (bash splits the word at `=`, so the option was the `=` and
+/// file names were offered); a value that matches none of an option's values is left as it
+/// is (the script's `-o default` offered file names for `--color x`).
 fn bash_lists(text: &str, lists: &[(String, Vec<String>)]) -> String {
     let mut out = String::with_capacity(text.len());
     let mut in_list = false;
+    let mut prev_fixed = false;
     for line in text.split_inclusive('\n') {
         let word = line.trim();
+        if !prev_fixed && word == "prev=\"$3\"" {
+            out.push_str(line);
+            out.push_str(
+                "    if [[ \"${prev}\" == \"=\" && ${COMP_CWORD} -ge 2 ]]; then\n        \
+                 prev=\"${COMP_WORDS[COMP_CWORD-2]}\"\n    fi\n",
+            );
+            prev_fixed = true;
+            continue;
+        }
+        if word.starts_with("COMPREPLY=($(compgen -W ") && !in_list {
+            out.push_str(line);
+            out.push_str(&line.replace(
+                word,
+                "[[ ${#COMPREPLY[@]} -eq 0 ]] && COMPREPLY=(\"${cur}\")",
+            ));
+            continue;
+        }
         if let Some(long) = word.strip_prefix("--").and_then(|w| w.strip_suffix(')')) {
             in_list = lists.iter().any(|(l, _)| l == long);
         }
@@ -82,6 +103,10 @@ fn bash_lists(text: &str, lists: &[(String, Vec<String>)]) -> String {
                     .replace("compgen -W ", "compgen -P \"${cur%\"${cur##*,}\"}\" -W ")
                     .replace("-- \"${cur}\"))", "-- \"${cur##*,}\"))"),
             );
+            out.push_str(&line.replace(
+                word,
+                "[[ ${#COMPREPLY[@]} -eq 0 ]] && COMPREPLY=(\"${cur}\")",
+            ));
             in_list = false;
             continue;
         }
