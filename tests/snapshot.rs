@@ -382,26 +382,30 @@ fn a_snapshot_cut_short_is_called_a_damaged_snapshot() {
     assert!(!err.contains("not a gpuwatch recording"), "{err}");
 }
 
-/// A value of the wrong type deep in a snapshot (pretty JSON of thousands of lines) is named
-/// by its field and its line, and the kind of value meant is said in words, not as a Rust type.
-#[test]
-fn a_wrong_value_in_a_snapshot_names_its_field_and_line() {
+/// What `diagnose --replay` says of a demo snapshot whose first `"KEY": value` is set to
+/// `value`, and the line that key is on.
+fn with_first_value_set(key: &str, value: &str) -> (String, usize) {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("s.json");
     let f = file.to_str().unwrap();
     let (code, _, err) = gpuwatch(&["snapshot", "--demo=hang", "-o", f]);
     assert_eq!(code, 0, "{err}");
     let text = std::fs::read_to_string(&file).unwrap();
-    let at = text.find("\"memory_total_bytes\": ").unwrap();
+    let at = text.find(&format!("\"{key}\": ")).unwrap();
     let line = text[..at].lines().count();
     let end = at + text[at..].find(',').unwrap();
-    std::fs::write(
-        &file,
-        format!("{}\"memory_total_bytes\": -5{}", &text[..at], &text[end..]),
-    )
-    .unwrap();
+    let edited = format!("{}\"{key}\": {value}{}", &text[..at], &text[end..]);
+    std::fs::write(&file, edited).unwrap();
     let (code, _, err) = gpuwatch(&["diagnose", "--replay", f]);
-    assert_eq!(code, 2);
+    assert_eq!(code, 2, "{err}");
+    (err, line)
+}
+
+/// A value of the wrong type deep in a snapshot (pretty JSON of thousands of lines) is named
+/// by its field and its line, and the kind of value meant is said in words, not as a Rust type.
+#[test]
+fn a_wrong_value_in_a_snapshot_names_its_field_and_line() {
+    let (err, line) = with_first_value_set("memory_total_bytes", "-5");
     assert!(
         err.contains(&format!(
             "cannot read this gpuwatch snapshot: devices[0].info.memory_total_bytes: invalid \
@@ -415,22 +419,7 @@ fn a_wrong_value_in_a_snapshot_names_its_field_and_line() {
 /// said as `thresholds: …` at the table's closing line; the key and its own line are named.
 #[test]
 fn a_wrong_threshold_in_a_snapshot_names_its_key_and_line() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("s.json");
-    let f = file.to_str().unwrap();
-    let (code, _, err) = gpuwatch(&["snapshot", "--demo=hang", "-o", f]);
-    assert_eq!(code, 0, "{err}");
-    let text = std::fs::read_to_string(&file).unwrap();
-    let at = text.find("\"hang_window\": ").unwrap();
-    let line = text[..at].lines().count();
-    let end = at + text[at..].find(',').unwrap();
-    std::fs::write(
-        &file,
-        format!("{}\"hang_window\": 5{}", &text[..at], &text[end..]),
-    )
-    .unwrap();
-    let (code, _, err) = gpuwatch(&["diagnose", "--replay", f]);
-    assert_eq!(code, 2);
+    let (err, line) = with_first_value_set("hang_window", "5");
     assert!(
         err.contains(&format!(
             "thresholds.hang_window: invalid type: integer `5`, expected a string, at line {line}"
