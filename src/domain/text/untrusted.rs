@@ -48,10 +48,10 @@ pub fn word_shown(word: &str) -> String {
 fn quoted(path: &std::path::Path, before: &str) -> String {
     let bytes = path.as_os_str().as_encoded_bytes();
     let Ok(name) = std::str::from_utf8(bytes) else {
-        return ansi_c(before.as_bytes(), bytes);
+        return ansi_c(before, bytes);
     };
     if name.chars().any(needs_escape) {
-        return ansi_c(before.as_bytes(), bytes);
+        return ansi_c(before, bytes);
     }
     // What no shell reads: letters and digits, and a few marks; beyond ASCII, as it is.
     let plain = |c: char| !c.is_ascii() || c.is_ascii_alphanumeric() || "_./+,:@%=-~".contains(c);
@@ -73,10 +73,10 @@ fn needs_escape(c: char) -> bool {
 /// `bytes` in bash's ANSI-C quotes: the usual escapes by name, every other byte of a
 /// character that needs escaping (and every byte that is no UTF-8) as `\xHH`, which gives
 /// back the same bytes in any locale (`\u` depends on it).
-fn ansi_c(before: &[u8], bytes: &[u8]) -> String {
+fn ansi_c(before: &str, bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len() + 8);
     out.push_str("$'");
-    out.push_str(std::str::from_utf8(before).unwrap_or_default());
+    out.push_str(before);
     let hex = |out: &mut String, b: &[u8]| {
         for b in b {
             let _ = std::fmt::Write::write_fmt(out, format_args!("\\x{b:02x}"));

@@ -19,7 +19,7 @@ pub fn script(shell: Shell) -> Vec<u8> {
     clap_complete::generate(shell, &mut cmd, "gpuwatch", &mut text);
     let text = String::from_utf8_lossy(&text).into_owned();
     match shell {
-        Shell::Bash => bash_lists(&text, &lists),
+        Shell::Bash => bash_fixes(&text, &lists),
         Shell::Zsh => zsh_lists(&text, &lists),
         Shell::Fish => fish_lists(fish_option_values(&text), &lists),
         _ => text,
@@ -71,7 +71,7 @@ fn lists(cmd: &Command) -> Vec<(String, Vec<String>)> {
 /// completes as `--opt x` does (bash splits the word at `=`, so the option was the `=` and
 /// file names were offered); a value that matches none of an option's values is left as it
 /// is (the script's `-o default` offered file names for `--color x`).
-fn bash_lists(text: &str, lists: &[(String, Vec<String>)]) -> String {
+fn bash_fixes(text: &str, lists: &[(String, Vec<String>)]) -> String {
     let mut out = String::with_capacity(text.len());
     let mut in_list = false;
     let mut prev_fixed = false;
@@ -86,23 +86,19 @@ fn bash_lists(text: &str, lists: &[(String, Vec<String>)]) -> String {
             prev_fixed = true;
             continue;
         }
-        if word.starts_with("COMPREPLY=($(compgen -W ") && !in_list {
-            out.push_str(line);
-            out.push_str(&line.replace(
-                word,
-                "[[ ${#COMPREPLY[@]} -eq 0 ]] && COMPREPLY=(\"${cur}\")",
-            ));
-            continue;
-        }
         if let Some(long) = word.strip_prefix("--").and_then(|w| w.strip_suffix(')')) {
             in_list = lists.iter().any(|(l, _)| l == long);
         }
-        if in_list && word.starts_with("COMPREPLY=($(compgen -W ") {
-            out.push_str(
-                &line
-                    .replace("compgen -W ", "compgen -P \"${cur%\"${cur##*,}\"}\" -W ")
-                    .replace("-- \"${cur}\"))", "-- \"${cur##*,}\"))"),
-            );
+        if word.starts_with("COMPREPLY=($(compgen -W ") {
+            if in_list {
+                out.push_str(
+                    &line
+                        .replace("compgen -W ", "compgen -P \"${cur%\"${cur##*,}\"}\" -W ")
+                        .replace("-- \"${cur}\"))", "-- \"${cur##*,}\"))"),
+                );
+            } else {
+                out.push_str(line);
+            }
             out.push_str(&line.replace(
                 word,
                 "[[ ${#COMPREPLY[@]} -eq 0 ]] && COMPREPLY=(\"${cur}\")",
