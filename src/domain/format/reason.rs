@@ -12,7 +12,7 @@ pub fn serde_reason(e: &serde_json::Error, text: &str) -> String {
     let suffix = format!(" at line {} column {}", e.line(), e.column());
     let what = plain_expected(message.strip_suffix(&suffix).unwrap_or(&message));
     // serde counts the column in bytes; an editor, and the reader, in characters.
-    let start = offset_of(text, e.line(), 0);
+    let start = line_start(text, e.line());
     let end = start + e.column();
     let column = text
         .get(start..)
@@ -31,14 +31,12 @@ pub fn serde_reason(e: &serde_json::Error, text: &str) -> String {
     }
 }
 
-/// The byte offset of serde's (line, column), both counted from 1.
-fn offset_of(text: &str, line: usize, column: usize) -> usize {
-    let start: usize = text
-        .split_inclusive('\n')
+/// The byte offset where serde's line `line` (counted from 1) starts.
+fn line_start(text: &str, line: usize) -> usize {
+    text.split_inclusive('\n')
         .take(line.saturating_sub(1))
         .map(str::len)
-        .sum();
-    start + column
+        .sum()
 }
 
 /// The field of `text` at byte `offset` (`devices[0].sample.temp_c`), read off the text up to
