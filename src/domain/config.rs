@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use crate::rules::Thresholds;
-use crate::rules::MAX_WINDOW;
+use crate::rules::{Refusal, MAX_WINDOW};
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -131,39 +131,37 @@ impl Config {
         Ok(cfg)
     }
 
-    /// Checks every threshold; `text`, the file's, is read only to point at a wrong key's line.
+    /// Checks every threshold; `text`, the file's, is read only to say on which line a
+    /// refused key is set.
     fn validate(&self, text: &str) -> Result<(), String> {
-        self.check(text).map_err(|e| with_line(&e, text))
+        self.check()
+            .map_err(|refusal| refusal.words(|key| at_line(text, &["thresholds", key])))
     }
 
-    fn check(&self, text: &str) -> Result<(), String> {
+    fn check(&self) -> Result<(), Refusal> {
         let t = &self.thresholds;
         if let Some(key) = t.unknown.keys().next() {
-            return Err(unknown_key(key, t, text));
+            return Err(unknown_key(key, t));
         }
         // Every number, generically: serde writes a NaN or an infinity as null.
-        let value = serde_json::to_value(t).map_err(|e| e.to_string())?;
+        let value = serde_json::to_value(t).map_err(|e| Refusal::new("", e.to_string()))?;
         for (name, v) in value.as_object().into_iter().flatten() {
             if v.is_string() {
                 continue; // a duration, checked below
             }
             let Some(x) = v.as_f64() else {
-                return Err(format!("thresholds.{name} must be a finite number"));
+                return Err(Refusal::new(name, " must be a finite number"));
             };
-            if x < 0.0 && name.contains("_pct") {
-                return Err(format!("thresholds.{name} = {x} must be between 0 and 100"));
-            }
-            if x < 0.0 {
-                return Err(format!("thresholds.{name} = {x} must not be negative"));
-            }
-            if name.contains("_pct") && !name.ends_with("_pct_of_tdp") && x > 100.0 {
-                return Err(format!("thresholds.{name} = {x} must be between 0 and 100"));
-            }
-            if name.ends_with("_pct_of_tdp") && x > 100.0 {
-                return Err(format!(
-                    "thresholds.{name} = {x} must be between 0 and 100 (% of TDP)"
-                ));
-            }
+            let pct = name.contains("_pct");
+            let of_tdp = name.ends_with("_pct_of_tdp");
+            let says = match () {
+                () if x < 0.0 && pct => " must be between 0 and 100",
+                () if x < 0.0 => " must not be negative",
+                () if pct && !of_tdp && x > 100.0 => " must be between 0 and 100",
+                () if of_tdp && x > 100.0 => " must be between 0 and 100 (% of TDP)",
+                () => continue,
+            };
+            return Err(Refusal::new(name, format!(" = {x}{says}")));
         }
         // Every window, by its name: one added to `Thresholds` is checked without a list to
         // keep (durations are humantime strings in the serialized form).
@@ -171,13 +169,15 @@ impl Config {
             let Some(w) = v.as_str().filter(|_| name.ends_with("_window")) else {
                 continue;
             };
-            let w = humantime::parse_duration(w).map_err(|e| format!("thresholds.{name}: {e}"))?;
+            let w =
+                humantime::parse_duration(w).map_err(|e| Refusal::new(name, format!(": {e}")))?;
             // A window holds samples: under a second it holds a few at most (samples come
             // 50 ms apart at the fastest), and "1ns" judged on one sample.
             if w < MIN_WINDOW || w > MAX_WINDOW {
-                return Err(format!(
-                    "thresholds.{name} = {} must be at least 1s and at most 1h",
-                    humantime::format_duration(w)
+                let w = humantime::format_duration(w);
+                return Err(Refusal::new(
+                    name,
+                    format!(" = {w} must be at least 1s and at most 1h"),
                 ));
             }
         }
@@ -197,7 +197,7 @@ fn which_threshold(text: &str) -> Option<String> {
         let err = toml::Value::Table(alone).try_into::<Thresholds>().err()?;
         Some(format!(
             "thresholds.{key}{}: {}",
-            at_line(text, key),
+            at_line(text, &["thresholds", key]),
             in_words(key, value, err.message())
         ))
     })
@@ -210,7 +210,7 @@ fn outside_thresholds(text: &str) -> Option<String> {
     let key = file.keys().find(|k| default_of(k).is_some())?;
     Some(format!(
         "{key}{} is a threshold: write it under a line `[thresholds]`",
-        at_line(text, key)
+        at_line(text, &[key])
     ))
 }
 
@@ -267,49 +267,33 @@ fn default_of(key: &str) -> Option<String> {
 /// The shortest window a threshold may set.
 const MIN_WINDOW: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// " (line N)" for the line that sets `key`, as the parser's own errors say it; empty when the
-/// key is not written plainly at the start of a line (quoted, or in an inline table).
-fn at_line(text: &str, key: &str) -> String {
-    text.lines()
-        .position(|l| {
-            l.trim_start()
-                .strip_prefix(key)
-                .is_some_and(|rest| rest.trim_start().starts_with('='))
-        })
-        .map_or_else(String::new, |i| format!(" (line {})", i + 1))
+/// " (line N)" for the line that sets the key at `path` (`["thresholds", "hang_window"]`), as
+/// the parser's own errors say it: in a long file the key alone did not say where. The parser's
+/// spans find it however it is written (quoted, dotted, in an inline table); empty when the file
+/// leaves it at its default.
+fn at_line(text: &str, path: &[&str]) -> String {
+    line_of(text, path).map_or_else(String::new, |n| format!(" (line {n})"))
 }
 
-/// A range error ("thresholds.KEY = … must …") with the line that sets KEY, as the parser's
-/// and the unknown key's errors say it: in a long file the key alone did not say where.
-fn with_line(error: &str, text: &str) -> String {
-    let Some(rest) = error.strip_prefix("thresholds.") else {
-        return error.to_string();
-    };
-    let end = rest
-        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-        .unwrap_or(rest.len());
-    let (key, after) = rest.split_at(end);
-    if after.starts_with(" (line ") {
-        return error.to_string();
+fn line_of(text: &str, path: &[&str]) -> Option<usize> {
+    use toml::de::{DeTable, DeValue};
+    let doc = DeTable::parse(text).ok()?;
+    let mut table = doc.get_ref();
+    let (last, outer) = path.split_last()?;
+    for name in outer {
+        let (_, value) = table.iter().find(|(k, _)| k.get_ref() == name)?;
+        let DeValue::Table(inner) = value.get_ref() else {
+            return None;
+        };
+        table = inner;
     }
-    // The other key of a pair ("… must not be longer than mem_growth_window (2m)") is named
-    // where it is set too: it may be the one the file wrote.
-    let after = match after.split_once(" than ") {
-        Some((head, tail)) => {
-            let end = tail
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(tail.len());
-            let (other, tail) = tail.split_at(end);
-            format!("{head} than {other}{}{tail}", at_line(text, other))
-        }
-        None => after.to_string(),
-    };
-    format!("thresholds.{key}{}{after}", at_line(text, key))
+    let (key, _) = table.iter().find(|(k, _)| k.get_ref() == last)?;
+    let start = text.get(..key.span().start)?;
+    Some(start.matches('\n').count() + 1)
 }
 
 /// Says that `key` is not a threshold, and which one was probably meant.
-fn unknown_key(key: &str, t: &Thresholds, text: &str) -> String {
-    let line = at_line(text, key);
+fn unknown_key(key: &str, t: &Thresholds) -> Refusal {
     let known = serde_json::to_value(t).unwrap_or_default();
     let closest = known
         .as_object()
@@ -318,12 +302,11 @@ fn unknown_key(key: &str, t: &Thresholds, text: &str) -> String {
         .map(|(k, _)| (strsim::levenshtein(key, k), k))
         .min()
         .filter(|(d, _)| *d <= 3);
-    match closest {
-        Some((_, k)) => format!("thresholds.{key}{line} is not a threshold: did you mean {k}?"),
-        None => format!(
-            "thresholds.{key}{line} is not a threshold (docs/diagnoses.md lists them, rule by rule)"
-        ),
-    }
+    let says = match closest {
+        Some((_, k)) => format!(" is not a threshold: did you mean {k}?"),
+        None => " is not a threshold (docs/diagnoses.md lists them, rule by rule)".to_string(),
+    };
+    Refusal::new(key, says)
 }
 
 /// A config file larger than this is not one (`--config /dev/zero` must not read forever).
@@ -397,7 +380,11 @@ mod tests {
         );
         std::fs::write(&p, "[thresholds.hang]\nwindow = \"2m\"\n").unwrap();
         let e = Config::load(Some(&p), true).unwrap_err().to_string();
-        assert!(e.contains("thresholds.hang is not a threshold"), "{e}");
+        // A table where a key belongs is named at its header.
+        assert!(
+            e.contains("thresholds.hang (line 1) is not a threshold"),
+            "{e}"
+        );
         std::fs::write(&p, "[thresholds]\nmem_full_pct = 140\n").unwrap();
         let e = Config::load(Some(&p), true).unwrap_err().to_string();
         assert!(e.contains("mem_full_pct"), "{e}");
@@ -408,6 +395,50 @@ mod tests {
             e.contains("thresholds.hang_window (line 2)")
                 && e.contains("\"banana\" is not a duration")
                 && e.contains("\"30s\""),
+            "{e}"
+        );
+    }
+
+    /// The line is found by the parser's spans, not by reading lines for `key =`: a key quoted,
+    /// dotted from the top or in an inline table is named at its line too (helper-32 found
+    /// them said with no line), and both keys of a pair of windows are.
+    #[test]
+    fn a_refused_key_is_named_at_its_line_however_it_is_written() {
+        let refused = |text: &str| {
+            Config::parse(text, Path::new("c.toml"))
+                .unwrap_err()
+                .to_string()
+        };
+        let e = refused("# gpuwatch\n[thresholds]\n\"mem_full_pct\" = 140\n");
+        assert!(
+            e.contains("thresholds.mem_full_pct (line 3) = 140 must be"),
+            "{e}"
+        );
+        let e = refused("\n\nthresholds.hang_window = \"2h\"\n");
+        assert!(
+            e.contains("thresholds.hang_window (line 3) = 2h must be"),
+            "{e}"
+        );
+        let e = refused("thresholds = {\n  idle_mem_window = \"2h\" }\n");
+        assert!(
+            e.contains("thresholds.idle_mem_window (line 2) = 2h"),
+            "{e}"
+        );
+        let e = refused("[thresholds]\nhang_suspect_window = \"20s\"\nhang_window = \"10s\"\n");
+        assert!(
+            e.contains(
+                "thresholds.hang_window (line 3) (10s) must not be shorter than \
+                 hang_suspect_window (line 2) (20s)"
+            ),
+            "{e}"
+        );
+        // A key the file leaves at its default has no line to name.
+        let e = refused("[thresholds]\nhang_suspect_window = \"30s\"\n");
+        assert!(
+            e.contains(
+                "thresholds.hang_window (25s, its default) must not be shorter than \
+                 hang_suspect_window (line 2) (30s)"
+            ),
             "{e}"
         );
     }

@@ -50,7 +50,7 @@ impl Default for HangThresholds {
 impl Section for HangThresholds {
     /// The confirmed window holds the suspicion's: shorter, a hang would be confirmed
     /// before it was suspected.
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), super::thresholds::Refusal> {
         let default = Self::default();
         super::thresholds::WindowOrder {
             short: (

@@ -45,7 +45,7 @@ impl Default for MemGrowthThresholds {
 impl Section for MemGrowthThresholds {
     /// The fast window is the short one: longer than the long window, a fast leak would be
     /// judged over more than the slow one, and called later.
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), super::thresholds::Refusal> {
         let default = Self::default();
         super::thresholds::WindowOrder {
             short: (

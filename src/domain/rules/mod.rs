@@ -45,7 +45,7 @@ pub use metric::Metric;
 pub use stats::Stats;
 
 use crate::model::demo::Demo;
-pub use thresholds::{dur, Section, MAX_WINDOW};
+pub use thresholds::{dur, Refusal, Section, MAX_WINDOW};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -11,10 +11,48 @@ use std::time::Duration;
 /// What a rule's thresholds must satisfy beyond being finite, non-negative, percentages within
 /// 0–100 and windows within 1 h (those are checked for every key by its name, in `config`).
 pub trait Section {
-    /// Why these values cannot work together (`hang_window` shorter than its suspicion), as a
-    /// sentence naming the keys.
-    fn check(&self) -> Result<(), String> {
+    /// Why these values cannot work together (`hang_window` shorter than its suspicion).
+    fn check(&self) -> Result<(), Refusal> {
         Ok(())
+    }
+}
+
+/// Why a threshold's value is refused: the key, what is said of it, and a second key the
+/// sentence names (the other window of a pair), each kept apart from the words so that the
+/// config file can say the line that sets it without reading the sentence back.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    pub key: String,
+    pub says: String,
+    /// A second key and the words after it.
+    pub then: Option<(String, String)>,
+}
+
+impl Refusal {
+    /// `thresholds.KEY` followed by `says` (" = 5 must be at most 1h").
+    pub fn new(key: impl Into<String>, says: impl Into<String>) -> Self {
+        Refusal {
+            key: key.into(),
+            says: says.into(),
+            then: None,
+        }
+    }
+
+    /// The sentence, each key followed by `place(key)` (" (line 4)" where the file sets it).
+    pub fn words(&self, place: impl Fn(&str) -> String) -> String {
+        let mut out = format!("thresholds.{}{}{}", self.key, place(&self.key), self.says);
+        if let Some((key, says)) = &self.then {
+            out.push_str(key);
+            out.push_str(&place(key));
+            out.push_str(says);
+        }
+        out
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.words(|_| String::new()))
     }
 }
 
@@ -30,7 +68,7 @@ impl WindowOrder<'_> {
     /// `Err` naming the keys, with `phrase` saying the relation from the key that was set
     /// (`"must not be longer than"`, or from the long one's side `"must not be shorter
     /// than"`) when `short` is longer than `long`.
-    pub fn check(&self, from_long: bool) -> Result<(), String> {
+    pub fn check(&self, from_long: bool) -> Result<(), Refusal> {
         let ((sk, s, sd), (lk, l, ld)) = (self.short, self.long);
         if s <= l {
             return Ok(());
@@ -49,15 +87,19 @@ impl WindowOrder<'_> {
         } else {
             ((sk, s, sd), (lk, l, ld), "must not be longer than")
         };
-        Err(format!(
-            "thresholds.{} ({}) {phrase} {} ({}); the defaults are {} and {}",
-            first.0,
-            d(first.1, first.2),
-            second.0,
-            d(second.1, second.2),
-            humantime::format_duration(first.2),
-            humantime::format_duration(second.2),
-        ))
+        Err(Refusal {
+            key: first.0.to_string(),
+            says: format!(" ({}) {phrase} ", d(first.1, first.2)),
+            then: Some((
+                second.0.to_string(),
+                format!(
+                    " ({}); the defaults are {} and {}",
+                    d(second.1, second.2),
+                    humantime::format_duration(first.2),
+                    humantime::format_duration(second.2),
+                ),
+            )),
+        })
     }
 }
 
@@ -81,7 +123,7 @@ macro_rules! thresholds {
 
         impl Thresholds {
             /// Every section's own check, in the registry's order.
-            pub fn check_sections(&self) -> Result<(), String> {
+            pub fn check_sections(&self) -> Result<(), $crate::rules::thresholds::Refusal> {
                 $($crate::rules::thresholds::Section::check(&self.$field)?;)*
                 Ok(())
             }

@@ -1,7 +1,7 @@
 //! The engine's own thresholds: the idle floor, start-up, what counts as busy, and how long a
 //! finding outlives its symptom.
 
-use super::super::thresholds::{dur, Section, MAX_WINDOW};
+use super::super::thresholds::{dur, Refusal, Section, MAX_WINDOW};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -46,7 +46,7 @@ impl Default for EngineThresholds {
 }
 
 impl Section for EngineThresholds {
-    fn check(&self) -> Result<(), String> {
+    fn check(&self) -> Result<(), Refusal> {
         // Not windows by name, and as bounded as one: a grace or a hold longer than the
         // history would never end.
         let over = [
@@ -57,7 +57,7 @@ impl Section for EngineThresholds {
         .find(|(_, d)| *d > MAX_WINDOW);
         over.map_or(Ok(()), |(key, d)| {
             let d = humantime::format_duration(d);
-            Err(format!("thresholds.{key} = {d} must be at most 1h"))
+            Err(Refusal::new(key, format!(" = {d} must be at most 1h")))
         })
     }
 }
