@@ -281,6 +281,35 @@ fn a_torn_header_is_said_torn_not_a_snapshot() {
     }
 }
 
+/// A header that is whole and then runs on along its line (an editor's stray keys, two files
+/// joined without a line break) is damaged, and says where it ends: it was said "cut short",
+/// which it is not, and when opened as a file taken for a snapshot.
+#[test]
+fn a_whole_header_that_runs_on_is_damaged_not_cut_short() {
+    let (text, _) = recorded_text(1);
+    let header = text.lines().next().unwrap();
+    let end = header.chars().count();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("rec.jsonl");
+    for tail in [" garbage", "{\"t_ms\":1}", "]"] {
+        let joined = format!("{header}{tail}\n");
+        std::fs::write(&file, &joined).unwrap();
+        for err in [
+            replay_text(&joined).err(),
+            ReplaySource::open(&file, 1.0).err(),
+        ] {
+            let err = err.expect("a header that runs on is refused").to_string();
+            assert!(
+                err.ends_with(&format!(
+                    "rec.jsonl:1: damaged header (whole up to column {end}, where more \
+                     follows on the same line); copy it again if it is a copy, else record again"
+                )),
+                "{tail}: {err}"
+            );
+        }
+    }
+}
+
 /// A tick with a GPU more or fewer than the header says what to do, as a corrupt one does.
 #[test]
 fn a_tick_with_another_gpu_count_says_what_to_do() {

@@ -280,7 +280,21 @@ pub(super) fn not_json(first: &str, e: &serde_json::Error) -> String {
 /// Whether `line`, which did not parse as JSON for `e`, is a header torn mid-write. One nested
 /// past serde's 128 levels is no header of ours, torn or whole (it was "cut short").
 pub(super) fn torn_header(e: &serde_json::Error, line: &str) -> bool {
-    is_torn_header(line) && !e.to_string().starts_with("recursion limit exceeded")
+    is_torn_header(line) && !e.to_string().starts_with("recursion limit exceeded") && !runs_on(e)
+}
+
+/// Whether serde read a whole value and found more after it on the line: a header that is
+/// whole and then runs on is damaged, not cut short (it was said "cut short").
+fn runs_on(e: &serde_json::Error) -> bool {
+    e.to_string().starts_with("trailing characters")
+}
+
+/// The column (in characters) where the first JSON value on `line` ends.
+fn first_value_end(line: &str) -> usize {
+    let mut values = serde_json::Deserializer::from_str(line).into_iter::<serde::de::IgnoredAny>();
+    let _ = values.next();
+    line.get(..values.byte_offset())
+        .map_or(0, |whole| whole.chars().count())
 }
 
 /// Whether `line` starts as a recording's header does (a second one inside a file).
@@ -311,6 +325,15 @@ pub(super) fn parse_header(line: &str, path: &Path) -> Result<Header, ReplayErro
             ReplayError::TornHeader {
                 path: path.to_path_buf(),
                 line: 1,
+            }
+        } else if runs_on(&e) && starts_header(line) {
+            ReplayError::DamagedHeader {
+                path: path.to_path_buf(),
+                line: 1,
+                reason: format!(
+                    "whole up to column {}, where more follows on the same line",
+                    first_value_end(line)
+                ),
             }
         } else {
             not(e.to_string())
