@@ -193,6 +193,32 @@ fn the_monitor_given_replay_as_a_flag_is_told_the_command() {
     assert!(!err.contains("tip: the monitor plays"), "{err}");
 }
 
+/// An argument clap refuses is said back with its controls written as escapes: clap quoted
+/// it as typed, so on a terminal `--interval $'1\e[2J'` cleared the screen, and off one the
+/// sequence was dropped from what it said (`'1'`). Exit 2 as before.
+#[test]
+fn a_refused_argument_is_said_back_with_its_controls_escaped() {
+    let (code, _, err) = gpuwatch(&["--interval", "1\u{1b}[2Jx\u{7}"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("invalid value '1\\e[2Jx\\x07' for '--interval"),
+        "{err}"
+    );
+    let (code, _, err) = gpuwatch(&["--bogus\u{1b}]0;x\u{7}"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("unexpected argument '--bogus\\e]0;x\\x07'"),
+        "{err}"
+    );
+    assert!(!err.contains(['\u{1b}', '\u{7}']), "{err:?}");
+    // An argument with none is refused in clap's own words, unchanged.
+    let (_, _, err) = gpuwatch(&["--interval", "1x"]);
+    assert!(
+        err.contains("invalid value '1x' for '--interval <INTERVAL>'"),
+        "{err}"
+    );
+}
+
 /// The default config follows the XDG spec: an empty `XDG_CONFIG_HOME` means unset and a
 /// relative one is ignored (both were used as given: the first read `./gpuwatch/config.toml`
 /// and left `~/.config`'s thresholds unread). A default location that cannot be read says

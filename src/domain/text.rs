@@ -3,7 +3,8 @@
 
 mod untrusted;
 pub use untrusted::{
-    code_span, is_bidi, markdown_inline, one_line, path_shown, printable, shell_word, word_shown,
+    code_span, controls_escaped, is_bidi, markdown_inline, one_line, path_shown, printable,
+    shell_word, word_shown,
 };
 
 /// "HH:MM:SS": a time in ms since the epoch, UTC.
@@ -407,6 +408,20 @@ mod tests {
         );
         assert_eq!(shell_word(std::path::Path::new("my rec;ls")), "'my rec;ls'");
         assert_eq!(shell_word(std::path::Path::new("-x")), "./-x");
+    }
+
+    /// A message keeps its line breaks and its own backslashes; every other control, and what
+    /// `path_shown` escapes (bidi, invisible), is written as an escape.
+    #[test]
+    fn controls_are_escaped_in_a_message_and_its_lines_kept() {
+        assert!(matches!(
+            controls_escaped("plain\nC:\\x 'q' \u{e9}"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(
+            controls_escaped("a '\u{1b}[2J\u{7}\u{202e}\u{200b}\t'\n\nb\\"),
+            "a '\\e[2J\\x07\\xe2\\x80\\xae\\xe2\\x80\\x8b\\t'\n\nb\\"
+        );
     }
 
     #[test]

@@ -7,8 +7,7 @@
 /// clipboard write, a title change, a cursor move).
 #[must_use]
 pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    let unsafe_char =
-        |c: char| (c.is_control() && c != '\n' && c != '\t') || c == '\u{7f}' || is_bidi(c);
+    let unsafe_char = |c: char| acts_on_a_screen(c) && c != '\n' && c != '\t';
     if text.chars().any(unsafe_char) {
         text.chars()
             .map(|c| if unsafe_char(c) { '\u{FFFD}' } else { c })
@@ -65,9 +64,32 @@ fn quoted(path: &std::path::Path, before: &str) -> String {
 /// show nothing (a zero-width space, a soft hyphen, the line and paragraph separators, a
 /// byte-order mark, the tag characters) and so make two names look alike.
 fn needs_escape(c: char) -> bool {
-    c.is_control()
-        || is_bidi(c)
+    acts_on_a_screen(c)
         || matches!(c, '\u{200B}'..='\u{200D}' | '\u{2028}' | '\u{2029}' | '\u{00AD}' | '\u{FEFF}' | '\u{E0000}'..='\u{E007F}')
+}
+
+/// The characters untrusted text is never written with as they are: the controls (C0 with
+/// newline and tab, DEL, C1), which a terminal acts on, and the bidirectional ones, which
+/// reorder what it shows. Each writer above decides only what to do with them.
+fn acts_on_a_screen(c: char) -> bool {
+    c.is_control() || is_bidi(c)
+}
+
+/// A message that quotes what the user typed (clap's "invalid value '…'"), with every
+/// character `needs_escape` names but the line breaks written as ANSI-C escapes (`\e`,
+/// `\x07`): clap prints a value as it was given, and on a terminal an ESC in it was acted on.
+#[must_use]
+pub fn controls_escaped(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| c != '\n' && needs_escape(c)) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for line in text.split_inclusive('\n') {
+        let (body, end) = line.strip_suffix('\n').map_or((line, ""), |b| (b, "\n"));
+        push_escaped(&mut out, body.as_bytes(), false);
+        out.push_str(end);
+    }
+    out.into()
 }
 
 /// `bytes` in bash's ANSI-C quotes: the usual escapes by name, every other byte of a
@@ -77,6 +99,14 @@ fn ansi_c(before: &str, bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len() + 8);
     out.push_str("$'");
     out.push_str(before);
+    push_escaped(&mut out, bytes, true);
+    out.push('\'');
+    out
+}
+
+/// `bytes` with what `needs_escape` names written as escapes; `quoting`: inside `$'…'`, where
+/// a backslash and a quote are escaped too.
+fn push_escaped(out: &mut String, bytes: &[u8], quoting: bool) {
     let hex = |out: &mut String, b: &[u8]| {
         for b in b {
             let _ = std::fmt::Write::write_fmt(out, format_args!("\\x{b:02x}"));
@@ -89,16 +119,14 @@ fn ansi_c(before: &str, bytes: &[u8]) -> String {
                 '\t' => out.push_str("\\t"),
                 '\r' => out.push_str("\\r"),
                 '\u{1b}' => out.push_str("\\e"),
-                '\\' => out.push_str("\\\\"),
-                '\'' => out.push_str("\\'"),
-                c if needs_escape(c) => hex(&mut out, c.encode_utf8(&mut [0; 4]).as_bytes()),
+                '\\' if quoting => out.push_str("\\\\"),
+                '\'' if quoting => out.push_str("\\'"),
+                c if needs_escape(c) => hex(out, c.encode_utf8(&mut [0; 4]).as_bytes()),
                 c => out.push(c),
             }
         }
-        hex(&mut out, chunk.invalid());
+        hex(out, chunk.invalid());
     }
-    out.push('\'');
-    out
 }
 
 /// The bidirectional controls that reorder what a terminal or a browser shows ("Trojan Source"):
@@ -115,13 +143,7 @@ pub fn is_bidi(c: char) -> bool {
 pub fn one_line(text: &str, max: usize) -> String {
     let clean: String = text
         .chars()
-        .map(|c| {
-            if c.is_control() || is_bidi(c) {
-                '\u{FFFD}'
-            } else {
-                c
-            }
-        })
+        .map(|c| if acts_on_a_screen(c) { '\u{FFFD}' } else { c })
         .collect();
     super::clip(&clean, max)
 }
