@@ -137,6 +137,37 @@ fn a_plain_recording_knows_its_end_and_a_gzip_one_does_not() {
     assert_eq!(ReplaySource::open(&torn, 1.0).unwrap().end_ms(), Some(last));
 }
 
+/// A speed at which the whole recording plays within a second is "at once", as `--speed 0`:
+/// after a seek back it plays at the recorded pace (at 1000 the H200's 7 minutes played to
+/// the end again in 0.4 s and the moment sought was never on screen). A speed that leaves the
+/// replay seconds to watch is kept.
+#[test]
+fn a_seek_back_plays_at_the_recorded_pace_only_what_played_at_once() {
+    use gpuwatch::source::Pacing;
+    let dir = tempfile::tempdir().unwrap();
+    let path = plain_recording(dir.path());
+    let times = tick_times(&path);
+    let whole_s = (times.last().unwrap() - times[0]) as f64 / 1000.0;
+    assert!((400.0..500.0).contains(&whole_s), "{whole_s} s");
+    for (speed, after) in [
+        (f64::INFINITY, 1.0),
+        (1000.0, 1.0),
+        (whole_s * 1.1, 1.0),
+        (whole_s * 0.9, whole_s * 0.9),
+        (60.0, 60.0),
+        (1.0, 1.0),
+    ] {
+        let mut src = ReplaySource::open(&path, speed).unwrap();
+        src.read_all().unwrap();
+        src.rewind().unwrap();
+        assert!(
+            matches!(src.pacing(), Pacing::Recorded { speed } if (speed - after).abs() < 1e-9),
+            "--speed {speed}: {:?} after a seek back, not {after}",
+            src.pacing()
+        );
+    }
+}
+
 #[test]
 #[allow(clippy::too_many_lines)] // one session of seeks and pauses against a running pacer, each step checked before the next
 fn seeking_back_at_the_end_plays_again_to_that_moment_and_waits_there_when_paused() {

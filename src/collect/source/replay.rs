@@ -46,7 +46,13 @@ pub struct ReplaySource {
     cut: Option<String>,
     /// The last tick's time, to find ticks that go back (recordings joined into one file).
     last_ms: Option<u64>,
+    /// The first tick's time: with the last, how long the whole recording plays.
+    first_ms: Option<u64>,
 }
+
+/// A recording that plays whole in less than this (ms of wall time) at its speed was asked to
+/// play at once, as `--speed 0` does: a seek back plays it at the recorded pace.
+const AT_ONCE_MS: f64 = 1000.0;
 
 /// How far a tick may go back in time before the file is taken for recordings joined: a
 /// clock set back by NTP moves by less.
@@ -210,6 +216,7 @@ impl ReplaySource {
             opened: None,
             cut: None,
             last_ms: None,
+            first_ms: None,
         })
     }
 
@@ -241,6 +248,7 @@ impl ReplaySource {
             opened: None,
             cut: None,
             last_ms: None,
+            first_ms: None,
         }
     }
 
@@ -321,6 +329,7 @@ impl ReplaySource {
                     self.in_order(&t)?;
                     self.accept(t, tick)?;
                     self.last_ms = Some(tick.t_ms);
+                    self.first_ms.get_or_insert(tick.t_ms);
                     Ok(true)
                 }
                 // A header, however it was written again (a second recording appended).
@@ -434,14 +443,20 @@ impl Source for ReplaySource {
     fn can_rewind(&self) -> bool {
         self.rewindable
     }
-    /// Opens the file again. What played at once to its end (a snapshot, `--speed 0`) plays in
-    /// real time after a seek back: what led to that moment is watched, not run past again.
+    /// Opens the file again. What played at once to its end (a snapshot, `--speed 0`, or a
+    /// speed at which the whole recording plays within a second) plays at the recorded pace
+    /// after a seek back: what led to that moment is watched, not run past again (at
+    /// `--speed 1000` a seek back to a 7-minute recording's start played it to its end again in
+    /// 0.4 s, and the screen never showed the moment sought).
     fn rewind(&mut self) -> Result<(), SourceError> {
-        let speed = if self.speed.is_finite() {
-            self.speed
-        } else {
-            1.0
-        };
+        let whole_ms = self
+            .end_ms
+            .or(self.last_ms)
+            .zip(self.first_ms)
+            .map(|(end, first)| end.saturating_sub(first));
+        let at_once = !self.speed.is_finite()
+            || whole_ms.is_some_and(|ms| (ms as f64 / self.speed) < AT_ONCE_MS);
+        let speed = if at_once { 1.0 } else { self.speed };
         if let Some(how) = self.opened.and_then(|o| o.changed(&self.path)) {
             return Err(ReplayError::Changed {
                 path: self.path.clone(),

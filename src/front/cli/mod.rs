@@ -181,7 +181,8 @@ pub enum Command {
         file: PathBuf,
         /// Playback speed of a recording: 1 is the recorded pace, 10 ten times faster, 0 as fast
         /// as possible (0.01 to 10000). A snapshot opens at its last moment, as it was taken;
-        /// after a seek back, both play at the recorded pace.
+        /// after a seek back, both play at the recorded pace, as does a recording whose speed
+        /// played it whole within a second.
         #[arg(long, default_value_t = 1.0, value_parser = parse_speed)]
         speed: f64,
         #[command(flatten)]
