@@ -18,10 +18,7 @@ fn main() -> ExitCode {
         // command of its own, an easy thing to guess wrong.
         let replay = e.kind() == clap::error::ErrorKind::UnknownArgument
             && e.to_string().contains("'--replay'");
-        match typed_controls().then(|| escaped_error(&e)).flatten() {
-            Some(text) => eprint!("{text}"),
-            None => drop(e.print()),
-        }
+        gpuwatch::cli::refused::print(&e);
         if replay {
             eprintln!(
                 "\ntip: the monitor plays a recording with `gpuwatch replay FILE`; \
@@ -264,33 +261,6 @@ fn need_terminal() -> Result<()> {
          file or a pipe?).\nTo keep what it sees, use `gpuwatch record -o FILE`, \
          `gpuwatch snapshot` or `gpuwatch diagnose`."
     )
-}
-
-/// Whether an argument holds a character a terminal acts on (an ESC, a BEL).
-fn typed_controls() -> bool {
-    std::env::args_os().skip(1).any(|a| {
-        matches!(
-            gpuwatch::text::controls_escaped(&a.to_string_lossy()),
-            std::borrow::Cow::Owned(_)
-        )
-    })
-}
-
-/// clap's error, when it quotes such an argument, with its controls written as escapes
-/// (`'1\e[2Jx'`): clap says a value back as it was typed, so on a terminal the ESC in
-/// `--interval $'\e[2J'` cleared the screen, and off one its sequence was dropped. Parsed
-/// again with plain styles, so the text holds no escape of clap's own to tell apart.
-fn escaped_error(e: &clap::Error) -> Option<String> {
-    use clap::CommandFactory as _;
-    if !e.use_stderr() {
-        return None;
-    }
-    let plain = Cli::command()
-        .styles(clap::builder::Styles::plain())
-        .try_get_matches()
-        .err()?;
-    let text = plain.render().ansi().to_string();
-    Some(gpuwatch::text::controls_escaped(&text).into_owned())
 }
 
 /// A combination of flags clap cannot express, refused as clap refuses the others (exit 2).

@@ -211,6 +211,29 @@ fn a_refused_argument_is_said_back_with_its_controls_escaped() {
         "{err}"
     );
     assert!(!err.contains(['\u{1b}', '\u{7}']), "{err:?}");
+    // A line break is said as one, so a value cannot add a line of its own to the message; a
+    // typed backslash is told from an ESC; `--opt=value` and a `GPUWATCH_*` variable, which
+    // clap reads too, are escaped as well (helper-33).
+    let (_, _, err) = gpuwatch(&["--interval=1\ngpuwatch: all good"]);
+    assert!(
+        err.contains("invalid value '1\\ngpuwatch: all good' for"),
+        "{err}"
+    );
+    assert!(!err.contains("\ngpuwatch: all good"), "{err}");
+    let (_, _, err) = gpuwatch(&["--interval", "\\e\u{1b}"]);
+    assert!(err.contains("invalid value '\\\\e\\e' for"), "{err}");
+    let out = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
+        .args(["--demo"])
+        .env("GPUWATCH_INTERVAL", "\u{1b}]2;PWNED\u{7}")
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("invalid value '\\e]2;PWNED\\x07' for '--interval <INTERVAL>'")
+            && err.contains("(from GPUWATCH_INTERVAL)"),
+        "{err}"
+    );
     // An argument with none is refused in clap's own words, unchanged.
     let (_, _, err) = gpuwatch(&["--interval", "1x"]);
     assert!(

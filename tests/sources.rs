@@ -287,11 +287,15 @@ fn a_torn_header_is_said_torn_not_a_snapshot() {
 #[test]
 fn a_whole_header_that_runs_on_is_damaged_not_cut_short() {
     let (text, _) = recorded_text(1);
-    let header = text.lines().next().unwrap();
-    let end = header.chars().count();
+    let ours = text.lines().next().unwrap();
+    // As written, indented, and rewritten by another tool (its keys sorted: "format" not first).
+    let sorted: serde_json::Value = serde_json::from_str(ours).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("rec.jsonl");
-    for tail in [" garbage", "{\"t_ms\":1}", "]"] {
+    let headers = [ours.to_string(), format!("  {ours}"), sorted.to_string()];
+    let tails = [" garbage", "{\"t_ms\":1}", "]"];
+    for (header, tail) in headers.iter().flat_map(|h| tails.map(|t| (h, t))) {
+        let end = header.chars().count();
         let joined = format!("{header}{tail}\n");
         std::fs::write(&file, &joined).unwrap();
         for err in [

@@ -143,14 +143,19 @@ impl Config {
         if let Some(key) = t.unknown.keys().next() {
             return Err(unknown_key(key, t));
         }
-        // Every number, generically: serde writes a NaN or an infinity as null.
+        // Every number, generically.
         let value = serde_json::to_value(t).map_err(|e| Refusal::new("", e.to_string()))?;
         for (name, v) in value.as_object().into_iter().flatten() {
             if v.is_string() {
                 continue; // a duration, checked below
             }
             let Some(x) = v.as_f64() else {
-                return Err(Refusal::new(name, " must be a finite number"));
+                // serde writes a NaN or an infinity as null, and a value past f32's range
+                // (1e39) was read as infinite.
+                return Err(Refusal::new(
+                    name,
+                    " must be a finite number, at most 3.4e38",
+                ));
             };
             let pct = name.contains("_pct");
             let of_tdp = name.ends_with("_pct_of_tdp");
@@ -335,12 +340,17 @@ mod tests {
                 "[thresholds]\n\nmem_growth_fast_window = \"20m\"\n",
                 "thresholds.mem_growth_fast_window (line 3) (20m) must not be longer than",
             ),
-            // The key the file set is the second of the pair: it is named with its line, and
-            // the other is said to be at its default (helper-32).
+            // The sentence is about the key the file set, with its line, and the other is said
+            // to be at its default (helper-32); it began with the default one (helper-33).
             (
                 "[thresholds]\nhang_suspect_window = \"30s\"\n",
-                "thresholds.hang_window (25s, its default) must not be shorter than \
-                 hang_suspect_window (line 2) (30s)",
+                "thresholds.hang_suspect_window (line 2) (30s) must not be longer than \
+                 hang_window (25s, its default)",
+            ),
+            (
+                "[thresholds]\nmem_growth_window = \"5s\"\n",
+                "thresholds.mem_growth_window (line 2) (5s) must not be shorter than \
+                 mem_growth_fast_window (10s, its default)",
             ),
         ] {
             let e = Config::parse(file, p).unwrap_err().to_string();
@@ -434,13 +444,34 @@ mod tests {
         );
         // A key the file leaves at its default has no line to name.
         let e = refused("[thresholds]\nhang_suspect_window = \"30s\"\n");
-        assert!(
-            e.contains(
-                "thresholds.hang_window (25s, its default) must not be shorter than \
-                 hang_suspect_window (line 2) (30s)"
+        assert!(e.contains("than hang_window (25s, its default);"), "{e}");
+        // A key from the file is said as TOML takes it back: quoted and escaped where it is no
+        // bare key, so it cannot pass for another or break the line (helper-33).
+        for (key, said) in [
+            (
+                "\"hang_window = \\\"2h\\\"\"",
+                "thresholds.\"hang_window = \\\"2h\\\"\" (line 2)",
             ),
-            "{e}"
-        );
+            ("\"\"", "thresholds.\"\" (line 2)"),
+            (
+                "\"hang_window\\u200B\"",
+                "thresholds.\"hang_window\\u200B\" (line 2)",
+            ),
+            (
+                "\"a\\ngpuwatch: ok\"",
+                "thresholds.\"a\\ngpuwatch: ok\" (line 2)",
+            ),
+            ("\"\\u001b[2J\"", "thresholds.\"\\u001B[2J\" (line 2)"),
+        ] {
+            let e = refused(&format!("[thresholds]\n{key} = 1\n"));
+            assert!(
+                e.contains(&format!("{said} is not a threshold")),
+                "{key}: {e}"
+            );
+        }
+        // A number past f32's range is read as infinite: said as the range, not only "finite".
+        let e = refused("[thresholds]\nhang_sm_max_pct = 1e39\n");
+        assert!(e.contains("must be a finite number, at most 3.4e38"), "{e}");
     }
 
     /// A value of the wrong type says what to write, not serde's "expected f32", and never

@@ -3,8 +3,8 @@
 
 mod untrusted;
 pub use untrusted::{
-    code_span, controls_escaped, is_bidi, markdown_inline, one_line, path_shown, printable,
-    shell_word, word_shown,
+    code_span, controls_escaped, escapes_of, is_bidi, markdown_inline, one_line, path_shown,
+    printable, shell_word, toml_key, word_shown,
 };
 
 /// "HH:MM:SS": a time in ms since the epoch, UTC.

@@ -20,8 +20,9 @@ use crate::format::snapshot::Snapshot;
 use crate::model::{DeviceInfo, SystemInfo, Tick};
 use crate::source::{Pacing, Sampled, Source, SourceError};
 use read::{
-    bomb_guard, impossible_in, is_header, last_tick_ms, not_json, one_line_reason, parse_header,
-    read_bounded_line, read_header_line, spliced_at, starts_header, torn, torn_header,
+    bomb_guard, header_then_more, impossible_in, is_header, last_tick_ms, not_json,
+    one_line_reason, parse_header, read_bounded_line, read_header_line, spliced_at, torn,
+    torn_header,
 };
 use snapshot::SnapshotPlay;
 
@@ -164,7 +165,7 @@ impl ReplaySource {
                 line: 1,
             }),
             // Whole and then more on its line: the header's own reader says so.
-            Err(_) if starts_header(&first) => {
+            Err(_) if header_then_more(&first) => {
                 Self::after_header(&first, Box::new(lines), path, speed)
             }
             Err(_) if first.trim_start().starts_with('{') => {

@@ -39,10 +39,12 @@ impl Refusal {
     }
 
     /// The sentence, each key followed by `place(key)` (" (line 4)" where the file sets it).
+    /// A key is said as TOML writes it: one from the file (an unknown key) may hold anything.
     pub fn words(&self, place: impl Fn(&str) -> String) -> String {
-        let mut out = format!("thresholds.{}{}{}", self.key, place(&self.key), self.says);
+        let key = crate::text::toml_key(&self.key);
+        let mut out = format!("thresholds.{key}{}{}", place(&self.key), self.says);
         if let Some((key, says)) = &self.then {
-            out.push_str(key);
+            out.push_str(&crate::text::toml_key(key));
             out.push_str(&place(key));
             out.push_str(says);
         }
@@ -65,9 +67,9 @@ pub struct WindowOrder<'a> {
 }
 
 impl WindowOrder<'_> {
-    /// `Err` naming the keys, with `phrase` saying the relation from the key that was set
-    /// (`"must not be longer than"`, or from the long one's side `"must not be shorter
-    /// than"`) when `short` is longer than `long`.
+    /// `Err` naming the keys when `short` is longer than `long`, said from the key the file
+    /// set ("must not be longer than", or from the long one's side "must not be shorter
+    /// than"); from the long one's side when `from_long` and both or neither were set.
     pub fn check(&self, from_long: bool) -> Result<(), Refusal> {
         let ((sk, s, sd), (lk, l, ld)) = (self.short, self.long);
         if s <= l {
@@ -81,6 +83,12 @@ impl WindowOrder<'_> {
             } else {
                 v_said
             }
+        };
+        // The sentence is about the key the file set, when it left the other at its default.
+        let from_long = match (s == sd, l == ld) {
+            (true, false) => true,
+            (false, true) => false,
+            _ => from_long,
         };
         let (first, second, phrase) = if from_long {
             ((lk, l, ld), (sk, s, sd), "must not be shorter than")

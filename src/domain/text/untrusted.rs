@@ -92,6 +92,49 @@ pub fn controls_escaped(text: &str) -> std::borrow::Cow<'_, str> {
     out.into()
 }
 
+/// Every character of `text` that `needs_escape` names, line breaks and tabs included, and
+/// every backslash and quote, written as an escape (`1\e[2J\n`): a value the user gave, said
+/// back inside a message's quotes on one line, where a typed `\e` and an ESC read differently.
+#[must_use]
+pub fn escapes_of(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    push_escaped(&mut out, text.as_bytes(), true);
+    out
+}
+
+/// A TOML key from a file someone wrote, said back as TOML takes it: bare when TOML reads it
+/// bare, else a basic string whose quotes, backslashes, controls and the characters that show
+/// nothing or reorder text are escapes (`"hang_window\u200B"`, `"a\nb"`), so a key cannot pass
+/// for another or break the message's line.
+#[must_use]
+pub fn toml_key(key: &str) -> String {
+    let bare = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-';
+    if !key.is_empty() && key.chars().all(bare) {
+        return key.to_string();
+    }
+    let mut out = String::with_capacity(key.len() + 2);
+    out.push('"');
+    for c in key.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if needs_escape(c) && u32::from(c) > 0xFFFF => {
+                let _ =
+                    std::fmt::Write::write_fmt(&mut out, format_args!("\\U{:08X}", u32::from(c)));
+            }
+            c if needs_escape(c) => {
+                let _ =
+                    std::fmt::Write::write_fmt(&mut out, format_args!("\\u{:04X}", u32::from(c)));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// `bytes` in bash's ANSI-C quotes: the usual escapes by name, every other byte of a
 /// character that needs escaping (and every byte that is no UTF-8) as `\xHH`, which gives
 /// back the same bytes in any locale (`\u` depends on it).

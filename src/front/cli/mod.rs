@@ -9,6 +9,7 @@ use crate::source::sim::Scenario;
 
 mod complete;
 mod manual;
+pub mod refused;
 pub use complete::script as completion_script;
 
 pub use manual::manual;

@@ -297,6 +297,15 @@ fn first_value_end(line: &str) -> usize {
         .map_or(0, |whole| whole.chars().count())
 }
 
+/// Whether `line` holds a whole recording's header, however it is spaced or ordered (as
+/// `is_header` takes one), and then more: a damaged header, not something else.
+pub(super) fn header_then_more(line: &str) -> bool {
+    let mut values = serde_json::Deserializer::from_str(line).into_iter::<serde_json::Value>();
+    let first = values.next().and_then(Result::ok);
+    first.is_some_and(|v| v.get("format").and_then(|f| f.as_str()) == Some(FORMAT))
+        && !line[values.byte_offset()..].trim().is_empty()
+}
+
 /// Whether `line` starts as a recording's header does (a second one inside a file).
 pub(super) fn starts_header(line: &str) -> bool {
     line.starts_with(&header_start())
@@ -326,7 +335,7 @@ pub(super) fn parse_header(line: &str, path: &Path) -> Result<Header, ReplayErro
                 path: path.to_path_buf(),
                 line: 1,
             }
-        } else if runs_on(&e) && starts_header(line) {
+        } else if runs_on(&e) && header_then_more(line) {
             ReplayError::DamagedHeader {
                 path: path.to_path_buf(),
                 line: 1,
