@@ -469,6 +469,12 @@ mod tests {
                 "{key}: {e}"
             );
         }
+        // A duration's text is said escaped too.
+        let e = refused("[thresholds]\nhang_window = \"5s\\ngpuwatch: ok\"\n");
+        assert!(
+            e.contains("(line 2): \"5s\\ngpuwatch: ok\" is not a duration"),
+            "{e}"
+        );
         // A number past f32's range is read as infinite: said as the range, not only "finite".
         let e = refused("[thresholds]\nhang_sm_max_pct = 1e39\n");
         assert!(e.contains("must be a finite number, at most 3.4e38"), "{e}");

@@ -151,12 +151,12 @@ pub mod dur {
         let s = String::deserialize(d)?;
         if s.trim_start().starts_with('-') {
             // The key is not known here: the config's `in_words` says what range it takes.
-            return Err(serde::de::Error::custom(format!("\"{s}\" is negative")));
+            return Err(serde::de::Error::custom(format!("{s:?} is negative")));
         }
         // humantime alone says "expected number at 0": name what was given and what works.
         humantime::parse_duration(&s).map_err(|e| {
             serde::de::Error::custom(format!(
-                "\"{s}\" is not a duration ({e}); write one as \"30s\", \"2m\" or \"1m 30s\""
+                "{s:?} is not a duration ({e}); write one as \"30s\", \"2m\" or \"1m 30s\""
             ))
         })
     }
