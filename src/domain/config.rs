@@ -131,63 +131,84 @@ impl Config {
         Ok(cfg)
     }
 
-    /// Checks every threshold; `text`, the file's, is read only to say on which line a
-    /// refused key is set.
+    /// Checks every threshold and says the first problem in the file's order; `text`, the
+    /// file's, is read only to say on which line a refused key is set (a later line was said
+    /// before an earlier one when their checks ran in another order).
     fn validate(&self, text: &str) -> Result<(), String> {
-        self.check()
-            .map_err(|refusal| refusal.words(|key| at_line(text, &["thresholds", key])))
+        let line = |key: &str| line_of(text, &["thresholds", key]).unwrap_or(usize::MAX);
+        let first_line = |r: &Refusal| {
+            let other = r.then.as_ref().map_or(usize::MAX, |(key, _)| line(key));
+            line(&r.key).min(other)
+        };
+        let first = self
+            .refusals()
+            .into_iter()
+            .enumerate()
+            .min_by_key(|(i, r)| (first_line(r), *i));
+        match first {
+            None => Ok(()),
+            Some((_, r)) => Err(r.words(|key| at_line(text, &["thresholds", key]))),
+        }
     }
 
-    fn check(&self) -> Result<(), Refusal> {
+    /// Every threshold the rules cannot use, in the order the checks find them.
+    fn refusals(&self) -> Vec<Refusal> {
         let t = &self.thresholds;
-        if let Some(key) = t.unknown.keys().next() {
-            return Err(unknown_key(key, t));
-        }
-        // Every number, generically.
-        let value = serde_json::to_value(t).map_err(|e| Refusal::new("", e.to_string()))?;
-        for (name, v) in value.as_object().into_iter().flatten() {
-            if v.is_string() {
-                continue; // a duration, checked below
+        let mut out: Vec<Refusal> = t.unknown.keys().map(|key| unknown_key(key, t)).collect();
+        let value = match serde_json::to_value(t) {
+            Ok(v) => v,
+            Err(e) => {
+                out.push(Refusal::new("", e.to_string()));
+                return out;
             }
-            let Some(x) = v.as_f64() else {
-                // serde writes a NaN or an infinity as null, and a value past f32's range
-                // (1e39) was read as infinite.
-                return Err(Refusal::new(
-                    name,
-                    " must be a finite number, at most 3.4e38",
-                ));
-            };
-            let pct = name.contains("_pct");
-            let of_tdp = name.ends_with("_pct_of_tdp");
-            let says = match () {
-                () if x < 0.0 && pct => " must be between 0 and 100",
-                () if x < 0.0 => " must not be negative",
-                () if pct && !of_tdp && x > 100.0 => " must be between 0 and 100",
-                () if of_tdp && x > 100.0 => " must be between 0 and 100 (% of TDP)",
-                () => continue,
-            };
-            return Err(Refusal::new(name, format!(" = {x}{says}")));
-        }
-        // Every window, by its name: one added to `Thresholds` is checked without a list to
-        // keep (durations are humantime strings in the serialized form).
+        };
+        // Every number and every window, by its name: one added to `Thresholds` is checked
+        // without a list to keep (durations are humantime strings in the serialized form).
         for (name, v) in value.as_object().into_iter().flatten() {
-            let Some(w) = v.as_str().filter(|_| name.ends_with("_window")) else {
-                continue;
-            };
-            let w =
-                humantime::parse_duration(w).map_err(|e| Refusal::new(name, format!(": {e}")))?;
-            // A window holds samples: under a second it holds a few at most (samples come
-            // 50 ms apart at the fastest), and "1ns" judged on one sample.
-            if w < MIN_WINDOW || w > MAX_WINDOW {
-                let w = humantime::format_duration(w);
-                return Err(Refusal::new(
-                    name,
-                    format!(" = {w} must be at least 1s and at most 1h"),
-                ));
-            }
+            out.extend(number_refused(name, v).or_else(|| window_refused(name, v)));
         }
-        t.check_sections()
+        out.extend(t.check_sections().err());
+        out
     }
+}
+
+/// Why the number `v` at `name` cannot be used, judged by its name (`_pct`, `_pct_of_tdp`).
+fn number_refused(name: &str, v: &serde_json::Value) -> Option<Refusal> {
+    if v.is_string() {
+        return None; // a duration
+    }
+    let Some(x) = v.as_f64() else {
+        // serde writes a NaN or an infinity as null, and a value past f32's range (1e39) was
+        // read as infinite.
+        return Some(Refusal::new(
+            name,
+            " must be a finite number, at most 3.4e38",
+        ));
+    };
+    let pct = name.contains("_pct");
+    let of_tdp = name.ends_with("_pct_of_tdp");
+    let says = match () {
+        () if x < 0.0 && pct => " must be between 0 and 100",
+        () if x < 0.0 => " must not be negative",
+        () if pct && !of_tdp && x > 100.0 => " must be between 0 and 100",
+        () if of_tdp && x > 100.0 => " must be between 0 and 100 (% of TDP)",
+        () => return None,
+    };
+    Some(Refusal::new(name, format!(" = {x}{says}")))
+}
+
+/// Why the window `v` at `name` cannot be used. A window holds samples: under a second it
+/// holds a few at most (samples come 50 ms apart at the fastest), and "1ns" judged on one.
+fn window_refused(name: &str, v: &serde_json::Value) -> Option<Refusal> {
+    let w = v.as_str().filter(|_| name.ends_with("_window"))?;
+    let w = match humantime::parse_duration(w) {
+        Ok(w) => w,
+        Err(e) => return Some(Refusal::new(name, format!(": {e}"))),
+    };
+    (w < MIN_WINDOW || w > MAX_WINDOW).then(|| {
+        let w = humantime::format_duration(w);
+        Refusal::new(name, format!(" = {w} must be at least 1s and at most 1h"))
+    })
 }
 
 /// The key a `[thresholds]` table failed on, with why. The sections are flattened into one
@@ -445,6 +466,17 @@ mod tests {
         // A key the file leaves at its default has no line to name.
         let e = refused("[thresholds]\nhang_suspect_window = \"30s\"\n");
         assert!(e.contains("than hang_window (25s, its default);"), "{e}");
+    }
+
+    /// What the file wrote is said back escaped, and of several problems the first in the
+    /// file's order (helper-33).
+    #[test]
+    fn what_the_file_wrote_is_said_escaped_and_its_first_problem_first() {
+        let refused = |text: &str| {
+            Config::parse(text, Path::new("c.toml"))
+                .unwrap_err()
+                .to_string()
+        };
         // A key from the file is said as TOML takes it back: quoted and escaped where it is no
         // bare key, so it cannot pass for another or break the line (helper-33).
         for (key, said) in [
@@ -469,6 +501,16 @@ mod tests {
                 "{key}: {e}"
             );
         }
+        // Of two problems, the one on the earlier line is said (helper-33).
+        let e = refused("[thresholds]\nhang_window = \"2h\"\nhang_sm_max_pct = 101\n");
+        assert!(e.contains("thresholds.hang_window (line 2) = 2h"), "{e}");
+        let e = refused("[thresholds]\nhang_sm_max_pct = 101\nhang_window = \"2h\"\n");
+        assert!(
+            e.contains("thresholds.hang_sm_max_pct (line 2) = 101"),
+            "{e}"
+        );
+        let e = refused("[thresholds]\nidle_mem_window = \"0s\"\nhang_windw = \"2m\"\n");
+        assert!(e.contains("thresholds.idle_mem_window (line 2)"), "{e}");
         // A duration's text is said escaped too.
         let e = refused("[thresholds]\nhang_window = \"5s\\ngpuwatch: ok\"\n");
         assert!(
