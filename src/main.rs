@@ -10,6 +10,7 @@ use std::path::Path;
 use gpuwatch::cli::{Cli, Command, JudgeArgs, LiveArgs};
 use gpuwatch::config::Config;
 use gpuwatch::snapshot::{CmdlinePolicy, Options};
+use gpuwatch::tui::Waited;
 use gpuwatch::{command, source};
 
 fn main() -> ExitCode {
@@ -132,7 +133,10 @@ fn run(cli: Cli) -> Result<i32> {
             judge: j,
         }) => {
             let config = judge(&j)?;
-            let src = open_replay_saying_it_waits(&file, speed)?;
+            let src = match open_replay_saying_it_waits(&file, speed) {
+                Waited::Opened(src) => src?,
+                Waited::Stopped(code) => return Ok(i32::from(code)),
+            };
             need_terminal()?;
             gpuwatch::tui::run(src, &config, look(&view)).map(|()| 0)
         }
@@ -219,39 +223,37 @@ fn run(cli: Cli) -> Result<i32> {
     }
 }
 
-/// The monitor draws on a terminal. Checked after its source opened, so that a missing file or
-/// driver is what a user hears about first: it is the cause they must fix whatever stdout is.
 /// Opens a replay; one read from a pipe or FIFO that has sent nothing after a second says it
-/// waits (the screen stayed blank, and `q` could not work before the header came).
-fn open_replay_saying_it_waits(path: &Path, speed: f64) -> Result<Box<dyn source::Source>> {
+/// waits, and `q`, Esc or Ctrl-C end the wait (the screen stayed blank, and `q` did nothing
+/// until the header came).
+fn open_replay_saying_it_waits(
+    path: &Path,
+    speed: f64,
+) -> Waited<Result<Box<dyn source::Source>, source::SourceError>> {
     use std::os::unix::fs::FileTypeExt;
-    use std::sync::atomic::{AtomicBool, Ordering};
     let stream =
         path == Path::new("-") || std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
     if !stream {
-        return Ok(source::open_replay(path, speed)?);
+        return Waited::Opened(source::open_replay(path, speed));
     }
-    let opened = std::sync::Arc::new(AtomicBool::new(false));
-    let said = opened.clone();
     let what = if path == Path::new("-") {
         "standard input".to_string()
     } else {
-        path.display().to_string()
+        gpuwatch::text::path_shown(path)
     };
-    std::thread::spawn(move || {
-        std::thread::sleep(std::time::Duration::from_secs(1));
-        if !said.load(Ordering::Relaxed) {
-            eprintln!(
-                "gpuwatch: waiting for a recording on {what}: the screen opens when its first \
-                 line arrives (Ctrl-C stops)"
-            );
-        }
-    });
-    let src = source::open_replay(path, speed);
-    opened.store(true, Ordering::Relaxed);
-    Ok(src?)
+    let path = path.to_path_buf();
+    gpuwatch::tui::while_opening(
+        move || source::open_replay(&path, speed),
+        std::time::Duration::from_secs(1),
+        &format!(
+            "gpuwatch: waiting for a recording on {what}: the screen opens when its first line \
+             arrives (q or Ctrl-C stops)"
+        ),
+    )
 }
 
+/// The monitor draws on a terminal. Checked after its source opened, so that a missing file or
+/// driver is what a user hears about first: it is the cause they must fix whatever stdout is.
 fn need_terminal() -> Result<()> {
     if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         return Ok(());

@@ -179,6 +179,62 @@ fn a_replay_stopped_by_a_corrupt_line_says_so_on_quitting_and_exits_2() {
     );
 }
 
+/// A replay from a pipe that has sent nothing yet: `q` ends the wait at once (exit 0) and Ctrl-C
+/// with 130, the terminal in its own mode again. `q` only echoed while it waited, and then quit
+/// the screen the moment the recording's first line came, however much later.
+#[test]
+#[ignore = "needs tmux: .ci/run installs it"]
+fn q_or_ctrl_c_ends_the_wait_for_a_pipes_first_line() {
+    common::require("tmux");
+    let bin = env!("CARGO_BIN_EXE_gpuwatch");
+    for (key, code) in [("q", 0), ("C-c", 130)] {
+        // The pipe stays silent for a minute (`sleep 61`, a length no other test sleeps): the
+        // wait ends by the key or not at all.
+        let t = Tmux::start(
+            &format!("wait-{code}"),
+            &format!(
+                "sleep 61 | {bin} replay -; echo gpuwatch-exit=$?; \
+                 stty -a | tr ' ' '\\n' | grep -x -- '-\\?echo'; echo stty-read; sleep 30"
+            ),
+            200,
+            30,
+        );
+        let waiting = t.wait_for("(q or Ctrl-C stops)");
+        assert!(waiting.contains("(q or Ctrl-C stops)"), "{waiting}");
+        let asked = Instant::now();
+        t.keys(&[key]);
+        // `sleep 61` holds the pipeline, so the exit is seen from the process table.
+        let gone = loop {
+            let alive = Command::new("pgrep")
+                .args(["-x", "-f", &format!("{bin} replay -")])
+                .status()
+                .is_ok_and(|s| s.success());
+            if !alive || asked.elapsed() > Duration::from_secs(10) {
+                break !alive;
+            }
+            sleep(Duration::from_millis(50));
+        };
+        assert!(gone, "{key}: still waiting {:?} later", asked.elapsed());
+        assert!(
+            asked.elapsed() < Duration::from_secs(3),
+            "{key}: {:?}",
+            asked.elapsed()
+        );
+        let _ = Command::new("pkill")
+            .args(["-x", "-f", "sleep 61"])
+            .status();
+        let screen = t.wait_for("stty-read");
+        assert!(
+            screen.contains(&format!("gpuwatch-exit={code}")),
+            "{key}: {screen}"
+        );
+        assert!(
+            screen.lines().any(|l| l.trim() == "echo"),
+            "echo left off: {screen}"
+        );
+    }
+}
+
 /// The hung demo in tmux, drawn; returns the session and the monitor's PID. The monitor runs
 /// as a job-control shell runs a command (tests/fixtures/job.py): in a process group of its
 /// own that has the terminal, with a parent in the same session, so that a stop has someone

@@ -11,9 +11,11 @@ mod ansi;
 mod effect;
 mod pace;
 mod screen;
+mod wait;
 
 pub use ansi::Ansi;
 pub use screen::{Changes, Screen};
+pub use wait::{while_opening, Waited};
 
 use effect::{apply, reading};
 use pace::{Pacer, SEEK_FOLLOW};
