@@ -14,11 +14,23 @@ pub fn serde_reason(e: &serde_json::Error, text: &str) -> String {
     // serde counts the column in bytes; an editor, and the reader, in characters.
     let start = line_start(text, e.line());
     let end = start + e.column();
+    // A value's column is its last character, but for an object or an array serde stops before
+    // its bracket (one short, or on the space before it): pointed at the bracket instead.
+    let bracket = (what.contains("invalid type: map") || what.contains("invalid type: sequence"))
+        .then(|| {
+            let after = text.get(end..)?;
+            let skip = after.len() - after.trim_start().len();
+            after
+                .trim_start()
+                .starts_with(['{', '['])
+                .then_some(end + skip + 1)
+        })
+        .flatten();
     let column = text
         .get(start..)
         .unwrap_or_default()
         .char_indices()
-        .take_while(|(i, _)| start + i < end)
+        .take_while(|(i, _)| start + i < bracket.unwrap_or(end))
         .count();
     let at = if text.trim_end().contains('\n') {
         format!("at line {} column {column}", e.line())
@@ -136,7 +148,24 @@ pub fn plain_expected(message: &str) -> String {
         }
         _ => return message.to_string(),
     };
+    let head = whole_from_float(head, kind);
     format!("{head}{kind}{}", &rest[used..])
+}
+
+/// serde's "invalid type: floating point `1e+23`" where a whole number was expected: it is
+/// also what a whole number past 2^64 reads as (`serde_json` takes it as a float), so it is said
+/// as either.
+fn whole_from_float(head: &str, kind: &str) -> String {
+    const FLOAT: &str = "invalid type: floating point `";
+    let Some(value) = head
+        .strip_prefix(FLOAT)
+        .and_then(|rest| rest.split_once('`'))
+        .map(|(value, _)| value)
+        .filter(|_| kind.starts_with("a whole number"))
+    else {
+        return head.to_string();
+    };
+    format!("invalid value: {value} has a fraction or is too large; expected ")
 }
 
 #[cfg(test)]
@@ -195,6 +224,17 @@ mod tests {
                 "invalid type: map, expected enum Severity, at column 3",
                 "invalid type: map, expected one of its names, at column 3",
             ),
+            // A whole number past 2^64 reads as a float: "floating point `1e+23`" alone said
+            // the user wrote a float (helper-32).
+            (
+                "invalid type: floating point `1e+23`, expected u64",
+                "invalid value: 1e+23 has a fraction or is too large; expected a whole number, \
+                 0 or more",
+            ),
+            (
+                "invalid type: floating point `1.5`, expected f32",
+                "invalid type: floating point `1.5`, expected a number",
+            ),
         ];
         for (serde, plain) in cases {
             assert_eq!(plain_expected(serde), plain);
@@ -228,6 +268,20 @@ mod tests {
         let want = line.chars().position(|c| c == 'h').unwrap() + 4;
         let said = serde_reason(&e, line);
         assert!(said.ends_with(&format!("at column {want}")), "{said}");
+        // An object or an array is pointed at by its bracket: serde stopped one short of it.
+        for line in [
+            r#"{"devices":[{"temp_c":{}}]}"#,
+            r#"{"devices":[{"temp_c":  [1]}]}"#,
+        ] {
+            let e = serde_json::from_str::<Doc>(line).unwrap_err();
+            let want = line.rfind(['{', '[']).unwrap() + 1;
+            let said = serde_reason(&e, line);
+            assert!(
+                said.starts_with("devices[0].temp_c: invalid type: "),
+                "{said}"
+            );
+            assert!(said.ends_with(&format!("at column {want}")), "{said}");
+        }
         let line = r#"{"devices":[{"temp_c":-3}]}"#;
         let e = serde_json::from_str::<Doc>(line).unwrap_err();
         assert_eq!(
