@@ -20,8 +20,8 @@ use crate::format::snapshot::Snapshot;
 use crate::model::{DeviceInfo, SystemInfo, Tick};
 use crate::source::{Pacing, Sampled, Source, SourceError};
 use read::{
-    bomb_guard, header_then_more, impossible_in, is_header, last_tick_ms, not_json,
-    one_line_reason, parse_header, read_bounded_line, read_header_line, spliced_at, torn,
+    bomb_guard, header_then_more, impossible_in, is_header, last_tick_ms, not_a_whole_header,
+    not_json, one_line_reason, parse_header, read_bounded_line, read_header_line, spliced_at, torn,
     torn_header,
 };
 use snapshot::SnapshotPlay;
@@ -65,14 +65,6 @@ pub const MAX_DEVICES: usize = 1024;
 pub const MAX_PROCESSES: usize = 4096;
 /// Driver events in one tick or one snapshot: a GPU in an Xid storm sends a few a second.
 pub const MAX_EVENTS: usize = 4096;
-
-/// Why a compressed header that ends at its line break does not read.
-fn damaged_header() -> std::io::Error {
-    std::io::Error::new(
-        std::io::ErrorKind::InvalidData,
-        "the line is not a whole header",
-    )
-}
 
 /// The longest line a recording may have: a tick of 64 GPUs with their processes is ~1 MiB.
 pub const MAX_LINE_BYTES: usize = 16 << 20;
@@ -158,7 +150,7 @@ impl ReplaySource {
             // Compressed, a header that stops at a line break was not cut but damaged: a
             // recorder flushes the whole line.
             Err(e) if gzip && torn_header(&e, &first) && first.ends_with('\n') => {
-                Err(ReplayError::gzip_head(path, damaged_header()))
+                Err(ReplayError::gzip_head(path, not_a_whole_header()))
             }
             Err(e) if torn_header(&e, &first) => Err(ReplayError::TornHeader {
                 path: path.to_path_buf(),

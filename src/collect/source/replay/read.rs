@@ -297,6 +297,14 @@ fn first_value_end(line: &str) -> usize {
         .map_or(0, |whole| whole.chars().count())
 }
 
+/// Why a compressed header that ends at its line break does not read.
+pub(super) fn not_a_whole_header() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        "the line is not a whole header",
+    )
+}
+
 /// Whether `line` holds a whole recording's header, however it is spaced or ordered (as
 /// `is_header` takes one), and then more: a damaged header, not something else.
 pub(super) fn header_then_more(line: &str) -> bool {
