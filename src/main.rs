@@ -10,7 +10,6 @@ use std::path::Path;
 use gpuwatch::cli::{Cli, Command, JudgeArgs, LiveArgs};
 use gpuwatch::config::Config;
 use gpuwatch::snapshot::{CmdlinePolicy, Options};
-use gpuwatch::tui::Waited;
 use gpuwatch::{command, source};
 
 fn main() -> ExitCode {
@@ -133,10 +132,7 @@ fn run(cli: Cli) -> Result<i32> {
             judge: j,
         }) => {
             let config = judge(&j)?;
-            let src = match open_replay_saying_it_waits(&file, speed) {
-                Waited::Opened(src) => src?,
-                Waited::Stopped(code) => return Ok(i32::from(code)),
-            };
+            let src = open_replay_saying_it_waits(&file, speed)?;
             need_terminal()?;
             gpuwatch::tui::run(src, &config, look(&view)).map(|()| 0)
         }
@@ -224,32 +220,51 @@ fn run(cli: Cli) -> Result<i32> {
 }
 
 /// Opens a replay; one read from a pipe or FIFO that has sent nothing after a second says it
-/// waits, and `q`, Esc or Ctrl-C end the wait (the screen stayed blank, and `q` did nothing
-/// until the header came).
-fn open_replay_saying_it_waits(
-    path: &Path,
-    speed: f64,
-) -> Waited<Result<Box<dyn source::Source>, source::SourceError>> {
+/// waits (the screen stayed blank). The terminal stays the user's while it waits: a program
+/// earlier in the pipeline may be reading a password from it (`ssh host cat rec.jsonl |`), so
+/// Ctrl-C stops the wait as it stops any command, and what was typed meanwhile is dropped when
+/// the screen opens rather than taken as its keys.
+fn open_replay_saying_it_waits(path: &Path, speed: f64) -> Result<Box<dyn source::Source>> {
+    use std::io::IsTerminal;
     use std::os::unix::fs::FileTypeExt;
-    let stream =
-        path == Path::new("-") || std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let stdin = path == Path::new("-");
+    let stream = stdin || std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
     if !stream {
-        return Waited::Opened(source::open_replay(path, speed));
+        return Ok(source::open_replay(path, speed)?);
     }
-    let what = if path == Path::new("-") {
+    if stdin && std::io::stdin().is_terminal() {
+        anyhow::bail!(
+            "`replay -` reads a recording from standard input, and it is this terminal: pipe \
+             one in (`gpuwatch replay - < rec.jsonl`, `zcat rec.jsonl.gz | gpuwatch replay -`)"
+        );
+    }
+    // Before waiting, which may be long: a screen that cannot open is said at once.
+    need_terminal()?;
+    let opened = std::sync::Arc::new(AtomicBool::new(false));
+    let waited = std::sync::Arc::new(AtomicBool::new(false));
+    let (said, told) = (opened.clone(), waited.clone());
+    let what = if stdin {
         "standard input".to_string()
     } else {
         gpuwatch::text::path_shown(path)
     };
-    let path = path.to_path_buf();
-    gpuwatch::tui::while_opening(
-        move || source::open_replay(&path, speed),
-        std::time::Duration::from_secs(1),
-        &format!(
-            "gpuwatch: waiting for a recording on {what}: the screen opens when its first line \
-             arrives (q or Ctrl-C stops)"
-        ),
-    )
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(1));
+        if !said.load(Ordering::Relaxed) {
+            told.store(true, Ordering::Relaxed);
+            eprintln!(
+                "\ngpuwatch: waiting for a recording on {what}: the screen opens when its \
+                 first line arrives (Ctrl-C stops)"
+            );
+        }
+    });
+    let src = source::open_replay(path, speed);
+    opened.store(true, Ordering::Relaxed);
+    if waited.load(Ordering::Relaxed) {
+        gpuwatch::tui::drop_typed_ahead();
+    }
+    Ok(src?)
 }
 
 /// The monitor draws on a terminal. Checked after its source opened, so that a missing file or

@@ -15,6 +15,16 @@ pub fn process_cpu_seconds() -> Option<f64> {
     Some((ru.user_time().num_microseconds() + ru.system_time().num_microseconds()) as f64 / 1e6)
 }
 
+/// Drops what was typed at the controlling terminal and not yet read: the keys typed while a
+/// replay waited for a pipe's first line, which the screen would take as its own the moment it
+/// opened (a `q` typed then quit it at once, however much later the line came). Nothing when
+/// there is no terminal.
+pub fn discard_typed_ahead() {
+    if let Ok(tty) = std::fs::File::open("/dev/tty") {
+        let _ = nix::sys::termios::tcflush(&tty, nix::sys::termios::FlushArg::TCIFLUSH);
+    }
+}
+
 /// The memory page size in bytes (4096 when the system does not say).
 pub fn page_size() -> u64 {
     use nix::unistd::{sysconf, SysconfVar};

@@ -442,9 +442,11 @@ impl Source for ReplaySource {
     /// `--speed 1000` a seek back to a 7-minute recording's start played it to its end again in
     /// 0.4 s, and the screen never showed the moment sought).
     fn rewind(&mut self) -> Result<(), SourceError> {
+        // Only a length known whole: a gzip file's is known once played to its end (before,
+        // what had played so far made a seek back in its first second drop to 1x for good).
         let whole_ms = self
             .end_ms
-            .or(self.last_ms)
+            .map(|end| end.max(self.last_ms.unwrap_or(end)))
             .zip(self.first_ms)
             .map(|(end, first)| end.saturating_sub(first));
         let at_once = !self.speed.is_finite()

@@ -152,9 +152,9 @@ pub fn plain_expected(message: &str) -> String {
     format!("{head}{kind}{}", &rest[used..])
 }
 
-/// serde's "invalid type: floating point `1e+23`" where a whole number was expected: it is
-/// also what a whole number past 2^64 reads as (`serde_json` takes it as a float), so it is said
-/// as either.
+/// serde's "invalid type: floating point `1e+23`" where a whole number was expected: what a
+/// number written with a fraction or an exponent (`1e5` too, whole as it is) reads as, and a
+/// whole number past 2^64 (`serde_json` takes it as a float), so it is said as any of them.
 fn whole_from_float(head: &str, kind: &str) -> String {
     const FLOAT: &str = "invalid type: floating point `";
     let Some(value) = head
@@ -165,7 +165,10 @@ fn whole_from_float(head: &str, kind: &str) -> String {
     else {
         return head.to_string();
     };
-    format!("invalid value: {value} has a fraction or is too large; expected ")
+    format!(
+        "invalid value: {value} (written with a fraction or an exponent, or past \
+         18446744073709551615); expected "
+    )
 }
 
 #[cfg(test)]
@@ -228,8 +231,8 @@ mod tests {
             // the user wrote a float (helper-32).
             (
                 "invalid type: floating point `1e+23`, expected u64",
-                "invalid value: 1e+23 has a fraction or is too large; expected a whole number, \
-                 0 or more",
+                "invalid value: 1e+23 (written with a fraction or an exponent, or past \
+                 18446744073709551615); expected a whole number, 0 or more",
             ),
             (
                 "invalid type: floating point `1.5`, expected f32",

@@ -11,11 +11,9 @@ mod ansi;
 mod effect;
 mod pace;
 mod screen;
-mod wait;
 
 pub use ansi::Ansi;
 pub use screen::{Changes, Screen};
-pub use wait::{while_opening, Waited};
 
 use effect::{apply, reading};
 use pace::{Pacer, SEEK_FOLLOW};
@@ -197,6 +195,12 @@ fn take_terminal() -> std::io::Result<()> {
     } else {
         execute!(std::io::stdout(), EnterAlternateScreen)
     }
+}
+
+/// Drops the keys typed at the terminal before the screen opened (while a replay waited for a
+/// pipe's first line), so that they are not taken as the screen's.
+pub fn drop_typed_ahead() {
+    crate::sys::discard_typed_ahead();
 }
 
 pub fn run(source: Box<dyn Source>, config: &Config, look: Look) -> Result<()> {
