@@ -20,8 +20,12 @@ pub fn process_cpu_seconds() -> Option<f64> {
 /// opened (a `q` typed then quit it at once, however much later the line came). Nothing when
 /// there is no terminal.
 pub fn discard_typed_ahead() {
+    use std::os::fd::AsRawFd as _;
     if let Ok(tty) = std::fs::File::open("/dev/tty") {
-        let _ = nix::sys::termios::tcflush(&tty, nix::sys::termios::FlushArg::TCIFLUSH);
+        // SAFETY: `tcflush` on a descriptor this function holds open; it reads no memory of
+        // ours. Called here rather than through `nix`'s `term` feature: a feature changes the
+        // hash of every symbol built on `nix`, and with them `src/link-order.txt`'s names.
+        unsafe { libc::tcflush(tty.as_raw_fd(), libc::TCIFLUSH) };
     }
 }
 
