@@ -137,6 +137,47 @@ fn a_plain_recording_knows_its_end_and_a_gzip_one_does_not() {
     assert_eq!(ReplaySource::open(&torn, 1.0).unwrap().end_ms(), Some(last));
 }
 
+/// A seek asked while the replay waits out a long gap between two ticks is acted on at once:
+/// at `--speed 0.005` the H200's 250 ms ticks are 50 s apart, and a seek waited for the gap's
+/// end (helper-34 saw 20 s at `--speed 0.01`). On the real clock, as a user waits.
+#[test]
+fn a_seek_asked_in_a_long_gap_between_ticks_is_taken_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = plain_recording(dir.path());
+    let first = tick_times(&path)[0];
+    let src = ReplaySource::open(&path, 0.005).unwrap();
+    let store = Arc::new(Mutex::new(
+        Store::new(&src, Duration::from_secs(3600), Thresholds::default()).unwrap(),
+    ));
+    let stop = Arc::new(AtomicBool::new(false));
+    let playback = Arc::new(Playback::new());
+    let wakes = Arc::new(Wakes::default());
+    let w = wakes.clone();
+    let thread = gpuwatch::pacer::spawn(
+        Sampler::new(Box::new(src)),
+        store.clone(),
+        stop.clone(),
+        Some(playback.clone()),
+        move || w.wake(),
+    )
+    .unwrap();
+    wakes.wait_view(&store, "a first tick", |v| v.history().ticks() >= 1);
+    // Well inside the 50 s gap to the second tick.
+    std::thread::sleep(Duration::from_millis(300));
+    let asked = Instant::now();
+    playback.seek(first + 60_000);
+    wakes.wait_view(&store, "at 60 s", |v| {
+        v.history().latest_ms().is_some_and(|t| t >= first + 60_000)
+    });
+    assert!(
+        asked.elapsed() < Duration::from_secs(3),
+        "the seek took {:?}",
+        asked.elapsed()
+    );
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    thread.join().unwrap();
+}
+
 /// A speed at which the whole recording plays within a second is "at once", as `--speed 0`:
 /// after a seek back it plays at the recorded pace (at 1000 the H200's 7 minutes played to
 /// the end again in 0.4 s and the moment sought was never on screen). A speed that leaves the

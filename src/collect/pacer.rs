@@ -17,6 +17,9 @@ use crate::sampler::Sampler;
 use crate::source::{Pacing, Sampled};
 use crate::store::{Position, Store};
 
+mod clock;
+pub use clock::{Clock, SystemClock, VirtualClock};
+
 /// Set by SIGINT, SIGTERM and SIGHUP so loops can end cleanly.
 pub fn stop_flag() -> Result<Arc<AtomicBool>> {
     let flag = Arc::new(AtomicBool::new(false));
@@ -28,104 +31,6 @@ pub fn stop_flag() -> Result<Arc<AtomicBool>> {
         signal_hook::flag::register(sig, flag.clone()).context("installing signal handlers")?;
     }
     Ok(flag)
-}
-
-/// Where the loop's waits and wall time come from: the system's clock, or a test's, so that a
-/// test can let minutes pass without waiting for them.
-pub trait Clock: Send + Sync {
-    fn now(&self) -> Instant;
-    /// Sleeps until `at`, returning early once `stop` is set (noticed within a second).
-    fn sleep_until(&self, at: Instant, stop: &AtomicBool);
-}
-
-/// How long a sleeping loop may take to notice `stop` (a signal sets it; nothing can wake the
-/// sleep). Slices of 200 ms woke the sampler five times a second at `--interval 1s`, four of
-/// them for nothing, a tenth of what sampling at 1 s costs; a monitor's sampling thread is
-/// not waited for on exit, and `record` or `diagnose` stopped by Ctrl-C finish within it.
-const STOP_NOTICED_WITHIN: Duration = Duration::from_secs(1);
-
-/// The system's monotonic clock.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct SystemClock;
-
-impl Clock for SystemClock {
-    fn now(&self) -> Instant {
-        Instant::now()
-    }
-    fn sleep_until(&self, at: Instant, stop: &AtomicBool) {
-        while !stop.load(Ordering::Relaxed) {
-            let now = Instant::now();
-            if now >= at {
-                return;
-            }
-            std::thread::sleep((at - now).min(STOP_NOTICED_WITHIN));
-        }
-    }
-}
-
-/// A clock whose time moves only when the loop sleeps: each sleep ends at once, the clock
-/// jumped to its end (as tokio's paused time does). Minutes of pacing pass in microseconds, and
-/// a test waits for a span of the loop's time to pass instead of sleeping.
-#[derive(Debug)]
-pub struct VirtualClock {
-    start: Instant,
-    elapsed: Mutex<Duration>,
-    moved: std::sync::Condvar,
-}
-
-impl Default for VirtualClock {
-    fn default() -> Self {
-        VirtualClock {
-            start: Instant::now(),
-            elapsed: Mutex::new(Duration::ZERO),
-            moved: std::sync::Condvar::new(),
-        }
-    }
-}
-
-impl VirtualClock {
-    /// How far the clock has moved since it was made.
-    #[must_use]
-    pub fn elapsed(&self) -> Duration {
-        *self
-            .elapsed
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-    /// Waits until the clock has moved `by` past where it is now; false if that took more than
-    /// `limit` of real time (the loop stopped sleeping).
-    pub fn wait_passed(&self, by: Duration, limit: Duration) -> bool {
-        let guard = self
-            .elapsed
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let until = *guard + by;
-        let (guard, _) = self
-            .moved
-            .wait_timeout_while(guard, limit, |e| *e < until)
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        *guard >= until
-    }
-}
-
-impl Clock for VirtualClock {
-    fn now(&self) -> Instant {
-        self.start + self.elapsed()
-    }
-    fn sleep_until(&self, at: Instant, stop: &AtomicBool) {
-        if stop.load(Ordering::Relaxed) {
-            return;
-        }
-        let mut e = self
-            .elapsed
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        *e = (*e).max(at.saturating_duration_since(self.start));
-        drop(e);
-        self.moved.notify_all();
-        // A loop that only sleeps (paused, or at its end) must not starve the test's thread.
-        std::thread::yield_now();
-    }
 }
 
 /// How often a paused replay, or one waiting at its end, looks for a seek.
@@ -207,6 +112,10 @@ impl Playback {
     /// Asks to go to sample time `t_ms` (or `TO_END`); the latest ask wins.
     pub fn seek(&self, t_ms: u64) {
         self.seek_to.store(t_ms.min(TO_END), Ordering::Relaxed);
+    }
+    /// Whether a seek or a pause waits to be acted on.
+    fn asked(&self) -> bool {
+        self.paused() || self.seek_to.load(Ordering::Relaxed) != NO_SEEK
     }
     fn take_seek(&self) -> Option<u64> {
         Some(self.seek_to.swap(NO_SEEK, Ordering::Relaxed)).filter(|t| *t != NO_SEEK)
@@ -386,12 +295,25 @@ pub fn drive_controlled(
         next += delay(sampler.source().pacing(), interval, prev, t);
         let now = clock.now();
         if next > now {
-            clock.sleep_until(next, stop);
+            pace_until(clock, next, stop, playback);
         } else if !recorded {
             next = now; // fell behind (a slow NVML call): do not burst to catch up
         }
     }
     Ok(ran)
+}
+
+/// Sleeps until `at`, or until a replay is asked to seek or pause: a gap between two ticks is
+/// long at a slow speed (20 s at `--speed 0.01`, 10 s at the recorded pace of a 10 s
+/// interval), and a seek asked in it waited for its end.
+fn pace_until(clock: &dyn Clock, at: Instant, stop: &AtomicBool, playback: Option<&Playback>) {
+    let Some(pb) = playback else {
+        clock.sleep_until(at, stop);
+        return;
+    };
+    while clock.now() < at && !stop.load(Ordering::Relaxed) && !pb.asked() {
+        clock.sleep_until((clock.now() + POLL).min(at), stop);
+    }
 }
 
 /// How long to wait before reading the next tick.
