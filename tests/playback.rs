@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use gpuwatch::app::{Action, AppState, Effect, Key};
 use gpuwatch::config::Thresholds;
-use gpuwatch::pacer::{spawn_with_clock, Playback, VirtualClock, TO_END};
+use gpuwatch::pacer::{spawn_with_clock, Clock, Playback, SystemClock, VirtualClock, TO_END};
 use gpuwatch::sampler::Sampler;
 use gpuwatch::source::replay::ReplaySource;
 use gpuwatch::source::Source;
@@ -72,23 +72,27 @@ impl Wakes {
     }
 }
 
-/// A replay's sampling thread, started on a virtual clock, and what a test watches it by.
-struct Playing {
+/// A replay's sampling thread, started on a clock (a virtual one unless a test waits as a user
+/// does), and what a test watches it by.
+struct Playing<C = VirtualClock> {
     store: Arc<Mutex<Store>>,
     stop: Arc<AtomicBool>,
     playback: Arc<Playback>,
-    clock: Arc<VirtualClock>,
+    clock: Arc<C>,
     wakes: Arc<Wakes>,
     thread: std::thread::JoinHandle<()>,
 }
 
 fn play(src: ReplaySource) -> Playing {
+    play_on(src, Arc::new(VirtualClock::default()))
+}
+
+fn play_on<C: Clock + 'static>(src: ReplaySource, clock: Arc<C>) -> Playing<C> {
     let store = Arc::new(Mutex::new(
         Store::new(&src, Duration::from_secs(3600), Thresholds::default()).unwrap(),
     ));
     let stop = Arc::new(AtomicBool::new(false));
     let playback = Arc::new(Playback::new());
-    let clock = Arc::new(VirtualClock::default());
     let wakes = Arc::new(Wakes::default());
     let w = wakes.clone();
     let thread = spawn_with_clock(
@@ -146,21 +150,14 @@ fn a_seek_asked_in_a_long_gap_between_ticks_is_taken_at_once() {
     let path = plain_recording(dir.path());
     let first = tick_times(&path)[0];
     let src = ReplaySource::open(&path, 0.005).unwrap();
-    let store = Arc::new(Mutex::new(
-        Store::new(&src, Duration::from_secs(3600), Thresholds::default()).unwrap(),
-    ));
-    let stop = Arc::new(AtomicBool::new(false));
-    let playback = Arc::new(Playback::new());
-    let wakes = Arc::new(Wakes::default());
-    let w = wakes.clone();
-    let thread = gpuwatch::pacer::spawn(
-        Sampler::new(Box::new(src)),
-        store.clone(),
-        stop.clone(),
-        Some(playback.clone()),
-        move || w.wake(),
-    )
-    .unwrap();
+    let Playing {
+        store,
+        stop,
+        playback,
+        wakes,
+        thread,
+        ..
+    } = play_on(src, Arc::new(SystemClock));
     wakes.wait_view(&store, "a first tick", |v| v.history().ticks() >= 1);
     // Well inside the 50 s gap to the second tick.
     std::thread::sleep(Duration::from_millis(300));

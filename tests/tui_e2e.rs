@@ -141,20 +141,25 @@ fn replay_open_a_process_and_quit_restores_the_terminal() {
 
 /// A replay that stopped at a corrupt line says why again once its screen is gone, and exits
 /// 2 as `diagnose` does for that file: it exited 0 without a word (helper-30).
+/// A recording of the demo, `duration` of sample time written at once, at `path`.
+fn demo_recording(path: &std::path::Path, duration: &str) -> std::path::PathBuf {
+    let made = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
+        .args(["record", "--demo", "--fast", "--duration", duration, "-o"])
+        .arg(path)
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    path.to_path_buf()
+}
+
 #[test]
 #[ignore = "needs tmux: .ci/run installs it"]
 fn a_replay_stopped_by_a_corrupt_line_says_so_on_quitting_and_exits_2() {
     common::require("tmux");
     let bin = env!("CARGO_BIN_EXE_gpuwatch");
     let dir = tempfile::tempdir().unwrap();
-    let rec = dir.path().join("bad.jsonl");
-    let made = std::process::Command::new(bin)
-        .args(["record", "--demo", "--fast", "--duration", "2s", "-o"])
-        .arg(&rec)
-        .env("XDG_CONFIG_HOME", "/nonexistent")
-        .output()
-        .unwrap();
-    assert!(made.status.success());
+    let rec = demo_recording(&dir.path().join("bad.jsonl"), "2s");
     let text = std::fs::read_to_string(&rec).unwrap();
     let mut lines: Vec<&str> = text.lines().collect();
     lines[3] = "{\"t_ms\": garbage";
@@ -190,14 +195,7 @@ fn keys_typed_while_a_pipe_is_awaited_are_not_the_screens() {
     common::require("tmux");
     let bin = env!("CARGO_BIN_EXE_gpuwatch");
     let dir = tempfile::tempdir().unwrap();
-    let rec = dir.path().join("rec.jsonl");
-    let made = Command::new(bin)
-        .args(["record", "--demo", "--fast", "--duration", "20s", "-o"])
-        .arg(&rec)
-        .env("XDG_CONFIG_HOME", "/nonexistent")
-        .output()
-        .unwrap();
-    assert!(made.status.success());
+    let rec = demo_recording(&dir.path().join("rec.jsonl"), "20s");
     let t = Tmux::start(
         "typed-ahead",
         &format!(

@@ -6,6 +6,7 @@
 #   M LABEL CMD ARGS...            # CMD's steady CPU over 20 s in a 200x50 pty (5 s warm-up)
 #   pair ROUND LABEL ARGS...       # M of $NEW and $OLD with ARGS, new first in odd rounds
 #   nvtop_path                     # nvtop unpacked from .device/bench/peers, its path printed
+#   peers                          # overhead.sh beside nvtop and nvitop into $OUT/shared.jsonl
 #   stop_load; summary             # one line per measurement into $OUT/summary.txt
 #
 # Each measurement is one JSON line in $OUT/threads.jsonl (written as it ends: a run stopped at
@@ -50,6 +51,19 @@ pair() {
 nvtop_path() {
   mkdir -p /tmp/nvtop && dpkg -x .device/bench/peers/nvtop_*.deb /tmp/nvtop 2>> "$R/log.txt"
   echo /tmp/nvtop/usr/bin/nvtop
+}
+
+# The issue's own harness (shared/bench/overhead.sh, 20 s from start) with every peer, into
+# $OUT/shared.jsonl: gpuwatch at each interval and `serve`, nvtop at -d 1 and -d 10, nvitop.
+peers() {
+  local nvtop; nvtop=$(nvtop_path)
+  timeout 250 bash .device/bench/overhead.sh 20 \
+    "new-0.1s|$NEW --interval 100ms" "nvtop-0.1s|$nvtop -d 1" \
+    "new-0.25s|$NEW --interval 250ms" "nvitop-0.25s|python3 -m nvitop --interval 0.25" \
+    "new-1s|$NEW --interval 1s" "nvtop-1s|$nvtop -d 10" \
+    "new-serve-1s|$NEW serve --interval 1s --listen 127.0.0.1:9471" \
+    2>> "$R/log.txt" > "$R/shared.jsonl"
+  cat "$R/shared.jsonl"
 }
 
 summary() {

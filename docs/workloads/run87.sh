@@ -22,12 +22,5 @@ if [ "$1" = a ]; then
   stop_load
   summary
 else
-  NVTOP=$(nvtop_path)
-  timeout 250 bash .device/bench/overhead.sh 20 \
-    "new-0.1s|$NEW --interval 100ms" "nvtop-0.1s|$NVTOP -d 1" \
-    "new-0.25s|$NEW --interval 250ms" "nvitop-0.25s|python3 -m nvitop --interval 0.25" \
-    "new-1s|$NEW --interval 1s" "nvtop-1s|$NVTOP -d 10" \
-    "new-serve-1s|$NEW serve --interval 1s --listen 127.0.0.1:9471" \
-    2>> "$OUT/log.txt" > "$OUT/shared.jsonl"
-  cat "$OUT/shared.jsonl"
+  peers
 fi

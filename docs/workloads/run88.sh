@@ -11,11 +11,4 @@ pair 1 100ms --interval 100ms
 pair 2 100ms --interval 100ms
 stop_load
 summary
-NVTOP=$(nvtop_path)
-timeout 250 bash .device/bench/overhead.sh 20 \
-  "new-0.1s|$NEW --interval 100ms" "nvtop-0.1s|$NVTOP -d 1" \
-  "new-0.25s|$NEW --interval 250ms" "nvitop-0.25s|python3 -m nvitop --interval 0.25" \
-  "new-1s|$NEW --interval 1s" "nvtop-1s|$NVTOP -d 10" \
-  "new-serve-1s|$NEW serve --interval 1s --listen 127.0.0.1:9471" \
-  2>> "$OUT/log.txt" > "$OUT/shared.jsonl"
-cat "$OUT/shared.jsonl"
+peers

@@ -501,25 +501,34 @@ mod tests {
                 "{key}: {e}"
             );
         }
-        // Of two problems, the one on the earlier line is said (helper-33).
-        let e = refused("[thresholds]\nhang_window = \"2h\"\nhang_sm_max_pct = 101\n");
-        assert!(e.contains("thresholds.hang_window (line 2) = 2h"), "{e}");
-        let e = refused("[thresholds]\nhang_sm_max_pct = 101\nhang_window = \"2h\"\n");
-        assert!(
-            e.contains("thresholds.hang_sm_max_pct (line 2) = 101"),
-            "{e}"
-        );
-        let e = refused("[thresholds]\nidle_mem_window = \"0s\"\nhang_windw = \"2m\"\n");
-        assert!(e.contains("thresholds.idle_mem_window (line 2)"), "{e}");
-        // A duration's text is said escaped too.
-        let e = refused("[thresholds]\nhang_window = \"5s\\ngpuwatch: ok\"\n");
-        assert!(
-            e.contains("(line 2): \"5s\\ngpuwatch: ok\" is not a duration"),
-            "{e}"
-        );
-        // A number past f32's range is read as infinite: said as the range, not only "finite".
-        let e = refused("[thresholds]\nhang_sm_max_pct = 1e39\n");
-        assert!(e.contains("must be a finite number, at most 3.4e38"), "{e}");
+        for (file, says) in [
+            // Of two problems, the one on the earlier line is said (helper-33).
+            (
+                "[thresholds]\nhang_window = \"2h\"\nhang_sm_max_pct = 101\n",
+                "thresholds.hang_window (line 2) = 2h",
+            ),
+            (
+                "[thresholds]\nhang_sm_max_pct = 101\nhang_window = \"2h\"\n",
+                "thresholds.hang_sm_max_pct (line 2) = 101",
+            ),
+            (
+                "[thresholds]\nidle_mem_window = \"0s\"\nhang_windw = \"2m\"\n",
+                "thresholds.idle_mem_window (line 2)",
+            ),
+            // A duration's text is said escaped too.
+            (
+                "[thresholds]\nhang_window = \"5s\\ngpuwatch: ok\"\n",
+                "(line 2): \"5s\\ngpuwatch: ok\" is not a duration",
+            ),
+            // A number past f32's range is read as infinite: said as the range.
+            (
+                "[thresholds]\nhang_sm_max_pct = 1e39\n",
+                "must be a finite number, at most 3.4e38",
+            ),
+        ] {
+            let e = refused(file);
+            assert!(e.contains(says), "{file}: {e}");
+        }
     }
 
     /// A value of the wrong type says what to write, not serde's "expected f32", and never
