@@ -242,8 +242,7 @@ fn open_replay_saying_it_waits(path: &Path, speed: f64) -> Result<Box<dyn source
     // Before waiting, which may be long: a screen that cannot open is said at once.
     need_terminal()?;
     let opened = std::sync::Arc::new(AtomicBool::new(false));
-    let waited = std::sync::Arc::new(AtomicBool::new(false));
-    let (said, told) = (opened.clone(), waited.clone());
+    let said = opened.clone();
     let what = if stdin {
         "standard input".to_string()
     } else {
@@ -252,7 +251,6 @@ fn open_replay_saying_it_waits(path: &Path, speed: f64) -> Result<Box<dyn source
     std::thread::spawn(move || {
         std::thread::sleep(std::time::Duration::from_secs(1));
         if !said.load(Ordering::Relaxed) {
-            told.store(true, Ordering::Relaxed);
             eprintln!(
                 "\ngpuwatch: waiting for a recording on {what}: the screen opens when its \
                  first line arrives (Ctrl-C stops)"
@@ -261,9 +259,8 @@ fn open_replay_saying_it_waits(path: &Path, speed: f64) -> Result<Box<dyn source
     });
     let src = source::open_replay(path, speed);
     opened.store(true, Ordering::Relaxed);
-    if waited.load(Ordering::Relaxed) {
-        gpuwatch::tui::drop_typed_ahead();
-    }
+    // Nothing typed before a pipe's first line came was meant for the screen.
+    gpuwatch::tui::drop_typed_ahead();
     Ok(src?)
 }
 

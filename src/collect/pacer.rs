@@ -312,7 +312,15 @@ fn pace_until(clock: &dyn Clock, at: Instant, stop: &AtomicBool, playback: Optio
         return;
     };
     while clock.now() < at && !stop.load(Ordering::Relaxed) && !pb.asked() {
-        clock.sleep_until((clock.now() + POLL).min(at), stop);
+        // A gap as short as a recorded interval (250 ms) is slept whole, so a replay at its
+        // pace wakes no more often than before; a longer one in slices of `POLL`.
+        let left = at.saturating_duration_since(clock.now());
+        let slice = if left <= Duration::from_millis(250) {
+            left
+        } else {
+            POLL
+        };
+        clock.sleep_until(clock.now() + slice, stop);
     }
 }
 
