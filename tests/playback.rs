@@ -388,8 +388,13 @@ fn seek_keys_ask_for_moments_within_the_recording_and_refuse_what_cannot_be_done
     assert_eq!(press(&mut state, '}', &view), Effect::Seek(now + 50_000));
     assert_eq!(press(&mut state, '<', &view), Effect::Seek(first));
     assert_eq!(press(&mut state, '>', &view), Effect::Seek(TO_END));
-    // After the end nothing is pending: the next key moves from what is shown.
-    assert_eq!(press(&mut state, '[', &view), Effect::Seek(now - 10_000));
+    // Before the screen is there, the next key counts from the end (it counted from what was
+    // shown: `>` `[` landed 10 s before the old place, helper-34), and past it is the end.
+    let end = view.position().unwrap().end_ms.unwrap();
+    assert_eq!(press(&mut state, '[', &view), Effect::Seek(end - 10_000));
+    assert_eq!(press(&mut state, '>', &view), Effect::Seek(TO_END));
+    assert_eq!(press(&mut state, ']', &view), Effect::Seek(TO_END));
+    assert_eq!(press(&mut state, '{', &view), Effect::Seek(end - 60_000));
     state.pending_seek = None;
     // Far back is the start; far ahead past the end is the end.
     for _ in 0..3 {

@@ -351,9 +351,16 @@ impl AppState {
             Some(end) if target != crate::pacer::TO_END && target >= end => crate::pacer::TO_END,
             _ => target,
         };
-        self.pending_seek = (target != crate::pacer::TO_END).then_some(PendingSeek {
+        // The end, where known, is where the next key counts from until the screen gets there
+        // (`>` then `[` went back 10 s from where the screen still stood, not from the end).
+        let pending = if target == crate::pacer::TO_END {
+            end
+        } else {
+            Some(target)
+        };
+        self.pending_seek = pending.map(|target_ms| PendingSeek {
             from_ms: now,
-            target_ms: target,
+            target_ms,
         });
         if target == crate::pacer::TO_END && store.ended() {
             return Effect::None;
