@@ -141,6 +141,101 @@ fn a_plain_recording_knows_its_end_and_a_gzip_one_does_not() {
     assert_eq!(ReplaySource::open(&torn, 1.0).unwrap().end_ms(), Some(last));
 }
 
+/// When each tick was taken in: the clock's time and the latest tick's, noted at each wake-up.
+type Noted = Arc<Mutex<Vec<(Duration, Option<u64>)>>>;
+
+/// A replay of `src` on `clock` that notes each tick as it is taken in, and pauses itself once
+/// `pause_after` have been.
+fn play_noting(
+    src: ReplaySource,
+    clock: &Arc<VirtualClock>,
+    pause_after: usize,
+) -> (
+    Noted,
+    Arc<Playback>,
+    Arc<AtomicBool>,
+    std::thread::JoinHandle<()>,
+) {
+    let store = Arc::new(Mutex::new(
+        Store::new(&src, Duration::from_secs(3600), Thresholds::default()).unwrap(),
+    ));
+    let stop = Arc::new(AtomicBool::new(false));
+    let playback = Arc::new(Playback::new());
+    let seen = Noted::default();
+    let (log, at, view, pb) = (seen.clone(), clock.clone(), store.clone(), playback.clone());
+    let thread = spawn_with_clock(
+        Sampler::new(Box::new(src)),
+        store,
+        stop.clone(),
+        Some(playback.clone()),
+        clock.clone(),
+        move || {
+            let latest = view.lock().unwrap().history().latest_ms();
+            let mut log = log.lock().unwrap();
+            log.push((at.elapsed(), latest));
+            if log.len() == pause_after {
+                pb.set_paused(true);
+            }
+        },
+    )
+    .unwrap();
+    (seen, playback, stop, thread)
+}
+
+/// A recording played at its pace takes each tick in at its own moment, the gap before it
+/// waited first. The gap was waited after, so each tick showed one gap early and the second
+/// with the first (helper-34). A pause holds the wait: the tick then shows the rest of its gap
+/// after the pause, not at once.
+#[test]
+fn a_replay_takes_each_tick_in_at_its_recorded_moment() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = plain_recording(dir.path());
+    let times = tick_times(&path);
+    let clock = Arc::new(VirtualClock::default());
+    // Paused for 10 s of the clock just after the fourth tick showed.
+    let (seen, playback, stop, thread) =
+        play_noting(ReplaySource::open(&path, 2.0).unwrap(), &clock, 4);
+    assert!(clock.wait_passed(Duration::from_secs(1), Duration::from_secs(20)));
+    assert_eq!(
+        seen.lock().unwrap().len(),
+        4,
+        "the fourth tick waits, paused"
+    );
+    assert!(clock.wait_passed(Duration::from_secs(10), Duration::from_secs(20)));
+    playback.set_paused(false);
+    let start = Instant::now();
+    while seen.lock().unwrap().len() < 12 {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "twelve ticks never came"
+        );
+        std::thread::yield_now();
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    thread.join().unwrap();
+    let seen = seen.lock().unwrap();
+    let near = |a: Duration, b: Duration| a.abs_diff(b) < Duration::from_millis(1);
+    // At --speed 2, half the recorded gap.
+    let gap = |k: usize| Duration::from_secs_f64((times[k] - times[k - 1]) as f64 / 2000.0);
+    for (k, &(shown, latest)) in seen.iter().take(12).enumerate() {
+        assert_eq!(latest, Some(times[k]), "tick {k} is the one taken in");
+        let since = shown.saturating_sub(if k == 0 { shown } else { seen[k - 1].0 });
+        match k {
+            0 => assert_eq!(shown, Duration::ZERO, "the first tick shows at once"),
+            // The pause (10 s of the clock or more: it ran on while the test let go).
+            4 => assert!(
+                since >= Duration::from_secs(10),
+                "tick 4 came {since:?} after tick 3"
+            ),
+            _ => assert!(
+                near(since, gap(k)),
+                "tick {k} came {since:?} after the one before, its gap {:?}",
+                gap(k)
+            ),
+        }
+    }
+}
+
 /// A seek asked while the replay waits out a long gap between two ticks is acted on at once:
 /// at `--speed 0.005` the H200's 250 ms ticks are 50 s apart, and a seek waited for the gap's
 /// end (helper-34 saw 20 s at `--speed 0.01`). On the real clock, as a user waits.

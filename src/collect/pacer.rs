@@ -115,7 +115,10 @@ impl Playback {
     }
     /// Whether a seek or a pause waits to be acted on.
     fn asked(&self) -> bool {
-        self.paused() || self.seek_to.load(Ordering::Relaxed) != NO_SEEK
+        self.paused() || self.seek_asked()
+    }
+    fn seek_asked(&self) -> bool {
+        self.seek_to.load(Ordering::Relaxed) != NO_SEEK
     }
     fn take_seek(&self) -> Option<u64> {
         Some(self.seek_to.swap(NO_SEEK, Ordering::Relaxed)).filter(|t| *t != NO_SEEK)
@@ -270,6 +273,12 @@ pub fn drive_controlled(
         {
             break;
         }
+        if recorded && fast_to.is_none() && plan.pace != Pace::Fast {
+            // A recorded tick is taken in at its own moment: the gap before it is waited
+            // before it shows. Waited after it, each tick showed one gap early (helper-34).
+            next += delay(sampler.source().pacing(), interval, ran.last_ms, t);
+            wait_for_turn(clock, &mut next, stop, playback);
+        }
         sink(Taken {
             tick: sampler.tick(),
             cost: sampler.cost(),
@@ -288,15 +297,15 @@ pub fn drive_controlled(
             }
             continue;
         }
-        let no_wait = plan.pace == Pace::Fast && (sampler.source().virtual_time() || recorded);
-        if no_wait {
+        let no_wait = plan.pace == Pace::Fast && sampler.source().virtual_time();
+        if recorded || no_wait {
             continue;
         }
         next += delay(sampler.source().pacing(), interval, prev, t);
         let now = clock.now();
         if next > now {
             pace_until(clock, next, stop, playback);
-        } else if !recorded {
+        } else {
             next = now; // fell behind (a slow NVML call): do not burst to catch up
         }
     }
@@ -321,6 +330,28 @@ fn pace_until(clock: &dyn Clock, at: Instant, stop: &AtomicBool, playback: Optio
             POLL
         };
         clock.sleep_until(clock.now() + slice, stop);
+    }
+}
+
+/// Waits until `next`, when a replay's tick is due. A pause holds the wait and moves `next` on
+/// by its length, so the tick shows the rest of its gap after the pause; a seek (taken at the
+/// loop's top, after this tick) or `stop` ends it. A tick already late is not waited for:
+/// a replay that fell behind plays on at once until it has caught up.
+fn wait_for_turn(
+    clock: &dyn Clock,
+    next: &mut Instant,
+    stop: &AtomicBool,
+    playback: Option<&Playback>,
+) {
+    loop {
+        pace_until(clock, *next, stop, playback);
+        let holding = playback.is_some_and(|pb| pb.paused() && !pb.seek_asked());
+        if !holding || stop.load(Ordering::Relaxed) {
+            return;
+        }
+        let before = clock.now();
+        clock.sleep_until(before + POLL, stop);
+        *next += clock.now().saturating_duration_since(before);
     }
 }
 
