@@ -859,6 +859,29 @@ fn the_seek_bar_does_not_move_as_the_time_played_grows() {
     assert_eq!(a, b, "{before}\n{after}");
 }
 
+/// A recording of a few ticks is timed in tenths: in whole seconds its bar read "0s / 0s"
+/// (helper-34).
+#[test]
+fn a_replay_shorter_than_ten_seconds_is_timed_in_tenths() {
+    let bar = |played_ms: u64, length_ms: u64| {
+        let mut store = observed_h200(0);
+        let latest = store.history().latest_ms().unwrap();
+        store.set_position(gpuwatch::store::Position {
+            first_ms: latest - played_ms,
+            end_ms: Some(latest - played_ms + length_ms),
+            can_rewind: true,
+        });
+        let screen = text(&draw(&mut AppState::new(true), &store, 100, 30));
+        screen.lines().last().unwrap().to_string()
+    };
+    let short = bar(250, 750);
+    assert!(short.contains("▶ 0.2s / 0.7s ━━━━╸"), "{short}");
+    let end = bar(9_990, 9_990);
+    assert!(end.contains("▶ 9.9s / 9.9s ━━━━━━━━━━━━ "), "{end}");
+    let long = bar(2_000, 10_000);
+    assert!(long.contains("▶  2s / 10s "), "{long}");
+}
+
 /// Paused at a replay's end, the bar says so (space there paused with nothing shown, and a
 /// seek back then stayed paused).
 #[test]

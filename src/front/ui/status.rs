@@ -243,16 +243,24 @@ fn position_bar(
     let length = end - pos.first_ms;
     let cells: usize = if width >= 120 { 24 } else { 12 };
     let done = ((played.min(length) as f64 / length as f64) * cells as f64).round() as usize;
-    // The time played as wide as the length, so that the bar and the keys after it do not
-    // move as it grows ("9s" to "10s").
-    let total = crate::text::Compact(length);
     let _ = write!(out, "{mark} ");
-    let wide = out.len();
-    let _ = write!(out, "{total}");
-    let w = out[wide..].chars().count();
-    out.truncate(wide);
-    let played_words = played_words.like(length);
-    let _ = write!(out, "{played_words:>w$} / {total} ");
+    if length < 10_000 {
+        // Whole seconds would read "0s / 0s" for a recording of a few ticks: tenths, as a
+        // stopwatch counts them (truncated), one digit before the point either way.
+        let tenths = |ms: u64| (ms / 1000, ms / 100 % 10);
+        let ((ps, pt), (ls, lt)) = (tenths(played.min(length)), tenths(length));
+        let _ = write!(out, "{ps}.{pt}s / {ls}.{lt}s ");
+    } else {
+        // The time played as wide as the length, so that the bar and the keys after it do not
+        // move as it grows ("9s" to "10s").
+        let total = crate::text::Compact(length);
+        let wide = out.len();
+        let _ = write!(out, "{total}");
+        let w = out[wide..].chars().count();
+        out.truncate(wide);
+        let played_words = played_words.like(length);
+        let _ = write!(out, "{played_words:>w$} / {total} ");
+    }
     out.extend((0..cells).map(|i| match i.cmp(&done) {
         std::cmp::Ordering::Less => '━',
         std::cmp::Ordering::Equal => '╸',
