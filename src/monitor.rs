@@ -10,7 +10,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, Context, Result};
 use tokio::sync::Notify;
@@ -114,6 +114,33 @@ fn parts(source: Box<dyn Source>, setup: &Setup) -> Result<(Sampler, Store, Opti
     Ok((sampler, store, stacks))
 }
 
+/// How long a pipeline runs before the code only its start-up ran is given back.
+const SETTLING: Duration = Duration::from_secs(10);
+
+/// Gives back, once, the pages of the binary that only start-up needed
+/// (`sys::release_start_up_pages`), when the pipeline has run for `SETTLING`. Wall time, not
+/// sample time: this is about the process, not what it samples.
+struct StartUp {
+    since: Instant,
+    over: bool,
+}
+
+impl StartUp {
+    fn new() -> StartUp {
+        StartUp {
+            since: Instant::now(),
+            over: false,
+        }
+    }
+    fn tick(&mut self) {
+        if !self.over && self.since.elapsed() >= SETTLING {
+            self.over = true;
+            // Failing costs only memory: the pages stay resident, as they did before.
+            let _ = crate::sys::release_start_up_pages();
+        }
+    }
+}
+
 /// A pipeline sampling on a thread of its own (NVML calls block: never on an async worker).
 /// Dropping it ends sampling.
 pub struct Monitor {
@@ -134,13 +161,17 @@ impl Monitor {
         let playback = replay.then(|| Arc::new(Playback::new()));
         let data = Arc::new(Notify::new());
         let poke = data.clone();
+        let mut start_up = StartUp::new();
         crate::pacer::spawn_with_clock(
             sampler,
             store.clone(),
             stop.clone(),
             playback.clone(),
             setup.clock.clone(),
-            move || poke.notify_one(),
+            move || {
+                poke.notify_one();
+                start_up.tick();
+            },
         )
         .context("starting the sampler thread")?;
         Ok(Monitor {
@@ -262,10 +293,12 @@ impl Headless {
             playback: None,
             clock: &**clock,
         };
+        let mut start_up = StartUp::new();
         let sink = |taken: Taken| {
             if *judge {
                 store.absorb(taken.tick, taken.cost);
             }
+            start_up.tick();
             each(&taken, store)
         };
         let ran = crate::pacer::drive_controlled(sampler, plan, &control, sink, |_| {})?;
