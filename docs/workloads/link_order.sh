@@ -8,16 +8,24 @@
 # root, with valgrind and tmux (about 4 minutes):
 #   cargo build --release && bash docs/workloads/link_order.sh
 # NVML's code cannot run here: what the monitor, `serve` and `record` run on a GPU machine comes
-# from callgrind there (docs/workloads/run78.sh, as run70.sh and run72.sh did), kept as name lists in
-# GPU_PROFILE; run it there again when symbols are renamed. The file lists functions in tiers,
-# so that what a live monitor runs lies together at the front: the GPU machine's monitor,
-# serve and record, then the monitor here (its views and keys), then everything else (the
-# simulator, diagnose, replay, py-spy). Names are sorted within a tier.
+# from callgrind there (docs/workloads/run89.sh and run90.sh, as run70.sh, run72.sh and
+# run78.sh did), kept as name lists in GPU_PROFILE; run it there again when symbols are
+# renamed. The file lists functions in tiers, so that what a live monitor runs once settled
+# lies together at the front: after 10 s a monitor gives back the pages only its start-up ran
+# (`sys::release_start_up_pages`), and what it faults back in from then on is the first tier
+# alone. The tiers: what runs after start-up on the GPU machine and here, the monitor's first,
+# then serve's, then record's; then everything the GPU machine's monitor, serve and record
+# ran; then the monitor here (its views and keys); then everything else (the simulator,
+# diagnose, replay, py-spy). Every
+# profile splits where the pages are given back (callgrind's --dump-before): `X.out.1` holds
+# start-up, `X.out` what ran after. Names are sorted within a tier.
 set -eu
 BIN=$PWD/target/release/gpuwatch
-GPU_PROFILE=${GPU_PROFILE:-docs/workloads/results/run78}
+GPU_PROFILE=${GPU_PROFILE:-docs/workloads/results/run89}
+GPU_STEADY=${GPU_STEADY:-docs/workloads/results/run90}
 W=$(mktemp -d)
 VG="valgrind --tool=callgrind --demangle=no --compress-strings=no --compress-pos=no"
+VG="$VG --dump-before=*release_start_up_pages*"
 cg() { $VG --callgrind-out-file="$W/$1.%p.out" "${@:2}"; }
 # The monitor on the mixed demo: the main screen, a process's view, the findings pane, help.
 tmux new-session -d -s linkorder -x 200 -y 50 "$VG --callgrind-out-file=$W/tui.%p.out $BIN --demo"
@@ -29,7 +37,8 @@ tmux send-keys -t linkorder q; sleep 10
 tmux kill-session -t linkorder 2>/dev/null || true
 # The exporter answering a scrape, a headless diagnosis, a recording and its replay.
 $VG --callgrind-out-file="$W/serve.%p.out" "$BIN" serve --demo --listen 127.0.0.1:9479 &
-sleep 15; curl -s 127.0.0.1:9479/metrics > /dev/null; sleep 2
+# The scrapes after the 10 s that start-up is given (see above).
+sleep 15; curl -s 127.0.0.1:9479/metrics > /dev/null; sleep 2; curl -s 127.0.0.1:9479/metrics > /dev/null
 kill -INT $!; wait || true
 cg diagnose "$BIN" diagnose --demo --for 20s --stacks > /dev/null || true
 cg record "$BIN" record --demo --fast --duration 60s -o "$W/rec.jsonl" > /dev/null
@@ -41,12 +50,24 @@ python3 "$W/spin.py" & spin=$!
 sleep 1
 cg stacks "$BIN" stacks "$spin" --samples 20 > /dev/null || true
 kill "$spin"
+# What runs after start-up, one tier per mode (the monitor's first): sorted together, serve's
+# and the monitor's functions alternated and the monitor ran on every page of both. Only a run
+# that lasted past start-up split (a fast recording ends before it, all start-up).
 for t in tui serve record; do
-  cp "$GPU_PROFILE/$t.txt" "$W/tier-$t"
+  cp "$GPU_STEADY/$t-steady.txt" "$W/tier-steady-gpu-$t" 2>/dev/null || : > "$W/tier-steady-gpu-$t"
+  : > "$W/tier-steady-here-$t"
+  for f in "$W"/$t.*.out; do
+    if [ -e "$f.1" ]; then
+      python3 docs/workloads/cg_names.py gpuwatch "$f" >> "$W/tier-steady-here-$t"
+    fi
+  done
 done
-python3 docs/workloads/cg_names.py gpuwatch "$W"/tui.*.out > "$W/tier-tui-here"
-python3 docs/workloads/cg_names.py gpuwatch "$W"/*.out > "$W/tier-rest"
-# Each tier adds the names the tiers before it did not have.
-awk '!seen[$0]++ && NF' "$W"/tier-{tui,serve,record,tui-here,rest} > src/link-order.txt
+cat "$GPU_PROFILE"/{tui,serve,record}.txt > "$W/tier-gpu"
+python3 docs/workloads/cg_names.py gpuwatch "$W"/tui.*.out* > "$W/tier-tui-here"
+python3 docs/workloads/cg_names.py gpuwatch "$W"/*.out* > "$W/tier-rest"
+# Each tier adds the names the tiers before it did not have; within a tier, sorted.
+for t in steady-{gpu,here}-tui steady-{gpu,here}-serve steady-{gpu,here}-record gpu tui-here rest; do
+  sort -u "$W/tier-$t"
+done | awk '!seen[$0]++ && NF' > src/link-order.txt
 rm -rf "$W"
 echo "$(wc -l < src/link-order.txt) functions in src/link-order.txt"
