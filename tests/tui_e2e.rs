@@ -188,7 +188,8 @@ fn a_replay_stopped_by_a_corrupt_line_says_so_on_quitting_and_exits_2() {
 /// earlier in the pipeline may be reading a password from it), and what is typed while it
 /// waits is dropped when the screen opens: a `q` typed then quit the screen the moment the
 /// first line came. `replay -` with the terminal as its standard input is refused at once (it
-/// waited for a recording typed at the keyboard, and no key stopped it).
+/// waited for a recording typed at the keyboard, and no key stopped it), and so is a terminal
+/// named by a path (`replay /dev/stdin`).
 #[test]
 #[ignore = "needs tmux: .ci/run installs it"]
 fn keys_typed_while_a_pipe_is_awaited_are_not_the_screens() {
@@ -233,6 +234,19 @@ fn keys_typed_while_a_pipe_is_awaited_are_not_the_screens() {
     assert!(
         screen
             .contains("`replay -` reads a recording from standard input, and it is this terminal")
+            && screen.contains("gpuwatch-exit=2"),
+        "{screen}"
+    );
+    // Named by a path, the terminal waited in silence for lines typed (helper-34).
+    let t = Tmux::start(
+        "devstdin-tty",
+        &format!("{bin} replay /dev/stdin; echo gpuwatch-exit=$?; sleep 30"),
+        200,
+        30,
+    );
+    let screen = t.wait_for("gpuwatch-exit=");
+    assert!(
+        screen.contains("/dev/stdin is a terminal, not a recording")
             && screen.contains("gpuwatch-exit=2"),
         "{screen}"
     );
