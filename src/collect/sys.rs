@@ -189,14 +189,15 @@ pub fn wait_peak_rss(
 /// monitor has settled, the kernel drops every page of the binary's code and constants from
 /// its resident set, and faults back in (from the page cache, 64 KiB around each page touched)
 /// only what runs from then on. Start-up runs code that never runs again (clap, the config
-/// file's parser, NVML's symbol table, the first look at a process), 0.5-0.7 MiB of the
-/// 2.5 MiB of text a monitor holds otherwise (docs/performance.md, run 90). Returns the bytes
-/// that were resident in what was given back.
+/// file's parser, NVML's symbol table, the first look at a process); with the link order that
+/// lays what runs after it first, the demo's text resident falls from 2.2-2.5 MiB to
+/// 0.9-1.0 MiB (docs/performance.md, "Start-up's code given back"). Returns the bytes that
+/// were resident in what was given back.
 ///
 /// Only mappings that cannot hold a page this process wrote are touched: read-only, private
 /// and of the executable's own file, with none of their pages anonymous in smaps (the loader's
-/// relocated tables are, and are left alone). The peak resident size is not changed: the
-/// kernel records it before dropping the pages.
+/// relocated tables are, and are left alone). The peak resident size is not lowered by this:
+/// the kernel records it before dropping the pages.
 ///
 /// Never inlined: `docs/workloads/link_order.sh` profiles what runs after start-up by zeroing
 /// callgrind's counts where this function begins.
