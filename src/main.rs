@@ -229,18 +229,8 @@ fn open_replay_saying_it_waits(path: &Path, speed: f64) -> Result<Box<dyn source
     use std::os::unix::fs::FileTypeExt;
     use std::sync::atomic::{AtomicBool, Ordering};
     let stdin = path == Path::new("-");
-    let kind = std::fs::metadata(path).map(|m| m.file_type());
-    if kind.as_ref().is_ok_and(FileTypeExt::is_char_device)
-        && std::fs::File::open(path).is_ok_and(|f| f.is_terminal())
-    {
-        // `/dev/stdin` or `/dev/tty` with nothing piped: it waited in silence for lines typed.
-        anyhow::bail!(
-            "{} is a terminal, not a recording: give a file, or pipe one in (`gpuwatch replay - \
-             < rec.jsonl`, `zcat rec.jsonl.gz | gpuwatch replay -`)",
-            gpuwatch::text::path_shown(path)
-        );
-    }
-    let stream = stdin || kind.is_ok_and(|k| k.is_fifo());
+    // A terminal named by a path (`/dev/stdin`) is refused as it opens, below.
+    let stream = stdin || std::fs::metadata(path).is_ok_and(|m| m.file_type().is_fifo());
     if !stream {
         return Ok(source::open_replay(path, speed)?);
     }

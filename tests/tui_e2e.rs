@@ -189,7 +189,7 @@ fn a_replay_stopped_by_a_corrupt_line_says_so_on_quitting_and_exits_2() {
 /// waits is dropped when the screen opens: a `q` typed then quit the screen the moment the
 /// first line came. `replay -` with the terminal as its standard input is refused at once (it
 /// waited for a recording typed at the keyboard, and no key stopped it), and so is a terminal
-/// named by a path (`replay /dev/stdin`).
+/// named by a path (`replay /dev/stdin`) or read by a headless command (`diagnose --replay -`).
 #[test]
 #[ignore = "needs tmux: .ci/run installs it"]
 fn keys_typed_while_a_pipe_is_awaited_are_not_the_screens() {
@@ -237,17 +237,23 @@ fn keys_typed_while_a_pipe_is_awaited_are_not_the_screens() {
             && screen.contains("gpuwatch-exit=2"),
         "{screen}"
     );
-    // Named by a path, the terminal waited in silence for lines typed (helper-34).
+    // Named by a path, or read by a headless command, the terminal waited in silence for
+    // lines typed (helper-34, helper-35).
     let t = Tmux::start(
         "devstdin-tty",
-        &format!("{bin} replay /dev/stdin; echo gpuwatch-exit=$?; sleep 30"),
+        &format!(
+            "{bin} replay /dev/stdin; echo gpuwatch-exit=$?; {bin} diagnose --replay -; \
+             echo diagnose-exit=$?; sleep 30"
+        ),
         200,
         30,
     );
-    let screen = t.wait_for("gpuwatch-exit=");
+    let screen = t.wait_for("diagnose-exit=");
     assert!(
         screen.contains("/dev/stdin is a terminal, not a recording")
-            && screen.contains("gpuwatch-exit=2"),
+            && screen.contains("gpuwatch-exit=2")
+            && screen.contains("standard input is a terminal, not a recording")
+            && screen.contains("diagnose-exit=2"),
         "{screen}"
     );
 }

@@ -86,9 +86,11 @@ impl ReplaySource {
             error: source,
         };
         if path == Path::new("-") {
+            disk::not_a_terminal(path, &std::io::stdin())?;
             return Self::from_input(Box::new(std::io::stdin()), path, speed);
         }
         let file = File::open(path).map_err(open_err)?;
+        disk::not_a_terminal(path, &file)?;
         let meta = file.metadata().ok().filter(std::fs::Metadata::is_file);
         let regular = meta.is_some();
         let mut src = Self::from_input(Box::new(file), path, speed)?;

@@ -1,9 +1,23 @@
 //! Whether a recording's file is still the one that was opened: replaced or cut shorter on
 //! disk while it plays (copied over, truncated), a seek back would quietly play another file,
-//! and its end read as a recorder's torn line.
+//! and its end read as a recorder's torn line. And whether what was opened is a file at all.
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
+
+/// Refuses a terminal opened as the recording (`/dev/stdin` with nothing piped, `-` at a
+/// prompt): reading it waited in silence for lines typed, in every command that replays.
+pub(super) fn not_a_terminal(
+    path: &Path,
+    input: &impl std::io::IsTerminal,
+) -> Result<(), super::ReplayError> {
+    if input.is_terminal() {
+        return Err(super::ReplayError::Terminal {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(())
+}
 
 /// What identifies an opened file: its device and inode, and its length then.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

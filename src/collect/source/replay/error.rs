@@ -16,6 +16,14 @@ pub enum ReplayError {
     },
     #[error("{p} is empty: it is not a gpuwatch recording", p = crate::text::path_shown(.path))]
     Empty { path: PathBuf },
+    /// A terminal named as the recording (`/dev/stdin` with nothing piped, `-` at a prompt):
+    /// reading it waited in silence for lines typed.
+    #[error(
+        "{p} is a terminal, not a recording: give a file, or pipe one in (`… < rec.jsonl`, \
+         `zcat rec.jsonl.gz | …`, with `-` or `/dev/stdin` as the file)",
+        p = if .path.as_os_str() == "-" { "standard input".into() } else { crate::text::path_shown(.path) }
+    )]
+    Terminal { path: PathBuf },
     #[error("{p} has only blank lines: it is not a gpuwatch recording", p = crate::text::path_shown(.path))]
     Blank { path: PathBuf },
     #[error(
