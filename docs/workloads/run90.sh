@@ -19,29 +19,7 @@ for t in 20 30; do
   python3 -c "import urllib.request as u; print(len(u.urlopen('http://127.0.0.1:9479/metrics', timeout=20).read()))" >> "$R/log.txt" 2>&1
 done
 sleep 5; kill -INT $S; wait $S
-python3 - $VG --callgrind-out-file=$W/tui.%p.out $D/gw-trim <<'PY' 2>> "$R/log.txt"
-import fcntl, os, pty, select, signal, struct, sys, termios, time
-pid, fd = pty.fork()
-if pid == 0:
-    os.environ["TERM"] = "xterm-256color"
-    os.execvp(sys.argv[1], sys.argv[1:])
-fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
-os.kill(pid, signal.SIGWINCH)
-def drain(secs):
-    end = time.time() + secs
-    while time.time() < end:
-        if select.select([fd], [], [], 0.2)[0]:
-            try:
-                os.read(fd, 65536)
-            except OSError:
-                return
-drain(45)
-os.write(fd, b"q")
-for _ in range(100):
-    drain(0.3)
-    if os.waitpid(pid, os.WNOHANG)[0]:
-        break
-PY
+python3 docs/workloads/pty_run.py 45 -- $VG --callgrind-out-file=$W/tui.%p.out $D/gw-trim 2>> "$R/log.txt"
 wait
 stop_load
 ls -la $W >> "$R/log.txt"

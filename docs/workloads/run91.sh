@@ -1,8 +1,8 @@
 #!/bin/bash
 # Run 91 (#28): the monitor giving back start-up's pages after 10 s, with the link order that
-# lays what runs after start-up first (gw-steady3 = 607125c's build: its after-start-up tiers
-# from the demo here, its GPU tiers run 89's), against what landed before (gw-cur, b1ee22f),
-# beside the steady load: each one's resident memory over 32 s (rss_timeline.py: the peak at
+# lays what runs after start-up first (gw-steady3 = a release build of main's head, dee6995 or
+# later: its after-start-up tiers from the demo here, its GPU tiers run 89's), against what
+# landed before (gw-cur, b1ee22f), beside the steady load: each one's resident memory over 32 s (rss_timeline.py: the peak at
 # start, the drop at 10 s, where it settles once the look at a process every 30 s has run),
 # then the new build's map at 31 s with its text by crate. Short, to fit the device time left
 # this session (525 s, a start included): no CPU pair (nothing in the sampling loop changed;

@@ -1,0 +1,34 @@
+"""Runs CMD in a 200x50 pty for SECS seconds, its screen read and dropped (so that it never
+blocks on its output), then presses q and waits up to 30 s for it to end: the monitor as a
+user leaves it, for a profiler wrapped around it (run90.sh: callgrind).
+
+    python3 pty_run.py SECS -- CMD ARGS...
+"""
+import fcntl, os, pty, select, signal, struct, sys, termios, time
+
+secs = float(sys.argv[1])
+cmd = sys.argv[sys.argv.index("--") + 1:]
+pid, fd = pty.fork()
+if pid == 0:
+    os.environ["TERM"] = "xterm-256color"
+    os.execvp(cmd[0], cmd)
+fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
+os.kill(pid, signal.SIGWINCH)
+
+
+def drain(for_s):
+    end = time.time() + for_s
+    while time.time() < end:
+        if select.select([fd], [], [], 0.2)[0]:
+            try:
+                os.read(fd, 65536)
+            except OSError:
+                return
+
+
+drain(secs)
+os.write(fd, b"q")
+for _ in range(100):
+    drain(0.3)
+    if os.waitpid(pid, os.WNOHANG)[0]:
+        break
