@@ -4,29 +4,23 @@
 
     python3 rss_timeline.py SECS -- CMD ARGS...
 """
-import fcntl, os, pty, select, signal, struct, sys, termios, time
+import os, signal, sys, time
+
+from pty_run import drain, start
 
 secs = float(sys.argv[1])
-cmd = sys.argv[sys.argv.index("--") + 1:]
-pid, fd = pty.fork()
-if pid == 0:
-    os.environ["TERM"] = "xterm-256color"
-    os.execvp(cmd[0], cmd)
-fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
-start, last = time.time(), 0
-while time.time() - start < secs:
-    if select.select([fd], [], [], 0.02)[0]:
-        try:
-            os.read(fd, 65536)
-        except OSError:
-            break
+pid, fd = start(sys.argv[sys.argv.index("--") + 1:])
+begun, last = time.time(), 0
+while time.time() - begun < secs:
+    drain(fd, 0.02, step=0.02)
     try:
-        st = {l.split(":")[0]: l.split()[1] for l in open(f"/proc/{pid}/status") if l.startswith(("VmRSS", "VmHWM", "Threads"))}
+        keys = ("VmRSS", "VmHWM", "Threads")
+        st = {l.split(":")[0]: l.split()[1] for l in open(f"/proc/{pid}/status") if l.startswith(keys)}
     except OSError:
         break
     rss = int(st["VmRSS"])
     if abs(rss - last) >= 256:
-        print(f"{1000 * (time.time() - start):7.0f} ms  rss {rss:6d} KiB  hwm {st['VmHWM']:>6} KiB  threads {st['Threads']}", flush=True)
+        print(f"{1000 * (time.time() - begun):7.0f} ms  rss {rss:6d} KiB  hwm {st['VmHWM']:>6} KiB  threads {st['Threads']}", flush=True)
         last = rss
-print(f"{1000 * (time.time() - start):7.0f} ms  rss {rss:6d} KiB  hwm {st['VmHWM']:>6} KiB  threads {st['Threads']}  (at the end)")
+print(f"{1000 * (time.time() - begun):7.0f} ms  rss {rss:6d} KiB  hwm {st['VmHWM']:>6} KiB  threads {st['Threads']}  (at the end)")
 os.kill(pid, signal.SIGTERM)
