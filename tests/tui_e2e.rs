@@ -258,6 +258,38 @@ fn keys_typed_while_a_pipe_is_awaited_are_not_the_screens() {
     );
 }
 
+/// A file given as standard input (`replay - < rec.jsonl`) plays as the same file named does:
+/// its length is shown and a seek goes back. It was read as a stream: "2s played", and a seek
+/// back said "cannot go back in a stream" (helper-35).
+#[test]
+#[ignore = "needs tmux: .ci/run installs it"]
+fn a_file_given_as_standard_input_shows_its_length_and_seeks_back_at_80x24() {
+    common::require("tmux");
+    let bin = env!("CARGO_BIN_EXE_gpuwatch");
+    let dir = tempfile::tempdir().unwrap();
+    let rec = demo_recording(&dir.path().join("rec.jsonl"), "60s");
+    let t = Tmux::start(
+        "stdin-file",
+        &format!(
+            "{bin} replay - < {}; echo gpuwatch-exit=$?; sleep 30",
+            rec.display()
+        ),
+        80,
+        24,
+    );
+    let screen = t.wait_for("s / 60s");
+    assert!(screen.contains("s / 60s"), "its length, shown:\n{screen}");
+    t.keys(&["Space", "{"]);
+    let screen = t.wait_for("PAUSED (space plays)  0s / 60s");
+    assert!(
+        screen.contains("0s / 60s") && !screen.contains("cannot go back"),
+        "a seek back to the start:\n{screen}"
+    );
+    t.keys(&["q"]);
+    let screen = t.wait_for("gpuwatch-exit=");
+    assert!(screen.contains("gpuwatch-exit=0"), "{screen}");
+}
+
 /// The hung demo in tmux, drawn; returns the session and the monitor's PID. The monitor runs
 /// as a job-control shell runs a command (tests/fixtures/job.py): in a process group of its
 /// own that has the terminal, with a parent in the same session, so that a stop has someone

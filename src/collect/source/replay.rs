@@ -85,18 +85,22 @@ impl ReplaySource {
             path: path.to_path_buf(),
             error: source,
         };
-        if path == Path::new("-") {
-            disk::not_a_terminal(path, &std::io::stdin())?;
-            return Self::from_input(Box::new(std::io::stdin()), path, speed);
-        }
-        let file = File::open(path).map_err(open_err)?;
+        let (file, on_disk) = if path == Path::new("-") {
+            let Some(found) = disk::stdin_file() else {
+                disk::not_a_terminal(path, &std::io::stdin())?;
+                return Self::from_input(Box::new(std::io::stdin()), path, speed);
+            };
+            found
+        } else {
+            (File::open(path).map_err(open_err)?, path.to_path_buf())
+        };
         disk::not_a_terminal(path, &file)?;
         let meta = file.metadata().ok().filter(std::fs::Metadata::is_file);
         let regular = meta.is_some();
         let mut src = Self::from_input(Box::new(file), path, speed)?;
-        (src.rewindable, src.opened) = (regular, meta.as_ref().map(disk::Opened::of));
+        (src.rewindable, src.opened) = (regular, meta.map(|m| disk::Opened::of(&m, &on_disk)));
         if regular && src.end_ms.is_none() {
-            src.end_ms = last_tick_ms(path);
+            src.end_ms = last_tick_ms(&on_disk);
         }
         Ok(src)
     }
@@ -438,7 +442,7 @@ impl Source for ReplaySource {
     fn can_rewind(&self) -> bool {
         self.rewindable
     }
-    /// Opens the file again. What played at once to its end (a snapshot, `--speed 0`, or a
+    /// Opens the file again (`-` where standard input is a file). What played at once to its end (a snapshot, `--speed 0`, or a
     /// speed at which the whole recording plays within a second) plays at the recorded pace
     /// after a seek back: what led to that moment is watched, not run past again (at
     /// `--speed 1000` a seek back to a 7-minute recording's start played it to its end again in
@@ -454,7 +458,7 @@ impl Source for ReplaySource {
         let at_once = !self.speed.is_finite()
             || whole_ms.is_some_and(|ms| (ms as f64 / self.speed) < AT_ONCE_MS);
         let speed = if at_once { 1.0 } else { self.speed };
-        if let Some(how) = self.opened.and_then(|o| o.changed(&self.path)) {
+        if let Some(how) = self.opened.as_ref().and_then(disk::Opened::changed) {
             return Err(ReplayError::Changed {
                 path: self.path.clone(),
                 how,
@@ -481,7 +485,7 @@ impl Source for ReplaySource {
     }
     /// Where it was cut; a file that changed on disk as it played says so, not "torn".
     fn cut_short(&self) -> Option<String> {
-        let changed = self.opened.and_then(|o| o.changed(&self.path));
+        let changed = self.opened.as_ref().and_then(disk::Opened::changed);
         match (&self.cut, changed) {
             (Some(_), Some(how)) => Some(format!(
                 "the file changed on disk as it played ({how}): open it again"
