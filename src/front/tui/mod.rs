@@ -261,6 +261,11 @@ pub fn run(source: Box<dyn Source>, config: &Config, look: Look) -> Result<()> {
     stopped.map_or(Ok(()), |why| Err(anyhow::anyhow!(why)))
 }
 
+/// The replay's clock as the screen shows it (`None` live).
+fn clock(monitor: &Monitor) -> Option<u64> {
+    monitor.read(crate::ui::clock_shown).ok().flatten()
+}
+
 /// Why sampling or a replay stopped, if it did: it was on the screen that is now gone, so it is
 /// said again on the terminal, exit 2, as `diagnose` does for the same file (a corrupt
 /// recording's replay exited 0 without a word).
@@ -295,11 +300,11 @@ where
     loop {
         if dirty {
             redraw(terminal, &session.monitor, frozen.as_ref(), &mut state)?;
-            pacer.drawn(session.frame, &state);
+            pacer.drawn(&state, clock(&session.monitor));
         }
         let action = tokio::select! {
-            () = session.monitor.changed(), if !pacer.pending => {
-                dirty = pacer.data_came(frozen.is_some());
+            () = session.monitor.changed(), if pacer.listening() => {
+                dirty = pacer.data_came(frozen.is_some(), clock(&session.monitor));
                 continue;
             }
             () = tokio::time::sleep_until(pacer.next_frame), if pacer.pending => { dirty = true; continue; }

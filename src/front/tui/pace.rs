@@ -12,6 +12,10 @@ use crate::app::AppState;
 /// 10 ticks a second and 5 frames that halved the loop's context switches (19 -> 10/s).
 pub(super) struct Pacer {
     pace: Duration,
+    /// The most frames a second for new data (`--fps`).
+    frame: Duration,
+    /// The replay's clock as last drawn (`ui::clock_shown`).
+    clock_drawn: Option<u64>,
     last_draw: tokio::time::Instant,
     pub(super) pending: bool,
     pub(super) next_frame: tokio::time::Instant,
@@ -25,6 +29,8 @@ impl Pacer {
         let now = tokio::time::Instant::now();
         Pacer {
             pace: frame,
+            frame,
+            clock_drawn: None,
             last_draw: now,
             pending: false,
             next_frame: now,
@@ -33,18 +39,33 @@ impl Pacer {
     }
 
     /// A frame was drawn: the next one for data waits a pace from now.
-    pub(super) fn drawn(&mut self, frame: Duration, state: &AppState) {
+    pub(super) fn drawn(&mut self, state: &AppState, clock: Option<u64>) {
         self.last_draw = tokio::time::Instant::now();
         self.pending = false;
-        self.pace = data_pace(frame, state);
+        self.pace = data_pace(self.frame, state);
+        self.clock_drawn = clock;
+    }
+
+    /// Whether new data is waited for: not while a frame is held back (live, a tick then
+    /// changes nothing the held frame will not draw), but in a replay, whose clock may move
+    /// before the held frame is due.
+    pub(super) fn listening(&self) -> bool {
+        !self.pending || self.clock_drawn.is_some()
     }
 
     /// New data came: true to draw now; otherwise a frame is held back for `next_frame`
-    /// (none while the screen is frozen).
-    pub(super) fn data_came(&mut self, frozen: bool) -> bool {
+    /// (none while the screen is frozen). A replay's clock that moved is drawn at once
+    /// (`CLOCK_FRAME`), and the frames that follow keep its phase.
+    pub(super) fn data_came(&mut self, frozen: bool, clock: Option<u64>) -> bool {
         let now = tokio::time::Instant::now();
         let seeking = self.seeking_until.is_some_and(|until| now < until);
-        self.next_frame = self.last_draw + if seeking { SEEK_FRAME } else { self.pace };
+        let ticked = clock.is_some() && clock != self.clock_drawn;
+        let pace = match (seeking, ticked) {
+            (true, _) => SEEK_FRAME,
+            (false, true) => CLOCK_FRAME.min(self.pace),
+            (false, false) => self.pace,
+        };
+        self.next_frame = self.last_draw + pace;
         let due = now >= self.next_frame;
         self.pending = !frozen && !due;
         !frozen && due
@@ -56,6 +77,13 @@ impl Pacer {
 pub(super) const SEEK_FOLLOW: Duration = Duration::from_millis(500);
 const SEEK_FRAME: Duration = Duration::from_millis(40);
 
+/// The soonest after the last frame that a replay's moving clock is drawn. Data frames come a
+/// pace apart from the last frame, so a frame drawn as the clock moves sets their phase: at
+/// `--fps 2`, on the second and the half second. Only a key or a seek shifts that phase, and
+/// then one frame more than the cap puts it back. Held to the cap, a key pressed at 3.25 s left
+/// the clock a quarter of a second late for the rest of the replay (helper-35).
+const CLOCK_FRAME: Duration = Duration::from_millis(200);
+
 /// How often new data is worth a frame: at most `--fps` a second, and no more often than the
 /// chart moves by one of its points (a minute across 188 braille dots: one every 0.32 s; the
 /// numbers in the table are drawn with it), but at least once a second.
@@ -66,4 +94,52 @@ fn data_pace(frame: Duration, state: &AppState) -> Duration {
     }
     let step = Duration::from_millis(state.window_ms() / points);
     frame.max(step.min(Duration::from_secs(1)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::time::advance;
+
+    const MS: fn(u64) -> Duration = Duration::from_millis;
+
+    /// A replay at --fps 2 whose chart moves every 0.43 s: data every 100 ms; `ticks` says at
+    /// which of them the clock moves. Returns when frames were drawn (ms from the start).
+    async fn frames(key_at: Option<u64>, clock_moves: bool) -> Vec<u64> {
+        let mut state = AppState::new(false);
+        state.hits.chart_points = u16::try_from(state.window_ms() / 430).unwrap();
+        let mut pacer = Pacer::new(MS(500));
+        pacer.drawn(&state, Some(0));
+        let mut drawn = vec![];
+        for t in (100..=4000).step_by(100) {
+            advance(MS(100)).await;
+            let clock = if clock_moves { t / 1000 } else { 0 };
+            let key = key_at == Some(t);
+            if key || pacer.data_came(false, Some(clock)) {
+                pacer.drawn(&state, Some(clock));
+                drawn.push(t);
+            }
+        }
+        drawn
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_replays_clock_is_drawn_as_it_moves_after_a_key_shifted_the_frames() {
+        let drawn = frames(Some(1300), true).await;
+        for second in [2000, 3000, 4000] {
+            assert!(drawn.contains(&second), "{second} ms not drawn: {drawn:?}");
+        }
+        // Once back in phase, no more frames than the cap: two a second.
+        let last_second = drawn.iter().filter(|t| **t > 3000).count();
+        assert_eq!(last_second, 2, "{drawn:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn without_a_clock_that_moves_a_key_shifts_the_frames_and_the_cap_holds() {
+        let drawn = frames(Some(1300), false).await;
+        assert!(!drawn.contains(&2000), "{drawn:?}");
+        assert!(drawn
+            .windows(2)
+            .all(|w| w[1] - w[0] >= 500 || w[1] == 1300 || w[0] == 1300));
+    }
 }

@@ -32,6 +32,7 @@ use crate::store::Store;
 use theme::Theme;
 
 pub use badge::diagnosis_text;
+pub use status::clock_shown;
 
 /// Every key and what it does, as the help overlay lists them.
 pub fn help_keys() -> impl Iterator<Item = &'static str> {
