@@ -416,6 +416,14 @@ impl clap::builder::TypedValueParser for FieldName {
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
+    // humantime takes any Unicode space between number and unit: a line separator pasted in
+    // (`1\u{2028}s`) was taken for "1 s" (helper-34). A duration is ASCII, spaces included.
+    if let Some(at) = s.find(|c: char| !(c.is_ascii_graphic() || c == ' ')) {
+        return Err(format!(
+            "'{s}' is not a duration like 250ms, 30s or 15m (a character that is no letter, \
+             digit or space at {at})"
+        ));
+    }
     humantime::parse_duration(s)
         .map_err(|e| format!("'{s}' is not a duration like 250ms, 30s or 15m ({e})"))
 }
@@ -508,6 +516,17 @@ mod tests {
         assert!(parse_interval("fast")
             .unwrap_err()
             .contains("not a duration"));
+    }
+
+    /// Unicode spaces between number and unit were taken as a space (helper-34).
+    #[test]
+    fn a_duration_is_ascii() {
+        assert_eq!(parse_duration("1 s"), Ok(Duration::from_secs(1)));
+        for odd in ["1\u{2028}s", "1\u{a0}s", "1\u{3000}s", "1\ts", "1\u{200b}s"] {
+            let e = parse_duration(odd).unwrap_err();
+            assert!(e.contains("no letter, digit or space at 1"), "{odd:?}: {e}");
+        }
+        assert!(parse_interval("1\u{2028}s").is_err());
     }
 
     #[test]
