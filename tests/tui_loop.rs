@@ -110,12 +110,9 @@ async fn a_key_redraws_at_once_even_right_after_a_frame() {
     );
 }
 
-/// A seek's answer is drawn when the replay's data moves, not held back by the frame cap: the
-/// key redraws at once (the old position), and the data the seek brings right after it
-/// redraws too (it waited up to half a second at `--fps 2`). Later data keeps the cap.
-#[tokio::test(flavor = "current_thread", start_paused = true)]
-async fn the_data_a_seek_brings_is_drawn_at_once() {
-    let mut store = common::store_with(Scenario::Healthy, 1, 30, |_| {});
+/// A replay of the healthy demo, `seconds` long, at its position.
+fn replay_store(seconds: u64) -> gpuwatch::store::Store {
+    let mut store = common::store_with(Scenario::Healthy, 1, seconds, |_| {});
     let first_ms = store.history().devices[0]
         .samples
         .iter()
@@ -127,8 +124,16 @@ async fn the_data_a_seek_brings_is_drawn_at_once() {
         end_ms: None,
         can_rewind: true,
     });
+    store
+}
+
+/// A seek's answer is drawn when the replay's data moves, not held back by the frame cap: the
+/// key redraws at once (the old position), and the data the seek brings right after it
+/// redraws too (it waited up to half a second at `--fps 2`). Later data keeps the cap.
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn the_data_a_seek_brings_is_drawn_at_once() {
     let session = Session {
-        monitor: Monitor::over(store),
+        monitor: Monitor::over(replay_store(30)),
         frame: Duration::from_secs(10),
         export: Box::new(|_, _| Ok(String::new())),
         suspend: None,
@@ -141,6 +146,8 @@ async fn the_data_a_seek_brings_is_drawn_at_once() {
         tx.send(Msg::Input(Event::Key(key))).unwrap();
         for _ in 0..2 {
             tokio::time::sleep(Duration::from_millis(60)).await;
+            // 10 s back: the replay played again from its start to there.
+            *data.lock().unwrap() = replay_store(20);
             data.notify();
         }
         // Long after the seek: held back by the 10 s cap, as any data is.

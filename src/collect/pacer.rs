@@ -83,11 +83,20 @@ pub struct Taken<'a> {
 
 /// What the screen asks of a replay: pause it, seek in it. Shared between the screen, which
 /// asks, and the sampling thread, which does it between two ticks.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Playback {
     paused: AtomicBool,
     /// Sample time asked for; `NO_SEEK` when nothing is asked.
     seek_to: AtomicU64,
+    /// The sampling thread, woken when something is asked: it naps through a gap between two
+    /// ticks, and a seek asked in a gap of 250 ms waited for its end (helper-35).
+    sampler: std::sync::OnceLock<std::thread::Thread>,
+}
+
+impl Default for Playback {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 const NO_SEEK: u64 = u64::MAX;
@@ -100,10 +109,21 @@ impl Playback {
         Playback {
             paused: AtomicBool::new(false),
             seek_to: AtomicU64::new(NO_SEEK),
+            sampler: std::sync::OnceLock::new(),
         }
     }
     pub fn set_paused(&self, paused: bool) {
         self.paused.store(paused, Ordering::Relaxed);
+        self.wake_sampler();
+    }
+    /// The calling thread is the one that plays: a pause or a seek asked wakes it.
+    fn played_here(&self) {
+        let _ = self.sampler.set(std::thread::current());
+    }
+    fn wake_sampler(&self) {
+        if let Some(t) = self.sampler.get() {
+            t.unpark();
+        }
     }
     #[must_use]
     pub fn paused(&self) -> bool {
@@ -112,6 +132,7 @@ impl Playback {
     /// Asks to go to sample time `t_ms` (or `TO_END`); the latest ask wins.
     pub fn seek(&self, t_ms: u64) {
         self.seek_to.store(t_ms.min(TO_END), Ordering::Relaxed);
+        self.wake_sampler();
     }
     /// Whether a seek or a pause waits to be acted on.
     fn asked(&self) -> bool {
@@ -137,7 +158,7 @@ impl Playback {
             if let Some(t) = self.take_seek().filter(|&t| back(t)) {
                 return Some(t);
             }
-            clock.sleep_until(clock.now() + POLL, stop);
+            clock.nap_until(clock.now() + POLL, stop);
         }
         None
     }
@@ -320,16 +341,9 @@ fn pace_until(clock: &dyn Clock, at: Instant, stop: &AtomicBool, playback: Optio
         clock.sleep_until(at, stop);
         return;
     };
+    // The gap is napped whole: the screen's ask wakes this thread (`Playback::wake_sampler`).
     while clock.now() < at && !stop.load(Ordering::Relaxed) && !pb.asked() {
-        // A gap as short as a recorded interval (250 ms) is slept whole, so a replay at its
-        // pace wakes no more often than before; a longer one in slices of `POLL`.
-        let left = at.saturating_duration_since(clock.now());
-        let slice = if left <= Duration::from_millis(250) {
-            left
-        } else {
-            POLL
-        };
-        clock.sleep_until(clock.now() + slice, stop);
+        clock.nap_until(at, stop);
     }
 }
 
@@ -350,7 +364,7 @@ fn wait_for_turn(
             return;
         }
         let before = clock.now();
-        clock.sleep_until(before + POLL, stop);
+        clock.nap_until(before + POLL, stop);
         *next += clock.now().saturating_duration_since(before);
     }
 }
@@ -400,6 +414,9 @@ pub fn spawn_with_clock(
             let plan = Plan::until_stopped(Pace::Real);
             let can_rewind = sampler.source().can_rewind();
             let replay = playback.is_some();
+            if let Some(pb) = &playback {
+                pb.played_here();
+            }
             let control = Control {
                 stop: &stop,
                 playback: playback.as_deref(),

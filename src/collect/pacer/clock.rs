@@ -11,6 +11,12 @@ pub trait Clock: Send + Sync {
     fn now(&self) -> Instant;
     /// Sleeps until `at`, returning early once `stop` is set (noticed within a second).
     fn sleep_until(&self, at: Instant, stop: &AtomicBool);
+    /// As `sleep_until`, but a replay's sampling thread is also woken when the screen asks to
+    /// pause or seek (`Playback` unparks it); it may return early for nothing, so the caller
+    /// checks what it waits for. A test's clock sleeps.
+    fn nap_until(&self, at: Instant, stop: &AtomicBool) {
+        self.sleep_until(at, stop);
+    }
 }
 
 /// How long a sleeping loop may take to notice `stop` (a signal sets it; nothing can wake the
@@ -34,6 +40,12 @@ impl Clock for SystemClock {
                 return;
             }
             std::thread::sleep((at - now).min(STOP_NOTICED_WITHIN));
+        }
+    }
+    fn nap_until(&self, at: Instant, stop: &AtomicBool) {
+        let now = Instant::now();
+        if now < at && !stop.load(Ordering::Relaxed) {
+            std::thread::park_timeout((at - now).min(STOP_NOTICED_WITHIN));
         }
     }
 }

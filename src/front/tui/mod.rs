@@ -266,6 +266,12 @@ fn clock(monitor: &Monitor) -> Option<u64> {
     monitor.read(crate::ui::clock_shown).ok().flatten()
 }
 
+/// What the pacer reads of a new tick: the replay's clock, and whether a seek is on its way.
+fn glance(monitor: &Monitor, state: &AppState) -> (Option<u64>, bool) {
+    let read = |s: &Store| (crate::ui::clock_shown(s), state.seek_under_way(s));
+    monitor.read(read).unwrap_or((None, false))
+}
+
 /// Why sampling or a replay stopped, if it did: it was on the screen that is now gone, so it is
 /// said again on the terminal, exit 2, as `diagnose` does for the same file (a corrupt
 /// recording's replay exited 0 without a word).
@@ -304,7 +310,7 @@ where
         }
         let action = tokio::select! {
             () = session.monitor.changed(), if pacer.listening() => {
-                dirty = pacer.data_came(frozen.is_some(), clock(&session.monitor));
+                dirty = pacer.data_came(frozen.is_some(), glance(&session.monitor, &state));
                 continue;
             }
             () = tokio::time::sleep_until(pacer.next_frame), if pacer.pending => { dirty = true; continue; }

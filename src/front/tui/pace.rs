@@ -55,10 +55,19 @@ impl Pacer {
 
     /// New data came: true to draw now; otherwise a frame is held back for `next_frame`
     /// (none while the screen is frozen). A replay's clock that moved is drawn at once
-    /// (`CLOCK_FRAME`), and the frames that follow keep its phase.
-    pub(super) fn data_came(&mut self, frozen: bool, clock: Option<u64>) -> bool {
+    /// (`CLOCK_FRAME`), and the frames that follow keep its phase. A seek's first
+    /// `SEEK_FOLLOW` draws nothing until it lands (`under_way`): not the times it passes.
+    pub(super) fn data_came(
+        &mut self,
+        frozen: bool,
+        (clock, under_way): (Option<u64>, bool),
+    ) -> bool {
         let now = tokio::time::Instant::now();
         let seeking = self.seeking_until.is_some_and(|until| now < until);
+        if seeking && under_way {
+            self.pending = false;
+            return false;
+        }
         let ticked = clock.is_some() && clock != self.clock_drawn;
         let pace = match (seeking, ticked) {
             (true, _) => SEEK_FRAME,
@@ -115,7 +124,7 @@ mod tests {
             advance(MS(100)).await;
             let clock = if clock_moves { t / 1000 } else { 0 };
             let key = key_at == Some(t);
-            if key || pacer.data_came(false, Some(clock)) {
+            if key || pacer.data_came(false, (Some(clock), false)) {
                 pacer.drawn(&state, Some(clock));
                 drawn.push(t);
             }
@@ -132,6 +141,29 @@ mod tests {
         // Once back in phase, no more frames than the cap: two a second.
         let last_second = drawn.iter().filter(|t| **t > 3000).count();
         assert_eq!(last_second, 2, "{drawn:?}");
+    }
+
+    /// The ticks a seek passes through are not drawn (a seek forward showed one for 40 ms,
+    /// a seek back the recording's start), the tick it lands on is, at once.
+    #[tokio::test(start_paused = true)]
+    async fn a_seek_is_drawn_where_it_lands_not_where_it_passes() {
+        let state = AppState::new(false);
+        let mut pacer = Pacer::new(MS(500));
+        pacer.drawn(&state, Some(3));
+        pacer.seeking_until = Some(tokio::time::Instant::now() + SEEK_FOLLOW);
+        for passed in [4, 9, 20] {
+            advance(MS(50)).await;
+            assert!(
+                !pacer.data_came(false, (Some(passed), true)),
+                "{passed} s drawn"
+            );
+            assert!(!pacer.pending, "a frame held back for {passed} s");
+        }
+        advance(MS(10)).await;
+        assert!(
+            pacer.data_came(false, (Some(33), false)),
+            "the landing not drawn"
+        );
     }
 
     #[tokio::test(start_paused = true)]
