@@ -9,14 +9,14 @@
 
 mod ansi;
 mod effect;
-mod pace;
+mod frames;
 mod screen;
 
 pub use ansi::Ansi;
 pub use screen::{Changes, Screen};
 
 use effect::{apply, reading};
-use pace::{Pacer, SEEK_FOLLOW};
+use frames::{Frames, SEEK_FOLLOW};
 use std::io::Stdout;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -266,7 +266,7 @@ fn clock(monitor: &Monitor) -> Option<u64> {
     monitor.read(crate::ui::clock_shown).ok().flatten()
 }
 
-/// What the pacer reads of a new tick: the replay's clock, and whether a seek is on its way.
+/// What the frames read of a new tick: the replay's clock, and whether a seek is on its way.
 fn glance(monitor: &Monitor, state: &AppState) -> (Option<u64>, bool) {
     let read = |s: &Store| (crate::ui::clock_shown(s), state.seek_under_way(s));
     monitor.read(read).unwrap_or((None, false))
@@ -302,18 +302,18 @@ where
     // a replay stops playing instead, and its screen follows the seeks made while paused.
     let mut frozen: Option<Store> = None;
     let mut dirty = true;
-    let mut pacer = Pacer::new(session.frame);
+    let mut frames = Frames::new(session.frame);
     loop {
         if dirty {
             redraw(terminal, &session.monitor, frozen.as_ref(), &mut state)?;
-            pacer.drawn(&state, clock(&session.monitor));
+            frames.drawn(&state, clock(&session.monitor));
         }
         let action = tokio::select! {
-            () = session.monitor.changed(), if pacer.listening() => {
-                dirty = pacer.data_came(frozen.is_some(), glance(&session.monitor, &state));
+            () = session.monitor.changed(), if frames.listening() => {
+                dirty = frames.data_came(frozen.is_some(), glance(&session.monitor, &state));
                 continue;
             }
-            () = tokio::time::sleep_until(pacer.next_frame), if pacer.pending => { dirty = true; continue; }
+            () = tokio::time::sleep_until(frames.next_frame), if frames.pending => { dirty = true; continue; }
             msg = input.recv() => match msg {
                 Some(Msg::Input(Event::Resize(w, h))) => {
                     terminal.resize(Rect::new(0, 0, w, h))?;
@@ -349,7 +349,7 @@ where
             state.update(action, store)
         })?;
         if matches!(effect, Effect::Seek(_)) {
-            pacer.seeking_until = Some(tokio::time::Instant::now() + SEEK_FOLLOW);
+            frames.seeking_until = Some(tokio::time::Instant::now() + SEEK_FOLLOW);
         }
         if !apply(&effect, session, &mut state, &mut frozen)? {
             return Ok(());

@@ -10,7 +10,7 @@ use crate::app::AppState;
 /// while one is pending the loop does not listen for more ticks (a tick that comes then
 /// leaves a permit in the `Notify`, taken without sleeping once the frame has been drawn). At
 /// 10 ticks a second and 5 frames that halved the loop's context switches (19 -> 10/s).
-pub(super) struct Pacer {
+pub(super) struct Frames {
     pace: Duration,
     /// The most frames a second for new data (`--fps`).
     frame: Duration,
@@ -24,10 +24,10 @@ pub(super) struct Pacer {
     pub(super) seeking_until: Option<tokio::time::Instant>,
 }
 
-impl Pacer {
+impl Frames {
     pub(super) fn new(frame: Duration) -> Self {
         let now = tokio::time::Instant::now();
-        Pacer {
+        Frames {
             pace: frame,
             frame,
             clock_drawn: None,
@@ -117,15 +117,15 @@ mod tests {
     async fn frames(key_at: Option<u64>, clock_moves: bool) -> Vec<u64> {
         let mut state = AppState::new(false);
         state.hits.chart_points = u16::try_from(state.window_ms() / 430).unwrap();
-        let mut pacer = Pacer::new(MS(500));
-        pacer.drawn(&state, Some(0));
+        let mut frames = Frames::new(MS(500));
+        frames.drawn(&state, Some(0));
         let mut drawn = vec![];
         for t in (100..=4000).step_by(100) {
             advance(MS(100)).await;
             let clock = if clock_moves { t / 1000 } else { 0 };
             let key = key_at == Some(t);
-            if key || pacer.data_came(false, (Some(clock), false)) {
-                pacer.drawn(&state, Some(clock));
+            if key || frames.data_came(false, (Some(clock), false)) {
+                frames.drawn(&state, Some(clock));
                 drawn.push(t);
             }
         }
@@ -148,20 +148,20 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_seek_is_drawn_where_it_lands_not_where_it_passes() {
         let state = AppState::new(false);
-        let mut pacer = Pacer::new(MS(500));
-        pacer.drawn(&state, Some(3));
-        pacer.seeking_until = Some(tokio::time::Instant::now() + SEEK_FOLLOW);
+        let mut frames = Frames::new(MS(500));
+        frames.drawn(&state, Some(3));
+        frames.seeking_until = Some(tokio::time::Instant::now() + SEEK_FOLLOW);
         for passed in [4, 9, 20] {
             advance(MS(50)).await;
             assert!(
-                !pacer.data_came(false, (Some(passed), true)),
+                !frames.data_came(false, (Some(passed), true)),
                 "{passed} s drawn"
             );
-            assert!(!pacer.pending, "a frame held back for {passed} s");
+            assert!(!frames.pending, "a frame held back for {passed} s");
         }
         advance(MS(10)).await;
         assert!(
-            pacer.data_came(false, (Some(33), false)),
+            frames.data_came(false, (Some(33), false)),
             "the landing not drawn"
         );
     }
