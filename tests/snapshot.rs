@@ -783,3 +783,81 @@ fn every_property_the_schema_declares_is_written_by_some_snapshot() {
         "declared in docs/snapshot.schema.json but written by no snapshot: {missing:?}"
     );
 }
+
+/// The enum the schema gives at `pointer` (a JSON pointer into it), as strings.
+fn schema_enum(pointer: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/snapshot.schema.json"
+    ))
+    .unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let values = schema
+        .pointer(pointer)
+        .unwrap_or_else(|| panic!("{pointer}"));
+    let strings = values.as_array().unwrap().iter();
+    strings.map(|v| v.as_str().unwrap().to_string()).collect()
+}
+
+/// Every value of `every` as serde writes it.
+fn written<T: serde::Serialize>(every: &[T]) -> Vec<String> {
+    let json = every.iter().map(|v| serde_json::to_value(v).unwrap());
+    json.map(|v| v.as_str().unwrap().to_string()).collect()
+}
+
+/// The schema's enums are the code's, both ways: a variant added, renamed or dropped in the
+/// code fails here, not only when a snapshot the tests take happens to hold it (helper-36).
+/// The `match`es are exhaustive: a new variant does not compile until it is listed.
+#[test]
+fn the_schemas_enums_are_the_codes_variants() {
+    use gpuwatch::model::stack::StackClass;
+    use gpuwatch::model::stack::StackOutcome::{Failed, Gone, NoPermission, NotPython, Read};
+    use gpuwatch::rules::Severity;
+    let severities = [Severity::Info, Severity::Warning, Severity::Critical];
+    for s in severities {
+        match s {
+            Severity::Info | Severity::Warning | Severity::Critical => {}
+        }
+    }
+    let outcomes = [Read, NoPermission, NotPython, Gone, Failed];
+    for o in outcomes {
+        match o {
+            Read | NoPermission | NotPython | Gone | Failed => {}
+        }
+    }
+    let policies = [
+        CmdlinePolicy::Redacted,
+        CmdlinePolicy::Omitted,
+        CmdlinePolicy::Raw,
+    ];
+    for p in policies {
+        match p {
+            CmdlinePolicy::Redacted | CmdlinePolicy::Omitted | CmdlinePolicy::Raw => {}
+        }
+    }
+    let classes = written(&StackClass::ALL);
+    for (pointer, code) in [
+        (
+            "/$defs/finding/properties/severity/enum",
+            written(&severities),
+        ),
+        (
+            "/$defs/stack_burst/properties/outcome/enum",
+            written(&outcomes),
+        ),
+        (
+            "/properties/privacy/properties/cmdlines/enum",
+            written(&policies),
+        ),
+        ("/$defs/stack_thread/properties/class/enum", classes.clone()),
+        (
+            "/$defs/stack_thread/properties/second/prefixItems/0/enum",
+            classes,
+        ),
+    ] {
+        let (mut schema, mut code) = (schema_enum(pointer), code);
+        schema.sort();
+        code.sort();
+        assert_eq!(schema, code, "{pointer}: the schema, then the code");
+    }
+}
