@@ -127,9 +127,9 @@ fn replay_store(seconds: u64) -> gpuwatch::store::Store {
     store
 }
 
-/// A seek's answer is drawn when the replay's data moves, not held back by the frame cap: the
-/// key redraws at once (the old position), and the data the seek brings right after it
-/// redraws too (it waited up to half a second at `--fps 2`). Later data keeps the cap.
+/// A seek's answer is drawn when the replay's data lands where it asked, not held back by the
+/// frame cap (it waited up to half a second at `--fps 2`), and nothing before: the key's own
+/// frame and a tick midway caught the seek passing (helper-37). Later data keeps the cap.
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn the_data_a_seek_brings_is_drawn_at_once() {
     let session = Session {
@@ -144,6 +144,9 @@ async fn the_data_a_seek_brings_is_drawn_at_once() {
         tokio::time::sleep(Duration::from_millis(10)).await;
         let key = KeyEvent::new(KeyCode::Char('['), KeyModifiers::NONE);
         tx.send(Msg::Input(Event::Key(key))).unwrap();
+        // Midway: the replay has not moved yet.
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        data.notify();
         for _ in 0..2 {
             tokio::time::sleep(Duration::from_millis(60)).await;
             // 10 s back: the replay played again from its start to there.
@@ -162,7 +165,8 @@ async fn the_data_a_seek_brings_is_drawn_at_once() {
     looped.unwrap();
     assert_eq!(
         terminal.frames(),
-        4,
-        "the first frame, the key's, and the two ticks the seek brought"
+        3,
+        "the first frame and the two ticks the seek brought; neither the key's nor the tick \
+         midway, which would show the seek before it landed"
     );
 }

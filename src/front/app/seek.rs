@@ -15,7 +15,8 @@ impl PendingSeek {
     /// On screen once the view has moved and reached the target (within a tick or two: the
     /// tick at or before it), or the replay ended short of it.
     fn shown(&self, now_ms: u64, tick_ms: u64, ended: bool) -> bool {
-        now_ms != self.from_ms && (ended || now_ms + 2 * tick_ms >= self.target_ms)
+        now_ms != self.from_ms
+            && (ended || now_ms.saturating_add(tick_ms.saturating_mul(2)) >= self.target_ms)
     }
 }
 
@@ -40,7 +41,11 @@ impl AppState {
         }
         let tick_ms = u64::try_from(store.interval().as_millis()).unwrap_or(u64::MAX);
         let base = match self.pending_seek {
-            Some(p) if !p.shown(now, tick_ms, store.ended()) => p.target_ms,
+            Some(p)
+                if p.target_ms != crate::pacer::TO_END && !p.shown(now, tick_ms, store.ended()) =>
+            {
+                p.target_ms
+            }
             _ => now,
         };
         let target = match delta_ms {
@@ -57,8 +62,10 @@ impl AppState {
         };
         // The end, where known, is where the next key counts from until the screen gets there
         // (`>` then `[` went back 10 s from where the screen still stood, not from the end).
+        // An end not known yet (a gzip file not read to it) is a seek under way until the
+        // replay ends; it stays `TO_END`, which the next key does not count from.
         let pending = if target == crate::pacer::TO_END {
-            end
+            end.or(Some(crate::pacer::TO_END))
         } else {
             Some(target)
         };

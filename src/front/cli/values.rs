@@ -5,11 +5,15 @@ use std::time::Duration;
 
 pub(super) fn parse_duration(s: &str) -> Result<Duration, String> {
     // humantime takes any Unicode space between number and unit: a line separator pasted in
-    // (`1\u{2028}s`) was taken for "1 s" (helper-34). A duration is ASCII, spaces included.
-    if let Some(at) = s.find(|c: char| !(c.is_ascii_graphic() || c == ' ')) {
+    // (`1\u{2028}s`) was taken for "1 s" (helper-34). A duration is ASCII, spaces included,
+    // and the micro sign humantime reads in "µs".
+    let odd = |c: char| !(c.is_ascii_graphic() || c == ' ' || c == 'µ');
+    if let Some((at, c)) = s.chars().enumerate().find(|(_, c)| odd(*c)) {
         return Err(format!(
-            "'{s}' is not a duration like 250ms, 30s or 15m (a character that is no letter, \
-             digit or space at {at})"
+            "'{s}' is not a duration like 250ms, 30s or 15m (character {} is U+{:04X}, not an \
+             ASCII letter, digit or space)",
+            at + 1,
+            u32::from(c)
         ));
     }
     humantime::parse_duration(s)
@@ -66,9 +70,11 @@ mod tests {
     #[test]
     fn a_duration_is_ascii() {
         assert_eq!(parse_duration("1 s"), Ok(Duration::from_secs(1)));
+        assert_eq!(parse_duration("1500µs"), Ok(Duration::from_micros(1500)));
+        assert!(parse_duration("1\u{a0}m").unwrap_err().contains("U+00A0"));
         for odd in ["1\u{2028}s", "1\u{a0}s", "1\u{3000}s", "1\ts", "1\u{200b}s"] {
             let e = parse_duration(odd).unwrap_err();
-            assert!(e.contains("no letter, digit or space at 1"), "{odd:?}: {e}");
+            assert!(e.contains("character 2 is U+"), "{odd:?}: {e}");
         }
         assert!(parse_interval("1\u{2028}s").is_err());
     }

@@ -16,7 +16,7 @@ pub use ansi::Ansi;
 pub use screen::{Changes, Screen};
 
 use effect::{apply, reading};
-use frames::{Frames, SEEK_FOLLOW};
+use frames::Frames;
 use std::io::Stdout;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -37,7 +37,7 @@ use ratatui::layout::Rect;
 use ratatui::{Terminal, TerminalOptions, Viewport};
 use tokio::sync::mpsc;
 
-use crate::app::{Action, AppState, Effect, Key};
+use crate::app::{Action, AppState, Key};
 use crate::monitor::Config;
 use crate::monitor::Source;
 use crate::monitor::Store;
@@ -344,13 +344,10 @@ where
             dirty = true;
             continue;
         }
-        dirty = true;
         let effect = reading(&session.monitor, frozen.as_ref(), |store| {
             state.update(action, store)
         })?;
-        if matches!(effect, Effect::Seek(_)) {
-            frames.seeking_until = Some(tokio::time::Instant::now() + SEEK_FOLLOW);
-        }
+        dirty = !frames.seek_asked(&effect);
         if !apply(&effect, session, &mut state, &mut frozen)? {
             return Ok(());
         }
