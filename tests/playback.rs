@@ -236,15 +236,27 @@ fn a_replay_takes_each_tick_in_at_its_recorded_moment() {
     }
 }
 
+/// The plain recording played at `speed` on the real clock, as a user waits, from its first
+/// tick; and that tick's time.
+fn playing_on_the_real_clock(dir: &Path, speed: f64) -> (Playing<SystemClock>, u64) {
+    let path = plain_recording(dir);
+    let first = tick_times(&path)[0];
+    let src = ReplaySource::open(&path, speed).unwrap();
+    let playing = play_on(src, Arc::new(SystemClock));
+    let first_tick = |v: &Store| v.history().ticks() >= 1;
+    playing
+        .wakes
+        .wait_view(&playing.store, "a first tick", first_tick);
+    (playing, first)
+}
+
 /// A seek asked while the replay waits out a long gap between two ticks is acted on at once:
 /// at `--speed 0.005` the H200's 250 ms ticks are 50 s apart, and a seek waited for the gap's
 /// end (helper-34 saw 20 s at `--speed 0.01`). On the real clock, as a user waits.
 #[test]
 fn a_seek_asked_in_a_long_gap_between_ticks_is_taken_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    let path = plain_recording(dir.path());
-    let first = tick_times(&path)[0];
-    let src = ReplaySource::open(&path, 0.005).unwrap();
+    let (playing, first) = playing_on_the_real_clock(dir.path(), 0.005);
     let Playing {
         store,
         stop,
@@ -252,8 +264,7 @@ fn a_seek_asked_in_a_long_gap_between_ticks_is_taken_at_once() {
         wakes,
         thread,
         ..
-    } = play_on(src, Arc::new(SystemClock));
-    wakes.wait_view(&store, "a first tick", |v| v.history().ticks() >= 1);
+    } = playing;
     // Well inside the 50 s gap to the second tick.
     std::thread::sleep(Duration::from_millis(300));
     let asked = Instant::now();
@@ -277,9 +288,7 @@ fn a_seek_asked_in_a_long_gap_between_ticks_is_taken_at_once() {
 #[test]
 fn a_seek_asked_in_a_short_gap_is_taken_without_waiting_for_its_end() {
     let dir = tempfile::tempdir().unwrap();
-    let path = plain_recording(dir.path());
-    let first = tick_times(&path)[0];
-    let src = ReplaySource::open(&path, 1.0).unwrap();
+    let (playing, first) = playing_on_the_real_clock(dir.path(), 1.0);
     let Playing {
         store,
         stop,
@@ -287,8 +296,7 @@ fn a_seek_asked_in_a_short_gap_is_taken_without_waiting_for_its_end() {
         wakes,
         thread,
         ..
-    } = play_on(src, Arc::new(SystemClock));
-    wakes.wait_view(&store, "a first tick", |v| v.history().ticks() >= 1);
+    } = playing;
     let mut slowest = Duration::ZERO;
     for i in 1..=10u64 {
         std::thread::sleep(Duration::from_millis(37 * i % 250));
