@@ -7,7 +7,8 @@ use crate::app::{AppState, Effect};
 
 /// When new data is drawn. It redraws at most `pace` apart (sampling goes on at its own
 /// rate); input redraws at once. `pending` is a data redraw held back until `next_frame`;
-/// while one is pending the loop does not listen for more ticks (a tick that comes then
+/// while one is pending a live screen's loop does not listen for more ticks (a replay's does,
+/// for its clock: `listening`; on live GPUs a tick that comes then
 /// leaves a permit in the `Notify`, taken without sleeping once the frame has been drawn). At
 /// 10 ticks a second and 5 frames that halved the loop's context switches (19 -> 10/s).
 pub(super) struct Frames {
