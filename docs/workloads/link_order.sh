@@ -8,7 +8,7 @@
 # root, with valgrind and tmux (about 4 minutes):
 #   cargo build --release && bash docs/workloads/link_order.sh
 # NVML's code cannot run here: what the monitor, `serve` and `record` run on a GPU machine comes
-# from callgrind there (docs/workloads/run89.sh and run90.sh, as run70.sh, run72.sh and
+# from callgrind there (docs/workloads/run93.sh, as run89.sh, run90.sh, run70.sh, run72.sh and
 # run78.sh did), kept as name lists in GPU_PROFILE; run it there again when symbols are
 # renamed. The file lists functions in tiers, so that what a live monitor runs once settled
 # lies together at the front: after 10 s a monitor gives back the pages only its start-up ran
@@ -21,8 +21,8 @@
 # start-up, `X.out` what ran after. Names are sorted within a tier.
 set -eu
 BIN=$PWD/target/release/gpuwatch
-GPU_PROFILE=${GPU_PROFILE:-docs/workloads/results/run89}
-GPU_STEADY=${GPU_STEADY:-docs/workloads/results/run90}
+GPU_PROFILE=${GPU_PROFILE:-docs/workloads/results/run93}
+GPU_STEADY=${GPU_STEADY:-docs/workloads/results/run93}
 W=$(mktemp -d)
 VG="valgrind --tool=callgrind --demangle=no --compress-strings=no --compress-pos=no"
 VG="$VG --dump-before=*release_start_up_pages*"
@@ -56,9 +56,13 @@ kill "$spin"
 for t in tui serve record; do
   cp "$GPU_STEADY/$t-steady.txt" "$W/tier-steady-gpu-$t" 2>/dev/null || : > "$W/tier-steady-gpu-$t"
   : > "$W/tier-steady-here-$t"
+  : > "$W/tier-early-$t"
   for f in "$W"/$t.*.out; do
     if [ -e "$f.1" ]; then
       python3 docs/workloads/cg_names.py gpuwatch "$f" >> "$W/tier-steady-here-$t"
+    fi
+    if [ -e "$f.2" ]; then
+      python3 docs/workloads/cg_names.py gpuwatch "$f.2" >> "$W/tier-early-$t"
     fi
   done
 done
@@ -66,7 +70,8 @@ cat "$GPU_PROFILE"/{tui,serve,record}.txt > "$W/tier-gpu"
 python3 docs/workloads/cg_names.py gpuwatch "$W"/tui.*.out* > "$W/tier-tui-here"
 python3 docs/workloads/cg_names.py gpuwatch "$W"/*.out* > "$W/tier-rest"
 # Each tier adds the names the tiers before it did not have; within a tier, sorted.
-for t in steady-{gpu,here}-tui steady-{gpu,here}-serve steady-{gpu,here}-record gpu tui-here rest; do
+for t in steady-{gpu,here}-tui steady-{gpu,here}-serve steady-{gpu,here}-record \
+  early-{tui,serve,record} gpu tui-here rest; do
   sort -u "$W/tier-$t"
 done | awk '!seen[$0]++ && NF' > src/link-order.txt
 rm -rf "$W"
