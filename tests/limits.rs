@@ -268,7 +268,7 @@ fn impossible_memory_link_rates_and_clocks_are_refused_too() {
     }
 }
 
-/// The smaller items: a UTF-8 byte-order mark is read past, `record --force` onto a link
+/// The smaller items: a UTF-8 byte-order mark is read past (a second one is named), `record --force` onto a link
 /// replaces the link and leaves its target alone, `snapshot -o DIR` writes into DIR, and a
 /// name holding ESC is echoed as `�`.
 #[test]
@@ -294,6 +294,13 @@ fn a_bom_a_link_a_directory_and_an_escape_in_a_name() {
     std::fs::write(&bom, text).unwrap();
     let (code, err) = gw(&["diagnose".as_ref(), "--replay".as_ref(), bom.as_os_str()]);
     assert!([0, 1, 3].contains(&code), "read past the mark: {err}");
+    // Two marks (saved twice by an editor that adds one): the second is named.
+    let mut text = b"\xEF\xBB\xBF\xEF\xBB\xBF".to_vec();
+    text.extend(std::fs::read(&rec).unwrap());
+    std::fs::write(&bom, text).unwrap();
+    let (code, err) = gw(&["diagnose".as_ref(), "--replay".as_ref(), bom.as_os_str()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("a second byte-order mark"), "{err}");
 
     let precious = d.join("precious.txt");
     std::fs::write(&precious, "keep me").unwrap();

@@ -274,6 +274,13 @@ pub(super) fn not_json(first: &str, e: &serde_json::Error) -> String {
                 snapshot written with it"
             .into();
     }
+    // The first mark was taken off: another one is text before the JSON, which serde's
+    // "expected value at line 1 column 1" did not say.
+    if first.starts_with('\u{feff}') {
+        return "it starts with a second byte-order mark (U+FEFF): save it again as UTF-8 \
+                without one"
+            .into();
+    }
     e.to_string()
 }
 
