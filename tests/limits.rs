@@ -268,7 +268,8 @@ fn impossible_memory_link_rates_and_clocks_are_refused_too() {
     }
 }
 
-/// The smaller items: a UTF-8 byte-order mark is read past (a second one is named), `record --force` onto a link
+/// The smaller items: a UTF-8 byte-order mark is read past (alone on its line too; more are
+/// named, with a command that takes them off), `record --force` onto a link
 /// replaces the link and leaves its target alone, `snapshot -o DIR` writes into DIR, and a
 /// name holding ESC is echoed as `�`.
 #[test]
@@ -300,7 +301,37 @@ fn a_bom_a_link_a_directory_and_an_escape_in_a_name() {
     std::fs::write(&bom, text).unwrap();
     let (code, err) = gw(&["diagnose".as_ref(), "--replay".as_ref(), bom.as_os_str()]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("a second byte-order mark"), "{err}");
+    assert!(err.contains("starts with 2 byte-order marks"), "{err}");
+    // The command the message gives takes them all off, and the file opens.
+    let sed = err
+        .split("e.g. ")
+        .nth(1)
+        .unwrap()
+        .split(" FILE")
+        .next()
+        .unwrap();
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{sed} \"$1\""))
+        .arg("sh")
+        .arg(&bom)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let (code, err) = gw(&["diagnose".as_ref(), "--replay".as_ref(), bom.as_os_str()]);
+    assert!(
+        [0, 1, 3].contains(&code),
+        "opens once the marks are off: {err}"
+    );
+    // A mark alone on the first line, then the header: a blank line, as it looks.
+    let mut text = b"\xEF\xBB\xBF\r\n".to_vec();
+    text.extend(std::fs::read(&rec).unwrap());
+    std::fs::write(&bom, text).unwrap();
+    let (code, err) = gw(&["diagnose".as_ref(), "--replay".as_ref(), bom.as_os_str()]);
+    assert!(
+        [0, 1, 3].contains(&code),
+        "a mark on a line of its own: {err}"
+    );
 
     let precious = d.join("precious.txt");
     std::fs::write(&precious, "keep me").unwrap();

@@ -134,10 +134,6 @@ impl ReplaySource {
             }
             other => other?,
         };
-        // A UTF-8 byte-order mark (an editor on Windows saved it) is not part of the JSON.
-        if let Some(rest) = first.strip_prefix('\u{feff}') {
-            first = rest.to_string();
-        }
         // A recording's first line is its header, one JSON object. A snapshot is one JSON
         // document (pretty-printed over many lines): its format field says so, not a guess.
         let opened = match serde_json::from_str::<serde_json::Value>(&first) {

@@ -159,6 +159,14 @@ pub(super) fn read_header_line(
             },
             e => e,
         })?;
+        // A UTF-8 byte-order mark (an editor on Windows saved it) begins the file, not the
+        // JSON: taken off before the blank test, so that a mark alone on the first line is a
+        // blank line, as it looks. One only: a second is named (`not_json`).
+        if blank == 0 {
+            if let Some(rest) = first.strip_prefix('\u{feff}') {
+                *first = rest.to_string();
+            }
+        }
         if !first.trim().is_empty() {
             return Ok(blank);
         }
@@ -274,12 +282,15 @@ pub(super) fn not_json(first: &str, e: &serde_json::Error) -> String {
                 snapshot written with it"
             .into();
     }
-    // The first mark was taken off: another one is text before the JSON, which serde's
-    // "expected value at line 1 column 1" did not say.
-    if first.starts_with('\u{feff}') {
-        return "it starts with a second byte-order mark (U+FEFF): save it again as UTF-8 \
-                without one"
-            .into();
+    // The first mark was taken off: more are text before the JSON, which serde's "expected
+    // value at line 1 column 1" did not say. An editor's "save without BOM" takes one off.
+    let marks = first.chars().take_while(|c| *c == '\u{feff}').count();
+    if marks > 0 {
+        return format!(
+            "it starts with {} byte-order marks (U+FEFF), where one is read past: remove them \
+             all, e.g. sed -i '1s/^\\(\\xEF\\xBB\\xBF\\)*//' FILE",
+            marks + 1
+        );
     }
     e.to_string()
 }
