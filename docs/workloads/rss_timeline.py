@@ -1,6 +1,7 @@
 """When a monitor's resident memory forms: CMD in a 200x50 pty, its VmRSS and VmHWM read every
 20 ms for SECS seconds; prints one line per change of 256 KiB or more, and the last reading
-(#28).
+with the highest VmRSS seen (#28: after the monitor gives back its start-up pages, VmHWM, kept
+from the kernel's per-CPU counters, can read a few hundred KiB under the true peak).
 
     python3 rss_timeline.py SECS -- CMD ARGS...
 """
@@ -10,7 +11,7 @@ from pty_run import drain, start
 
 secs = float(sys.argv[1])
 pid, fd = start(sys.argv[sys.argv.index("--") + 1:])
-begun, last = time.time(), 0
+begun, last, highest = time.time(), 0, 0
 while time.time() - begun < secs:
     drain(fd, 0.02, step=0.02)
     try:
@@ -19,8 +20,9 @@ while time.time() - begun < secs:
     except OSError:
         break
     rss = int(st["VmRSS"])
+    highest = max(highest, rss)
     if abs(rss - last) >= 256:
         print(f"{1000 * (time.time() - begun):7.0f} ms  rss {rss:6d} KiB  hwm {st['VmHWM']:>6} KiB  threads {st['Threads']}", flush=True)
         last = rss
-print(f"{1000 * (time.time() - begun):7.0f} ms  rss {rss:6d} KiB  hwm {st['VmHWM']:>6} KiB  threads {st['Threads']}  (at the end)")
+print(f"{1000 * (time.time() - begun):7.0f} ms  rss {rss:6d} KiB  hwm {st['VmHWM']:>6} KiB  threads {st['Threads']}  (at the end; highest rss seen {highest} KiB)")
 os.kill(pid, signal.SIGTERM)

@@ -196,8 +196,10 @@ pub fn wait_peak_rss(
 ///
 /// Only mappings that cannot hold a page this process wrote are touched: read-only, private
 /// and of the executable's own file, with none of their pages anonymous in smaps (the loader's
-/// relocated tables are, and are left alone). The peak resident size is not lowered by this:
-/// the kernel records it before dropping the pages.
+/// relocated tables are, and are left alone). The kernel records the peak resident size
+/// (`VmHWM`) as it drops the pages, but from its per-CPU counters, which lag: after a release
+/// `VmHWM` can read up to a few hundred KiB under the true peak (0-236 KiB a release, helper-38,
+/// on 2 cores). Peaks are measured by sampling `VmRSS` as well (`rss_timeline.py`).
 ///
 /// Never inlined: `docs/workloads/link_order.sh` profiles what runs after start-up by zeroing
 /// callgrind's counts where this function begins.
