@@ -83,6 +83,14 @@ struct Playing<C = VirtualClock> {
     thread: std::thread::JoinHandle<()>,
 }
 
+impl<C> Playing<C> {
+    /// Stops the sampling thread and waits for it.
+    fn finish(self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.thread.join().unwrap();
+    }
+}
+
 fn play(src: ReplaySource) -> Playing {
     play_on(src, Arc::new(VirtualClock::default()))
 }
@@ -256,20 +264,12 @@ fn playing_on_the_real_clock(dir: &Path, speed: f64) -> (Playing<SystemClock>, u
 #[test]
 fn a_seek_asked_in_a_long_gap_between_ticks_is_taken_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    let (playing, first) = playing_on_the_real_clock(dir.path(), 0.005);
-    let Playing {
-        store,
-        stop,
-        playback,
-        wakes,
-        thread,
-        ..
-    } = playing;
+    let (p, first) = playing_on_the_real_clock(dir.path(), 0.005);
     // Well inside the 50 s gap to the second tick.
     std::thread::sleep(Duration::from_millis(300));
     let asked = Instant::now();
-    playback.seek(first + 60_000);
-    wakes.wait_view(&store, "at 60 s", |v| {
+    p.playback.seek(first + 60_000);
+    p.wakes.wait_view(&p.store, "at 60 s", |v| {
         v.history().latest_ms().is_some_and(|t| t >= first + 60_000)
     });
     assert!(
@@ -277,8 +277,7 @@ fn a_seek_asked_in_a_long_gap_between_ticks_is_taken_at_once() {
         "the seek took {:?}",
         asked.elapsed()
     );
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    thread.join().unwrap();
+    p.finish();
 }
 
 /// A seek asked in a gap as short as a recorded interval is acted on at once too: such gaps
@@ -288,22 +287,14 @@ fn a_seek_asked_in_a_long_gap_between_ticks_is_taken_at_once() {
 #[test]
 fn a_seek_asked_in_a_short_gap_is_taken_without_waiting_for_its_end() {
     let dir = tempfile::tempdir().unwrap();
-    let (playing, first) = playing_on_the_real_clock(dir.path(), 1.0);
-    let Playing {
-        store,
-        stop,
-        playback,
-        wakes,
-        thread,
-        ..
-    } = playing;
+    let (p, first) = playing_on_the_real_clock(dir.path(), 1.0);
     let mut slowest = Duration::ZERO;
     for i in 1..=10u64 {
         std::thread::sleep(Duration::from_millis(37 * i % 250));
         let target = first + i * 30_000;
         let asked = Instant::now();
-        playback.seek(target);
-        wakes.wait_view(&store, "the seek's target", |v| {
+        p.playback.seek(target);
+        p.wakes.wait_view(&p.store, "the seek's target", |v| {
             v.history().latest_ms().is_some_and(|t| t + 250 >= target)
         });
         slowest = slowest.max(asked.elapsed());
@@ -312,8 +303,7 @@ fn a_seek_asked_in_a_short_gap_is_taken_without_waiting_for_its_end() {
         slowest < Duration::from_millis(120),
         "the slowest of ten seeks took {slowest:?}"
     );
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    thread.join().unwrap();
+    p.finish();
 }
 
 /// A speed at which the whole recording plays within a second is "at once", as `--speed 0`:
