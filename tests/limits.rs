@@ -268,6 +268,137 @@ fn impossible_memory_link_rates_and_clocks_are_refused_too() {
     }
 }
 
+/// Runs the command an error message gives to mend `input` ("e.g. CMD", with FILE and
+/// MENDED.jsonl or MENDED.jsonl.gz in it) and returns the mended copy.
+fn mend_as_told(err: &str, input: &Path) -> PathBuf {
+    let told = err.split("e.g. ").nth(1).expect("a command is given");
+    let told = told.trim_end().trim_end_matches(')');
+    let gz = told.contains("MENDED.jsonl.gz");
+    let out = input.with_file_name(if gz {
+        "mended.jsonl.gz"
+    } else {
+        "mended.jsonl"
+    });
+    let script = told
+        .replace("MENDED.jsonl.gz", "\"$2\"")
+        .replace("MENDED.jsonl", "\"$2\"")
+        .replace("FILE", "\"$1\"");
+    let status = Command::new("sh")
+        .args(["-c", &script, "sh"])
+        .arg(input)
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success(), "{script}");
+    out
+}
+
+/// `diagnose --replay -` with `input` on standard input, its stdin piped through `filter`
+/// first where one is given: the exit code and what it printed on stderr.
+fn diagnose_piped(input: &Path, filter: &str) -> (i32, String) {
+    let gw = env!("CARGO_BIN_EXE_gpuwatch");
+    let script = if filter.is_empty() {
+        format!("\"{gw}\" diagnose --replay - < \"$1\"")
+    } else {
+        format!("{filter} < \"$1\" | \"{gw}\" diagnose --replay -")
+    };
+    let out = Command::new("sh")
+        .args(["-c", &script, "sh"])
+        .arg(input)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Whether the recording or snapshot at `path` opens (`diagnose`'s exit code says so).
+fn opens(path: &Path) {
+    let (code, err) = run(&["diagnose".as_ref(), "--replay".as_ref(), path.as_os_str()]);
+    assert!([0, 1, 3].contains(&code), "{}: {err}", path.display());
+}
+
+/// UTF-16 (PowerShell's `>`) is named, with an `iconv` command that converts a copy, and the
+/// copy opens (helper-38 met it as "not UTF-8 text" or "expected value at line 1 column 1").
+#[test]
+fn utf16_is_named_with_a_command_that_converts_a_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = hang_recording(dir.path());
+    let utf16 = |big: bool| {
+        let units = std::iter::once(0xFEFF_u16).chain(text.encode_utf16());
+        let swap = |u: u16| {
+            if big {
+                u.to_be_bytes()
+            } else {
+                u.to_le_bytes()
+            }
+        };
+        units.flat_map(swap).collect::<Vec<u8>>()
+    };
+    // With its mark (little-endian), and without one (big-endian: a NUL before the brace).
+    for (name, bytes, form) in [
+        ("le.jsonl", utf16(false), "iconv -f UTF-16 -t UTF-8"),
+        (
+            "be.jsonl",
+            utf16(true)[2..].to_vec(),
+            "iconv -f UTF-16BE -t UTF-8",
+        ),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let (code, err) = run(&["diagnose".as_ref(), "--replay".as_ref(), path.as_os_str()]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("it is UTF-16 text") && err.contains(form),
+            "{err}"
+        );
+        opens(&mend_as_told(&err, &path));
+    }
+}
+
+/// Byte-order marks in a gzip file or on standard input are named with a command that mends a
+/// copy as the input was given (`sed -i` edits neither), and a mark before a later tick (a
+/// file with one appended by `cat`) is named as one (it was "a tick cut short at column 1").
+#[test]
+fn stray_marks_are_named_with_a_command_that_fits_the_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = hang_recording(dir.path());
+    let marked = [&b"\xEF\xBB\xBF\xEF\xBB\xBF"[..], text.as_bytes()].concat();
+    let gz = dir.path().join("marked.jsonl.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(&marked).unwrap();
+    std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+    let (code, err) = run(&["diagnose".as_ref(), "--replay".as_ref(), gz.as_os_str()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("zcat FILE | sed"), "{err}");
+    opens(&mend_as_told(&err, &gz));
+    // On standard input: the filter goes before gpuwatch in the pipe.
+    let plain = dir.path().join("marked.jsonl");
+    std::fs::write(&plain, &marked).unwrap();
+    let (code, err) = diagnose_piped(&plain, "cat");
+    assert_eq!(code, 2, "{err}");
+    let filter = err
+        .split("pipe it through ")
+        .nth(1)
+        .and_then(|rest| rest.split(" before gpuwatch").next())
+        .unwrap_or_else(|| panic!("no filter in: {err}"));
+    let (code, err) = diagnose_piped(&plain, filter);
+    assert!([0, 1, 3].contains(&code), "piped through {filter}: {err}");
+    // A mark before the sixth line's tick, which is whole after it.
+    let mut lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let sixth = format!("\u{feff}{}", lines[5]);
+    lines[5] = &sixth;
+    let later = dir.path().join("later.jsonl");
+    std::fs::write(&later, lines.concat()).unwrap();
+    let (_, err) = run(&["diagnose".as_ref(), "--replay".as_ref(), later.as_os_str()]);
+    assert!(
+        err.contains("later.jsonl:6: corrupt tick (it starts with a byte-order mark (U+FEFF)")
+            && err.contains("deleting the mark's 3 bytes keeps the tick"),
+        "{err}"
+    );
+}
+
 /// The smaller items: a UTF-8 byte-order mark is read past (alone on its line too; more are
 /// named, with a command that takes them off), `record --force` onto a link
 /// replaces the link and leaves its target alone, `snapshot -o DIR` writes into DIR, and a
@@ -302,23 +433,9 @@ fn a_bom_a_link_a_directory_and_an_escape_in_a_name() {
     let (code, err) = gw(&["diagnose".as_ref(), "--replay".as_ref(), bom.as_os_str()]);
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("starts with 2 byte-order marks"), "{err}");
-    // The command the message gives takes them all off, and the file opens.
-    let sed = err
-        .split("e.g. ")
-        .nth(1)
-        .unwrap()
-        .split(" FILE")
-        .next()
-        .unwrap();
-    let status = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(format!("{sed} \"$1\""))
-        .arg("sh")
-        .arg(&bom)
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let (code, err) = gw(&["diagnose".as_ref(), "--replay".as_ref(), bom.as_os_str()]);
+    // The command the message gives takes them all off, and its copy opens.
+    let mended = mend_as_told(&err, &bom);
+    let (code, err) = gw(&["diagnose".as_ref(), "--replay".as_ref(), mended.as_os_str()]);
     assert!(
         [0, 1, 3].contains(&code),
         "opens once the marks are off: {err}"

@@ -5,6 +5,7 @@
 //! (`Source::cut_short`); any other bad line is an error naming the file and the line number.
 
 mod disk;
+mod encoding;
 mod error;
 mod read;
 mod snapshot;
@@ -126,7 +127,7 @@ impl ReplaySource {
         };
         let mut lines = BufReader::new(input);
         let mut first = String::new();
-        let blank = match read_header_line(&mut lines, &mut first, path) {
+        let blank = match read_header_line(&mut lines, &mut first, path, gzip) {
             // A gzip stream that breaks before its first line is whole ("unexpected end of
             // file", "incomplete deflate stream" said nothing of what to do).
             Err(ReplayError::Read { error, .. }) if gzip => {
@@ -168,7 +169,7 @@ impl ReplaySource {
             Err(e) => Err(ReplayError::NotARecording {
                 path: path.to_path_buf(),
                 line: 1,
-                reason: not_json(&first, &e),
+                reason: not_json(&first, &e, path, gzip),
             }),
         };
         // Blank lines before the header move it down: its errors say where it is.
@@ -183,7 +184,7 @@ impl ReplaySource {
     ) -> Result<Self, ReplayError> {
         let mut lines: Box<dyn BufRead + Send> = Box::new(BufReader::new(reader));
         let mut first = String::new();
-        let blank = read_header_line(&mut lines, &mut first, path)?;
+        let blank = read_header_line(&mut lines, &mut first, path, false)?;
         let mut src = Self::after_header(&first, lines, path, speed)
             .map_err(|e| e.on_header_line(blank + 1))?;
         src.line_no += blank;

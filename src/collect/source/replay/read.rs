@@ -12,6 +12,9 @@ use crate::model::{DeviceInfo, Tick};
 /// serde's reason for a tick's line, its position said as a column: a tick is one line, so
 /// serde's "line 1" is the file's line the error names already.
 pub(super) fn one_line_reason(e: &serde_json::Error, line: &str) -> String {
+    if let Some(why) = super::encoding::marked_line(line) {
+        return why;
+    }
     if let Some(column) = spliced_at(line) {
         return format!(
             "a tick cut short at column {column} runs into a whole one: a recorder stopped \
@@ -143,7 +146,25 @@ pub(super) fn read_header_line(
     lines: &mut impl BufRead,
     first: &mut String,
     path: &Path,
+    gzip: bool,
 ) -> Result<usize, ReplayError> {
+    // UTF-16 read as UTF-8 is "not UTF-8 text" or "expected value": its name says what to do.
+    // A read that fails here fails as the line's read would have, with nothing read.
+    let head = match lines.fill_buf() {
+        Ok(head) => head,
+        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => &[],
+        Err(error) => {
+            let path = path.to_path_buf();
+            return Err(ReplayError::Read { path, error });
+        }
+    };
+    if let Some(form) = super::encoding::utf16(head) {
+        return Err(ReplayError::NotARecording {
+            path: path.to_path_buf(),
+            line: 1,
+            reason: super::encoding::not_utf8(form, path, gzip),
+        });
+    }
     let mut blank = 0;
     loop {
         // Where a header should be, binary data or an endless line is no recording, not a
@@ -275,24 +296,15 @@ fn is_torn_header(line: &str) -> bool {
 }
 
 /// Why a first line that is no JSON is not a recording: a Markdown snapshot is named as one
-/// ("expected value at line 1 column 1" said nothing of what to open instead).
-pub(super) fn not_json(first: &str, e: &serde_json::Error) -> String {
+/// ("expected value at line 1 column 1" said nothing of what to open instead), and so are
+/// byte-order marks beyond the one read past.
+pub(super) fn not_json(first: &str, e: &serde_json::Error, path: &Path, gzip: bool) -> String {
     if first.starts_with("## gpuwatch snapshot") {
         return "a Markdown snapshot, a report to read that does not open again; open the JSON \
                 snapshot written with it"
             .into();
     }
-    // The first mark was taken off: more are text before the JSON, which serde's "expected
-    // value at line 1 column 1" did not say. An editor's "save without BOM" takes one off.
-    let marks = first.chars().take_while(|c| *c == '\u{feff}').count();
-    if marks > 0 {
-        return format!(
-            "it starts with {} byte-order marks (U+FEFF), where one is read past: remove them \
-             all, e.g. sed -i '1s/^\\(\\xEF\\xBB\\xBF\\)*//' FILE",
-            marks + 1
-        );
-    }
-    e.to_string()
+    super::encoding::extra_marks(first, path, gzip).unwrap_or_else(|| e.to_string())
 }
 
 /// Whether `line`, which did not parse as JSON for `e`, is a header torn mid-write. One nested
