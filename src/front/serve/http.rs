@@ -10,15 +10,15 @@
 //! - a connection that moves no byte in either direction for `STALL_TIMEOUT` is closed (a
 //!   client that pipelines and never reads);
 //! - every response is written by its own connection's task: a client that does not read
-//!   blocks only itself, and bodies are shared (`Bytes`), not copied per client;
+//!   blocks only itself, and bodies are shared (`Bytes`), not copied per client: the socket
+//!   writes vectored, so hyper sends a body from the shared bytes (`Tracked`);
 //! - accepting never stops: errors such as `EMFILE` are said once a minute and retried.
 
 use std::collections::HashMap;
 use std::io;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
+
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -26,10 +26,10 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::{Request, Response};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 
-use super::activity::Activity;
+use super::activity::{Activity, Tracked};
 use tokio::sync::{Notify, Semaphore};
 
 use super::webconfig;
@@ -151,54 +151,6 @@ pub trait Handler: Send + Sync + 'static {
 struct Open {
     next_id: u64,
     conns: HashMap<u64, (Arc<Activity>, Arc<Notify>)>,
-}
-
-/// A socket that records when it last moved a byte.
-struct Tracked {
-    inner: TcpStream,
-    activity: Arc<Activity>,
-}
-
-impl AsyncRead for Tracked {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let before = buf.filled().len();
-        let r = Pin::new(&mut self.inner).poll_read(cx, buf);
-        match r {
-            Poll::Ready(Ok(())) if buf.filled().len() > before => {
-                self.activity.heard.store(true, Ordering::Relaxed);
-                self.activity.touch();
-            }
-            Poll::Pending => self.activity.wait(),
-            Poll::Ready(_) => {}
-        }
-        r
-    }
-}
-
-impl AsyncWrite for Tracked {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let r = Pin::new(&mut self.inner).poll_write(cx, buf);
-        match r {
-            Poll::Ready(Ok(n)) if n > 0 => self.activity.touch(),
-            Poll::Pending => self.activity.wait(),
-            Poll::Ready(_) => {}
-        }
-        r
-    }
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
-    }
 }
 
 /// The connection cap for this process: `wanted`, or fewer when the descriptor limit (after
