@@ -59,9 +59,10 @@ impl WebConfig {
             .with_context(|| format!("cannot read the web config {}", path.display()))?;
         let file: File = serde_norway::from_str(&text).map_err(|e| {
             anyhow!(
-                "{} is not a web config gpuwatch can read: {e} (the format of Prometheus's \
+                "{} is not a web config gpuwatch can read: {} (the format of Prometheus's \
                  exporter-toolkit: tls_server_config, basic_auth_users)",
-                path.display()
+                path.display(),
+                without_values(&e.to_string())
             )
         })?;
         let dir = path.parent().unwrap_or(Path::new("."));
@@ -260,6 +261,38 @@ pub fn authorized(users: &BTreeMap<String, String>, header: Option<&str>) -> boo
     }
 }
 
+/// serde's reason with the strings it quotes left out and the file's parts named as the file
+/// names them: a web config holds keys and password hashes, and a wrong file (`/etc/shadow`, a
+/// key pasted where a mapping goes) was printed whole into the error, and the journal, as
+/// `invalid type: string "…", expected struct TlsFile` (helper-39).
+fn without_values(reason: &str) -> String {
+    let mut out = String::with_capacity(reason.len());
+    let mut rest = reason;
+    while let Some(at) = rest.find("string \"") {
+        out.push_str(&rest[..at]);
+        out.push_str("a string");
+        let quoted = &rest[at + "string \"".len()..];
+        // Debug-quoted: a quote inside is escaped; past the closing one the reason goes on.
+        let mut escaped = false;
+        let end = quoted.char_indices().find(|&(_, c)| {
+            let closes = c == '"' && !escaped;
+            escaped = c == '\\' && !escaped;
+            closes
+        });
+        rest = end.map_or("", |(i, _)| &quoted[i + 1..]);
+    }
+    out.push_str(rest);
+    out.replace(
+        "struct File",
+        "a mapping (tls_server_config, basic_auth_users, http_server_config)",
+    )
+    .replace(
+        "struct TlsFile",
+        "a mapping (cert_file, key_file, client_auth_type, client_ca_file, min_version, \
+         max_version)",
+    )
+}
+
 /// A bcrypt hash at cost 10 of nobody's password, made once, for unknown users.
 fn dummy_hash() -> &'static str {
     static HASH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
@@ -275,6 +308,31 @@ mod tests {
         let path = dir.path().join("web.yml");
         std::fs::write(&path, text).unwrap();
         WebConfig::load(&path)
+    }
+
+    /// A file that is not a web config, or a key pasted where a mapping goes, is refused
+    /// without a word of it in the error, and with the mapping it should be named.
+    #[test]
+    fn a_wrong_file_is_refused_without_echoing_what_it_holds() {
+        let e = load("root:x:0:0:secret-hash:/root:/bin/bash\ndaemon:x:1:1\n")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(!e.contains("secret-hash") && !e.contains("daemon"), "{e}");
+        assert!(e.contains("expected a mapping (tls_server_config"), "{e}");
+        let e =
+            load("tls_server_config: \"-----BEGIN PRIVATE KEY-----\\nMIIEvSECRET \\\"q\\\" x\"\n")
+                .err()
+                .unwrap()
+                .to_string();
+        assert!(!e.contains("SECRET") && !e.contains("BEGIN"), "{e}");
+        assert!(
+            e.contains("invalid type: a string, expected a mapping (cert_file, key_file"),
+            "{e}"
+        );
+        assert!(e.contains("at line 1 column 20"), "where it is stays: {e}");
+        assert_eq!(without_values("string \"a\\\"b\" then"), "a string then");
+        assert_eq!(without_values("string \"cut"), "a string");
     }
 
     /// A setting gpuwatch would not apply is refused by name, never dropped silently.
