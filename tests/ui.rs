@@ -1720,3 +1720,31 @@ fn a_gpu_without_power_is_not_called_ok() {
         "{screen}"
     );
 }
+
+/// The shortest `--history` the monitor takes judges the rule that reads furthest back, and one
+/// interval less is refused: `--history 5s` left findings "being timed" for ever (helper-39).
+#[test]
+fn the_shortest_history_taken_judges_the_rule_that_reads_furthest_back() {
+    let t = Thresholds::default();
+    let (span, rule) = gpuwatch::rules::longest_span(&t);
+    let interval = std::time::Duration::from_millis(common::INTERVAL_MS);
+    let least = span + interval;
+    assert_eq!(gpuwatch::rules::history_holds(least, interval, &t), Ok(()));
+    let refused = gpuwatch::rules::history_holds(span, interval, &t).unwrap_err();
+    assert!(refused.contains(&format!("{:?}", rule.title)), "{refused}");
+    let opened = |history| {
+        let scenario = Scenario::Rule(rule.id);
+        let src = SimSource::new(scenario, 1, 7, START_MS, common::INTERVAL_MS);
+        let mut store = Store::new(&src, history, t.clone()).unwrap();
+        for tick in sim_ticks(scenario, 1, span.as_secs() + 90, START_MS).1 {
+            store.absorb(&tick, gpuwatch::model::SelfCost::default());
+        }
+        store
+            .findings()
+            .active()
+            .iter()
+            .any(|f| f.title == rule.title)
+    };
+    assert!(opened(least), "{} never opened with {least:?}", rule.title);
+    assert!(!opened(span), "the bound is one interval too long");
+}

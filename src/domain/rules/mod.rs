@@ -307,6 +307,57 @@ pub fn all_rules() -> Vec<Rule> {
     RULES.to_vec()
 }
 
+impl Rule {
+    /// The span of history the rule reads to decide under `t`: its window, or the longer one
+    /// a slow symptom is timed over.
+    #[must_use]
+    pub fn span(&self, t: &Thresholds) -> std::time::Duration {
+        let needs = match self.watch {
+            Watching::With { needs, .. } => needs(t),
+            _ => std::time::Duration::ZERO,
+        };
+        needs.max((self.window)(t))
+    }
+}
+
+/// The longest span of history any rule reads under `t`, and the rule: a history shorter than
+/// this never judges that rule, and a screen watching it says "being timed" for ever.
+#[must_use]
+pub fn longest_span(t: &Thresholds) -> (std::time::Duration, &'static Rule) {
+    let longest = RULES.iter().max_by_key(|r| r.span(t));
+    let longest = longest.unwrap_or(&RULES[0]);
+    (longest.span(t), longest)
+}
+
+/// Refuses a `--history` too short for some rule to be judged with samples every `interval`:
+/// `--history 5s` left every finding "being timed" for ever ("24s of the 10s it needs",
+/// helper-39). A window is covered once its oldest sample is that old, one interval more
+/// than the samples a span holds reach back.
+pub fn history_holds(
+    history: std::time::Duration,
+    interval: std::time::Duration,
+    t: &Thresholds,
+) -> Result<(), String> {
+    let (span, rule) = longest_span(t);
+    let reach = interval
+        * (crate::history::History::capacity_for(ms(history), ms(interval)) as u32)
+            .saturating_sub(1);
+    if reach >= span {
+        return Ok(());
+    }
+    // Spaceless, as a flag's value is typed: "2m250ms", not "2m 250ms".
+    let shown = |d| humantime::format_duration(d).to_string().replace(' ', "");
+    let needed = shown(span + interval);
+    Err(format!(
+        "--history {} is shorter than what the rules read: {:?} decides over {}, and would \
+         never be judged. Keep at least {needed} (--history {needed}); the default, 15m, holds \
+         every rule's window unless the config lengthens one",
+        shown(history),
+        rule.title,
+        shown(span)
+    ))
+}
+
 /// The scenario rule `id` declares for the simulator.
 #[must_use]
 pub fn demo(id: RuleId) -> &'static Demo {

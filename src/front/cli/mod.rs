@@ -125,7 +125,7 @@ pub struct ViewArgs {
     /// Most redraws per second caused by new data (sampling keeps its own interval; keys redraw at once).
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=60), env = "GPUWATCH_FPS")]
     pub fps: u32,
-    /// How much history to keep in memory.
+    /// How much history to keep in memory: at least the rules' longest window and one interval (2m250ms by default).
     #[arg(long, default_value = "15m", value_parser = parse_duration, env = "GPUWATCH_HISTORY")]
     pub history: Duration,
     #[allow(

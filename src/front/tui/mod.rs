@@ -210,6 +210,9 @@ pub fn run(source: Box<dyn Source>, config: &Config, look: Look) -> Result<()> {
         color,
         mouse,
     } = look;
+    // Before the screen opens: a history too short for the rules is a usage error.
+    crate::rules::history_holds(history, source.interval(), &config.thresholds)
+        .map_err(anyhow::Error::msg)?;
     MOUSE.store(mouse, Ordering::Relaxed);
     // crossterm drops every colour while NO_COLOR is set; `--color always` says otherwise.
     ratatui::crossterm::style::force_color_output(color);

@@ -13,9 +13,7 @@ use super::slots::{
     update_slot, watch_rules,
 };
 use super::Thresholds;
-use super::{
-    all_rules, ms, Conclusions, Ctx, Finding, Judging, Rule, Severity, Verdict, Watch, Watching,
-};
+use super::{all_rules, ms, Conclusions, Ctx, Finding, Judging, Rule, Severity, Verdict, Watch};
 use crate::history::{DeviceHistory, History};
 
 /// Per device and rule: the open finding, if any.
@@ -158,11 +156,7 @@ impl Engine {
                         since_ms,
                         // What it takes at most: a slow leak's longer window, not the
                         // fast one ("41 s of the 10 s it needs").
-                        window_ms: match rule.watch {
-                            Watching::With { needs, .. } => ms(needs(&self.thresholds)),
-                            _ => 0,
-                        }
-                        .max(ms((rule.window)(&self.thresholds))),
+                        window_ms: ms(rule.span(&self.thresholds)),
                     })
                 })
         })
