@@ -3,7 +3,6 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::Parser;
 
 use std::path::Path;
 
@@ -13,12 +12,17 @@ use gpuwatch::snapshot::{CmdlinePolicy, Options};
 use gpuwatch::{command, source};
 
 fn main() -> ExitCode {
-    let cli = Cli::try_parse().unwrap_or_else(|e| {
+    let cli = gpuwatch::cli::environment::try_parse_from(std::env::args_os()).unwrap_or_else(|e| {
         // `--replay` belongs to `diagnose` and `snapshot`; the monitor plays a recording as a
         // command of its own, an easy thing to guess wrong.
         let replay = e.kind() == clap::error::ErrorKind::UnknownArgument
             && e.to_string().contains("'--replay'");
         gpuwatch::cli::refused::print(&e);
+        if let Some(variable) = gpuwatch::cli::environment::refused_variable(&e)
+            .filter(|v| !e.to_string().contains(&format!("(from {v})")))
+        {
+            eprintln!("\nnote: that value is {variable}'s: correct it, or unset {variable}");
+        }
         if replay {
             eprintln!(
                 "\ntip: the monitor plays a recording with `gpuwatch replay FILE`; \

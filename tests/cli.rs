@@ -1691,3 +1691,62 @@ fn a_recording_to_a_failing_standard_output_names_it() {
         "{err}"
     );
 }
+
+/// `gpuwatch ARGS` with `GPUWATCH_*` variables set: its exit code, stdout and stderr.
+fn gpuwatch_with(vars: &[(&str, &str)], args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
+        .args(args)
+        .envs(vars.iter().copied())
+        .env_remove("GPUWATCH_CONFIG")
+        .env("XDG_CONFIG_HOME", "/nonexistent")
+        .output()
+        .expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+/// A variable is read by the commands that use it and no other, a flag given beats it, and a
+/// bad one is named: a bad `GPUWATCH_FPS` broke `man` and `completions`, a bad
+/// `GPUWATCH_INTERVAL` broke `query --interval 1s`, and `--fps <FPS>` was blamed for a value the
+/// user never typed (helper-39).
+#[test]
+fn variables_are_read_only_where_they_are_used_and_named_when_bad() {
+    let bad = [
+        ("GPUWATCH_FPS", "0"),
+        ("GPUWATCH_HISTORY", "xyz"),
+        ("GPUWATCH_NO_MOUSE", "maybe"),
+    ];
+    let (code, out, err) = gpuwatch_with(&bad, &["completions", "bash"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("_gpuwatch()"), "{out}");
+    let (code, out, err) = gpuwatch_with(&bad, &["man"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with(".ie") || out.contains(".TH"), "{out}");
+    let (code, _, err) = gpuwatch_with(&bad, &["diagnose", "--demo", "--for", "1s"]);
+    assert!([0, 1, 3].contains(&code), "{err}");
+    let interval = [("GPUWATCH_INTERVAL", "garbage")];
+    let (code, out, err) = gpuwatch_with(&interval, &["query", "--demo", "--interval", "1s"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("H200"), "{out}");
+    // Where it is read, a bad one is refused, and named.
+    let (code, _, err) = gpuwatch_with(&interval, &["query", "--demo"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("(from GPUWATCH_INTERVAL)"), "{err}");
+    let (code, _, err) = gpuwatch_with(&[("GPUWATCH_FPS", "0")], &["--demo"]);
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("invalid value '0' for '--fps <FPS>'")
+            && err
+                .contains("note: that value is GPUWATCH_FPS's: correct it, or unset GPUWATCH_FPS"),
+        "{err}"
+    );
+    // Typed, the flag is the user's own: no note.
+    let (_, _, err) = gpuwatch_with(&[("GPUWATCH_FPS", "0")], &["--demo", "--fps", "0"]);
+    assert!(
+        err.contains("'--fps <FPS>'") && !err.contains("note:"),
+        "{err}"
+    );
+}

@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::source::sim::Scenario;
 
 mod complete;
+pub mod environment;
 mod manual;
 pub mod refused;
 mod values;
