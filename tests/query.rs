@@ -152,3 +152,34 @@ fn watch_prints_until_stopped_and_names_the_finding_once_judged() {
         "{t:?}"
     );
 }
+
+/// Where the rows cannot go, `query` says so as the other commands do: a full device is named
+/// as standard output, and the null device (or a closed descriptor) gets a note, where it
+/// said only "No space left on device (os error 28)" or nothing at all (helper-39).
+#[test]
+fn rows_that_cannot_be_kept_are_said_so() {
+    let run = |stdout: Stdio| {
+        let out = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
+            .args(["query", "--demo"])
+            .env("XDG_CONFIG_HOME", "/nonexistent")
+            .stdout(stdout)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code().unwrap_or(-1), err)
+    };
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let (code, err) = run(Stdio::from(full));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("gpuwatch: cannot write to standard output: No space left on device"),
+        "{err}"
+    );
+    let (code, err) = run(Stdio::null());
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("note: standard output is /dev/null"), "{err}");
+}

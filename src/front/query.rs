@@ -204,7 +204,14 @@ pub fn query(source: Box<dyn Source>, config: &Config, args: &QueryArgs) -> Resu
     // The rules judge (the findings and idle floors are fields); no stacks are read.
     let setup = Setup::new(config).without_stacks();
     let mut pipeline = Headless::new(source, &setup)?;
-    let mut out = std::io::stdout().lock();
+    if crate::format::record::stdout_discards() {
+        // As record and snapshot say it: `query --watch >&-` sampled for ever, writing nowhere.
+        eprintln!(
+            "note: standard output is /dev/null (or was closed): the rows are not kept; \
+             redirect standard output to a file or a pipe"
+        );
+    }
+    let mut out = Stdout(std::io::stdout().lock());
     if args.header && args.format == Format::Csv {
         let names: Vec<&str> = fields.iter().map(|f| f.name).collect();
         writeln!(out, "{}", names.join(", "))?;
@@ -242,6 +249,24 @@ pub fn query(source: Box<dyn Source>, config: &Config, args: &QueryArgs) -> Resu
         Ok(())
     })?;
     Ok(())
+}
+
+/// Standard output, whose failures say where they happened: `query > /dev/full` said only
+/// "No space left on device (os error 28)", where the other commands say what they could not
+/// write to (helper-39).
+struct Stdout<'a>(std::io::StdoutLock<'a>);
+
+impl std::io::Write for Stdout<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf).map_err(|e| on_stdout(&e))
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush().map_err(|e| on_stdout(&e))
+    }
+}
+
+fn on_stdout(e: &std::io::Error) -> std::io::Error {
+    std::io::Error::new(e.kind(), format!("cannot write to standard output: {e}"))
 }
 
 fn print_rows(
