@@ -354,6 +354,9 @@ pub enum Command {
     },
     /// Print each GPU's current metrics and open findings for scripts, as CSV or JSON lines
     /// (fields as nvidia-smi --query-gpu names them; --watch repeats, for logging).
+    ///
+    /// Once, it prints after 1.5 s of readings, which rates and GPM activity need; at an
+    /// --interval longer than that, after two readings (20 s at 10s).
     #[command(after_help = EXIT_PLAIN)]
     Query {
         /// csv (nvidia-smi's style, [N/A] for what is not there) or json (one object a line).
