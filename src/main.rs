@@ -112,7 +112,10 @@ fn run(cli: Cli) -> Result<i32> {
             judge: j,
         }) => {
             if no_header && format == gpuwatch::query::Format::Json {
-                usage_error("--no-header is for --format csv: JSON lines have no header line");
+                usage_error(
+                    "query",
+                    "--no-header is for --format csv: JSON lines have no header line",
+                );
             }
             let config = judge(&j)?;
             let args = gpuwatch::query::QueryArgs {
@@ -186,6 +189,10 @@ fn run(cli: Cli) -> Result<i32> {
             if json {
                 gpuwatch::fleet::print_json(&mut client).map(|()| 0)
             } else {
+                need_terminal_for(
+                    "fleet",
+                    "For a script, `gpuwatch fleet --json` prints every host's GPUs once.",
+                )?;
                 gpuwatch::fleet::tui::run(client, refresh).map(|()| 0)
             }
         }
@@ -272,19 +279,32 @@ fn open_replay_saying_it_waits(path: &Path, speed: f64) -> Result<Box<dyn source
 /// The monitor draws on a terminal. Checked after its source opened, so that a missing file or
 /// driver is what a user hears about first: it is the cause they must fix whatever stdout is.
 fn need_terminal() -> Result<()> {
+    need_terminal_for(
+        "the monitor",
+        "To keep what it sees, use `gpuwatch record -o FILE`, `gpuwatch snapshot` or \
+         `gpuwatch diagnose`.",
+    )
+}
+
+/// `need_terminal` for `what` draws, with `instead` to say what works off a terminal (fleet
+/// said "the terminal refused raw mode (is this a terminal?): No such device or address").
+fn need_terminal_for(what: &str, instead: &str) -> Result<()> {
     if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         return Ok(());
     }
     anyhow::bail!(
-        "the monitor draws on a terminal, and standard output is not one (redirected to a \
-         file or a pipe?).\nTo keep what it sees, use `gpuwatch record -o FILE`, \
-         `gpuwatch snapshot` or `gpuwatch diagnose`."
+        "{what} draws on a terminal, and standard output is not one (redirected to a file or \
+         a pipe?).\n{instead}"
     )
 }
 
-/// A combination of flags clap cannot express, refused as clap refuses the others (exit 2).
-fn usage_error(msg: &str) -> ! {
-    <Cli as clap::CommandFactory>::command()
+/// A combination of flags clap cannot express, refused as clap refuses the others (exit 2),
+/// with `sub`'s usage line (it gave the top level's: "Usage: gpuwatch [OPTIONS]").
+fn usage_error(sub: &str, msg: &str) -> ! {
+    let mut cli = <Cli as clap::CommandFactory>::command();
+    cli.build();
+    let mut command = cli.find_subcommand(sub).cloned().unwrap_or(cli);
+    command
         .error(clap::error::ErrorKind::ArgumentConflict, msg)
         .exit()
 }

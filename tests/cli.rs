@@ -980,6 +980,8 @@ fn no_header_with_json_lines_is_a_usage_error() {
     assert_eq!(code, 2, "{err}");
     assert!(out.is_empty());
     assert!(err.contains("--no-header is for --format csv"), "{err}");
+    // The usage line is query's own, not the monitor's (helper-39).
+    assert!(err.contains("Usage: gpuwatch query [OPTIONS]"), "{err}");
 }
 
 /// Loads `gpuwatch completions SH` into that shell and returns what it offers after

@@ -139,8 +139,12 @@ pub fn build(a: &Answers, prometheus: &str) -> Fleet {
     };
     fill(&a.up, &mut |r, _| r.answering = true);
     fill(&a.state, &mut |r, s| r.state = s.label("state").to_string());
-    fill(&a.util, &mut |r, s| r.util_pct = Some(s.value * 100.0));
-    fill(&a.power, &mut |r, s| r.power_w = Some(s.value));
+    fill(&a.util, &mut |r, s| {
+        r.util_pct = Some(s.value * 100.0).filter(|p| plausible_pct(*p));
+    });
+    fill(&a.power, &mut |r, s| {
+        r.power_w = Some(s.value).filter(|w| (0.0..=MOST_WATTS).contains(w));
+    });
     fill(&a.findings, &mut |r, s| {
         r.findings.push(FindingRef {
             finding: s.label("finding").to_string(),
@@ -302,6 +306,15 @@ pub struct Curves {
     pub sm: Vec<Option<f64>>,
 }
 
+/// What no GPU draws: a value past it (NaN, -1e308 from an exporter gone wrong) is a gap, not
+/// `NaNW` or `-inf%` (helper-39).
+const MOST_WATTS: f64 = 100_000.0;
+
+/// A percentage a GPU can show (a power draw may pass its default limit a little).
+fn plausible_pct(p: f64) -> bool {
+    (0.0..=1000.0).contains(&p)
+}
+
 /// 10 minutes at 10 s.
 pub const CURVE_POINTS: usize = 60;
 pub const CURVE_STEP_S: u64 = 10;
@@ -314,10 +327,15 @@ pub fn curves(c: &mut Client, host: &str, gpu: &str) -> Result<Curves> {
         prom::quoted(gpu)
     );
     let mut one = |q: String| -> Result<Vec<Option<f64>>> {
-        Ok(c.query_range(&q, CURVE_POINTS, CURVE_STEP_S)?
+        let mut v = c
+            .query_range(&q, CURVE_POINTS, CURVE_STEP_S)?
             .into_iter()
             .next()
-            .map_or_else(|| vec![None; CURVE_POINTS], |(_, v)| v))
+            .map_or_else(|| vec![None; CURVE_POINTS], |(_, v)| v);
+        for x in &mut v {
+            *x = x.filter(|p| plausible_pct(*p));
+        }
+        Ok(v)
     };
     Ok(Curves {
         host: host.to_string(),
@@ -408,6 +426,23 @@ mod tests {
             }
         }
         a
+    }
+
+    /// What no GPU can show (NaN, -1e308, a thousand kW from an exporter gone wrong) is a gap
+    /// in the table, not `NaNW` or `-inf%` (helper-39); what a GPU can show is kept.
+    #[test]
+    fn impossible_values_from_prometheus_are_gaps() {
+        let mut a = answers(&[], None);
+        let s = |h: &str, v: f64| series(&[("Hostname", h), ("gpu", "0")], v);
+        a.util = vec![s("h0", f64::NAN), s("h1", -1e308), s("h2", 0.42)];
+        a.power = vec![s("h0", f64::NAN), s("h1", 1e9), s("h2", 612.0)];
+        let f = build(&a, "http://p");
+        let row = |h: &str| f.gpus.iter().find(|g| g.host == h && g.gpu == "0").unwrap();
+        for h in ["h0", "h1"] {
+            assert_eq!((row(h).util_pct, row(h).power_w), (None, None), "{h}");
+        }
+        assert_eq!(row("h2").power_w, Some(612.0));
+        assert!((row("h2").util_pct.unwrap() - 42.0).abs() < 1e-9);
     }
 
     #[test]

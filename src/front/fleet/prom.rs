@@ -137,7 +137,11 @@ impl Client {
         if let Some(a) = &self.auth {
             req = req.header("Authorization", a);
         }
-        let answer = req.call();
+        // The OS's reason as it says it: ureq's own words began "io: Connection refused".
+        let answer = req.call().map_err(|e| match e {
+            ureq::Error::Io(io) => anyhow::Error::new(io),
+            e => anyhow::Error::new(e),
+        });
         let mut resp = answer.with_context(|| format!("asking Prometheus at {}", self.base))?;
         let status = resp.status();
         let body = resp

@@ -193,10 +193,11 @@ fn header(view: &View, width: u16) -> Line<'static> {
     } else {
         String::new()
     };
+    let counted = |n: usize, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
     let mut text = format!(
-        "gpuwatch fleet{source} · {} hosts, {} GPUs · read {} s ago in {:.0} ms",
-        hosts.len(),
-        f.gpus.len(),
+        "gpuwatch fleet{source} · {}, {} · read {} s ago in {:.0} ms",
+        counted(hosts.len(), "host"),
+        counted(f.gpus.len(), "GPU"),
         view.age_s,
         f.query_ms
     );
