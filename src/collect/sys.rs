@@ -133,6 +133,19 @@ pub fn let_pending_stop_happen() {
     let _ = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None);
 }
 
+/// Bytes an unprivileged writer can still put on the file system holding `file`
+/// (`fstatvfs`: free blocks not reserved for root, times their size).
+pub fn bytes_free(file: &std::fs::File) -> std::io::Result<u64> {
+    use std::os::fd::AsRawFd as _;
+    // nix's statvfs needs a feature of its own for this one call.
+    // SAFETY: a zeroed statvfs is a valid value for fstatvfs to fill; `file` is open.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatvfs(file.as_raw_fd(), &raw mut st) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(st.f_bavail.saturating_mul(st.f_frsize))
+}
+
 /// Sends `signal` to the single process `pid` (never a group: `pid` must be above 1).
 pub fn kill(pid: libc::pid_t, signal: i32) -> std::io::Result<()> {
     if pid <= 1 {

@@ -73,6 +73,8 @@ pub struct Recorder {
     path: PathBuf,
     line: Vec<u8>,
     discards: bool,
+    /// Bytes of lines written so far, before any compression.
+    written: u64,
 }
 
 impl Recorder {
@@ -105,6 +107,7 @@ impl Recorder {
             path: path.to_path_buf(),
             line: Vec::with_capacity(4096),
             discards,
+            written: 0,
         };
         rec.write_line(header)?;
         Ok(rec)
@@ -121,6 +124,12 @@ impl Recorder {
         self.write_line(tick)
     }
 
+    /// Bytes of lines written so far (before any compression).
+    #[must_use]
+    pub fn written(&self) -> u64 {
+        self.written
+    }
+
     /// Serialises into a reused buffer, then writes and flushes the whole line at once.
     fn write_line<T: Serialize>(&mut self, value: &T) -> Result<(), RecordError> {
         self.line.clear();
@@ -129,6 +138,7 @@ impl Recorder {
             source: e.into(),
         })?;
         self.line.push(b'\n');
+        self.written += self.line.len() as u64;
         let path = &self.path;
         self.out
             .write_all(&self.line)

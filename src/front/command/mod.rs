@@ -15,6 +15,7 @@ use crate::monitor::{Headless, Pace, Plan, Ran, Setup};
 use crate::report::{diagnosis_text, Diagnosis};
 
 mod devices;
+mod room;
 
 pub use devices::{devices, timings};
 
@@ -77,7 +78,13 @@ pub fn record(
     } else {
         ""
     };
-    let ran = pipeline.run(&plan, |taken, _| Ok(rec.write(taken.tick)?))?;
+    let mut room = room::Room::of(out);
+    let mut ticks = 0;
+    let ran = pipeline.run(&plan, |taken, _| {
+        rec.write(taken.tick)?;
+        ticks += 1;
+        room.check(rec.written(), ticks, &to)
+    })?;
     eprintln!(
         "wrote {} tick{} to {to}{discarded}",
         ran.ticks,
