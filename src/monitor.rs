@@ -51,7 +51,7 @@ pub struct Setup {
 }
 
 /// Fifteen minutes of history, as the monitor keeps by default.
-const HISTORY: Duration = Duration::from_secs(900);
+pub const HISTORY: Duration = Duration::from_secs(900);
 
 impl Setup {
     #[must_use]

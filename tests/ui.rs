@@ -1728,7 +1728,8 @@ fn the_shortest_history_taken_judges_the_rule_that_reads_furthest_back() {
     let t = Thresholds::default();
     let (span, rule) = gpuwatch::rules::longest_span(&t);
     let interval = std::time::Duration::from_millis(common::INTERVAL_MS);
-    let least = span + interval;
+    let least = gpuwatch::rules::least_history(interval, &t);
+    assert_eq!(least, span + interval);
     assert_eq!(gpuwatch::rules::history_holds(least, interval, &t), Ok(()));
     let refused = gpuwatch::rules::history_holds(span, interval, &t).unwrap_err();
     assert!(refused.contains(&format!("{:?}", rule.title)), "{refused}");
@@ -1747,4 +1748,33 @@ fn the_shortest_history_taken_judges_the_rule_that_reads_furthest_back() {
     };
     assert!(opened(least), "{} never opened with {least:?}", rule.title);
     assert!(!opened(span), "the bound is one interval too long");
+}
+
+/// The least history is whole intervals: at 700 ms the history the message asks for is taken
+/// (it asked for "2m700ms", which it then refused, helper-40), and a history of 2^30 s is
+/// not "too short" (its sample count wrapped).
+#[test]
+fn the_least_history_is_whole_intervals_and_what_it_asks_for_is_taken() {
+    let t = Thresholds::default();
+    let (span, _) = gpuwatch::rules::longest_span(&t);
+    let every = std::time::Duration::from_millis(700);
+    let least = gpuwatch::rules::least_history(every, &t);
+    assert!(
+        least >= span + every && least < span + 2 * every,
+        "{least:?}"
+    );
+    assert_eq!(gpuwatch::rules::history_holds(least, every, &t), Ok(()));
+    let under = least
+        .checked_sub(std::time::Duration::from_millis(1))
+        .unwrap();
+    let refused = gpuwatch::rules::history_holds(under, every, &t).unwrap_err();
+    let asked = humantime::format_duration(least)
+        .to_string()
+        .replace(' ', "");
+    assert!(
+        refused.contains(&format!("(--history {asked})")),
+        "{refused}"
+    );
+    let huge = std::time::Duration::from_secs(1 << 30);
+    assert_eq!(gpuwatch::rules::history_holds(huge, every, &t), Ok(()));
 }

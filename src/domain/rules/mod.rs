@@ -329,29 +329,38 @@ pub fn longest_span(t: &Thresholds) -> (std::time::Duration, &'static Rule) {
     (longest.span(t), longest)
 }
 
-/// Refuses a `--history` too short for some rule to be judged with samples every `interval`:
-/// `--history 5s` left every finding "being timed" for ever ("24s of the 10s it needs",
-/// helper-39). A window is covered once its oldest sample is that old, one interval more
-/// than the samples a span holds reach back.
+/// The least history in which every rule is judged with samples every `interval`: a window is
+/// covered once its oldest sample is that old, and a history's samples reach back one
+/// interval less than it, whole intervals only.
+#[must_use]
+pub fn least_history(interval: std::time::Duration, t: &Thresholds) -> std::time::Duration {
+    let (span, _) = longest_span(t);
+    let every = ms(interval).max(1);
+    std::time::Duration::from_millis((ms(span).div_ceil(every) + 1).saturating_mul(every))
+}
+
+/// Refuses a history (`--history`, `GPUWATCH_HISTORY`) too short for some rule to be judged
+/// with samples every `interval`: `--history 5s` left every finding "being timed" for ever
+/// ("24s of the 10s it needs", helper-39).
 pub fn history_holds(
     history: std::time::Duration,
     interval: std::time::Duration,
     t: &Thresholds,
 ) -> Result<(), String> {
-    let (span, rule) = longest_span(t);
-    let reach = interval
-        * (crate::history::History::capacity_for(ms(history), ms(interval)) as u32)
-            .saturating_sub(1);
-    if reach >= span {
+    let least = least_history(interval, t);
+    let every = ms(interval).max(1);
+    // Whole intervals, in u64: a history of 2^30 s once wrapped to "too short".
+    if (ms(history) / every).max(2) >= ms(least) / every {
         return Ok(());
     }
+    let (span, rule) = longest_span(t);
     // Spaceless, as a flag's value is typed: "2m250ms", not "2m 250ms".
     let shown = |d| humantime::format_duration(d).to_string().replace(' ', "");
-    let needed = shown(span + interval);
+    let needed = shown(least);
     Err(format!(
-        "--history {} is shorter than what the rules read: {:?} decides over {}, and would \
-         never be judged. Keep at least {needed} (--history {needed}); the default, 15m, holds \
-         every rule's window unless the config lengthens one",
+        "a history of {} (--history or GPUWATCH_HISTORY) is shorter than what the rules read: \
+         {:?} decides over {}, and would never be judged. Keep at least {needed} (--history \
+         {needed})",
         shown(history),
         rule.title,
         shown(span)

@@ -210,7 +210,14 @@ pub fn run(source: Box<dyn Source>, config: &Config, look: Look) -> Result<()> {
         color,
         mouse,
     } = look;
-    // Before the screen opens: a history too short for the rules is a usage error.
+    // The default grows to what the rules read where the config lengthens a window past it;
+    // a history asked for that is too short is refused before the screen opens.
+    let least = crate::rules::least_history(source.interval(), &config.thresholds);
+    let history = if history == crate::monitor::HISTORY {
+        history.max(least)
+    } else {
+        history
+    };
     crate::rules::history_holds(history, source.interval(), &config.thresholds)
         .map_err(anyhow::Error::msg)?;
     MOUSE.store(mouse, Ordering::Relaxed);
