@@ -122,6 +122,7 @@ fn refuse(t: &TlsFile, file: &Path) -> Result<()> {
 
 fn tls_config(t: &TlsFile, dir: &Path, file: &Path) -> Result<rustls::ServerConfig> {
     refuse(t, file)?;
+    no_pem_pasted(t, file)?;
     let (Some(cert), Some(key)) = (&t.cert_file, &t.key_file) else {
         bail!(
             "{}: tls_server_config needs cert_file and key_file",
@@ -261,6 +262,29 @@ pub fn authorized(users: &BTreeMap<String, String>, header: Option<&str>) -> boo
     }
 }
 
+/// Refuses a key or certificate pasted where its file's name goes, without a word of it: read
+/// as a path, it was printed whole in "cannot read the TLS key -----BEGIN PRIVATE KEY-----…"
+/// (helper-40).
+fn no_pem_pasted(t: &TlsFile, file: &Path) -> Result<()> {
+    let named = [
+        ("cert_file", &t.cert_file),
+        ("key_file", &t.key_file),
+        ("client_ca_file", &t.client_ca_file),
+    ];
+    for (key, path) in named {
+        let text = path.as_deref().map(Path::as_os_str).unwrap_or_default();
+        let text = text.to_string_lossy();
+        if text.contains("-----BEGIN") || text.contains('\n') {
+            bail!(
+                "{}: {key} holds PEM text, not a file's name: put it in a file (e.g. beside \
+                 this one) and name that file",
+                file.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// serde's reason with the strings it quotes left out and the file's parts named as the file
 /// names them: a web config holds keys and password hashes, and a wrong file (`/etc/shadow`, a
 /// key pasted where a mapping goes) was printed whole into the error, and the journal, as
@@ -332,6 +356,18 @@ mod tests {
         );
         assert!(e.contains("at line 1 column 20"), "where it is stays: {e}");
         assert_eq!(without_values("string \"a\\\"b\" then"), "a string then");
+        // Pasted where a file's name goes (a block scalar), it is not read as a path either.
+        let e = load(
+            "tls_server_config:\n  cert_file: c.pem\n  key_file: |\n    -----BEGIN PRIVATE KEY-----\n    MIIEvSECRET\n",
+        )
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(!e.contains("SECRET") && !e.contains("-----BEGIN"), "{e}");
+        assert!(
+            e.contains("key_file holds PEM text, not a file's name"),
+            "{e}"
+        );
         assert_eq!(without_values("string \"cut"), "a string");
     }
 
