@@ -133,9 +133,9 @@ pub fn let_pending_stop_happen() {
     let _ = pthread_sigmask(SigmaskHow::SIG_BLOCK, Some(&set), None);
 }
 
-/// Bytes an unprivileged writer can still put on the file system holding `file`
-/// (`fstatvfs`: free blocks not reserved for root, times their size).
-pub fn bytes_free(file: &std::fs::File) -> std::io::Result<u64> {
+/// The file system holding `file`: the bytes an unprivileged writer can still put there
+/// (free blocks not reserved for root) and its size, from `fstatvfs`.
+pub fn disk_space(file: &std::fs::File) -> std::io::Result<(u64, u64)> {
     use std::os::fd::AsRawFd as _;
     // nix's statvfs needs a feature of its own for this one call.
     // SAFETY: a zeroed statvfs is a valid value for fstatvfs to fill; `file` is open.
@@ -143,7 +143,11 @@ pub fn bytes_free(file: &std::fs::File) -> std::io::Result<u64> {
     if unsafe { libc::fstatvfs(file.as_raw_fd(), &raw mut st) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
-    Ok(st.f_bavail.saturating_mul(st.f_frsize))
+    let block = st.f_frsize;
+    Ok((
+        st.f_bavail.saturating_mul(block),
+        st.f_blocks.saturating_mul(block),
+    ))
 }
 
 /// Sends `signal` to the single process `pid` (never a group: `pid` must be above 1).
