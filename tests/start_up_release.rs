@@ -44,10 +44,13 @@ struct Gated {
 }
 
 impl Gated {
+    /// Holds the caller until the test has read; never for ever, and with the lock let go
+    /// first: were the main thread the caller, it would wait on itself (helper-40).
     fn wait_at_gate(&self) {
-        if let Some((arrived, open)) = self.gate.lock().unwrap().take() {
+        let gate = self.gate.lock().unwrap().take();
+        if let Some((arrived, open)) = gate {
             let _ = arrived.send(());
-            let _ = open.recv();
+            let _ = open.recv_timeout(std::time::Duration::from_secs(30));
         }
     }
 }
@@ -92,7 +95,9 @@ fn a_pipeline_gives_back_start_ups_code_as_it_starts_and_runs_on() {
     let setup = Setup::judging_with(Thresholds::default()).stop(Arc::new(AtomicBool::new(false)));
     let before = own_code_resident_kib();
     let monitor = Monitor::start(Box::new(src), &setup).unwrap();
-    arrived.recv().unwrap();
+    arrived
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the sampler thread reached its first call");
     let after = own_code_resident_kib();
     open.send(()).unwrap();
     // Without the release it rises (3876 KiB to 4068). With it, the sampler thread's start, the

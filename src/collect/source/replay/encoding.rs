@@ -19,11 +19,12 @@ pub(super) fn mend_with(path: &Path, gzip: bool, filter: &str) -> String {
 }
 
 /// The UTF-16 form `head` (an input's first bytes) is in, as iconv names it: with a byte-order
-/// mark, or without one, as a NUL beside the opening `{` or blank shows. None for anything
-/// else, UTF-8 included.
+/// mark, or without one, as a NUL beside the opening `{` or blank shows; UTF-32 by its mark,
+/// whose first two bytes are UTF-16's (helper-40). None for anything else, UTF-8 included.
 pub(super) fn utf16(head: &[u8]) -> Option<&'static str> {
     let text = |b: &u8| *b == b'{' || b.is_ascii_whitespace();
     match head {
+        [0xFF, 0xFE, 0, 0, ..] | [0, 0, 0xFE, 0xFF, ..] => Some("UTF-32"),
         [0xFF, 0xFE, ..] | [0xFE, 0xFF, ..] => Some("UTF-16"),
         [b, 0, ..] if text(b) => Some("UTF-16LE"),
         [0, b, ..] if text(b) => Some("UTF-16BE"),
@@ -31,11 +32,12 @@ pub(super) fn utf16(head: &[u8]) -> Option<&'static str> {
     }
 }
 
-/// Why an input in `form` (UTF-16) is not read, and how to convert it.
+/// Why an input in `form` (UTF-16, UTF-16LE, UTF-32…) is not read, and how to convert it.
 pub(super) fn not_utf8(form: &str, path: &Path, gzip: bool) -> String {
     let iconv = format!("iconv -f {form} -t UTF-8");
+    let family = form.trim_end_matches("LE").trim_end_matches("BE");
     format!(
-        "it is UTF-16 text, where a recording is UTF-8: convert it, {}",
+        "it is {family} text, where a recording is UTF-8: convert it, {}",
         mend_with(path, gzip, &iconv)
     )
 }
@@ -82,6 +84,8 @@ mod tests {
         assert_eq!(utf16(b"{\0\"\0"), Some("UTF-16LE"));
         assert_eq!(utf16(b"\0{\0\""), Some("UTF-16BE"));
         assert_eq!(utf16(b"\n\0{\0"), Some("UTF-16LE"));
+        assert_eq!(utf16(b"\xFF\xFE\0\0{\0\0\0"), Some("UTF-32"));
+        assert_eq!(utf16(b"\0\0\xFE\xFF\0\0\0{"), Some("UTF-32"));
         for other in [
             &b"{\"format\""[..],
             b"\xEF\xBB\xBF{",
