@@ -5,17 +5,7 @@ mod common;
 use std::process::Command;
 
 fn gpuwatch(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gpuwatch"))
-        .args(args)
-        .env_remove("GPUWATCH_CONFIG")
-        .env("XDG_CONFIG_HOME", "/nonexistent")
-        .output()
-        .expect("runs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
+    gpuwatch_with(&[], args)
 }
 
 #[test]

@@ -34,7 +34,7 @@ impl Room {
 
     /// Keeping `reserve` free, or `1/share` of a smaller file system, looking every `every`.
     fn with(out: &Path, (reserve, share): (u64, u64), every: u64) -> Room {
-        // Opened only once known to be a file: a FIFO's open would wait for a writer.
+        // Opened only once known to be a file: a FIFO's open would wait for its other end.
         let file = if out == Path::new("-") {
             std::os::fd::AsFd::as_fd(&std::io::stdout())
                 .try_clone_to_owned()
