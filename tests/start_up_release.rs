@@ -102,7 +102,7 @@ fn a_pipeline_gives_back_start_ups_code_as_it_starts_and_runs_on() {
     open.send(()).unwrap();
     // Without the release it rises (3876 KiB to 4068). With it, the sampler thread's start, the
     // gate and this reading fault back in, 64 KiB around each page they touch in a debug build,
-    // and more or less as the page cache's folios lie: 2464-2808 KiB of 3924-4308 (0.59-0.69
+    // and more or less as the page cache's folios lie: 2464-2808 KiB of 3924-4308 (0.61-0.69
     // of it) over 18 runs here, loaded and not. A fall by a tenth tells the two apart with room.
     assert!(
         after * 10 < before * 9,
