@@ -122,7 +122,7 @@ impl Config {
             path: path.to_path_buf(),
             reason: which_threshold(text)
                 .or_else(|| outside_thresholds(text))
-                .unwrap_or_else(|| e.to_string()),
+                .unwrap_or_else(|| tidy_parse_error(&e.to_string())),
         })?;
         cfg.validate(text).map_err(|reason| ConfigError::Invalid {
             path: path.to_path_buf(),
@@ -338,10 +338,50 @@ fn unknown_key(key: &str, t: &Thresholds) -> Refusal {
 /// A config file larger than this is not one (`--config /dev/zero` must not read forever).
 pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
+/// The TOML crate's message, fit for a terminal: the line it quotes is cut to the width of
+/// one (a 200 KB line was echoed whole), and a number too large for any type is said as one.
+fn tidy_parse_error(message: &str) -> String {
+    const WIDTH: usize = 100;
+    let message = match message.split_once(" as i128, expected any value") {
+        Some((head, tail)) => format!(
+            "{} is out of range{tail}",
+            head.replace("invalid type: ", "")
+        ),
+        None => message.to_owned(),
+    };
+    let mut out = String::with_capacity(message.len().min(4096));
+    for line in message.lines() {
+        match line.char_indices().nth(WIDTH) {
+            Some((cut, _)) => {
+                out.push_str(&line[..cut]);
+                out.push('…');
+            }
+            None => out.push_str(line),
+        }
+        out.push('\n');
+    }
+    out.truncate(out.trim_end().len());
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    /// A parse error quotes its line cut to a terminal's width (helper-39: a 200 KB line was
+    /// echoed whole), and a number too large for any type is not said as "i128".
+    #[test]
+    fn a_parse_error_is_fit_for_a_terminal() {
+        let p = std::path::Path::new("c.toml");
+        let long = format!("[thresholds.idle]\npower_frac = {}\n", "1".repeat(200_000));
+        let e = Config::parse(&long, p).unwrap_err().to_string();
+        assert!(e.len() < 1000, "{} bytes: {}", e.len(), &e[..300]);
+        assert!(e.contains("line 2") && e.contains("111…"), "{e}");
+        let big = "[thresholds]\nhang_sm_max_pct = 123456789012345678901234\n";
+        let e = Config::parse(big, p).unwrap_err().to_string();
+        assert!(!e.contains("i128") && e.contains("out of range"), "{e}");
+    }
 
     /// A value out of its range names the line that sets it, as a parse error does: in a file
     /// of forty keys `thresholds.hang_window = 2h must…` did not say where.
