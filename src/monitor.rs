@@ -114,21 +114,23 @@ fn parts(source: Box<dyn Source>, setup: &Setup) -> Result<(Sampler, Store, Opti
     Ok((sampler, store, stacks))
 }
 
-/// How long a pipeline runs before the code only its start-up ran is given back.
-const SETTLING: Duration = Duration::from_secs(10);
+/// How long a pipeline has run each time the code only its start-up ran is given back.
+const SETTLING: [Duration; 2] = [Duration::from_secs(2), Duration::from_secs(10)];
 
-/// Gives back the pages of the binary that only start-up needed (`sys::release_start_up_pages`)
-/// twice: as the pipeline starts, and when it has run for `SETTLING`. Wall time, not sample
+/// Gives back the pages of code that only start-up needed (`sys::release_start_up_pages`) as
+/// the pipeline starts and when it has run for each of `SETTLING`. Wall time, not sample
 /// time: this is about the process, not what it samples.
 ///
-/// The first release drops what ran before the pipeline (clap, the config file's parser,
-/// NVML's symbol table and `nvmlInit`'s callers) before the first tick and frame fault their
-/// code in: the peak resident size is taken over the whole run, and without it that code
-/// stayed resident through the first 10 s, where the peak forms. The second drops what only
-/// the first seconds ran.
+/// The first release drops what ran before the pipeline (NVML's first round of calls, the
+/// terminal's set-up) before the first tick and frame fault their code in. The one at 2 s
+/// drops what only the first rounds ran, before the rules' first look at a process (about
+/// 1 MiB of code and tables, held to 3 s in by `stack::burst::FIRST_LOOK`) adds to it: the
+/// peak resident size is taken over the whole run, and formed there (run 95). The one at 10 s
+/// drops what ran once since. `sys::release_start_up_pages` runs before and after `nvmlInit`
+/// as well (`source::open_live`, `NvmlSource::open`).
 struct StartUp {
     since: Instant,
-    over: bool,
+    done: usize,
 }
 
 /// Whether the release as a pipeline starts has been made: once a process (tests start many).
@@ -142,12 +144,15 @@ impl StartUp {
         });
         StartUp {
             since: Instant::now(),
-            over: false,
+            done: 0,
         }
     }
     fn tick(&mut self) {
-        if !self.over && self.since.elapsed() >= SETTLING {
-            self.over = true;
+        if SETTLING
+            .get(self.done)
+            .is_some_and(|&at| self.since.elapsed() >= at)
+        {
+            self.done += 1;
             let _ = crate::sys::release_start_up_pages();
         }
     }

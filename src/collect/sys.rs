@@ -202,45 +202,56 @@ pub fn wait_peak_rss(
     }
 }
 
-/// Gives back the pages of this program's own file that only start-up needed: once the
-/// monitor has settled, the kernel drops every page of the binary's code and constants from
-/// its resident set, and faults back in (from the page cache, 64 KiB around each page touched)
-/// only what runs from then on. Start-up runs code that never runs again (clap, the config
-/// file's parser, NVML's symbol table, the first look at a process); with the link order that
-/// lays what runs after it first, the demo's text resident falls from 2.2-2.5 MiB to
-/// 0.9-1.0 MiB (docs/performance.md, "Start-up's code given back"). Returns the bytes that
-/// were resident in what was given back.
+/// Gives back the pages of code and constants that only start-up needed, the program's own
+/// and its libraries': the kernel drops every page of them from the resident set, and faults
+/// back in (from the page cache, 64 KiB around each page touched) only what runs from then on.
+/// Start-up runs code that never runs again: clap, the config file's parser, NVML's symbol
+/// table and the first look at a process in the binary; `nvmlInit` in libnvidia-ml and
+/// libcuda; the loader's and the C library's set-up. With the link order that lays what runs
+/// after it first, the demo's text resident falls from 2.2-2.5 MiB to 0.9-1.0 MiB, and the
+/// libraries' from 1.9 to 0.7 MiB (docs/performance.md, "Start-up's code given back").
+/// Returns the bytes that were resident in what was given back; an error only when nothing
+/// could be.
 ///
-/// Only mappings that cannot hold a page this process wrote are touched: read-only, private
-/// and of the executable's own file, with none of their pages anonymous in smaps (the loader's
-/// relocated tables are, and are left alone). The kernel records the peak resident size
-/// (`VmHWM`) as it drops the pages, but from its per-CPU counters, which lag: after a release
-/// `VmHWM` can read up to a few hundred KiB under the true peak (0-236 KiB a release, helper-38,
-/// on 2 cores). Peaks are measured by sampling `VmRSS` as well (`rss_timeline.py`).
+/// Only mappings that cannot hold a page this process wrote are touched: private and
+/// read-only mappings of regular files, with none of their pages anonymous in smaps (the
+/// loader's relocated tables are, and are left alone), and not a device's, locked or huge
+/// (`unwritten_mappings`). The kernel records the peak resident size (`VmHWM`) as it drops the
+/// pages, but from its per-CPU counters, which lag: after a release `VmHWM` can read up to a
+/// few hundred KiB under the true peak (0-236 KiB a release, helper-38, on 2 cores). Peaks are
+/// measured by sampling `VmRSS` as well (`rss_timeline.py`).
+///
+/// A library unmapped between the read of smaps and the `madvise` (a `dlclose` on another
+/// thread) would leave a range that something else may map next; nothing here unloads a
+/// library (NVML stays loaded for the whole run, and `nvmlInit` has loaded libcuda by the
+/// time this runs), which is why it runs only at start-up's fixed points.
 ///
 /// Never inlined: `docs/workloads/link_order.sh` profiles what runs after start-up by zeroing
 /// callgrind's counts where this function begins.
 #[inline(never)]
 pub fn release_start_up_pages() -> std::io::Result<u64> {
-    use std::os::unix::fs::MetadataExt as _;
-    let inode = std::fs::metadata("/proc/self/exe")?.ino();
     let smaps = std::fs::read_to_string("/proc/self/smaps")?;
     let mut released = 0;
-    for m in unwritten_mappings(&smaps, inode) {
-        // SAFETY: `m` spans whole pages of a private file mapping that is mapped read-only and
-        // holds no anonymous page (`unwritten_mappings`): every page in it is the file's own
-        // content, unchanged, which is what MADV_DONTNEED puts back when a page is next
-        // touched. No memory the program uses changes; the range stays mapped.
+    let mut refused = None;
+    for m in unwritten_mappings(&smaps) {
+        // SAFETY: `m` spans whole pages of a private mapping of a regular file that is mapped
+        // read-only and holds no anonymous page (`unwritten_mappings`): every page in it is the
+        // file's own content, unchanged, which is what MADV_DONTNEED puts back when a page is
+        // next touched. No memory the program uses changes; the range stays mapped.
         let rc = unsafe { libc::madvise(m.start as *mut libc::c_void, m.len, libc::MADV_DONTNEED) };
-        if rc != 0 {
-            return Err(std::io::Error::last_os_error());
+        if rc == 0 {
+            released += m.resident;
+        } else {
+            refused = Some(std::io::Error::last_os_error());
         }
-        released += m.resident;
     }
-    Ok(released)
+    match refused {
+        Some(e) if released == 0 => Err(e),
+        _ => Ok(released),
+    }
 }
 
-/// A mapping of the executable that holds only pages as they are in its file.
+/// A mapping that holds only pages as they are in its file.
 #[derive(Debug, PartialEq)]
 struct Unwritten {
     start: usize,
@@ -248,9 +259,9 @@ struct Unwritten {
     resident: u64,
 }
 
-/// The mappings of the file with `inode` in `smaps` (the text of /proc/self/smaps) that are
-/// private, not writable and hold no anonymous page.
-fn unwritten_mappings(smaps: &str, inode: u64) -> Vec<Unwritten> {
+/// The mappings in `smaps` (the text of /proc/self/smaps) of regular files, private and not
+/// writable, that hold no anonymous page and are plain memory (not a device's, locked or huge).
+fn unwritten_mappings(smaps: &str) -> Vec<Unwritten> {
     let mut found = Vec::new();
     let mut current: Option<Unwritten> = None;
     let mut resident = 0;
@@ -269,11 +280,14 @@ fn unwritten_mappings(smaps: &str, inode: u64) -> Vec<Unwritten> {
                 current = None;
             }
         } else if first == "VmFlags:" {
-            if let Some(mut m) = current.take() {
+            // Device memory (io, pf), locked pages (lo), huge pages (ht) and mappings that a
+            // userfaultfd serves (um, uw) are not page-cache pages to put back.
+            let plain = fields.all(|f| !matches!(f, "io" | "pf" | "lo" | "ht" | "um" | "uw"));
+            if let Some(mut m) = current.take().filter(|_| plain) {
                 m.resident = resident;
                 found.push(m);
             }
-        } else if let Some(m) = mapping_header(first, fields, inode) {
+        } else if let Some(m) = mapping_header(first, fields) {
             current = Some(m);
         } else if first.contains('-') && !first.ends_with(':') {
             current = None;
@@ -282,21 +296,20 @@ fn unwritten_mappings(smaps: &str, inode: u64) -> Vec<Unwritten> {
     found
 }
 
-/// A mapping's first line (`start-end perms offset dev inode path`), when it maps the file
-/// with `inode` private and read-only.
-fn mapping_header<'a>(
-    range: &str,
-    mut fields: impl Iterator<Item = &'a str>,
-    inode: u64,
-) -> Option<Unwritten> {
+/// A mapping's first line (`start-end perms offset dev inode path`), when it maps a regular
+/// file, private and read-only. A deleted file and anything under /dev are passed over.
+fn mapping_header<'a>(range: &str, mut fields: impl Iterator<Item = &'a str>) -> Option<Unwritten> {
     let (start, end) = range.split_once('-')?;
     let start = usize::from_str_radix(start, 16).ok()?;
     let end = usize::from_str_radix(end, 16).ok()?;
     let perms = fields.next()?;
     let (_offset, _dev) = (fields.next()?, fields.next()?);
-    let ino: u64 = fields.next()?.parse().ok()?;
+    let inode: u64 = fields.next()?.parse().ok()?;
+    let path = fields.next()?;
+    let last = fields.last().unwrap_or(path);
+    let file = path.starts_with('/') && !path.starts_with("/dev/") && last != "(deleted)";
     let private_read_only = perms.len() == 4 && !perms.contains('w') && perms.ends_with('p');
-    (ino == inode && inode != 0 && private_read_only && end > start).then_some(Unwritten {
+    (inode != 0 && file && private_read_only && end > start).then_some(Unwritten {
         start,
         len: end - start,
         resident: 0,
@@ -321,9 +334,9 @@ mod tests {
         assert_eq!(super::user_name(3_999_999_999), None, "a uid no one has");
     }
 
-    /// /proc/self/smaps of a binary (inode 42) with its read-only headers and constants, its
-    /// code, the relocated tables (read-only, but written by the loader) and its data, and a
-    /// library's code (another inode).
+    /// /proc/self/smaps of a binary with its read-only headers and constants, its code, the
+    /// relocated tables (read-only, but written by the loader) and its data; a library's code;
+    /// NVML's anonymous buffer; a device's mapping, a deleted file's and a locked one.
     const SMAPS: &str = "\
 55d0a0000000-55d0a01e7000 r--p 00000000 fd:01 42                         /usr/bin/gpuwatch
 Size:               1948 kB
@@ -355,11 +368,31 @@ Size:              15908 kB
 Rss:               15148 kB
 Anonymous:         15148 kB
 VmFlags: rd wr mr mw me ac sd
+7f35c6000000-7f35c6001000 r--p 00000000 00:05 501                        /dev/nvidiactl
+Size:                  4 kB
+Rss:                   4 kB
+Anonymous:             0 kB
+VmFlags: rd mr me io pf dd sd
+7f35c7000000-7f35c7010000 r-xp 00000000 fd:01 78                         /tmp/old copy (deleted)
+Size:                 64 kB
+Rss:                  64 kB
+Anonymous:             0 kB
+VmFlags: rd ex mr mw me sd
+7f35c8000000-7f35c8010000 r-xp 00000000 fd:01 79                         /opt/locked lib.so
+Size:                 64 kB
+Rss:                  64 kB
+Anonymous:             0 kB
+VmFlags: rd ex mr mw me lo sd
+7f35c9000000-7f35c9010000 r--p 00000000 fd:01 80                         /opt/with space.so
+Size:                 64 kB
+Rss:                  12 kB
+Anonymous:             0 kB
+VmFlags: rd mr mw me sd
 ";
 
     #[test]
-    fn only_the_binarys_unwritten_read_only_mappings_are_given_back() {
-        let found = super::unwritten_mappings(SMAPS, 42);
+    fn only_unwritten_read_only_mappings_of_files_are_given_back() {
+        let found = super::unwritten_mappings(SMAPS);
         let expect = |start: usize, end: usize, kib: u64| super::Unwritten {
             start,
             len: end - start,
@@ -370,19 +403,20 @@ VmFlags: rd wr mr mw me ac sd
             [
                 expect(0x55d0_a000_0000, 0x55d0_a01e_7000, 620),
                 expect(0x55d0_a01e_7000, 0x55d0_a093_d000, 2584),
+                expect(0x7f35_c000_0000, 0x7f35_c010_0000, 1024),
+                expect(0x7f35_c900_0000, 0x7f35_c901_0000, 12),
             ],
-            "the relocated tables, the data, the library and the heap stay"
+            "the relocated tables, the data, the anonymous buffer, the device's mapping, the \
+             deleted file's and the locked one stay"
         );
-        assert!(super::unwritten_mappings(SMAPS, 0).is_empty());
-        assert!(super::unwritten_mappings("", 42).is_empty());
+        assert!(super::unwritten_mappings("").is_empty());
     }
 
-    /// Resident bytes of this test binary's own unwritten mappings, as smaps says now.
+    /// Resident bytes of this test binary's unwritten mappings and its libraries', as smaps
+    /// says now.
     fn own_unwritten_resident() -> u64 {
-        use std::os::unix::fs::MetadataExt as _;
-        let inode = std::fs::metadata("/proc/self/exe").unwrap().ino();
         let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
-        super::unwritten_mappings(&smaps, inode)
+        super::unwritten_mappings(&smaps)
             .iter()
             .map(|m| m.resident)
             .sum()
