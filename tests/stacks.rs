@@ -441,3 +441,52 @@ fn evidence_found_in_the_same_place_twice_is_read_at_the_background_pace() {
     assert_eq!(got.len(), 2, "{got:?}");
     assert_eq!(got[0].main_class(), got[1].main_class());
 }
+
+/// A live pipeline's first look for the rules waits past the release of start-up's pages
+/// (`FIRST_LOOK`): a look made before it added 1 MiB to start-up's resident set (run 96). The
+/// user's ask is read at once all the same.
+#[test]
+fn the_rules_first_look_waits_and_the_users_ask_does_not() {
+    use gpuwatch::stack::burst::StackLink;
+    use std::time::Instant;
+    let p = python("loader.py", &["sleep"]);
+    let pid = p.0.id();
+    let plan = Plan {
+        samples: 1,
+        every: Duration::from_millis(5),
+        children: false,
+    };
+    let wanted = StackLink::new(
+        (plan, Duration::from_secs(3600)),
+        (plan, Duration::from_secs(3600)),
+    )
+    .first_look_after(Duration::from_millis(800));
+    // How long after `since` the link's first burst came (within 20 s).
+    let first_burst = |link: &StackLink, since: Instant| {
+        let mut got = Vec::new();
+        while got.is_empty() && since.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(10));
+            link.take_done(&mut got);
+        }
+        link.stop();
+        assert_eq!(got.len(), 1, "one burst within 20 s");
+        since.elapsed()
+    };
+    let created = Instant::now();
+    wanted.want(&[(pid, true)]);
+    let waited = first_burst(&wanted, created);
+    assert!(waited >= Duration::from_millis(800), "read {waited:?} in");
+
+    let asked = StackLink::new(
+        (plan, Duration::from_secs(3600)),
+        (plan, Duration::from_secs(3600)),
+    )
+    .first_look_after(Duration::from_secs(3600));
+    let created = Instant::now();
+    asked.ask(pid);
+    let waited = first_burst(&asked, created);
+    assert!(
+        waited < Duration::from_secs(20),
+        "the ask read at once, not in an hour"
+    );
+}
