@@ -213,42 +213,115 @@ pub fn wait_peak_rss(
 /// Returns the bytes that were resident in what was given back; an error only when nothing
 /// could be.
 ///
-/// Only mappings that cannot hold a page this process wrote are touched: private and
-/// read-only mappings of regular files, with none of their pages anonymous in smaps (the
-/// loader's relocated tables are, and are left alone), and not a device's, locked or huge
-/// (`unwritten_mappings`). The kernel records the peak resident size (`VmHWM`) as it drops the
-/// pages, but from its per-CPU counters, which lag: after a release `VmHWM` can read up to a
-/// few hundred KiB under the true peak (0-236 KiB a release, helper-38, on 2 cores). Peaks are
-/// measured by sampling `VmRSS` as well (`rss_timeline.py`).
+/// Only pages as they are in their file are dropped: the segments of the loaded objects (the
+/// binary and its libraries) that are not writable, where smaps shows a private, read-only
+/// mapping of a regular file with no page anonymous or swapped (`unwritten_mappings`). The
+/// loader's relocated tables lie in writable segments and are never touched, even when their
+/// copies are swapped out and smaps shows none of their pages anonymous (the first version
+/// lost libm's GOT that way, and the next `log(0.0)` wrote errno over the thread pointer:
+/// helper-41). The
+/// work is done inside `dl_iterate_phdr`, which holds the loader's lock on its list of
+/// objects: an object listed there is fully mapped and cannot be unmapped until the call ends,
+/// so a `dlopen` or `dlclose` on another thread cannot turn a range into someone's memory
+/// between the read of smaps and the `madvise`.
 ///
-/// A library unmapped between the read of smaps and the `madvise` (a `dlclose` on another
-/// thread) would leave a range that something else may map next; nothing here unloads a
-/// library (NVML stays loaded for the whole run, and `nvmlInit` has loaded libcuda by the
-/// time this runs), which is why it runs only at start-up's fixed points.
+/// The kernel records the peak resident size (`VmHWM`) as it drops the pages, but from its
+/// per-CPU counters, which lag: after a release `VmHWM` can read up to a few hundred KiB under
+/// the true peak (0-236 KiB a release, helper-38, on 2 cores). Peaks are measured by sampling
+/// `VmRSS` as well (`rss_timeline.py`).
 ///
 /// Never inlined: `docs/workloads/link_order.sh` profiles what runs after start-up by zeroing
 /// callgrind's counts where this function begins.
 #[inline(never)]
 pub fn release_start_up_pages() -> std::io::Result<u64> {
     let smaps = std::fs::read_to_string("/proc/self/smaps")?;
-    let mut released = 0;
-    let mut refused = None;
-    for m in unwritten_mappings(&smaps) {
-        // SAFETY: `m` spans whole pages of a private mapping of a regular file that is mapped
-        // read-only and holds no anonymous page (`unwritten_mappings`): every page in it is the
-        // file's own content, unchanged, which is what MADV_DONTNEED puts back when a page is
-        // next touched. No memory the program uses changes; the range stays mapped.
-        let rc = unsafe { libc::madvise(m.start as *mut libc::c_void, m.len, libc::MADV_DONTNEED) };
-        if rc == 0 {
-            released += m.resident;
-        } else {
-            refused = Some(std::io::Error::last_os_error());
+    // SAFETY: sysconf has no preconditions.
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+    let mut release = Release {
+        candidates: unwritten_mappings(&smaps),
+        page,
+        released: 0,
+        refused: None,
+    };
+    // SAFETY: `release_object` only reads the program headers the loader hands it and the
+    // `Release` behind `data`, which outlives the call.
+    unsafe { libc::dl_iterate_phdr(Some(release_object), (&raw mut release).cast()) };
+    match release.refused {
+        Some(e) if release.released == 0 => Err(e),
+        _ => Ok(release.released),
+    }
+}
+
+/// What `release_start_up_pages` gives back, and what it gave.
+struct Release {
+    candidates: Vec<Unwritten>,
+    page: usize,
+    released: u64,
+    refused: Option<std::io::Error>,
+}
+
+/// `dl_iterate_phdr`'s callback: gives back the unwritten pages of one loaded object's
+/// segments that are not writable. Never unwinds (nothing in it panics).
+unsafe extern "C" fn release_object(
+    info: *mut libc::dl_phdr_info,
+    _size: usize,
+    data: *mut libc::c_void,
+) -> libc::c_int {
+    // SAFETY: the loader passes a valid `info` for the length of the call; `data` is the
+    // `Release` that `release_start_up_pages` lends.
+    let (info, release) = unsafe { (&*info, &mut *data.cast::<Release>()) };
+    if info.dlpi_phdr.is_null() {
+        return 0;
+    }
+    // SAFETY: `dlpi_phdr` points at `dlpi_phnum` program headers, as the loader keeps them.
+    let headers =
+        unsafe { std::slice::from_raw_parts(info.dlpi_phdr, usize::from(info.dlpi_phnum)) };
+    for h in headers {
+        if h.p_type != libc::PT_LOAD || h.p_flags & libc::PF_W != 0 {
+            continue;
+        }
+        let start = info.dlpi_addr.wrapping_add(h.p_vaddr);
+        let Some(segment) = whole_pages(start, start.wrapping_add(h.p_memsz), release.page) else {
+            continue;
+        };
+        for (from, len, resident) in overlaps(&release.candidates, segment) {
+            // SAFETY: `from..from + len` is whole pages of a segment of an object the loader
+            // lists (mapped, and kept mapped while it is listed), not writable, where smaps
+            // showed a private read-only file mapping with no page anonymous or swapped: every
+            // page is the file's own content, which MADV_DONTNEED puts back when next touched.
+            let rc = unsafe { libc::madvise(from as *mut libc::c_void, len, libc::MADV_DONTNEED) };
+            if rc == 0 {
+                release.released += resident;
+            } else {
+                release.refused = Some(std::io::Error::last_os_error());
+            }
         }
     }
-    match refused {
-        Some(e) if released == 0 => Err(e),
-        _ => Ok(released),
-    }
+    0
+}
+
+/// The pages a segment at `start..end` (addresses) is mapped in: the loader maps each segment
+/// from the page its start is in to the page its end is in, and no two segments of different
+/// permissions share a page.
+fn whole_pages(start: u64, end: u64, page: usize) -> Option<(usize, usize)> {
+    let (start, end) = (usize::try_from(start).ok()?, usize::try_from(end).ok()?);
+    let first = start - start % page;
+    let last = end.checked_next_multiple_of(page)?;
+    (first < last).then_some((first, last))
+}
+
+/// The parts of `candidates` within `segment` (both whole pages): start, length and the bytes
+/// resident there, counted in proportion to the part of the mapping.
+fn overlaps(candidates: &[Unwritten], (start, end): (usize, usize)) -> Vec<(usize, usize, u64)> {
+    candidates
+        .iter()
+        .filter_map(|m| {
+            let from = m.start.max(start);
+            let to = (m.start + m.len).min(end);
+            let share = |b: u64| b * (to - from) as u64 / m.len.max(1) as u64;
+            (from < to).then(|| (from, to - from, share(m.resident)))
+        })
+        .collect()
 }
 
 /// A mapping that holds only pages as they are in its file.
@@ -264,33 +337,38 @@ struct Unwritten {
 fn unwritten_mappings(smaps: &str) -> Vec<Unwritten> {
     let mut found = Vec::new();
     let mut current: Option<Unwritten> = None;
-    let mut resident = 0;
+    let (mut resident, mut clean) = (0, 0);
     for line in smaps.lines() {
         let mut fields = line.split_whitespace();
         let Some(first) = fields.next() else { continue };
-        if first == "Rss:" {
-            resident = fields
-                .next()
-                .and_then(|k| k.parse::<u64>().ok())
-                .unwrap_or(0)
-                * 1024;
-        } else if first == "Anonymous:" {
-            // Any page written (a relocation, a debugger's breakpoint) rules the mapping out.
-            if fields.next() != Some("0") {
-                current = None;
+        match first {
+            "Rss:" => {
+                resident = fields
+                    .next()
+                    .and_then(|k| k.parse::<u64>().ok())
+                    .unwrap_or(0)
+                    * 1024;
             }
-        } else if first == "VmFlags:" {
-            // Device memory (io, pf), locked pages (lo), huge pages (ht) and mappings that a
-            // userfaultfd serves (um, uw) are not page-cache pages to put back.
-            let plain = fields.all(|f| !matches!(f, "io" | "pf" | "lo" | "ht" | "um" | "uw"));
-            if let Some(mut m) = current.take().filter(|_| plain) {
-                m.resident = resident;
-                found.push(m);
+            // Any page written (a relocation, a debugger's breakpoint) rules the mapping out,
+            // resident or swapped out; a kernel that says neither rules it out too.
+            "Anonymous:" | "Swap:" if fields.next() == Some("0") => clean += 1,
+            "Anonymous:" | "Swap:" => current = None,
+            "VmFlags:" => {
+                // Device memory (io, pf), locked pages (lo), huge pages (ht) and mappings that
+                // a userfaultfd serves (um, uw) are not page-cache pages to put back.
+                let plain = fields.all(|f| !matches!(f, "io" | "pf" | "lo" | "ht" | "um" | "uw"));
+                if let Some(mut m) = current.take().filter(|_| plain && clean == 2) {
+                    m.resident = resident;
+                    found.push(m);
+                }
             }
-        } else if let Some(m) = mapping_header(first, fields) {
-            current = Some(m);
-        } else if first.contains('-') && !first.ends_with(':') {
-            current = None;
+            _ => {
+                if let Some(m) = mapping_header(first, fields) {
+                    (current, clean) = (Some(m), 0);
+                } else if first.contains('-') && !first.ends_with(':') {
+                    current = None;
+                }
+            }
         }
     }
     found
@@ -336,58 +414,81 @@ mod tests {
 
     /// /proc/self/smaps of a binary with its read-only headers and constants, its code, the
     /// relocated tables (read-only, but written by the loader) and its data; a library's code;
-    /// NVML's anonymous buffer; a device's mapping, a deleted file's and a locked one.
+    /// NVML's anonymous buffer; a device's mapping, a deleted file's and a locked one; a
+    /// library's relocated table swapped out (helper-41), and a mapping whose kernel does not
+    /// say what of it is swapped.
     const SMAPS: &str = "\
 55d0a0000000-55d0a01e7000 r--p 00000000 fd:01 42                         /usr/bin/gpuwatch
 Size:               1948 kB
 Rss:                 620 kB
 Anonymous:             0 kB
+Swap:                  0 kB
 VmFlags: rd mr mw me dw sd
 55d0a01e7000-55d0a093d000 r-xp 001e6000 fd:01 42                         /usr/bin/gpuwatch
 Size:               7512 kB
 Rss:                2584 kB
 Anonymous:             0 kB
+Swap:                  0 kB
 VmFlags: rd ex mr mw me dw sd
 55d0a093d000-55d0a098c000 r--p 0093b000 fd:01 42                         /usr/bin/gpuwatch
 Size:                316 kB
 Rss:                 316 kB
 Anonymous:           316 kB
+Swap:                  0 kB
 VmFlags: rd mr mw me dw ac sd
 55d0a098c000-55d0a098d000 rw-p 0098a000 fd:01 42                         /usr/bin/gpuwatch
 Size:                  4 kB
 Rss:                   4 kB
 Anonymous:             0 kB
+Swap:                  0 kB
 VmFlags: rd wr mr mw me dw ac sd
 7f35c0000000-7f35c0100000 r-xp 00028000 fd:01 77                         /usr/lib/libc.so.6
 Size:               1024 kB
 Rss:                1024 kB
 Anonymous:             0 kB
+Swap:                  0 kB
 VmFlags: rd ex mr mw me sd
 7f35c4a45000-7f35c59ce000 rw-p 00000000 00:00 0
 Size:              15908 kB
 Rss:               15148 kB
 Anonymous:         15148 kB
+Swap:                  0 kB
 VmFlags: rd wr mr mw me ac sd
 7f35c6000000-7f35c6001000 r--p 00000000 00:05 501                        /dev/nvidiactl
 Size:                  4 kB
 Rss:                   4 kB
 Anonymous:             0 kB
+Swap:                  0 kB
 VmFlags: rd mr me io pf dd sd
 7f35c7000000-7f35c7010000 r-xp 00000000 fd:01 78                         /tmp/old copy (deleted)
 Size:                 64 kB
 Rss:                  64 kB
 Anonymous:             0 kB
+Swap:                  0 kB
 VmFlags: rd ex mr mw me sd
 7f35c8000000-7f35c8010000 r-xp 00000000 fd:01 79                         /opt/locked lib.so
 Size:                 64 kB
 Rss:                  64 kB
 Anonymous:             0 kB
+Swap:                  0 kB
 VmFlags: rd ex mr mw me lo sd
 7f35c9000000-7f35c9010000 r--p 00000000 fd:01 80                         /opt/with space.so
 Size:                 64 kB
 Rss:                  12 kB
 Anonymous:             0 kB
+Swap:                  0 kB
 VmFlags: rd mr mw me sd
+7f35ca000000-7f35ca001000 r--p 00020000 fd:01 81                         /usr/lib/libm.so.6
+Size:                  4 kB
+Rss:                   0 kB
+Anonymous:             0 kB
+Swap:                  4 kB
+VmFlags: rd mr mw me ac sd
+7f35cb000000-7f35cb010000 r-xp 00000000 fd:01 82                         /opt/old kernel.so
+Size:                 64 kB
+Rss:                  64 kB
+Anonymous:             0 kB
+VmFlags: rd ex mr mw me sd
 ";
 
     #[test]
@@ -406,10 +507,83 @@ VmFlags: rd mr mw me sd
                 expect(0x7f35_c000_0000, 0x7f35_c010_0000, 1024),
                 expect(0x7f35_c900_0000, 0x7f35_c901_0000, 12),
             ],
-            "the relocated tables, the data, the anonymous buffer, the device's mapping, the \
-             deleted file's and the locked one stay"
+            "the relocated tables, resident or swapped, the data, the anonymous buffer, the \
+             device's mapping, the deleted file's, the locked one and the unknown one stay"
         );
         assert!(super::unwritten_mappings("").is_empty());
+    }
+
+    #[test]
+    fn a_segments_pages_inside_a_mapping_are_given_back() {
+        let page = 0x1000;
+        assert_eq!(
+            super::whole_pages(0x1800, 0x4800, page),
+            Some((0x1000, 0x5000))
+        );
+        assert_eq!(
+            super::whole_pages(0x1800, 0x1fff, page),
+            Some((0x1000, 0x2000))
+        );
+        assert_eq!(
+            super::whole_pages(0x2000, 0x3000, page),
+            Some((0x2000, 0x3000))
+        );
+        assert_eq!(
+            super::whole_pages(0x2000, 0x2000, page),
+            None,
+            "an empty segment"
+        );
+        let m = |start: usize, len: usize| super::Unwritten {
+            start,
+            len,
+            resident: len as u64,
+        };
+        let found = super::overlaps(&[m(0x1000, 0x2000), m(0x5000, 0x1000)], (0x2000, 0x6000));
+        assert_eq!(found, [(0x2000, 0x1000, 0x1000), (0x5000, 0x1000, 0x1000)]);
+        assert!(super::overlaps(&[m(0x1000, 0x1000)], (0x2000, 0x3000)).is_empty());
+    }
+
+    /// KiB of the mapping that starts at `at` in this process's resident set (smaps' `Rss:`;
+    /// `mincore` would say whether the page cache holds them, not whether the process does).
+    fn resident_kib(at: *mut libc::c_void) -> u64 {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+        let head = format!("{:x}-", at as usize);
+        let mut lines = smaps.lines().skip_while(|l| !l.starts_with(&head));
+        let rss = lines
+            .find(|l| l.starts_with("Rss:"))
+            .expect("the mapping in smaps");
+        rss.split_whitespace().nth(1).unwrap().parse().unwrap()
+    }
+
+    /// A file the program maps read-only itself is data, not a loaded object's code: the
+    /// release leaves it resident (it gave back every regular file's unwritten mapping before,
+    /// the loader's tables among them once swapped out: helper-41).
+    #[test]
+    fn a_file_the_program_maps_itself_stays_resident() {
+        use std::os::fd::AsRawFd as _;
+        let file = std::fs::File::open("/proc/self/exe").unwrap();
+        let len = 16 * 4096;
+        // SAFETY: a fresh private read-only mapping of an open file, unmapped below.
+        let at = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE | libc::MAP_POPULATE,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        assert_ne!(at, libc::MAP_FAILED);
+        assert_eq!(resident_kib(at), 64);
+        super::release_start_up_pages().expect("madvise on our own text");
+        assert_eq!(
+            resident_kib(at),
+            64,
+            "the program's own mapping of a file stays"
+        );
+        // SAFETY: the mapping made above, no longer used.
+        unsafe { libc::munmap(at, len) };
     }
 
     /// Resident bytes of this test binary's unwritten mappings and its libraries', as smaps
