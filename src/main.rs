@@ -11,6 +11,8 @@ use gpuwatch::config::Config;
 use gpuwatch::snapshot::{CmdlinePolicy, Options};
 use gpuwatch::{command, source};
 
+use std::io::Write as _;
+
 fn main() -> ExitCode {
     let cli = gpuwatch::cli::environment::try_parse_from(std::env::args_os()).unwrap_or_else(|e| {
         // `--replay` belongs to `diagnose` and `snapshot`; the monitor plays a recording as a
@@ -45,7 +47,13 @@ fn main() -> ExitCode {
             // Paths and names in it came from the command line or a file: shown, never obeyed
             // as escape sequences.
             let text = own_demo(&message(&e), sub.as_deref());
-            eprintln!("gpuwatch: {}", gpuwatch::text::printable(&text));
+            // Not `eprintln!`, which panics when it cannot write: a terminal closed under the
+            // monitor took its standard error with it, and the exit status became a panic's.
+            let _ = writeln!(
+                std::io::stderr(),
+                "gpuwatch: {}",
+                gpuwatch::text::printable(&text)
+            );
             ExitCode::from(2)
         }
     }

@@ -159,7 +159,11 @@ impl<W: Write> Backend for Ansi<W> {
         self.0.hide_cursor()
     }
     fn show_cursor(&mut self) -> io::Result<()> {
-        self.0.show_cursor()
+        // Never fails: ratatui's `Terminal` shows the cursor as it drops and `eprintln!`s a
+        // failure, which panics where standard error is the terminal that was closed under the
+        // monitor (exit status 101). `restore_terminal` shows the cursor again in any case.
+        let _ = self.0.show_cursor();
+        Ok(())
     }
     fn get_cursor_position(&mut self) -> io::Result<Position> {
         self.0.get_cursor_position()
