@@ -219,11 +219,10 @@ pub fn wait_peak_rss(
 /// loader's relocated tables lie in writable segments and are never touched, even when their
 /// copies are swapped out and smaps shows none of their pages anonymous (the first version
 /// lost libm's GOT that way, and the next `log(0.0)` wrote errno over the thread pointer:
-/// helper-41). The
-/// work is done inside `dl_iterate_phdr`, which holds the loader's lock on its list of
-/// objects: an object listed there is fully mapped and cannot be unmapped until the call ends,
-/// so a `dlopen` or `dlclose` on another thread cannot turn a range into someone's memory
-/// between the read of smaps and the `madvise`.
+/// helper-41). The work is done inside `dl_iterate_phdr`, which holds the loader's lock on its
+/// list of objects: an object listed there is fully mapped and cannot be unmapped until the
+/// call ends, so a `dlopen` or `dlclose` on another thread cannot turn a range into someone's
+/// memory between the read of smaps and the `madvise`.
 ///
 /// The kernel records the peak resident size (`VmHWM`) as it drops the pages, but from its
 /// per-CPU counters, which lag: after a release `VmHWM` can read up to a few hundred KiB under
@@ -236,7 +235,10 @@ pub fn wait_peak_rss(
 pub fn release_start_up_pages() -> std::io::Result<u64> {
     let smaps = std::fs::read_to_string("/proc/self/smaps")?;
     // SAFETY: sysconf has no preconditions.
-    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+    let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
+        .ok()
+        .filter(|&p| p > 0)
+        .unwrap_or(4096);
     let mut release = Release {
         candidates: unwritten_mappings(&smaps),
         page,
@@ -281,7 +283,8 @@ unsafe extern "C" fn release_object(
             continue;
         }
         let start = info.dlpi_addr.wrapping_add(h.p_vaddr);
-        let Some(segment) = whole_pages(start, start.wrapping_add(h.p_memsz), release.page) else {
+        let Some(segment) = segment_pages(start, start.wrapping_add(h.p_memsz), release.page)
+        else {
             continue;
         };
         for (from, len, resident) in overlaps(&release.candidates, segment) {
@@ -303,7 +306,7 @@ unsafe extern "C" fn release_object(
 /// The pages a segment at `start..end` (addresses) is mapped in: the loader maps each segment
 /// from the page its start is in to the page its end is in, and no two segments of different
 /// permissions share a page.
-fn whole_pages(start: u64, end: u64, page: usize) -> Option<(usize, usize)> {
+fn segment_pages(start: u64, end: u64, page: usize) -> Option<(usize, usize)> {
     let (start, end) = (usize::try_from(start).ok()?, usize::try_from(end).ok()?);
     let first = start - start % page;
     let last = end.checked_next_multiple_of(page)?;
@@ -514,22 +517,22 @@ VmFlags: rd ex mr mw me sd
     }
 
     #[test]
-    fn a_segments_pages_inside_a_mapping_are_given_back() {
+    fn a_segments_pages_within_a_mapping_are_given_back() {
         let page = 0x1000;
         assert_eq!(
-            super::whole_pages(0x1800, 0x4800, page),
+            super::segment_pages(0x1800, 0x4800, page),
             Some((0x1000, 0x5000))
         );
         assert_eq!(
-            super::whole_pages(0x1800, 0x1fff, page),
+            super::segment_pages(0x1800, 0x1fff, page),
             Some((0x1000, 0x2000))
         );
         assert_eq!(
-            super::whole_pages(0x2000, 0x3000, page),
+            super::segment_pages(0x2000, 0x3000, page),
             Some((0x2000, 0x3000))
         );
         assert_eq!(
-            super::whole_pages(0x2000, 0x2000, page),
+            super::segment_pages(0x2000, 0x2000, page),
             None,
             "an empty segment"
         );

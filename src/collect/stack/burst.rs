@@ -29,8 +29,8 @@ pub const REPEAT_BACKGROUND: Duration = Duration::from_secs(30);
 /// How long a live pipeline waits before the rules may have a process read: past the release
 /// of start-up's pages 2 s in (`monitor::SETTLING`). A first look maps about 1 MiB (py-spy's
 /// code, the regexes it compiles, the interpreter's symbols); made before that release it
-/// added to start-up's pages, and the monitor's peak resident size was 24.0-24.2 MiB, against
-/// 23.3 when it came after (run 96, H100). The user's ask is never held back.
+/// added to start-up's pages, and the monitor's peak resident size was 23.6 MiB, against 23.0
+/// when it came after (run 96, H100). The user's ask is never held back.
 pub const FIRST_LOOK: Duration = Duration::from_secs(3);
 
 /// The link a live pipeline uses; none under `--no-stacks`.

@@ -220,8 +220,8 @@ impl NvmlSource {
     ) -> Result<Self, super::SourceError> {
         let slow_interval = interval.max(Duration::from_secs(1));
         let nvml = init(lib_path)?;
-        // `nvmlInit` ran code of libcuda's and NVML's that nothing runs again (3.8 MiB of
-        // libcuda resident, of which a monitor runs 1.3): given back before the first round
+        // `nvmlInit` ran code of libcuda's and NVML's that nothing runs again (3.7 MiB of
+        // libcuda resident, of which a monitor runs 1.2): given back before the first round
         // of calls, the peak that forms here is that much lower (docs/performance.md, run 96).
         let _ = crate::sys::release_start_up_pages();
         let (devices, infos) = selected_devices(nvml, select)?;
