@@ -349,19 +349,11 @@ fn tidy_parse_error(message: &str) -> String {
         ),
         None => message.to_owned(),
     };
-    let mut out = String::with_capacity(message.len().min(4096));
-    for line in message.lines() {
-        match line.char_indices().nth(WIDTH) {
-            Some((cut, _)) => {
-                out.push_str(&line[..cut]);
-                out.push('…');
-            }
-            None => out.push_str(line),
-        }
-        out.push('\n');
-    }
-    out.truncate(out.trim_end().len());
-    out
+    let lines: Vec<String> = message
+        .lines()
+        .map(|line| crate::text::Clip(line, WIDTH).to_string())
+        .collect();
+    lines.join("\n").trim_end().to_owned()
 }
 
 #[cfg(test)]
