@@ -6,8 +6,11 @@
 # the pipeline starts, 2 s and 10 s in; and the rules' first look at a process held to 3 s
 # (`stack::burst::FIRST_LOOK`). Run 96 measured the first version (every file's mappings), whose
 # one look 51 ms in brought the peak to 23.6 MiB. Memory over 32 s beside the steady load, three
-# times, `serve` once, and a CPU pair at 100 ms against gw-new (7422653); the target is nvmlInit + 2 MiB = 23.0-23.1 MiB (run 94's native floor).
+# times, `serve` once, and a CPU pair at 100 ms against gw-new (7422653); the target is nvmlInit
+# + 2 MiB = 23.0-23.1 MiB (run 94's native floor). Then gw-c's map at 31 s (where the rest lies)
+# and the issue's side-by-side table with every peer (shared.jsonl), last, as the longest.
 set -u
+nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv >> "$OUT/log.txt"
 . docs/workloads/bench.sh
 D=.device/bins
 start_load
@@ -17,5 +20,8 @@ S() { timeout 40 python3 docs/workloads/rss_timeline.py 32 -- $D/$1 serve --inte
 S gw-c
 NEW=$D/gw-c OLD=$D/gw-new
 pair 1 100ms --interval 100ms
+timeout 45 python3 docs/workloads/rss_map.py 31 gw-c-0.1s -- $D/gw-c --interval 100ms \
+  >> "$R/rss_map.jsonl" 2>> "$R/log.txt"
 stop_load
 summary
+peers
