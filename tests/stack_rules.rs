@@ -217,12 +217,9 @@ fn a_sync_finding_names_the_line_that_waits_on_the_gpu() {
     assert!(f.actions[0].contains("train.py:91"), "{:?}", f.actions);
 }
 
-#[test]
-#[allow(clippy::too_many_lines)] // the three ranks' stacks are written out frame by frame, as py-spy would read them; the checks follow them
-fn a_hang_names_the_rank_outside_the_collective_from_the_ranks_stacks() {
-    let (infos, mut ticks) = sim_ticks(Scenario::HANG, 1, 60, START_MS);
-    // Three ranks of one job sharing the GPU.
-    for t in &mut ticks {
+/// Three ranks of one job sharing the GPU, pids 4400-4402.
+fn three_ranks(ticks: &mut [gpuwatch::model::Tick]) {
+    for t in ticks {
         let template = t.devices[0].processes[0].clone();
         t.devices[0].processes = (0..3u32)
             .map(|r| {
@@ -239,6 +236,46 @@ fn a_hang_names_the_rank_outside_the_collective_from_the_ranks_stacks() {
             })
             .collect();
     }
+}
+
+/// Ranks whose frames differ where the evidence does not show it (the function, beside a
+/// source line) are said once, in rank order: a place is worded once for all its ranks, and
+/// places worded alike are one group.
+#[test]
+fn ranks_at_places_worded_alike_are_said_once_in_rank_order() {
+    let (infos, mut ticks) = sim_ticks(Scenario::HANG, 1, 60, START_MS);
+    three_ranks(&mut ticks);
+    let c10d = format!("{SP}/torch/distributed/distributed_c10d.py");
+    // The function differs; the evidence quotes the source line, and not the function.
+    let at = |function| {
+        [
+            ("all_reduce", c10d.as_str(), 2501, ""),
+            (function, "/home/u/train.py", 64, "dist.all_reduce(grad)"),
+        ]
+    };
+    let (step, other) = (at("step"), at("train_step"));
+    for t in [12_000u64, 27_000, 42_000, 57_000] {
+        for (pid, f) in [(4400, &step), (4401, &other), (4402, &step)] {
+            let t_ms = START_MS + t + u64::from(pid - 4400) * 500;
+            let b = burst(pid, t_ms, StackClass::Collective, 20, 20, f);
+            ticks = with_burst(ticks, b);
+        }
+    }
+    let r = run(&infos, &ticks, Thresholds::default());
+    let f = last(&r, "hang").expect("hang");
+    let line = "where the ranks are (Python stacks): ranks 0, 1, 2 (pids 4400, 4401, 4402, GPU 0): collective (torch.distributed) at train.py:64 `dist.all_reduce(grad)`";
+    assert!(
+        f.evidence.iter().any(|e| e.contains(line)),
+        "{:#?}",
+        f.evidence
+    );
+}
+
+#[test]
+#[allow(clippy::too_many_lines)] // the three ranks' stacks are written out frame by frame, as py-spy would read them; the checks follow them
+fn a_hang_names_the_rank_outside_the_collective_from_the_ranks_stacks() {
+    let (infos, mut ticks) = sim_ticks(Scenario::HANG, 1, 60, START_MS);
+    three_ranks(&mut ticks);
     let c10d = format!("{SP}/torch/distributed/distributed_c10d.py");
     let coll = [
         ("all_reduce", c10d.as_str(), 2501, ""),

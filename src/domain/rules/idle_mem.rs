@@ -118,11 +118,14 @@ fn idle_with_memory(c: &Ctx) -> Option<u64> {
         return None;
     }
     // No kernel over the window: util (and GPM SM activity, where read) never above 1 %. A
-    // scan that stops at the first busy sample, not a sort of two minutes of samples.
+    // scan that stops at the first busy sample, newest first: a GPU busy in bursts (input
+    // starved, launch-bound) has one near the end. Not the windows the rules keep: this one is
+    // asked only while no process is busy on its host, now and then, and a window asked now
+    // and then is sorted again whole (it cost 6 times the scan's instructions).
     let mut util_seen = false;
     // A MIG instance has no utilization: its SM activity alone says whether a kernel ran.
     let mig = c.dev.info.mig.is_some();
-    for s in c.dev.samples.last(w) {
+    for s in c.dev.samples.last(w).rev() {
         if let Some(u) = s.util_gpu_pct {
             util_seen = true;
             if u > 1.0 {
