@@ -121,7 +121,7 @@ fn idle_with_memory(c: &Ctx) -> Option<u64> {
     // scan that stops at the first busy sample, newest first: a GPU busy in bursts (input
     // starved, launch-bound) has one near the end. Not the windows the rules keep: this one is
     // asked only while no process is busy on its host, now and then, and a window asked now
-    // and then is sorted again whole (it cost 6 times the scan's instructions).
+    // and then is sorted again whole (it cost 7 times the scan's instructions).
     let mut util_seen = false;
     // A MIG instance has no utilization: its SM activity alone says whether a kernel ran.
     let mig = c.dev.info.mig.is_some();
