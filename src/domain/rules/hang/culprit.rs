@@ -61,36 +61,32 @@ pub(super) fn ranks_with_stacks<'a>(c: &'a Ctx) -> Vec<Rank<'a>> {
 /// gloo.py:88 `dist.all_reduce(grad)`; rank 2 (pid 1169, GPU 0): idle … at gloo.py:79 …",
 /// ranks in the same place said once.
 pub(super) fn where_ranks_are(ranks: &[Rank]) -> Option<String> {
-    // Ranks (by their index) grouped by what their main thread does and the frame it is at,
-    // so that each place is worded once (a job's ranks mostly wait in one place: quoting every
-    // rank's was 3 % of judging 64 GPUs); then places worded alike are one group, its ranks
-    // in their order.
-    let mut places: Vec<(StackClass, Option<&StackFrame>, Vec<usize>)> = Vec::new();
-    for (i, r) in ranks.iter().enumerate() {
+    // (what and where, the ranks there), in rank order
+    let mut groups: Vec<(String, Vec<&Rank>)> = Vec::new();
+    // Each place (what the main thread does, the frame it is at) is worded once, and its
+    // group remembered: a job's ranks mostly wait in one place, and quoting every rank's was
+    // 3 % of judging 64 GPUs. Places worded alike share a group.
+    let mut places: Vec<(StackClass, Option<&StackFrame>, usize)> = Vec::new();
+    for r in ranks {
         let Some(s) = r.seen.as_ref() else { continue };
-        let key = (s.main.class, s.place());
-        match places.iter_mut().find(|(c, f, _)| (*c, *f) == key) {
-            Some((_, _, members)) => members.push(i),
-            None => places.push((key.0, key.1, vec![i])),
-        }
+        let (class, place) = (s.main.class, s.place());
+        let group = if let Some(known) = places.iter().find(|p| (p.0, p.1) == (class, place)) {
+            known.2
+        } else {
+            let at = place.map_or(String::new(), |f| format!(" at {}", stacks::quoted(f)));
+            let what = format!("{}{at}", class.words());
+            let group = groups
+                .iter()
+                .position(|(w, _)| *w == what)
+                .unwrap_or_else(|| {
+                    groups.push((what, Vec::new()));
+                    groups.len() - 1
+                });
+            places.push((class, place, group));
+            group
+        };
+        groups[group].1.push(r);
     }
-    // (what and where, the ranks there)
-    let mut worded: Vec<(String, Vec<usize>)> = Vec::new();
-    for (class, place, members) in places {
-        let at = place.map_or(String::new(), |f| format!(" at {}", stacks::quoted(f)));
-        let what = format!("{}{at}", class.words());
-        match worded.iter_mut().find(|(w, _)| *w == what) {
-            Some((_, kept)) => {
-                kept.extend(members);
-                kept.sort_unstable();
-            }
-            None => worded.push((what, members)),
-        }
-    }
-    let groups: Vec<(String, Vec<&Rank>)> = worded
-        .into_iter()
-        .map(|(what, members)| (what, members.into_iter().map(|i| &ranks[i]).collect()))
-        .collect();
     if groups.is_empty() {
         return None;
     }
