@@ -321,7 +321,12 @@ fn overlaps(candidates: &[Unwritten], (start, end): (usize, usize)) -> Vec<(usiz
         .filter_map(|m| {
             let from = m.start.max(start);
             let to = (m.start + m.len).min(end);
-            let share = |b: u64| b * (to - from) as u64 / m.len.max(1) as u64;
+            // In u128: this runs inside the loader's callback, where an overflow's panic (in a
+            // debug build) would abort.
+            let share = |b: u64| {
+                let part = u128::from(b) * (to - from) as u128 / m.len.max(1) as u128;
+                u64::try_from(part).unwrap_or(u64::MAX)
+            };
             (from < to).then(|| (from, to - from, share(m.resident)))
         })
         .collect()
