@@ -316,10 +316,11 @@ mod tests {
         (st, judged)
     }
 
-    /// In one box, a GPU whose symptom is being timed or whose hang is open is judged every
-    /// 200 ms and the others beside it every 400 ms (at most 500), not at the troubled one's
-    /// rate (with 64 GPUs that was most of the rules' cost), a GPU whose warning is already
-    /// open among them.
+    /// In one box, a GPU whose symptom is being timed is judged every 200 ms and the others
+    /// beside it every 400 ms (at most 500), not at the troubled one's rate (with 64 GPUs that
+    /// was most of the rules' cost), a GPU whose warning is already open among them, and a
+    /// hung one: its hang is glanced at in between (the test below says it still ends in the
+    /// tick that shows it).
     #[test]
     fn an_open_warning_waits_its_turn_like_a_quiet_gpu() {
         // The mixed demo's GPU 0 trains healthily, GPU 2 is starved (a warning open by 30 s),
@@ -347,13 +348,54 @@ mod tests {
         assert!(found.active_on(2).any(|f| f.severity == Severity::Warning));
         assert!(found.active_on(4).any(|f| f.rule == "hang"));
         let gaps = |l: &[u64]| l.windows(2).map(|w| w[1] - w[0]).collect::<Vec<_>>();
-        for (list, every) in judged.iter().zip([400, 400, 200]) {
+        for (list, every) in judged.iter().zip([400, 400, 400]) {
             assert!(list.len() > 20, "{list:?}");
             assert!(
                 gaps(list).iter().all(|g| *g == every),
                 "{every}: {:?} {list:?}",
                 gaps(list)
             );
+        }
+    }
+
+    /// A hung GPU is judged in full every 400 ms and glanced at in between, and its hang
+    /// still ends in the tick whose samples end it: the second with util unpinned (the
+    /// newest two, `hang::spinning`). Tried at four phases of the 400 ms: a glance that
+    /// missed it would leave the end to the next full judging, a tick late in two of them.
+    #[test]
+    fn a_hang_glanced_at_between_judgings_ends_in_the_tick_that_shows_it() {
+        for phase in 0..4 {
+            let mut src = SimSource::new(Scenario::HANG, 1, 7, 0, 250);
+            let mut st = store(&src, 120);
+            let mut tick = Tick::default();
+            let critical = |st: &Store| {
+                st.findings()
+                    .active_on(0)
+                    .any(|f| f.rule == "hang" && f.severity == Severity::Critical)
+            };
+            let mut ticks = 0;
+            while !critical(&st) || ticks % 4 != phase {
+                src.sample(&mut tick).unwrap();
+                st.absorb(&tick, SelfCost::default());
+                ticks += 1;
+                assert!(ticks < 4 * 120, "no critical hang in 2 minutes");
+            }
+            let mut glanced = 0;
+            for k in 0..3 {
+                src.sample(&mut tick).unwrap();
+                // The spin stops: util drops, the rest as it was.
+                tick.devices[0].sample.util_gpu_pct = Some(0.0);
+                st.absorb(&tick, SelfCost::default());
+                glanced += usize::from(st.engine.judged_at_ms(0) != Some(tick.t_ms));
+                let found = st.findings();
+                let ended = found
+                    .active_on(0)
+                    .filter(|f| f.rule == "hang")
+                    .all(|f| found.ended_ago_ms(f, tick.t_ms).is_some());
+                assert_eq!(ended, k >= 1, "phase {phase}, unpinned tick {k}");
+            }
+            // Each unpinned sample gets the hung GPU judged in full at once.
+            assert_eq!(glanced, 0, "phase {phase}");
         }
     }
 

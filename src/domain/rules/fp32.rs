@@ -45,6 +45,7 @@ impl Section for Fp32Thresholds {}
 pub const FP32: Rule = Rule {
     id: RuleId::Fp32,
     // GPM activity is per MIG instance, as the rule needs it.
+    glance: None,
     mig: OnMig::Instance,
     title: "FP32 math on CUDA cores, tensor cores idle",
     severity: Severity::Info,

@@ -66,6 +66,7 @@ impl Section for HangThresholds {
 
 pub const HANG: Rule = Rule {
     id: RuleId::Hang,
+    glance: Some(still_spinning),
     mig: OnMig::Instance,
     title: "Busy but idle: GPU looks hung",
     severity: Severity::Warning,
@@ -153,6 +154,34 @@ fn spinning_on_instance(c: &Ctx, span_ms: u64) -> Option<Gpm> {
     let resident = sm.n > 0 && sm.p10 >= floor && sm.median <= c.thresholds.hang.sm_max_pct;
     let idle_work = tensor.median <= MIG_SPIN_WORK_MAX_PCT && dram.median <= MIG_SPIN_WORK_MAX_PCT;
     (resident && flat && idle_work && !ended).then_some((sm, tensor, dram))
+}
+
+/// Every sample after `since_ms` still shows an open hang: util pinned (with the open
+/// finding's slack), power at the floor, no GPM work. Such samples cannot end it: its window's
+/// percentiles and medians only move towards a hang while they arrive (without GPM its
+/// power's spread may still grow: the full judging, at the quiet cadence, says so), and the
+/// GPU waits for that judging. One that does not, and it is judged at once: the newest two
+/// unpinned end it (`spinning`), in the tick that shows it. On a MIG instance (no util or
+/// power) a hang is judged at every turn.
+fn still_spinning(c: &Ctx, since_ms: u64) -> bool {
+    if c.dev.info.mig.is_some() {
+        return false;
+    }
+    let util_min = c.thresholds.hang.util_min_pct - 10.0;
+    let (near_floor_w, sm_max) = (c.near_floor_w(), c.thresholds.hang.sm_max_pct);
+    let idle = |v: Option<f32>, max: f32| v.is_none_or(|v| v <= max);
+    c.dev
+        .samples
+        .iter()
+        .rev()
+        .take_while(|s| s.t_ms > since_ms)
+        .all(|s| {
+            s.util_gpu_pct.is_some_and(|u| u >= util_min)
+                && s.power_w.is_some_and(|w| w <= near_floor_w)
+                && idle(s.gpm.sm_active_pct, sm_max)
+                && idle(s.gpm.tensor_active_pct, 10.0)
+                && idle(s.gpm.dram_bw_pct, 10.0)
+        })
 }
 
 fn check(c: &Ctx) -> Option<Verdict> {

@@ -33,6 +33,7 @@ impl Section for IdleMemThresholds {}
 
 pub const IDLE_MEM: Rule = Rule {
     id: RuleId::IdleMem,
+    glance: None,
     mig: OnMig::Instance,
     title: "Idle GPU with memory held",
     severity: Severity::Info,

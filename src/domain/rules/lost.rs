@@ -8,6 +8,7 @@ use crate::text::span_words;
 
 pub const LOST: Rule = Rule {
     id: RuleId::Lost,
+    glance: None,
     mig: OnMig::Parent,
     title: "GPU lost",
     severity: Severity::Critical,

@@ -33,6 +33,7 @@ impl Section for MemFullThresholds {}
 
 pub const MEM_FULL: Rule = Rule {
     id: RuleId::MemFull,
+    glance: None,
     mig: OnMig::Instance,
     title: "GPU memory nearly full",
     severity: Severity::Warning,

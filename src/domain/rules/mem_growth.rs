@@ -61,6 +61,7 @@ impl Section for MemGrowthThresholds {
 
 pub const MEM_GROWTH: Rule = Rule {
     id: RuleId::MemGrowth,
+    glance: None,
     mig: OnMig::Instance,
     title: "GPU memory growing steadily",
     severity: Severity::Warning,

@@ -243,6 +243,12 @@ pub struct Rule {
     /// the rule is being timed, and a run that ends before the window did was not judged in
     /// full.
     pub watch: Watching,
+    /// For a rule whose findings can be critical: whether every sample after the given time
+    /// still shows the open finding's symptom, from those samples alone. A GPU whose critical
+    /// findings all say so waits for the quiet cadence to be judged in full; one that does
+    /// not is judged at once, so an end is said as soon as its samples show it
+    /// (`Engine::turn`). `None`: a critical finding of this rule is judged at the busy rate.
+    pub glance: Option<fn(&Ctx, u64) -> bool>,
     /// Where it judges on a GPU in MIG mode (docs/diagnoses.md says why, rule by rule).
     pub mig: OnMig,
     /// Its simulated scenario (`--demo NAME`): levels, the settings NVML reports once, the

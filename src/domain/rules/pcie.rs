@@ -29,6 +29,7 @@ impl Section for PcieThresholds {}
 
 pub const PCIE: Rule = Rule {
     id: RuleId::Pcie,
+    glance: None,
     mig: OnMig::Parent,
     title: "PCIe link below its maximum",
     severity: Severity::Warning,

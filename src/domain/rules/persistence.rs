@@ -6,6 +6,7 @@ use crate::model::demo::{Demo, Facts, BUSY, STOCK};
 
 pub const PERSISTENCE: Rule = Rule {
     id: RuleId::Persistence,
+    glance: None,
     mig: OnMig::Parent,
     title: "Persistence mode off",
     severity: Severity::Info,

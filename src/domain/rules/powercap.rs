@@ -28,6 +28,7 @@ impl Section for PowercapThresholds {}
 
 pub const POWERCAP: Rule = Rule {
     id: RuleId::Powercap,
+    glance: None,
     mig: OnMig::Parent,
     title: "Power capped below TDP",
     severity: Severity::Warning,

@@ -49,6 +49,7 @@ impl Section for SharedThresholds {}
 pub const SHARED: Rule = Rule {
     id: RuleId::Shared,
     // Per-process utilization does not exist on MIG: who computes on an instance is unknown.
+    glance: None,
     mig: OnMig::Neither,
     title: "GPU shared: processes take turns on it",
     severity: Severity::Warning,

@@ -202,13 +202,7 @@ pub(super) fn update_slot(
     });
     match (verdict, slot.open.as_mut()) {
         (Some(mut v), Some(f)) => {
-            f.last_ms = ctx.now_ms;
-            f.symptom_ended = false;
-            // A GPU that stopped answering used what it used: unknown, not more.
-            f.energy_j = match ctx.dev.status {
-                crate::model::DeviceStatus::Ok => energy_since(ctx, slot.energy_base_j),
-                crate::model::DeviceStatus::Lost { .. } => None,
-            };
+            still_holds(f, slot.energy_base_j, ctx);
             if v.held {
                 // Still holds, as worded last (`check` worded anew one that raises it).
                 return None;
@@ -319,6 +313,18 @@ pub(super) fn update_slot(
         }
         (None, None) => None,
     }
+}
+
+/// An open finding whose symptom still holds at `ctx.now_ms`, as worded: its time and the
+/// energy used while it held move on.
+pub(super) fn still_holds(f: &mut Finding, energy_base_j: f64, ctx: &Ctx) {
+    f.last_ms = ctx.now_ms;
+    f.symptom_ended = false;
+    // A GPU that stopped answering used what it used: unknown, not more.
+    f.energy_j = match ctx.dev.status {
+        crate::model::DeviceStatus::Ok => energy_since(ctx, energy_base_j),
+        crate::model::DeviceStatus::Lost { .. } => None,
+    };
 }
 
 /// Joules since the meter read `base_j`; `None` while none were measured (no power read).

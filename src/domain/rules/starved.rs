@@ -50,6 +50,7 @@ impl Section for StarvedThresholds {}
 
 pub const STARVED: Rule = Rule {
     id: RuleId::Starved,
+    glance: None,
     mig: OnMig::Instance,
     title: "GPU starved: waiting for input",
     severity: Severity::Warning,

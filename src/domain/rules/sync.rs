@@ -42,6 +42,7 @@ impl Section for SyncThresholds {}
 
 pub const SYNC: Rule = Rule {
     id: RuleId::Sync,
+    glance: None,
     mig: OnMig::Neither,
     title: "Launch-bound: tiny kernels and host syncs",
     severity: Severity::Warning,

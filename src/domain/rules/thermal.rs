@@ -29,6 +29,7 @@ impl Section for ThermalThresholds {}
 
 pub const THERMAL: Rule = Rule {
     id: RuleId::Thermal,
+    glance: None,
     mig: OnMig::Parent,
     title: "Clocks slowed: thermal or hardware slowdown",
     severity: Severity::Warning,

@@ -42,6 +42,7 @@ impl Section for TransferThresholds {}
 
 pub const TRANSFER: Rule = Rule {
     id: RuleId::Transfer,
+    glance: None,
     mig: OnMig::Neither,
     title: "GPU waits on host-to-device copies",
     severity: Severity::Warning,

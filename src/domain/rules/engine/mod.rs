@@ -3,6 +3,7 @@
 
 mod floor;
 mod thresholds;
+mod turn;
 mod wants;
 
 pub use floor::Floor;
@@ -13,7 +14,7 @@ use super::slots::{
     update_slot, watch_rules,
 };
 use super::Thresholds;
-use super::{all_rules, ms, Conclusions, Ctx, Finding, Judging, Rule, Severity, Verdict, Watch};
+use super::{all_rules, ms, Conclusions, Ctx, Finding, Judging, Rule, Verdict, Watch};
 use crate::history::{DeviceHistory, History};
 
 /// Per device and rule: the open finding, if any.
@@ -91,10 +92,6 @@ pub struct Engine {
 }
 
 pub(super) const KEEP_CLEARED: usize = 256;
-/// At most how long a quiet GPU goes unjudged, and how often the store judges while something
-/// is being timed (`store::EVALUATE_QUIET_EVERY_MS`, `store::EVALUATE_EVERY_MS`).
-const QUIET_JUDGE_MS: u64 = 500;
-const BUSY_JUDGE_MS: u64 = 200;
 
 impl Engine {
     #[must_use]
@@ -192,8 +189,10 @@ impl Engine {
         self.windows.resize_with(n, Default::default);
         for (i, dev) in history.devices.iter().enumerate() {
             let now_ms = dev.samples.latest().map(|s| s.t_ms);
-            if self.rests(i, now_ms) {
-                continue;
+            match self.turn(i, now_ms) {
+                turn::Turn::Rests => continue,
+                turn::Turn::Glanced if self.glance(i, dev, history) => continue,
+                turn::Turn::Glanced | turn::Turn::Judged => {}
             }
             // Unjudged since `judge_every_device_next` (a run's last judging) or ever: every
             // open finding is worded anew.
@@ -228,29 +227,6 @@ impl Engine {
     #[must_use]
     pub fn judged_at_ms(&self, position: usize) -> Option<u64> {
         self.judged_ms.get(position).copied().flatten()
-    }
-
-    /// Device `i` is quiet (no symptom being timed, nothing critical open) and was judged
-    /// recently enough to wait for a later evaluation: it waits its turn while another GPU's
-    /// symptom is judged every 200 ms. Judging every GPU of a box at that rate because one of
-    /// them is in trouble was most of what the rules cost with many GPUs. An open warning does
-    /// not keep a GPU busy: what it waits for (escalating, ending) is not timed, so judging it
-    /// 300 ms later delays no finding's start, and a new symptom on that GPU is timed, and
-    /// judged at the busy rate, from the next evaluation on. A critical one (a hang) does:
-    /// whoever watches a hang waits for the moment it ends.
-    fn rests(&self, i: usize, now_ms: Option<u64>) -> bool {
-        let (Some(now), Some(Some(last))) = (now_ms, self.judged_ms.get(i)) else {
-            return false;
-        };
-        let quiet = self.slots[i].iter().all(|s| {
-            s.watch_since_ms.is_none()
-                && s.open
-                    .as_ref()
-                    .is_none_or(|f| f.severity < Severity::Critical)
-        });
-        // Judged again when waiting for the next evaluation (200 ms on) would leave it more
-        // than `QUIET_JUDGE_MS` unjudged: every 400 ms while others are judged every 200.
-        quiet && now >= *last && now - last + BUSY_JUDGE_MS <= QUIET_JUDGE_MS
     }
 
     /// Every rule on device `i`: the verdicts, which are being timed, one cause, the slots.

@@ -9,6 +9,7 @@ use crate::text::span_words;
 
 pub const ECC: Rule = Rule {
     id: RuleId::Ecc,
+    glance: None,
     mig: OnMig::Parent,
     title: "Uncorrected ECC errors",
     severity: Severity::Critical,

@@ -9,6 +9,7 @@ use crate::text::{clock, span_words};
 
 pub const NVLINK: Rule = Rule {
     id: RuleId::Nvlink,
+    glance: None,
     mig: OnMig::Parent,
     title: "NVLink down or erroring",
     severity: Severity::Warning,

@@ -8,6 +8,7 @@ use crate::text::span_words;
 
 pub const PCIE_REPLAY: Rule = Rule {
     id: RuleId::PcieReplay,
+    glance: None,
     mig: OnMig::Parent,
     title: "PCIe replays rising",
     severity: Severity::Warning,

@@ -8,6 +8,7 @@ use crate::model::Health;
 
 pub const REMAP: Rule = Rule {
     id: RuleId::RowRemap,
+    glance: None,
     mig: OnMig::Parent,
     title: "GPU memory needs a reset",
     severity: Severity::Critical,

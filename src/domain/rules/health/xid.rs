@@ -11,6 +11,7 @@ use crate::xid::{self, Need};
 
 pub const XID: Rule = Rule {
     id: RuleId::Xid,
+    glance: None,
     mig: OnMig::Parent,
     title: "Xid error",
     severity: Severity::Warning,
