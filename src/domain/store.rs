@@ -594,6 +594,51 @@ mod tests {
         }
     }
 
+    /// A starved finding that its stacks read as benign (a server idle between requests, at
+    /// info) is worded once a second like any other: its reading was worded at every judging
+    /// until 2026-12-07, and a sync finding read so was raised back to its warning, and
+    /// worded anew, at every judging.
+    #[test]
+    fn a_benign_reading_is_worded_at_most_once_a_second() {
+        use crate::model::stack::StackClass;
+        use crate::rules::RuleId;
+        for id in [RuleId::Starved, RuleId::Sync] {
+            let mut src = SimSource::new(Scenario::Rule(id), 1, 7, 0, 100);
+            let mut st = store(&src, 300);
+            let mut tick = Tick::default();
+            let mut worded: Vec<u64> = Vec::new();
+            for _ in 0..10 * 240 {
+                src.sample(&mut tick).unwrap();
+                // The main thread waits on its socket, as a server between requests does.
+                for t in tick.stacks.iter_mut().flat_map(|b| &mut b.threads) {
+                    (t.class, t.class_samples, t.second) =
+                        (StackClass::IdleWaiting, t.samples, None);
+                }
+                st.absorb(&tick, SelfCost::default());
+                let at = st.engine.worded_ms(0, id);
+                if at.is_some() && at != worded.last().copied() {
+                    worded.extend(at);
+                }
+            }
+            let found = st.findings();
+            let f = found.active_on(0).find(|f| f.rule == id.as_str());
+            assert!(
+                f.is_some_and(|f| f.severity == Severity::Info),
+                "{id:?}: {f:#?}"
+            );
+            let sooner = worded
+                .windows(2)
+                .filter(|w| w[1] - w[0] < REWORD_MS)
+                .count();
+            assert!(worded.len() >= 20, "{id:?}: worded {worded:?}");
+            assert!(
+                sooner <= 1,
+                "{id:?}: {sooner} of {} wordings within a second",
+                worded.len()
+            );
+        }
+    }
+
     #[test]
     fn time_going_backwards_is_judged_at_once() {
         let mut src = SimSource::new(Scenario::Healthy, 1, 7, 10_000, 250);

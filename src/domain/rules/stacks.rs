@@ -5,7 +5,6 @@
 
 use super::{Ctx, Severity, Verdict};
 use crate::model::stack::{StackBurst, StackClass, StackFrame, StackOutcome, ThreadStack};
-use crate::model::ProcessSample;
 
 /// A burst is evidence for this long after it was read: longer than the 15–30 s between two
 /// bursts of a process the rules want, shorter than what a job changes in.
@@ -132,9 +131,20 @@ pub fn of<'a>(ctx: &'a Ctx, pid: u32) -> Option<Seen<'a>> {
 /// The GPU's main process (the one holding the most GPU memory) with a fresh burst.
 #[must_use]
 pub fn of_gpu<'a>(ctx: &'a Ctx) -> Option<Seen<'a>> {
-    let mut procs: Vec<&ProcessSample> = ctx.dev.processes.iter().collect();
-    procs.sort_by_key(|p| std::cmp::Reverse(p.gpu_mem_bytes.unwrap_or(0)));
-    procs.into_iter().find_map(|p| of(ctx, p.pid))
+    // Of two holding as much, the one listed first. No list is sorted: judging a GPU whose
+    // finding holds as worded asks this, and allocates nothing.
+    let with_burst = ctx
+        .dev
+        .processes
+        .iter()
+        .filter_map(|p| Some((p.gpu_mem_bytes.unwrap_or(0), of(ctx, p.pid)?)));
+    let mut best: Option<(u64, Seen<'a>)> = None;
+    for (mem, seen) in with_burst {
+        if best.as_ref().is_none_or(|(most, _)| mem > *most) {
+            best = Some((mem, seen));
+        }
+    }
+    best.map(|(_, seen)| seen)
 }
 
 /// Why no stacks can be read on this GPU, said once (not permitted, not Python), if a burst
@@ -152,40 +162,60 @@ pub fn unreadable(ctx: &Ctx) -> Option<String> {
     })
 }
 
-/// What the GPU waits for when the stacks say it is not the program's fault: requests (a server
-/// idle between them), a checkpoint being written, `torch.compile` compiling. An info-level
-/// verdict with the counters' `evidence` and the stacks' line, or `None` when the stacks say
-/// otherwise.
+/// What the GPU waits for when the stacks say it is not the program's fault.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Benign {
+    /// A server idle between requests, a loop waiting on a queue or a socket.
+    Requests,
+    /// A checkpoint being written or read.
+    Checkpoint,
+    /// `torch.compile` compiling.
+    Compilation,
+}
+
+/// What the GPU waits for when the stacks say it is not the program's fault; `None` when they
+/// say otherwise. Asked before anything is worded (`benign`): a rule whose finding holds as
+/// worded says only that it holds, at info.
 #[must_use]
-pub fn benign(s: &Seen, mut evidence: Vec<String>, signals: &str) -> Option<Verdict> {
+pub fn benign_class(s: &Seen) -> Option<Benign> {
     // Idle between requests needs only half the burst: a server works part of the time (its
     // requests), and is never in data loading.
-    let idle = s.share(StackClass::IdleWaiting) >= 0.5 && s.share(StackClass::DataLoading) < 0.2;
-    let class = if idle {
-        StackClass::IdleWaiting
-    } else {
-        s.mostly()?
-    };
-    let (title, cause, action) = match class {
-        StackClass::IdleWaiting if idle => (
+    if s.share(StackClass::IdleWaiting) >= 0.5 && s.share(StackClass::DataLoading) < 0.2 {
+        return Some(Benign::Requests);
+    }
+    match s.mostly()? {
+        StackClass::Checkpoint => Some(Benign::Checkpoint),
+        StackClass::Compilation => Some(Benign::Compilation),
+        _ => None,
+    }
+}
+
+/// The info-level verdict for what `benign_class` found, with the counters' `evidence` and
+/// the stacks' line.
+#[must_use]
+pub fn benign(s: &Seen, benign: Benign, mut evidence: Vec<String>, signals: &str) -> Verdict {
+    let (class, title, cause, action) = match benign {
+        Benign::Requests => (
+            StackClass::IdleWaiting,
             "GPU idle between requests (not starved)",
             "The process waits for work outside data loading (a server between requests, a loop waiting on a queue or a socket): the GPU is idle by demand",
             "Nothing to fix if the load is what it is; to use the GPU better, batch requests together (dynamic batching) or serve several models on it",
         ),
-        StackClass::Checkpoint => (
+        Benign::Checkpoint => (
+            StackClass::Checkpoint,
             "GPU waits while a checkpoint is written",
             "The training process is writing or reading a checkpoint (torch.save / torch.load) and the GPU waits for it",
             "Checkpoint less often, or asynchronously: `torch.distributed.checkpoint.async_save`, or copy the state to host memory and write it from a thread",
         ),
-        StackClass::Compilation => (
+        Benign::Compilation => (
+            StackClass::Compilation,
             "GPU waits while torch.compile compiles",
             "`torch.compile` is tracing and compiling (dynamo, inductor, triton): a start-up cost, repeated on every recompilation",
             "If it repeats during training, find recompilations: `TORCH_LOGS=recompiles`; mark dynamic shapes (`torch._dynamo.mark_dynamic`) or pad inputs to fixed sizes",
         ),
-        _ => return None,
     };
     evidence.push(s.line());
-    Some(Verdict {
+    Verdict {
         evidence,
         causes: vec![cause.into()],
         actions: vec![action.into()],
@@ -196,5 +226,5 @@ pub fn benign(s: &Seen, mut evidence: Vec<String>, signals: &str) -> Option<Verd
         fit: 0.9,
         summary: format!("stacks: {}", class.words()),
         ..Verdict::default()
-    })
+    }
 }

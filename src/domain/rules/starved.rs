@@ -358,9 +358,15 @@ fn counter_evidence(c: &Ctx, n: &Counters) -> Vec<String> {
 
 /// The stacks say the GPU waits for something other than input (requests, a checkpoint,
 /// `torch.compile`): an info-level reading, so that a server idle by demand is never a starved
-/// warning.
+/// warning. Worded only when asked: it was worded at every judging, and dropped when the
+/// stacks said otherwise, a sixth of what judging a starved GPU cost.
 fn not_input(c: &Ctx, n: &Counters, s: &stacks::Seen) -> Option<Verdict> {
-    stacks::benign(s, counter_evidence(c, n), n.signals)
+    let benign = stacks::benign_class(s)?;
+    if !c.wording {
+        // Held at info: a held reading above the finding's severity would be worded anew.
+        return Some(Verdict::held(Some(Severity::Info)));
+    }
+    Some(stacks::benign(s, benign, counter_evidence(c, n), n.signals))
 }
 
 /// What the stacks say the input pipeline spends its time on, and the remedy that names it.

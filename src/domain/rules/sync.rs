@@ -197,29 +197,33 @@ fn check(c: &Ctx) -> Option<Verdict> {
         });
         fit += 0.2;
     }
+    let seen = stacks::of_gpu(c);
+    let benign = seen.as_ref().and_then(stacks::benign_class);
     if !c.wording {
-        // Held at the rule's severity: a benign reading of its stacks (info) is worded, and
-        // shown, at the next wording.
-        return Some(Verdict::held(None));
+        // Held at the severity of this reading: a benign one (its stacks) held at the rule's
+        // warning would read as raised, and be worded anew at every judging.
+        return Some(Verdict::held(benign.map(|_| Severity::Info)));
     }
-    Some(with_stacks(c, evidence, signals, fit, util.median))
+    Some(with_stacks(
+        c,
+        (seen, benign),
+        evidence,
+        signals,
+        (fit, util.median),
+    ))
 }
 
 /// The verdict, with what the main thread's stacks say (a benign reading at info level, the
 /// host sync or the launching that sets the pace, named by its line).
 fn with_stacks(
     c: &Ctx,
+    (seen, benign): (Option<stacks::Seen>, Option<stacks::Benign>),
     mut evidence: Vec<String>,
     signals: &str,
-    mut fit: f32,
-    util: f32,
+    (mut fit, util): (f32, f32),
 ) -> Verdict {
-    let seen = stacks::of_gpu(c);
-    if let Some(v) = seen
-        .as_ref()
-        .and_then(|s| stacks::benign(s, evidence.clone(), signals))
-    {
-        return v;
+    if let (Some(s), Some(b)) = (seen.as_ref(), benign) {
+        return stacks::benign(s, b, evidence, signals);
     }
     let mut causes = causes();
     let mut actions = actions();
