@@ -1,7 +1,9 @@
 //! How gpuwatch writes numbers, times and untrusted text for people: one place, so the screen,
 //! the evidence, `diagnose` and the reports say the same thing the same way.
 
+mod fixed;
 mod untrusted;
+pub use fixed::{fixed, Fixed};
 pub use untrusted::{
     code_span, controls_escaped, escapes_of, is_bidi, markdown_inline, one_line, path_shown,
     printable, shell_word, toml_key, word_shown,

@@ -4,6 +4,8 @@
 use super::Thresholds;
 use super::{Floor, Metric, Stats};
 use crate::history::{DeviceHistory, History};
+use crate::text::fixed;
+use std::fmt::Write as _;
 
 /// Everything a rule may read about one device.
 pub struct Ctx<'a> {
@@ -78,15 +80,6 @@ impl Ctx<'_> {
         let s = self.stats(span_ms, metric);
         (s.n > 0).then_some(s.mean)
     }
-    /// `stats` of a metric that needs more than the sample (a share of this GPU's TDP): not
-    /// kept for other rules.
-    pub fn stats_of(
-        &self,
-        span_ms: u64,
-        metric: impl Fn(&crate::model::DeviceSample) -> Option<f32>,
-    ) -> Stats {
-        Stats::of(self.dev.samples.last(span_ms).filter_map(metric))
-    }
     /// Stats of the older and the newer half of the window. A symptom must show in both, so a
     /// window that straddles two different workloads does not pass for a third.
     pub fn halves(&self, span_ms: u64, metric: Metric) -> (Stats, Stats) {
@@ -106,45 +99,42 @@ impl Ctx<'_> {
             .borrow_mut()
             .stats(self.dev, key, metric, bounds)
     }
-    #[must_use]
-    pub fn floor_text(&self) -> String {
-        if self.floor.context.is_some() {
-            format!(
-                "this GPU's idle floor with a CUDA context ({:.0} W)",
-                self.floor_w
-            )
-        } else if let Some(bare) = self.floor.bare {
-            format!(
-                "this GPU's idle floor with a context, estimated ({:.0} W: {bare:.0} W seen with no process, plus {:.0} % of TDP for a context)",
-                self.floor_w, self.thresholds.engine.context_floor_extra_pct_of_tdp
-            )
-        } else {
-            format!(
-                "the assumed idle floor ({:.0} W, {:.0} % of TDP; no idle seen yet)",
-                self.floor_w, self.thresholds.engine.floor_fallback_pct_of_tdp
-            )
-        }
-    }
-    /// "power 121 W = 17 % of the 700 W TDP, +2 W from this GPU's idle floor (…)".
+    /// "power 121 W = 17 % of the 700 W TDP, +2 W from this GPU's idle floor (…)", written
+    /// in one string: the rules word it once a second per open finding.
     #[must_use]
     pub fn power_evidence(&self, w: f32) -> String {
+        let mut out = String::with_capacity(160);
         // Rounded first, so a reading a fraction below the floor does not print "-0 W".
-        let above = (w - self.floor_w).round();
-        format!(
-            "power {}, {:+.0} W from {}",
-            self.pct_of_tdp(w),
-            above + 0.0,
-            self.floor_text()
-        )
+        let above = (w - self.floor_w).round() + 0.0;
+        let _ = write!(out, "power {} W", fixed(w, 0));
+        if let Some(tdp) = self.tdp_w().filter(|tdp| *tdp > 0.0) {
+            let pct = fixed(w / tdp * 100.0, 0);
+            let _ = write!(out, " = {pct} % of the {} W TDP", fixed(tdp, 0));
+        }
+        let _ = write!(out, ", {:+} W from ", fixed(above, 0));
+        self.write_floor(&mut out);
+        out
     }
 
-    #[must_use]
-    pub fn pct_of_tdp(&self, w: f32) -> String {
-        match self.tdp_w() {
-            Some(tdp) if tdp > 0.0 => {
-                format!("{w:.0} W = {:.0} % of the {tdp:.0} W TDP", w / tdp * 100.0)
-            }
-            _ => format!("{w:.0} W"),
-        }
+    /// Which idle floor `floor_w` is, and how it was found.
+    fn write_floor(&self, out: &mut String) {
+        let floor = fixed(self.floor_w, 0);
+        let e = &self.thresholds.engine;
+        let _ = if self.floor.context.is_some() {
+            write!(out, "this GPU's idle floor with a CUDA context ({floor} W)")
+        } else if let Some(bare) = self.floor.bare {
+            write!(
+                out,
+                "this GPU's idle floor with a context, estimated ({floor} W: {} W seen with no process, plus {} % of TDP for a context)",
+                fixed(bare, 0),
+                fixed(e.context_floor_extra_pct_of_tdp, 0)
+            )
+        } else {
+            write!(
+                out,
+                "the assumed idle floor ({floor} W, {} % of TDP; no idle seen yet)",
+                fixed(e.floor_fallback_pct_of_tdp, 0)
+            )
+        };
     }
 }

@@ -11,6 +11,7 @@
 use super::thresholds::{dur, Section};
 use super::{Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::demo::{Demo, Level, BUSY, STOCK};
+use crate::text::fixed;
 use crate::text::span_words;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -125,8 +126,8 @@ fn check(c: &Ctx) -> Option<Verdict> {
         pids: c.dev.processes.iter().map(|p| p.pid).collect(),
         signals: "GPM FP32 and tensor pipe activity, SM activity".into(),
         summary: format!(
-            "FP32 pipes {:.0} %, tensor {:.0} %",
-            fp32.median, tensor.median
+            "FP32 pipes {} %, tensor {} %",
+            fixed(fp32.median, 0), fixed(tensor.median, 0)
         ),
         ..Verdict::default()
     })
@@ -151,12 +152,14 @@ fn evidence(c: &Ctx, fp32: f32, tensor: f32) -> Vec<String> {
     let sm = c.stats(w, Metric::SmActive);
     let mut evidence = vec![
         format!(
-            "FP32 pipes active {fp32:.0} %, tensor pipes {tensor:.1} % (GPM, medians over {})",
-            span_words(w)
+            "FP32 pipes active {fp32_0} %, tensor pipes {tensor_1} % (GPM, medians over {})",
+            span_words(w),
+            fp32_0 = fixed(fp32, 0),
+            tensor_1 = fixed(tensor, 1),
         ),
         format!(
-            "SM activity {:.0} %: the GPU is busy, at the speed of its CUDA cores",
-            sm.median
+            "SM activity {} %: the GPU is busy, at the speed of its CUDA cores",
+            fixed(sm.median, 0)
         ),
     ];
     let power = c.stats(w, Metric::Power);

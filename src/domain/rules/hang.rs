@@ -12,6 +12,7 @@ mod demo;
 
 use super::thresholds::{dur, Section};
 use super::{ms, Ctx, Metric, OnMig, Rule, RuleId, Severity, Stats, Verdict, Watching};
+use crate::text::fixed;
 use crate::text::span_words;
 use culprit::{lost_rank, outside_the_collective, ranks_with_stacks, straggler, where_ranks_are};
 use serde::{Deserialize, Serialize};
@@ -203,7 +204,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
         // Where the ranks are, when their stacks were read, is the better evidence: kept over
         // a later reading without it (their processes gone at the end of the job).
         fit: 0.9,
-        summary: format!("util {:.0} % at idle power", util.median),
+        summary: format!("util {} % at idle power", fixed(util.median, 0)),
         ..Verdict::default()
     };
     counter_evidence(c, (util, power, gpm), (confirmed, held), &mut v);
@@ -281,14 +282,17 @@ fn counter_evidence(
                 span_words(held)
             ),
             format!(
-                "SM activity held at {:.1} % (never below {:.1} %, sd {:.2}): a kernel resident on the same SMs; tensor {:.1} %, DRAM {:.1} % (GPM): it does no work",
-                sm.median, sm.p10, sm.sd, tensor.median, dram.median
+                "SM activity held at {} % (never below {} %, sd {}): a kernel resident on the same SMs; tensor {} %, DRAM {} % (GPM): it does no work",
+                fixed(sm.median, 1), fixed(sm.p10, 1), fixed(sm.sd, 2), fixed(tensor.median, 1), fixed(dram.median, 1)
             ),
         ];
         v.signals =
             "GPM SM/tensor/DRAM activity of the MIG instance (no utilization or power on MIG)"
                 .into();
-        v.summary = format!("SM {:.1} % held, no tensor or DRAM work (MIG)", sm.median);
+        v.summary = format!(
+            "SM {} % held, no tensor or DRAM work (MIG)",
+            fixed(sm.median, 1)
+        );
         return;
     }
     v.evidence = vec![
@@ -297,14 +301,16 @@ fn counter_evidence(
     ];
     if let Some((sm, tensor, dram)) = gpm {
         v.evidence.push(format!(
-            "SM activity {:.1} %, tensor {:.1} %, DRAM {:.1} % (GPM)",
-            sm.median, tensor.median, dram.median
+            "SM activity {} %, tensor {} %, DRAM {} % (GPM)",
+            fixed(sm.median, 1),
+            fixed(tensor.median, 1),
+            fixed(dram.median, 1)
         ));
         v.signals = "utilization, power against the idle floor, GPM SM/tensor/DRAM activity".into();
     } else {
         v.evidence.push(format!(
-            "power flat (sd {:.1} W); no GPM on this GPU, so SM activity is unknown",
-            power.sd
+            "power flat (sd {} W); no GPM on this GPU, so SM activity is unknown",
+            fixed(power.sd, 1)
         ));
         v.signals = "utilization and power against the idle floor (no GPM)".into();
     }
@@ -339,8 +345,9 @@ fn util_held(util: Stats, confirmed: bool, held: u64) -> String {
         format!("util 100 % throughout {span}")
     } else {
         format!(
-            "util ≥ {bound:.0} % over {span} (median {:.0} %)",
-            util.median
+            "util ≥ {bound_0} % over {span} (median {} %)",
+            fixed(util.median, 0),
+            bound_0 = fixed(bound, 0)
         )
     }
 }

@@ -6,6 +6,7 @@ use super::{Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::demo::{Demo, Level, Workload, FLOOR, STOCK};
 use crate::model::stack::StackClass;
 use crate::model::GIB;
+use crate::text::fixed;
 use crate::text::span_words;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -181,9 +182,9 @@ fn check_idle_mem(c: &Ctx) -> Option<Verdict> {
         evidence: vec![
             if c.dev.info.mig.is_some() {
                 let sm = c.stats(w, Metric::SmActive);
-                format!("no kernel ran for {} (SM activity max {:.1} %, GPM: a MIG instance has no util)", span_words(w), sm.max)
+                format!("no kernel ran for {} (SM activity max {} %, GPM: a MIG instance has no util)", span_words(w), fixed(sm.max, 1))
             } else {
-                format!("no kernel ran for {} (util max {:.0} %)", span_words(w), util.max)
+                format!("no kernel ran for {} (util max {} %)", span_words(w), fixed(util.max, 0))
             },
             format!("{:.1} GiB of GPU memory held: {}", held as f64 / GIB as f64, holders.join("; ")),
         ],

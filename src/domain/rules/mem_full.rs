@@ -6,6 +6,7 @@ use super::{Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::demo::{Demo, Frame, Level, Workload, BUSY, STOCK};
 use crate::model::stack::StackClass;
 use crate::model::GIB;
+use crate::text::fixed;
 use crate::text::span_words;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -99,7 +100,7 @@ fn check_full(c: &Ctx) -> Option<Verdict> {
         return Some(Verdict::held(None));
     }
     Some(Verdict {
-        evidence: vec![format!("{:.1} of {:.1} GiB used ({:.0} %) for {}", gib(used.median), gib(total), used.median / total * 100.0, span_words(w))],
+        evidence: vec![format!("{} of {} GiB used ({} %) for {}", fixed(gib(used.median), 1), fixed(gib(total), 1), fixed(used.median / total * 100.0, 0), span_words(w))],
         causes: vec![
             "The job is sized to the limit (batch, sequence length, activations); the next larger step will fail with out-of-memory".into(),
             "The caching allocator holds freed blocks; fragmentation leaves no large free block".into(),

@@ -6,6 +6,7 @@ use super::thresholds::{dur, Section};
 use super::{ms, Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::demo::{Demo, Level, BUSY, STOCK};
 use crate::model::GIB;
+use crate::text::fixed;
 use crate::text::span_words;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -202,8 +203,8 @@ fn check_growth(c: &Ctx) -> Option<Verdict> {
     let to_full = (total - used).max(0.0) / slope;
     Some(Verdict {
         evidence: vec![
-            format!("memory grew {:.1} GiB in {} ({:.2} GiB/s, steady: R² {r2:.2})", gib(grown), span_words(w), slope / GIB as f32),
-            format!("{:.1} of {:.1} GiB used; full in about {} at this rate", gib(used), gib(total), span_words((to_full * 1000.0) as u64)),
+            format!("memory grew {} GiB in {} ({} GiB/s, steady: R² {r2_2})", fixed(gib(grown), 1), span_words(w), fixed(slope / GIB as f32, 2), r2_2 = fixed(r2, 2)),
+            format!("{} of {} GiB used; full in about {} at this rate", fixed(gib(used), 1), fixed(gib(total), 1), span_words((to_full * 1000.0) as u64)),
         ],
         causes: vec![
             "Tensors kept alive across steps: losses appended without `.item()`/`.detach()`, growing caches, graphs retained".into(),

@@ -5,6 +5,7 @@ use super::thresholds::{dur, Section};
 use super::Metric;
 use super::{Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::demo::{Demo, Facts, Level, BUSY, STOCK};
+use crate::text::fixed;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -87,9 +88,9 @@ fn check_powercap(c: &Ctx) -> Option<Verdict> {
         .map_or(String::new(), |m| format!(" of max {m}"));
     Some(Verdict {
         evidence: vec![
-            format!("enforced power limit {limit:.0} W is below the default {default:.0} W (TDP)"),
-            format!("power {:.0} W = {:.0} % of the cap while util is {:.0} %; SW power cap active in {:.0} % of samples", power.median, power.median / limit * 100.0, util.median, capped * 100.0),
-            format!("SM clock {:.0} MHz{max_clock}", clock.median),
+            format!("enforced power limit {limit_0} W is below the default {default_0} W (TDP)", limit_0 = fixed(limit, 0), default_0 = fixed(default, 0)),
+            format!("power {} W = {} % of the cap while util is {} %; SW power cap active in {} % of samples", fixed(power.median, 0), fixed(power.median / limit * 100.0, 0), fixed(util.median, 0), fixed(capped * 100.0, 0)),
+            format!("SM clock {} MHz{max_clock}", fixed(clock.median, 0)),
         ],
         causes: vec![
             "An administrator set a lower limit (`nvidia-smi -pl`)".into(),

@@ -13,6 +13,7 @@ use super::{Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::demo::{Demo, Level, Workload, BUSY, STOCK};
 use crate::model::stack::StackClass;
 use crate::model::{DeviceStatus, ProcessSample};
+use crate::text::fixed;
 use crate::text::span_words;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -129,8 +130,8 @@ fn check(c: &Ctx) -> Option<Verdict> {
         .map(|(p, sm)| describe(p, sm, c.window_ms))
         .collect();
     evidence.push(format!(
-        "GPU util {:.0} % (median over {}): they take turns on it, so each runs at about its share of the speed it would have alone",
-        util.median,
+        "GPU util {} % (median over {}): they take turns on it, so each runs at about its share of the speed it would have alone",
+        fixed(util.median, 0),
         span_words(c.window_ms)
     ));
     evidence.extend(free_gpus(c));
@@ -205,9 +206,10 @@ fn describe(p: &ProcessSample, sm: f32, window_ms: u64) -> String {
         .and_then(|j| Some(format!(", rank {} of {}", j.rank?, j.key)))
         .unwrap_or_default();
     format!(
-        "pid {} ({name}{rank}): SM {sm:.0} % of the GPU's time (mean over {})",
+        "pid {} ({name}{rank}): SM {sm_0} % of the GPU's time (mean over {})",
         p.pid,
-        span_words(window_ms)
+        span_words(window_ms),
+        sm_0 = fixed(sm, 0),
     )
 }
 

@@ -7,6 +7,7 @@ use super::{
     hints, measures, ms, Ctx, Finding, Judging, Rule, Severity, Stats, Verdict, Watching, WATCH_MS,
 };
 use crate::history::DeviceHistory;
+use crate::text::fixed;
 
 /// A GPU with a process that drew less than half its TDP over the last `WATCH_MS`.
 pub(super) fn under_used(dev: &DeviceHistory) -> bool {
@@ -131,8 +132,11 @@ pub(super) fn one_cause(rules: &[Rule], slots: &[Slot], verdicts: &mut [Option<V
     }
     if let Some(v) = verdicts[winner].as_mut() {
         v.evidence.push(format!(
-            "also consistent with \"{}\" ({}), judged less likely (fit {:.2} against {:.2})",
-            rules[runner_up].title, other.summary, other.fit, v.fit
+            "also consistent with \"{}\" ({}), judged less likely (fit {} against {})",
+            rules[runner_up].title,
+            other.summary,
+            fixed(other.fit, 2),
+            fixed(v.fit, 2)
         ));
         v.summary = format!("{}; runner-up: {}", v.summary, rules[runner_up].id);
         v.culprit = v.culprit.take().or(other.culprit);

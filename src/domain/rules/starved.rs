@@ -9,6 +9,7 @@ mod demo;
 mod host_side;
 
 use super::thresholds::{dur, Section};
+use crate::text::fixed;
 use host_side::{host_evidence, Kind};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -322,35 +323,35 @@ fn busy_elsewhere(s: &stacks::Seen) -> bool {
 fn counter_evidence(c: &Ctx, n: &Counters) -> Vec<String> {
     if c.dev.info.mig.is_some() {
         return vec![format!(
-            "a MIG instance, without utilization or power in NVML: its SM activity (GPM) median {:.1} % over {} (range {:.1}–{:.1} %), above zero in {:.0} % of the samples: a little work arrives, then it waits",
-            n.sm.median,
+            "a MIG instance, without utilization or power in NVML: its SM activity (GPM) median {} % over {} (range {}–{} %), above zero in {} % of the samples: a little work arrives, then it waits",
+            fixed(n.sm.median, 1),
             span_words(c.window_ms),
-            n.sm.min,
-            n.sm.max,
-            n.sm.nonzero_share * 100.0
+            fixed(n.sm.min, 1),
+            fixed(n.sm.max, 1),
+            fixed(n.sm.nonzero_share * 100.0, 0)
         )];
     }
     let mut evidence = vec![
         format!(
-            "util median {:.0} % over {} (range {:.0}–{:.0} %; some kernel ran in {:.0} % of the samples)",
-            n.util.median,
+            "util median {} % over {} (range {}–{} %; some kernel ran in {} % of the samples)",
+            fixed(n.util.median, 0),
             span_words(c.window_ms),
-            n.util.min,
-            n.util.max,
-            n.util.nonzero_share * 100.0
+            fixed(n.util.min, 0),
+            fixed(n.util.max, 0),
+            fixed(n.util.nonzero_share * 100.0, 0)
         ),
         c.power_evidence(n.power.median),
     ];
     if n.sm.n > 0 && n.util.median >= 5.0 {
         evidence.push(format!(
-            "SM activity {:.1} % (GPM): kernels fill the GPU while they run, then it waits",
-            n.sm.median
+            "SM activity {} % (GPM): kernels fill the GPU while they run, then it waits",
+            fixed(n.sm.median, 1)
         ));
     } else if n.sm.n > 0 {
         evidence.push(format!(
-            "SM activity {:.2} % (GPM), above zero in {:.0} % of samples: a little work arrives, then the GPU waits",
-            n.sm.median,
-            n.sm.nonzero_share * 100.0
+            "SM activity {} % (GPM), above zero in {} % of samples: a little work arrives, then the GPU waits",
+            fixed(n.sm.median, 2),
+            fixed(n.sm.nonzero_share * 100.0, 0)
         ));
     }
     evidence

@@ -8,6 +8,7 @@ use super::thresholds::{dur, Section};
 use super::{stacks, Ctx, Metric, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::demo::{Demo, Level, Workload, FLOOR, STOCK};
 use crate::model::stack::StackClass;
+use crate::text::fixed;
 use crate::text::span_words;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -128,11 +129,11 @@ fn check(c: &Ctx) -> Option<Verdict> {
     };
     say(&|| {
         format!(
-            "util median {:.0} % over {} (range {:.0}–{:.0} %)",
-            util.median,
+            "util median {} % over {} (range {}–{} %)",
+            fixed(util.median, 0),
             span_words(w),
-            util.min,
-            util.max
+            fixed(util.min, 0),
+            fixed(util.max, 0)
         )
     });
     say(&|| c.power_evidence(power.median));
@@ -141,7 +142,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
             return None;
         }
         say(&|| {
-            format!("SM activity {:.1} % (GPM) while util says {:.0} %: kernels far too small to fill the GPU", sm.median, util.median)
+            format!("SM activity {} % (GPM) while util says {} %: kernels far too small to fill the GPU", fixed(sm.median, 1), fixed(util.median, 0))
         });
         fit += 0.2 * (1.0 - sm.median / (c.thresholds.sync.sm_to_util_max * util.median).max(0.1));
         "utilization against GPM SM activity, power against the idle floor"
@@ -154,8 +155,8 @@ fn check(c: &Ctx) -> Option<Verdict> {
         }
         say(&|| {
             format!(
-                "steady util (variation {:.2}) at floor power; no GPM, so SM activity is unknown",
-                util.variation()
+                "steady util (variation {}) at floor power; no GPM, so SM activity is unknown",
+                fixed(util.variation(), 2)
             )
         });
         "utilization steadiness, power against the idle floor (no GPM)"
@@ -165,9 +166,9 @@ fn check(c: &Ctx) -> Option<Verdict> {
     if rx.n > 0 {
         say(&|| {
             format!(
-                "PCIe rx {:.1} MiB/s, tx {:.1} MiB/s for little work",
-                rx.median / 1024.0,
-                tx.median / 1024.0
+                "PCIe rx {} MiB/s, tx {} MiB/s for little work",
+                fixed(rx.median / 1024.0, 1),
+                fixed(tx.median / 1024.0, 1)
             )
         });
         // GiB/s coming in now: the steps wait on copies, not on syncs (the transfer rule's,
@@ -190,9 +191,9 @@ fn check(c: &Ctx) -> Option<Verdict> {
     if let Some(h) = busy {
         say(&|| {
             format!(
-                "the process ({}) runs at {:.0} % CPU: it launches and waits, step after step",
+                "the process ({}) runs at {} % CPU: it launches and waits, step after step",
                 h.name,
-                h.cpu_pct.unwrap_or(0.0)
+                fixed(h.cpu_pct.unwrap_or(0.0), 0)
             )
         });
         fit += 0.2;
@@ -256,7 +257,7 @@ fn with_stacks(
         pids: c.dev.processes.iter().map(|p| p.pid).collect(),
         signals,
         fit: fit.clamp(0.0, 1.0),
-        summary: format!("util {util:.0} %, SM far below it"),
+        summary: format!("util {util_0} %, SM far below it", util_0 = fixed(util, 0)),
         ..Verdict::default()
     }
 }

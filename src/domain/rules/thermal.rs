@@ -6,6 +6,7 @@ use super::Metric;
 use super::{Ctx, OnMig, Rule, RuleId, Severity, Verdict, Watching};
 use crate::model::clock_event;
 use crate::model::demo::{Demo, Level, BUSY, STOCK};
+use crate::text::fixed;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -79,17 +80,17 @@ fn check_thermal(c: &Ctx) -> Option<Verdict> {
         .temp_slowdown_c
         .map_or(String::new(), |l| format!(" (slowdown at {l} °C)"));
     let mut evidence = vec![
-        format!("temperature {:.0} °C{limit}", temp.median),
+        format!("temperature {} °C{limit}", fixed(temp.median, 0)),
         format!(
-            "thermal/hardware slowdown in {:.0} % of samples, power brake in {:.0} %",
-            thermal * 100.0,
-            brake * 100.0
+            "thermal/hardware slowdown in {} % of samples, power brake in {} %",
+            fixed(thermal * 100.0, 0),
+            fixed(brake * 100.0, 0)
         ),
     ];
     if clock.n > 0 {
         evidence.push(format!(
-            "SM clock {:.0} MHz{}",
-            clock.median,
+            "SM clock {} MHz{}",
+            fixed(clock.median, 0),
             c.dev
                 .info
                 .max_sm_clock_mhz

@@ -9,6 +9,7 @@ use super::{Ctx, Metric, OnMig, Rule, RuleId, Severity, Stats, Verdict, Watching
 use crate::model::demo::{Demo, Frame, Level, Workload, FLOOR, STOCK};
 use crate::model::stack::StackClass;
 use crate::model::GIB;
+use crate::text::fixed;
 use crate::text::span_words;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -154,7 +155,7 @@ fn check(c: &Ctx) -> Option<Verdict> {
         signals: signals.into(),
         // More GiB/s, more certainly the copies: 0.9 at the threshold, 1.0 from 4× it.
         fit: 0.9 + 0.1 * (rx.median / (4.0 * min_kib / relax)).min(1.0),
-        summary: format!("{:.1} GiB/s of host-to-device copies", rx.median / KIB_PER_GIB),
+        summary: format!("{} GiB/s of host-to-device copies", fixed(rx.median / KIB_PER_GIB, 1)),
         ..Verdict::default()
     })
 }
@@ -165,12 +166,18 @@ fn work(gpm: bool, sm_pct: f32, util_pct: f32) -> (&'static str, String) {
     if gpm {
         (
             "PCIe receive rate, GPM SM activity",
-            format!("SM activity {sm_pct:.1} % (GPM): the kernels wait for the copies"),
+            format!(
+                "SM activity {sm_pct_1} % (GPM): the kernels wait for the copies",
+                sm_pct_1 = fixed(sm_pct, 1)
+            ),
         )
     } else {
         (
             "PCIe receive rate, utilization (no GPM)",
-            format!("util {util_pct:.0} %: little kernel time between the copies"),
+            format!(
+                "util {util_pct_0} %: little kernel time between the copies",
+                util_pct_0 = fixed(util_pct, 0)
+            ),
         )
     }
 }
@@ -179,8 +186,8 @@ fn work(gpm: bool, sm_pct: f32, util_pct: f32) -> (&'static str, String) {
 fn evidence(c: &Ctx, rx_kib_s: f32, work: String, power: Stats) -> Vec<String> {
     let mut evidence = vec![
         format!(
-            "host-to-device {:.1} GiB/s over {} (PCIe receive, median)",
-            rx_kib_s / KIB_PER_GIB,
+            "host-to-device {} GiB/s over {} (PCIe receive, median)",
+            fixed(rx_kib_s / KIB_PER_GIB, 1),
             span_words(c.window_ms)
         ),
         work,

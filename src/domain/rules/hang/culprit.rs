@@ -6,6 +6,7 @@ use super::DEPARTURE_LOOKBACK_MS;
 use crate::history::{Departure, DeviceHistory};
 use crate::model::stack::{StackClass, StackFrame};
 use crate::model::ProcessSample;
+use crate::text::fixed;
 
 /// A rank of this GPU's jobs (its own processes included), where it runs, and its stacks.
 pub(super) struct Rank<'a> {
@@ -308,8 +309,8 @@ pub(super) fn straggler(c: &Ctx, w: u64) -> Option<Culprit> {
             let cpu = h.and_then(|h| h.cpu_pct);
             let state = h.and_then(|h| h.state);
             let host = match (cpu, state) {
-                (Some(cpu), Some(st)) => format!(", its process at {cpu:.0} % CPU (state {st})"),
-                (Some(cpu), None) => format!(", its process at {cpu:.0} % CPU"),
+                (Some(cpu), Some(st)) => format!(", its process at {cpu_0} % CPU (state {st})", cpu_0 = fixed(cpu, 0)),
+                (Some(cpu), None) => format!(", its process at {cpu_0} % CPU", cpu_0 = fixed(cpu, 0)),
                 _ => String::new(),
             };
             Some(Culprit {
@@ -319,8 +320,8 @@ pub(super) fn straggler(c: &Ctx, w: u64) -> Option<Culprit> {
                 reason: "idle".into(),
                 at_ms: c.now_ms,
                 text: format!(
-                    "GPU {} ({}pid {}) of the same job is idle (util {:.0} %){host}: the likely straggler the others wait for",
-                    d.info.label(), rank_text(rank), p.pid, util.median
+                    "GPU {} ({}pid {}) of the same job is idle (util {} %){host}: the likely straggler the others wait for",
+                    d.info.label(), rank_text(rank), p.pid, fixed(util.median, 0)
                 ),
             })
         })

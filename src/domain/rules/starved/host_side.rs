@@ -3,6 +3,7 @@
 
 use super::WAITING_CPU_MAX_PCT;
 use crate::model::ProcessSample;
+use crate::text::fixed;
 
 /// What the GPU's processes do on the host.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,14 +101,15 @@ fn process_line(pid: u32, h: &crate::model::HostProcess, busy_workers: usize) ->
     };
     let io = if reads >= 1024.0 * 1024.0 {
         format!(
-            ", reading {:.0} MiB/s from storage",
-            reads / (1024.0 * 1024.0)
+            ", reading {} MiB/s from storage",
+            fixed(reads / (1024.0 * 1024.0), 0)
         )
     } else {
         String::new()
     };
     format!(
-        "pid {pid} ({}) at {cpu:.0} % CPU{state}{io}; {workers}",
-        h.name
+        "pid {pid} ({}) at {cpu_0} % CPU{state}{io}; {workers}",
+        h.name,
+        cpu_0 = fixed(cpu, 0),
     )
 }
