@@ -17,6 +17,9 @@ impl DeviceSample {
     /// metric is: drawn as nothing, and a recording of it still opens (its reader refuses a
     /// line with one). Nothing is formatted unless a value is cleared.
     pub fn clear_impossible(&mut self) {
+        if self.all_possible() {
+            return;
+        }
         while let Some((field, _)) = self.first_impossible() {
             let g = &mut self.gpm;
             let value = match field {
@@ -54,6 +57,42 @@ impl DeviceSample {
             };
             *value = None;
         }
+    }
+
+    /// No value is impossible (`first_impossible` finds none), checked without naming any:
+    /// every sample read live is asked, and naming each of its 20 values to check it was
+    /// 500 instructions a sample (2 % of judging 64 GPUs).
+    fn all_possible(&self) -> bool {
+        let within = |v: Option<f32>, lo: f32, hi: f32| v.is_none_or(|v| (lo..=hi).contains(&v));
+        let percent = |v: Option<f32>| within(v, 0.0, 100.5);
+        let watts = |v: Option<f32>| within(v, 0.0, 10_000.0);
+        let g = &self.gpm;
+        self.t_ms <= LATEST_PLAUSIBLE_MS
+            && [self.util_gpu_pct, self.util_mem_pct, self.fan_pct]
+                .into_iter()
+                .all(percent)
+            && [
+                g.sm_active_pct,
+                g.sm_occupancy_pct,
+                g.tensor_active_pct,
+                g.dram_bw_pct,
+                g.engine_active_pct,
+                g.fp16_active_pct,
+                g.fp32_active_pct,
+                g.fp64_active_pct,
+            ]
+            .into_iter()
+            .all(percent)
+            && within(self.temp_c, -40.0, 150.0)
+            && [self.power_w, self.energy_power_w, self.power_limit_w]
+                .into_iter()
+                .all(watts)
+            && within(self.pcie_tx_kib_s, 0.0, 1e9)
+            && within(self.pcie_rx_kib_s, 0.0, 1e9)
+            && [self.sm_clock_mhz, self.mem_clock_mhz]
+                .into_iter()
+                .all(|c| c.is_none_or(|c| c <= 20_000))
+            && self.mem_used_bytes.is_none_or(|b| b <= 1 << 50)
     }
 
     /// The first impossible value's field and the words for it.
@@ -163,6 +202,69 @@ impl super::ProcessSample {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The quick check agrees with the one that names the value, at each field's bounds,
+    /// just past them, and at NaN.
+    #[test]
+    fn all_possible_is_first_impossible_finding_none() {
+        let edges = [
+            None,
+            Some(-40.0001),
+            Some(-40.0),
+            Some(-0.0001),
+            Some(0.0),
+            Some(100.5),
+            Some(100.51),
+            Some(150.0),
+            Some(150.01),
+            Some(10_000.0),
+            Some(10_000.01),
+            Some(1e9),
+            Some(1.1e9),
+            Some(f32::NAN),
+            Some(f32::INFINITY),
+        ];
+        let set: [fn(&mut DeviceSample, Option<f32>); 19] = [
+            |s, v| s.util_gpu_pct = v,
+            |s, v| s.util_mem_pct = v,
+            |s, v| s.fan_pct = v,
+            |s, v| s.gpm.sm_active_pct = v,
+            |s, v| s.gpm.sm_occupancy_pct = v,
+            |s, v| s.gpm.tensor_active_pct = v,
+            |s, v| s.gpm.dram_bw_pct = v,
+            |s, v| s.gpm.engine_active_pct = v,
+            |s, v| s.gpm.fp16_active_pct = v,
+            |s, v| s.gpm.fp32_active_pct = v,
+            |s, v| s.gpm.fp64_active_pct = v,
+            |s, v| s.temp_c = v,
+            |s, v| s.power_w = v,
+            |s, v| s.energy_power_w = v,
+            |s, v| s.power_limit_w = v,
+            |s, v| s.pcie_tx_kib_s = v,
+            |s, v| s.pcie_rx_kib_s = v,
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // a test value
+            |s, v| s.sm_clock_mhz = v.map(|v| (v.abs() * 3.0) as u32),
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // a test value
+            |s, v| s.mem_used_bytes = v.map(|v| (f64::from(v.abs()) * 2e6) as u64),
+        ];
+        let mut checked = 0;
+        for put in set {
+            for v in edges {
+                let mut s = DeviceSample::default();
+                put(&mut s, v);
+                assert_eq!(s.all_possible(), s.first_impossible().is_none(), "{s:?}");
+                checked += usize::from(!s.all_possible());
+            }
+        }
+        assert!(checked > 50, "only {checked} impossible samples tried");
+        let mut late = DeviceSample {
+            t_ms: LATEST_PLAUSIBLE_MS + 1,
+            ..DeviceSample::default()
+        };
+        assert!(!late.all_possible());
+        late.t_ms -= 1;
+        assert!(late.all_possible());
+    }
 
     /// A process's impossible share, read live, is a gap, and then nothing is impossible.
     #[test]
