@@ -502,7 +502,7 @@ mod tests {
         seen
     }
 
-    /// An open hang is judged every 200 ms, but its evidence is worded again at most once a
+    /// An open hang is looked at every 200 ms, but its evidence is worded again at most once a
     /// second (`REWORD_MS`): between, its figures stay as worded. Its confirmation is worded
     /// at the judging that confirms it, and a run's last judging words it from the newest
     /// samples.

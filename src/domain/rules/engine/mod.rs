@@ -46,7 +46,8 @@ impl Slot {
 }
 
 /// How often an open finding's evidence is worded anew, at most (sample time): the figures a
-/// person reads move slower than the rules judge (every 200 ms while a hang is open). A
+/// person reads move slower than the rules judge (a hung GPU every 400 ms, glanced at every
+/// 200). A
 /// verdict that raises the finding's severity is worded at once, and the last judging of a
 /// run words every finding.
 pub const REWORD_MS: u64 = 1_000;
