@@ -558,6 +558,40 @@ mod tests {
         assert!(between >= 3, "{between} runs ended between two wordings");
     }
 
+    /// Rule `id`'s own scenario at 100 ms for 4 minutes, each tick changed by `change` before
+    /// the store takes it in: the store at the end, and when the finding was worded.
+    fn wordings(id: crate::rules::RuleId, change: fn(&mut Tick)) -> (Store, Vec<u64>) {
+        let mut src = SimSource::new(Scenario::Rule(id), 1, 7, 0, 100);
+        let mut st = store(&src, 300);
+        let mut tick = Tick::default();
+        let mut worded: Vec<u64> = Vec::new();
+        for _ in 0..10 * 240 {
+            src.sample(&mut tick).unwrap();
+            change(&mut tick);
+            st.absorb(&tick, SelfCost::default());
+            let at = st.engine.worded_ms(0, id);
+            if at.is_some() && at != worded.last().copied() {
+                worded.extend(at);
+            }
+        }
+        (st, worded)
+    }
+
+    /// At least 20 wordings, and at most one within a second of the one before: the judging
+    /// that raises a finding's severity words it at once.
+    fn worded_once_a_second(name: &str, worded: &[u64]) {
+        assert!(worded.len() >= 20, "{name}: worded {worded:?}");
+        let sooner = worded
+            .windows(2)
+            .filter(|w| w[1] - w[0] < REWORD_MS)
+            .count();
+        assert!(
+            sooner <= 1,
+            "{name}: {sooner} of {} wordings within a second of the one before",
+            worded.len()
+        );
+    }
+
     /// Every rule's open finding is judged at the busy or quiet cadence (200 or 500 ms) but
     /// worded at most once a second (`REWORD_MS`): between wordings its rule only says that it
     /// still holds (`Verdict::held`), and words nothing. Each rule's own scenario at 100 ms,
@@ -567,30 +601,8 @@ mod tests {
     fn every_rules_open_finding_is_worded_at_most_once_a_second() {
         // Every rule declares its scenario (`Rule::demo`): every rule is played.
         for (id, demo) in crate::rules::demos() {
-            let name = demo.name;
-            let mut src = SimSource::new(Scenario::Rule(id), 1, 7, 0, 100);
-            let mut st = store(&src, 300);
-            let mut tick = Tick::default();
-            let mut worded: Vec<u64> = Vec::new();
-            for _ in 0..10 * 240 {
-                src.sample(&mut tick).unwrap();
-                st.absorb(&tick, SelfCost::default());
-                let at = st.engine.worded_ms(0, id);
-                if at.is_some() && at != worded.last().copied() {
-                    worded.extend(at);
-                }
-            }
-            assert!(worded.len() >= 20, "{name}: worded {worded:?}");
-            // One may come sooner: the judging that raises a finding's severity words it.
-            let sooner = worded
-                .windows(2)
-                .filter(|w| w[1] - w[0] < REWORD_MS)
-                .count();
-            assert!(
-                sooner <= 1,
-                "{name}: {sooner} of {} wordings within a second of the one before",
-                worded.len()
-            );
+            let (_, worded) = wordings(id, |_| {});
+            worded_once_a_second(demo.name, &worded);
         }
     }
 
@@ -603,39 +615,20 @@ mod tests {
         use crate::model::stack::StackClass;
         use crate::rules::RuleId;
         for id in [RuleId::Starved, RuleId::Sync] {
-            let mut src = SimSource::new(Scenario::Rule(id), 1, 7, 0, 100);
-            let mut st = store(&src, 300);
-            let mut tick = Tick::default();
-            let mut worded: Vec<u64> = Vec::new();
-            for _ in 0..10 * 240 {
-                src.sample(&mut tick).unwrap();
+            let (st, worded) = wordings(id, |tick| {
                 // The main thread waits on its socket, as a server between requests does.
                 for t in tick.stacks.iter_mut().flat_map(|b| &mut b.threads) {
                     (t.class, t.class_samples, t.second) =
                         (StackClass::IdleWaiting, t.samples, None);
                 }
-                st.absorb(&tick, SelfCost::default());
-                let at = st.engine.worded_ms(0, id);
-                if at.is_some() && at != worded.last().copied() {
-                    worded.extend(at);
-                }
-            }
+            });
             let found = st.findings();
             let f = found.active_on(0).find(|f| f.rule == id.as_str());
             assert!(
                 f.is_some_and(|f| f.severity == Severity::Info),
                 "{id:?}: {f:#?}"
             );
-            let sooner = worded
-                .windows(2)
-                .filter(|w| w[1] - w[0] < REWORD_MS)
-                .count();
-            assert!(worded.len() >= 20, "{id:?}: worded {worded:?}");
-            assert!(
-                sooner <= 1,
-                "{id:?}: {sooner} of {} wordings within a second",
-                worded.len()
-            );
+            worded_once_a_second(id.as_str(), &worded);
         }
     }
 
