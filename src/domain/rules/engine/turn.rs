@@ -40,8 +40,8 @@ impl Engine {
     /// GPU is timed, and judged at the busy rate, from the next evaluation on. A critical one
     /// (a hang) does: whoever watches a hang waits for the moment it ends. Its rule looks at
     /// the samples since (`Rule::glance`), and the GPU is judged in full only when they may
-    /// end it, or at the quiet cadence: 16 hung GPUs of the 64-GPU demo, judged in full every
-    /// 200 ms, were a fifth of its judgings.
+    /// end it, or at the quiet cadence: 16 hung GPUs of the 64-GPU demo, judged in full at every
+    /// evaluation, were two judgings in five (5 % of its instructions went with half of them).
     pub(super) fn turn(&self, i: usize, now_ms: Option<u64>) -> Turn {
         let (Some(now), Some(Some(last))) = (now_ms, self.judged_ms.get(i)) else {
             return Turn::Judged;
