@@ -3,7 +3,8 @@
 # old build's memory read beside the new one's on the same machine (run 99 read only gw-d's):
 # the floor, gw-d's and gw-c's VmRSS over 32 s at 100 ms, turned round, then CPU pairs at
 # 100 ms (twice), 250 ms and `serve` 1 s. gw-d = f11e7ec, gw-c = 95a55d7, as in run 99.
-# Not run yet: on 2026-12-07 evening no device machine could be started (six tries).
+# Ran on 2026-12-07 at 19:01 UTC, on an H100 (results/run101/); six tries that evening had
+# found no machine.
 set -u
 nvidia-smi --query-gpu=name,driver_version,power.limit --format=csv >> "$OUT/log.txt"
 . docs/workloads/bench.sh
