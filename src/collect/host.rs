@@ -218,7 +218,7 @@ struct Counters {
 }
 
 /// What does not change while a process lives: read once per process, not per refresh.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 struct Fixed {
     start_ticks: u64,
     /// False when the process's open files could be read and none is a GPU device: the PID
@@ -354,14 +354,24 @@ impl HostReader {
         match self.fixed.get(&pid) {
             Some(f) if f.start_ticks == stat.start_ticks => f.clone(),
             _ => {
+                let at = &self.at;
+                let holds_gpu =
+                    !self.check_gpu_files || holds_file(at, pid, "/dev/nvidia").unwrap_or(true);
+                if !holds_gpu {
+                    // Someone else's process: nothing more of it is read while it lives; a
+                    // PID reused by a GPU process (another start) is read in full.
+                    let f = Fixed {
+                        start_ticks: stat.start_ticks,
+                        ..Fixed::default()
+                    };
+                    return self.fixed.entry(pid).insert_entry(f).get().clone();
+                }
                 // Read once per process: the environment (launcher variables and the
                 // allow-listed settings), the cgroup (container) and the mapped libraries.
-                let at = &self.at;
                 let environ = fs::read(at.proc_file(pid, "environ"));
                 let f = Fixed {
                     start_ticks: stat.start_ticks,
-                    holds_gpu: !self.check_gpu_files
-                        || holds_file(at, pid, "/dev/nvidia").unwrap_or(true),
+                    holds_gpu,
                     cmdline: read_cmdline(at, pid),
                     user: read_uid(at, pid).map(|uid| {
                         self.users
@@ -412,6 +422,11 @@ impl HostReader {
         let (name, stat) = read_stat(&self.at, pid)?;
         let fixed = self.fixed(pid, &stat);
         if !fixed.holds_gpu {
+            // Seen, so its facts are kept: a PID naming another process here (a container's
+            // NVML lists the host's) had its maps parsed every second (0.7 M instructions).
+            if !seen.contains(&pid) {
+                seen.push(pid);
+            }
             return None;
         }
         let own = self.rates(pid, stat.cpu_ticks, now_ms, seen);
@@ -745,6 +760,36 @@ mod tests {
             list[0].host.is_some(),
             "without the check (simulated sources) it resolves"
         );
+    }
+
+    /// A PID that names someone else's process is looked at once while that process lives:
+    /// its open files are not read again at each refresh (nor its maps, environment and
+    /// cgroup ever). Shown by the process opening a GPU file after the first look, which a
+    /// second look would see.
+    #[test]
+    fn a_stranger_is_looked_at_once_not_at_every_refresh() {
+        let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/proc");
+        let root = std::env::temp_dir().join(format!("gw-stranger-{}", std::process::id()));
+        let dir = root.join("proc/4242");
+        std::fs::create_dir_all(dir.join("fd")).unwrap();
+        std::fs::copy(fixture.join("proc/628/stat"), dir.join("stat")).unwrap();
+        let fd = dir.join("fd/3");
+        std::os::unix::fs::symlink("/dev/null", &fd).unwrap();
+        let mut reader = HostReader::under(ProcRoot::fixture(&root));
+        reader.check_gpu_files = true;
+        let mut list = procs(&[4242]);
+        tick(&mut reader, &mut list, 1_000);
+        assert!(list[0].host.is_none(), "holds no GPU file");
+        std::fs::remove_file(&fd).unwrap();
+        std::os::unix::fs::symlink("/dev/nvidia0", &fd).unwrap();
+        tick(&mut reader, &mut list, 2_000);
+        let second_look = list[0].host.is_some();
+        std::fs::remove_dir_all(&root).unwrap();
+        assert!(
+            !second_look,
+            "its files were read again at the next refresh"
+        );
+        assert!(reader.knows(4242));
     }
 
     #[test]
