@@ -358,6 +358,42 @@ mod tests {
         }
     }
 
+    /// A symptom timed over a short window keeps its GPU at the busy cadence (a hang is due
+    /// 8 s after it starts), one timed over a long one does not (memory held idle: 2 min).
+    #[test]
+    fn only_a_symptom_due_soon_keeps_its_gpu_busy_while_timed() {
+        // The mixed demo's GPU 4 hangs (timed from 3 s, critical at 8 s); GPU 7 holds memory
+        // idle (timed from 3 s, open at 120 s).
+        let mut src = SimSource::new(Scenario::Mixed, 8, 7, 0, 50);
+        let mut st = store(&src, 150);
+        let mut tick = Tick::default();
+        let mut judged = [Vec::new(), Vec::new()];
+        for _ in 0..1_200 {
+            src.sample(&mut tick).unwrap();
+            st.absorb(&tick, SelfCost::default());
+            let found = st.findings();
+            for (gpu, list) in [4, 7].into_iter().zip(judged.iter_mut()) {
+                let timed = found
+                    .watching_on(gpu)
+                    .is_some_and(|w| w.rule == if gpu == 4 { "hang" } else { "idle-mem" });
+                let t = st.engine.judged_at_ms(gpu as usize).unwrap();
+                if timed && list.last() != Some(&t) {
+                    list.push(t);
+                }
+            }
+        }
+        let gaps = |l: &[u64]| l.windows(2).map(|w| w[1] - w[0]).collect::<Vec<_>>();
+        let (hang, idle) = (gaps(&judged[0]), gaps(&judged[1]));
+        assert!(
+            hang.len() > 10 && hang.iter().all(|g| *g == 200),
+            "{hang:?}"
+        );
+        assert!(
+            idle.len() > 50 && idle.iter().all(|g| *g == 400),
+            "{idle:?}"
+        );
+    }
+
     /// A hung GPU is judged in full every 400 ms and glanced at in between, and its hang
     /// still ends in the tick whose samples end it: the second with util unpinned (the
     /// newest two, `hang::spinning`). Tried at four phases of the 400 ms: a glance that

@@ -10,6 +10,8 @@ use crate::rules::{Ctx, Severity};
 /// is being timed (`store::EVALUATE_QUIET_EVERY_MS`, `store::EVALUATE_EVERY_MS`).
 const QUIET_JUDGE_MS: u64 = 500;
 const BUSY_JUDGE_MS: u64 = 200;
+/// A rule's window this long or longer: its timed symptom waits at the quiet cadence.
+const LONG_WINDOW_MS: u64 = 60_000;
 
 /// What a device gets at an evaluation (`Engine::turn`).
 pub(super) enum Turn {
@@ -50,7 +52,7 @@ impl Engine {
         // than `QUIET_JUDGE_MS` unjudged: every 400 ms while others are judged every 200.
         let due = now < *last || now - last + BUSY_JUDGE_MS > QUIET_JUDGE_MS;
         let slots = &self.slots[i];
-        if due || slots.iter().any(|s| s.watch_since_ms.is_some()) {
+        if due || self.timed_closely(slots) {
             return Turn::Judged;
         }
         let mut turn = Turn::Rests;
@@ -63,6 +65,19 @@ impl Engine {
             }
         }
         turn
+    }
+
+    /// A symptom is being timed whose finding may open within a minute (a hang's, starved's,
+    /// a fast leak's): judged at the busy cadence, to open on time. One whose rule's window is
+    /// a minute or longer (memory held idle: 2 minutes by default) does not keep its GPU
+    /// busy: its finding opens at most 300 ms later than it did, after minutes of timing. The
+    /// 64-GPU demo's eight idle-memory GPUs were each judged in full at every evaluation while
+    /// timed, a sixth of the judgings.
+    fn timed_closely(&self, slots: &[Slot]) -> bool {
+        self.rules.iter().zip(slots).any(|(rule, slot)| {
+            slot.watch_since_ms.is_some()
+                && crate::rules::ms((rule.window)(&self.thresholds)) < LONG_WINDOW_MS
+        })
     }
 
     /// Device `i`'s critical findings, looked at (`Rule::glance`) over the samples since it
