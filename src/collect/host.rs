@@ -304,7 +304,9 @@ impl HostReader {
         }
         self.latest = latest;
         self.counters.retain(|pid, _| seen.contains(pid));
-        self.fixed.retain(|pid, _| seen.contains(pid));
+        // The facts of every PID looked up, resolved or not: one naming someone else's process
+        // (a container's NVML lists the host's) had its open files and maps read every second.
+        self.fixed.retain(|pid, _| self.latest.contains_key(pid));
         self.forkers.retain(|pid, _| seen.contains(pid));
     }
 
@@ -422,11 +424,6 @@ impl HostReader {
         let (name, stat) = read_stat(&self.at, pid)?;
         let fixed = self.fixed(pid, &stat);
         if !fixed.holds_gpu {
-            // Seen, so its facts are kept: a PID naming another process here (a container's
-            // NVML lists the host's) had its maps parsed every second (0.7 M instructions).
-            if !seen.contains(&pid) {
-                seen.push(pid);
-            }
             return None;
         }
         let own = self.rates(pid, stat.cpu_ticks, now_ms, seen);
