@@ -6,7 +6,7 @@ mod untrusted;
 pub use fixed::{fixed, Fixed};
 pub use untrusted::{
     code_span, controls_escaped, escapes_of, is_bidi, markdown_inline, one_line, path_shown,
-    printable, shell_word, toml_key, word_shown,
+    printable, push_code_span, shell_word, toml_key, word_shown,
 };
 
 /// "HH:MM:SS": a time in ms since the epoch, UTC.
@@ -22,6 +22,16 @@ pub fn clip(s: &str, n: usize) -> String {
     let mut out = s.to_string();
     clip_in_place(&mut out, n);
     out
+}
+
+/// `clip`, borrowing `s` when it is short enough (most are).
+#[must_use]
+pub fn clipped(s: &str, n: usize) -> std::borrow::Cow<'_, str> {
+    if s.chars().nth(n).is_none() {
+        std::borrow::Cow::Borrowed(s)
+    } else {
+        std::borrow::Cow::Owned(clip(s, n))
+    }
 }
 
 /// `clip` as a value that formats without a `String` of its own.

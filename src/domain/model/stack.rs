@@ -234,8 +234,15 @@ impl StackFrame {
     /// `train.py:88`, the file's last component.
     #[must_use]
     pub fn place(&self) -> String {
+        let mut out = String::new();
+        self.push_place(&mut out);
+        out
+    }
+    /// `place` pushed onto `out`.
+    pub fn push_place(&self, out: &mut String) {
+        use std::fmt::Write as _;
         let short = self.file.rsplit('/').next().unwrap_or(&self.file);
-        format!("{short}:{}", self.line)
+        let _ = write!(out, "{short}:{}", self.line);
     }
     /// `train.py:88 loss.item()`, or `train.py:88 in step` without the source line.
     #[must_use]

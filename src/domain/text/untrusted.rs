@@ -195,19 +195,31 @@ pub fn one_line(text: &str, max: usize) -> String {
 /// more than its longest run of them (`CommonMark`), padded where it starts or ends with one.
 #[must_use]
 pub fn code_span(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    push_code_span(&mut out, text);
+    out
+}
+
+/// `code_span` of `text` pushed onto `out`, without a `String` of its own (a hang's evidence
+/// quotes every rank's place once a second).
+pub fn push_code_span(out: &mut String, text: &str) {
     let mut longest = 0;
     let mut run = 0;
-    for c in text.chars() {
-        run = if c == '`' { run + 1 } else { 0 };
+    for b in text.bytes() {
+        run = if b == b'`' { run + 1 } else { 0 };
         longest = longest.max(run);
     }
-    let fence = "`".repeat(longest + 1);
     let pad = if text.starts_with('`') || text.ends_with('`') {
         " "
     } else {
         ""
     };
-    format!("{fence}{pad}{text}{pad}{fence}")
+    let fence = |out: &mut String| out.extend(std::iter::repeat_n('`', longest + 1));
+    fence(out);
+    out.push_str(pad);
+    out.push_str(text);
+    out.push_str(pad);
+    fence(out);
 }
 
 /// One line of text for Markdown: its code spans kept as they are, everything else escaped so
