@@ -1,6 +1,7 @@
 #!/bin/bash
-# Run 104 (#28), one call cut to what a session's last device time holds (nine calls for a
-# machine refused, 2026-12-07 22:20-23:45): the day's release (gw-head = be1cc0a) on the card
+# Run 104 (#28), one call cut to what a session's last device time holds. NOT RUN: sixteen calls
+# for a machine (H200, H100 or either) were refused on 2026-12-07 between 22:22 and 00:10, and
+# their tries spent the session's device time. The day's release (gw-head = be1cc0a) on the card
 # lent, asked for as an H200. Since run 88 (ce948e2, gw-88, every CPU target met on an H200)
 # every reading was an H100's. Here: the issue's own harness
 # (shared/bench/overhead.sh, 20 s from the start in a 200x50 pty, beside the steady bf16 load it
