@@ -280,5 +280,23 @@ mod tests {
             code: Some("`".into()),
         };
         assert_eq!(quoted(&f), "a.py:3 `` ` ``");
+        // What it says, spelled out: the comparison above would pass a fault shared by both.
+        let at = |code: Option<&str>| StackFrame {
+            function: "step".into(),
+            file: "/opt/app/train.py".into(),
+            line: 476,
+            code: code.map(Into::into),
+        };
+        assert_eq!(
+            quoted(&at(Some("loss.backward()"))),
+            "train.py:476 `loss.backward()`"
+        );
+        assert_eq!(
+            quoted(&at(Some("`tick` and ``two``"))),
+            "train.py:476 ``` `tick` and ``two`` ```"
+        );
+        assert_eq!(quoted(&at(None)), "train.py:476 in `step`");
+        let clipped = quoted(&at(Some(&"y".repeat(70))));
+        assert_eq!(clipped, format!("train.py:476 `{}…`", "y".repeat(59)));
     }
 }
