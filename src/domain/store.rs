@@ -291,7 +291,7 @@ impl Store {
 mod tests {
     use super::*;
 
-    use crate::rules::{Severity, REWORD_MS};
+    use crate::rules::{reword_every, Severity, REWORD_MS, REWORD_OLD_MS};
     use crate::source::sim::{Scenario, SimSource};
     use crate::source::Source;
 
@@ -513,8 +513,9 @@ mod tests {
         assert_eq!(behind(&st), 0);
     }
 
-    /// An open finding as a judging left it: when, its evidence, severity and title.
-    type Judged = (u64, Vec<String>, Severity, String);
+    /// An open finding as a judging left it: when, its evidence, severity, title, and when its
+    /// symptom began.
+    type Judged = (u64, Vec<String>, Severity, String, u64);
 
     /// The hang demo at 50 ms ticks: the open hang finding at each judging.
     fn hang_as_judged(ticks: usize) -> Vec<Judged> {
@@ -531,27 +532,34 @@ mod tests {
             let judged = st.evaluated_at_ms() == Some(tick.t_ms);
             if let Some(f) = st.findings().active().iter().find(|f| f.rule == "hang") {
                 if judged {
-                    seen.push((tick.t_ms, f.evidence.clone(), f.severity, f.title.clone()));
+                    seen.push((
+                        tick.t_ms,
+                        f.evidence.clone(),
+                        f.severity,
+                        f.title.clone(),
+                        f.since_ms,
+                    ));
                 }
             }
         }
         seen
     }
 
-    /// An open hang is looked at every 200 ms, but its evidence is worded again at most once a
-    /// second (`REWORD_MS`): between, its figures stay as worded. Its confirmation is worded
-    /// at the judging that confirms it, and a run's last judging words it from the newest
-    /// samples.
+    /// An open hang is looked at every 200 ms, but its evidence is worded again at most as
+    /// often as its age asks (`reword_every`: once a second while young, a tenth of its age
+    /// later): between, its figures stay as worded. Its confirmation is worded at the judging
+    /// that confirms it, and a run's last judging words it from the newest samples.
     #[test]
-    fn an_open_findings_evidence_is_worded_once_a_second_and_its_rise_at_once() {
+    fn an_open_findings_evidence_is_worded_as_its_age_asks_and_its_rise_at_once() {
         let seen = hang_as_judged(60 * 20);
-        let changes: Vec<u64> = seen
+        let changes: Vec<(u64, u64)> = seen
             .windows(2)
             .filter(|w| w[0].1 != w[1].1)
-            .map(|w| w[1].0)
+            .map(|w| (w[1].0, w[1].4))
             .collect();
-        // The simulated power moves, so the figures do change: worded again, not frozen.
-        assert!(changes.len() >= 15, "{changes:?}");
+        // The simulated power moves, so the figures do change: worded again, not frozen
+        // (every second until 10 s of age, every 2.5 s at 25 s, 5 s from 50 s on).
+        assert!(changes.len() >= 5, "{changes:?}");
         let rose = seen
             .iter()
             .find(|s| s.2 == Severity::Critical)
@@ -567,9 +575,11 @@ mod tests {
             "{:?}",
             rose.1
         );
-        let after_rise: Vec<u64> = changes.into_iter().filter(|t| *t > rose.0).collect();
+        let after_rise: Vec<(u64, u64)> = changes.into_iter().filter(|c| c.0 > rose.0).collect();
         assert!(
-            after_rise.windows(2).all(|w| w[1] - w[0] >= REWORD_MS),
+            after_rise
+                .windows(2)
+                .all(|w| w[1].0 - w[0].0 >= reword_every(REWORD_MS, w[0].0 - w[0].1)),
             "{after_rise:?}"
         );
         // Ended between two wordings, a run reports what a run that words every judging
@@ -594,60 +604,78 @@ mod tests {
         assert!(between >= 3, "{between} runs ended between two wordings");
     }
 
+    /// When a finding was worded, and when its symptom began.
+    type Worded = (u64, u64);
+
     /// Rule `id`'s own scenario at 100 ms for 4 minutes, each tick changed by `change` before
     /// the store takes it in: the store at the end, and when the finding was worded.
-    fn wordings(id: crate::rules::RuleId, change: fn(&mut Tick)) -> (Store, Vec<u64>) {
+    fn wordings(id: crate::rules::RuleId, change: fn(&mut Tick)) -> (Store, Vec<Worded>) {
         let mut src = SimSource::new(Scenario::Rule(id), 1, 7, 0, 100);
         let mut st = store(&src, 300);
         let mut tick = Tick::default();
-        let mut worded: Vec<u64> = Vec::new();
+        let mut worded: Vec<Worded> = Vec::new();
         for _ in 0..10 * 240 {
             src.sample(&mut tick).unwrap();
             change(&mut tick);
             st.absorb(&tick, SelfCost::default());
             let at = st.engine.worded_ms(0, id);
-            if at.is_some() && at != worded.last().copied() {
-                worded.extend(at);
+            if at.is_some_and(|at| Some(at) != worded.last().map(|w| w.0)) {
+                let found = st.findings();
+                let since = found.active_on(0).find(|f| f.rule == id.as_str());
+                worded.extend(at.zip(since.map(|f| f.since_ms)));
             }
         }
         (st, worded)
     }
 
-    /// At least 20 wordings, and at most one within a second of the one before: the judging
-    /// that raises a finding's severity words it at once.
-    fn worded_once_a_second(name: &str, worded: &[u64]) {
+    /// At least 20 wordings; at most one sooner than its finding's age asks (the judging that
+    /// raises a finding's severity words it at once), and none later than that and the quiet
+    /// judging's 500 ms (and a tick) while the same symptom holds: worded as fresh as promised,
+    /// not frozen.
+    fn worded_as_its_age_asks(name: &str, worded: &[Worded]) {
         assert!(worded.len() >= 20, "{name}: worded {worded:?}");
+        let due = |w: &Worded| reword_every(REWORD_MS, w.0.saturating_sub(w.1));
         let sooner = worded
             .windows(2)
-            .filter(|w| w[1] - w[0] < REWORD_MS)
+            .filter(|w| w[1].0 - w[0].0 < due(&w[0]))
             .count();
         assert!(
             sooner <= 1,
-            "{name}: {sooner} of {} wordings within a second of the one before",
+            "{name}: {sooner} of {} wordings sooner than due: {worded:?}",
             worded.len()
+        );
+        let late: Vec<&[Worded]> = worded
+            .windows(2)
+            .filter(|w| w[0].1 == w[1].1 && w[1].0 - w[0].0 > due(&w[1]) + 600)
+            .collect();
+        assert!(late.is_empty(), "{name}: worded late: {late:?}");
+        let old = worded.iter().filter(|w| due(w) == REWORD_OLD_MS).count();
+        assert!(
+            old > 0,
+            "{name}: never old enough to be worded rarely: {worded:?}"
         );
     }
 
     /// Every rule's open finding is judged at the busy or quiet cadence (200 or 500 ms) but
-    /// worded at most once a second (`REWORD_MS`): between wordings its rule only says that it
+    /// worded as its age asks (`reword_every`): between wordings its rule only says that it
     /// still holds (`Verdict::held`), and words nothing. Each rule's own scenario at 100 ms,
     /// 4 minutes. Until 2026-12-05 only six rules did (hang, starved, sync, idle-mem, fp32,
     /// shared); the thirteen others worded their evidence at every judging.
     #[test]
-    fn every_rules_open_finding_is_worded_at_most_once_a_second() {
+    fn every_rules_open_finding_is_worded_as_its_age_asks() {
         // Every rule declares its scenario (`Rule::demo`): every rule is played.
         for (id, demo) in crate::rules::demos() {
             let (_, worded) = wordings(id, |_| {});
-            worded_once_a_second(demo.name, &worded);
+            worded_as_its_age_asks(demo.name, &worded);
         }
     }
 
     /// A starved finding that its stacks read as benign (a server idle between requests, at
-    /// info) is worded once a second like any other: its reading was worded at every judging
-    /// until 2026-12-07, and a sync finding read so was raised back to its warning, and
-    /// worded anew, at every judging.
+    /// info) is worded as its age asks like any other: its reading was worded at every
+    /// judging until 2026-12-07, and a sync finding read so was raised back to its warning,
+    /// and worded anew, at every judging.
     #[test]
-    fn a_benign_reading_is_worded_at_most_once_a_second() {
+    fn a_benign_reading_is_worded_as_its_age_asks() {
         use crate::model::stack::StackClass;
         use crate::rules::RuleId;
         for id in [RuleId::Starved, RuleId::Sync] {
@@ -664,7 +692,7 @@ mod tests {
                 f.is_some_and(|f| f.severity == Severity::Info),
                 "{id:?}: {f:#?}"
             );
-            worded_once_a_second(id.as_str(), &worded);
+            worded_as_its_age_asks(id.as_str(), &worded);
         }
     }
 

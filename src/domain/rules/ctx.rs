@@ -24,12 +24,12 @@ pub struct Ctx<'a> {
     pub open: bool,
     /// The rule's window, ms: the history covers it whenever the rule is asked.
     pub window_ms: u64,
-    /// False when the rule's finding is open and was worded less than `REWORD_MS` ago, or when
-    /// only whether its symptom holds is asked (timing one that builds): the rule may then
-    /// only say whether it holds, and how severe (`Verdict::held`), and leave its evidence as
-    /// it was worded. Wording a hang's evidence (where every rank is,
-    /// who they wait for, figures formatted anew) at every judging was a third of what
-    /// judging 64 GPUs cost.
+    /// False when the rule's finding is open and was worded more lately than its age asks
+    /// (`engine::reword_every`), or when only whether its symptom holds is asked (timing one
+    /// that builds): the rule may then only say whether it holds, and how severe
+    /// (`Verdict::held`), and leave its evidence as it was worded. Wording a hang's evidence
+    /// (where every rank is, who they wait for, figures formatted anew) at every judging was
+    /// a third of what judging 64 GPUs cost.
     pub wording: bool,
     /// This GPU's windows as kept between evaluations, with their statistics: several rules
     /// read the same metric over the same span (util over 10 s by four of them), and

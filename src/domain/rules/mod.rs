@@ -40,7 +40,7 @@ use serde::{Deserialize, Serialize};
 pub use conclusions::{Conclusions, Judging, Watch};
 pub use ctx::Ctx;
 use engine::KEEP_CLEARED;
-pub use engine::{Engine, Floor, REWORD_MS, WATCH_MS};
+pub use engine::{reword_every, Engine, Floor, REWORD_MS, REWORD_OLD_MS, WATCH_MS};
 pub use metric::Metric;
 pub use stats::Stats;
 

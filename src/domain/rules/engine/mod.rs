@@ -37,9 +37,14 @@ pub(super) struct Slot {
 }
 
 impl Slot {
-    /// The open finding's words are due again: it was never worded, `REWORD_MS` passed, or
-    /// time went back.
+    /// The open finding's words are due again: it was never worded, its cadence passed
+    /// (`reword_every`), or time went back.
     fn words_due(&self, now_ms: u64, every_ms: u64) -> bool {
+        let age_ms = self
+            .open
+            .as_ref()
+            .map_or(0, |f| now_ms.saturating_sub(f.since_ms));
+        let every_ms = reword_every(every_ms, age_ms);
         self.worded_ms
             .is_none_or(|at| now_ms < at || now_ms - at >= every_ms)
     }
@@ -47,10 +52,23 @@ impl Slot {
 
 /// How often an open finding's evidence is worded anew, at most (sample time): the figures a
 /// person reads move slower than the rules judge (a hung GPU every 400 ms, glanced at every
-/// 200). A
-/// verdict that raises the finding's severity is worded at once, and the last judging of a
-/// run words every finding.
+/// 200). A verdict that raises the finding's severity is worded at once, and the last judging
+/// of a run words every finding.
 pub const REWORD_MS: u64 = 1_000;
+/// How often, at most, once the symptom has held a while (`reword_every`).
+pub const REWORD_OLD_MS: u64 = 5_000;
+
+/// An open finding's words are as fresh as its age asks: every `every_ms` while its symptom
+/// is young, then a tenth of its age, never rarer than `REWORD_OLD_MS`. A symptom of ten
+/// minutes moves little from one second to the next, and its figures are read as such ("held
+/// 10 min"); wording every open finding once a second was a fifth of what judging the 64-GPU
+/// demo cost (docs/performance.md). `every_ms` 0 words every verdict (tests).
+pub fn reword_every(every_ms: u64, age_ms: u64) -> u64 {
+    if every_ms == 0 {
+        return 0;
+    }
+    (age_ms / 10).clamp(every_ms, REWORD_OLD_MS.max(every_ms))
+}
 
 /// How long a cause's symptom must hold to be "watched": long enough that one odd sample is
 /// not a symptom, short enough to be said in the first seconds of a hang.
@@ -415,3 +433,22 @@ fn update_slots(
 
 #[cfg(test)]
 mod testing;
+
+#[cfg(test)]
+mod tests {
+    use super::reword_every;
+
+    /// Once a second while young, a tenth of its age after ten seconds, every five seconds
+    /// from fifty on; 0 (every verdict) stays 0, and a cadence above the cap is kept.
+    #[test]
+    fn an_old_findings_words_are_renewed_less_often() {
+        let at = |age_s: u64| reword_every(1_000, age_s * 1_000);
+        assert_eq!(
+            [at(0), at(9), at(10), at(25), at(49)],
+            [1_000, 1_000, 1_000, 2_500, 4_900]
+        );
+        assert_eq!([at(50), at(600), at(86_400)], [5_000; 3]);
+        assert_eq!(reword_every(0, 600_000), 0);
+        assert_eq!(reword_every(8_000, 600_000), 8_000);
+    }
+}

@@ -62,7 +62,7 @@ fn xid_lines(events: &[&EventCount], now_ms: u64) -> Vec<String> {
 
 /// The code that matters most: the newest that needs a reset, else the newest the application
 /// must act on, else the newest. One pass, nothing collected: an open Xid is judged every
-/// evaluation and worded once a second.
+/// evaluation and worded once a second (less often as it ages).
 fn worst<'a>(events: impl Iterator<Item = &'a EventCount>) -> Option<u64> {
     let rank = |code| match xid::need(code) {
         Need::Reset => 2,
