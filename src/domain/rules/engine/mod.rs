@@ -50,10 +50,10 @@ impl Slot {
     }
 }
 
-/// How often an open finding's evidence is worded anew, at most (sample time): the figures a
-/// person reads move slower than the rules judge (a hung GPU every 400 ms, glanced at every
-/// 200). A verdict that raises the finding's severity is worded at once, and the last judging
-/// of a run words every finding.
+/// How often an open finding's evidence is worded anew, at most, while its symptom is young
+/// (sample time; older, `reword_every`): the figures a person reads move slower than the rules
+/// judge (a hung GPU every 400 ms, glanced at every 200). A verdict that raises the finding's
+/// severity is worded at once, and the last judging of a run words every finding.
 pub const REWORD_MS: u64 = 1_000;
 /// How often, at most, once the symptom has held a while (`reword_every`).
 pub const REWORD_OLD_MS: u64 = 5_000;
